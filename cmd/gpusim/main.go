@@ -1,0 +1,221 @@
+// Command gpusim predicts how multi-GPU workloads behave on a machine: it runs
+// a scenario (host threads issuing kernels, copies, event records and waits,
+// syncs) on a topology (hosts, GPUs, switches and links) with a deterministic
+// discrete-event simulator, and reports the makespan, where each GPU's time
+// went, link traffic and the critical path.
+//
+// Usage:
+//
+//	gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict]
+//	gpusim validate FILE
+//	gpusim topo show TOPOLOGY
+//	gpusim version
+//
+// Exit status: 0 success; 1 an output file could not be written or another
+// failure of the environment; 2 bad input (a malformed file, an unknown name,
+// a deadlock, a warning under --strict).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the environment: an unwritable file
+	exitInput = 2 // the input: files, names, deadlocks, strict warnings
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `gpusim predicts how multi-GPU workloads behave on a machine.
+
+Usage:
+  gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict] [--max-ops N]
+        simulate a scenario and print a summary (or JSON)
+  gpusim validate FILE
+        check a topology or scenario file without running it
+  gpusim topo show TOPOLOGY
+        print a topology (a file or a shipped name) and the path between GPU pairs
+  gpusim topo list
+        list the shipped topologies
+  gpusim version
+        print the version
+
+Run "gpusim COMMAND --help" for a command's flags.
+`
+
+// usageError is bad usage of the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitInput
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(args[1:], stdout, stderr)
+	case "validate":
+		err = cmdValidate(args[1:], stdout, stderr)
+	case "topo":
+		err = cmdTopo(args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return exitOK
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, validate, topo, version, help\n", args[0])
+		return exitInput
+	}
+	return report(err, stderr)
+}
+
+// report prints err and returns the exit status it calls for.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var fe *failError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(stderr, "gpusim: "+fe.Error())
+		return exitFail
+	}
+	msg := err.Error()
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintln(stderr, line)
+	}
+	return exitInput
+}
+
+// failError is a failure of the environment (exit status 1).
+type failError struct{ err error }
+
+func (e *failError) Error() string { return e.err.Error() }
+func (e *failError) Unwrap() error { return e.err }
+
+func versionString() string {
+	v := "gpusim " + version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v += " (" + bi.GoVersion
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += ", " + s.Value[:12]
+			}
+		}
+		v += ")"
+	}
+	return v
+}
+
+// setFlag collects repeated --set k=v.
+type setFlag map[string]string
+
+func (s setFlag) String() string {
+	var ks []string
+	for k := range s {
+		ks = append(ks, k+"="+s[k])
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ",")
+}
+
+func (s setFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("%q is not name=value", v)
+	}
+	s[strings.TrimSpace(k)] = val
+	return nil
+}
+
+// parseFlags parses flags given anywhere among the positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{fmt.Sprintf("gpusim %s: %v (see gpusim %s --help)", fs.Name(), err, fs.Name())}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	_ = synopsis
+	return fs
+}
+
+// helpRequested prints the usage of fs when -h/--help is among args.
+func helpRequested(fs *flag.FlagSet, synopsis string, args []string, stdout io.Writer) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintf(stdout, "usage: %s\n\nflags:\n", synopsis)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+			return true
+		}
+		if a == "--" {
+			return false
+		}
+	}
+	return false
+}
+
+// writeFileAtomic writes data to name through a temporary file in the same
+// folder renamed into place, so that a reader never sees a half-written file.
+func writeFileAtomic(name string, write func(io.Writer) error) error {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
+	}
+	tmp := f.Name()
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return &failError{fmt.Errorf("writing %s: %v", name, err)}
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return &failError{fmt.Errorf("writing %s: %v", name, err)}
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"gpusim/scenarios"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict] [--max-ops N]"
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", runSynopsis, stderr)
+	set := setFlag{}
+	fs.Var(set, "set", "override a scenario var: name=value (repeatable)")
+	asJSON := fs.Bool("json", false, "print one JSON document with every op instead of the summary")
+	trace := fs.String("trace", "", "write a Chrome/Perfetto trace to `FILE` (open it in ui.perfetto.dev)")
+	strict := fs.Bool("strict", false, "treat warnings as errors (exit status 2)")
+	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
+	if helpRequested(fs, runSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{"usage: " + runSynopsis}
+	}
+	sc, err := loadScenario(pos[0], set, *maxOps)
+	if err != nil {
+		return err
+	}
+	res, runErr := sim.Run(sc.Topology.Machine, sc.Program)
+	var dl *sim.DeadlockError
+	if runErr != nil && !errors.As(runErr, &dl) {
+		return fmt.Errorf("%s: %v", sc.File, runErr)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
+	if *trace != "" {
+		if err := writeFileAtomic(*trace, func(w io.Writer) error { return sim.WriteTrace(w, res) }); err != nil {
+			return err
+		}
+	}
+	if dl != nil {
+		return fmt.Errorf("%s: %v", sc.File, dl)
+	}
+	if *asJSON {
+		if err := sim.WriteJSON(stdout, res); err != nil {
+			return &failError{err}
+		}
+	} else {
+		writeSummary(stdout, sc, res)
+	}
+	if *strict && len(res.Warnings) > 0 {
+		return fmt.Errorf("%s: %d warning(s) and --strict", sc.File, len(res.Warnings))
+	}
+	return nil
+}
+
+// loadScenario reads a scenario file, or a shipped scenario by name when no
+// such file exists.
+func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
+	data, err := os.ReadFile(name)
+	opt := scenarios.Options{Set: set, MaxOps: maxOps, ReadFile: os.ReadFile}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if src, ok := scenarios.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok && !strings.Contains(name, "/") {
+				// A shipped scenario names its topology by a path beside it
+				// in the repository; serve those from the embedded copies.
+				opt.ReadFile = func(p string) ([]byte, error) {
+					if b, ok := topologies.ShippedSource(strings.TrimSuffix(path.Base(p), ".yaml")); ok {
+						return b, nil
+					}
+					return os.ReadFile(p)
+				}
+				return scenarios.Load(path.Join("scenarios", strings.TrimSuffix(name, ".yaml")+".yaml"), src, opt)
+			}
+			return nil, fmt.Errorf("%s: no such file (shipped scenarios: %s)", name, strings.Join(scenarios.Shipped(), ", "))
+		}
+		return nil, fmt.Errorf("%s: cannot read: %v", name, err)
+	}
+	return scenarios.Load(name, data, opt)
+}

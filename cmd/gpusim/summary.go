@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"gpusim/internal/units"
+	"gpusim/scenarios"
+	"gpusim/sim"
+)
+
+func pct(part, whole sim.Time) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
+}
+
+// writeSummary prints what a person wants to read first: the makespan, where
+// each GPU's time went, the busiest links, the host threads, and the ops on
+// the critical path.
+func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
+	m, p := res.Machine, res.Program
+	span := res.Makespan
+	fmt.Fprintf(w, "%s on %s: makespan %s (%d ops, %d events)\n", sc.Name, m.Name, span, len(res.Ops), res.Events)
+	if len(sc.VarNames) > 0 {
+		var vs []string
+		for _, k := range sc.VarNames {
+			vs = append(vs, k+"="+sc.Vars[k])
+		}
+		fmt.Fprintf(w, "vars: %s\n", strings.Join(vs, " "))
+	}
+
+	fmt.Fprintln(w, "\nGPUs (share of the makespan):")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  gpu\tcompute\tcopy only\tidle\twaiting on: host\tdata\tother GPU\tdone\tkernels\tcopies")
+	for _, g := range res.GPUs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Copy, span), pct(g.Idle(), span),
+			pct(g.IdleHost, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies)
+	}
+	tw.Flush()
+	for _, g := range res.GPUs {
+		if g.Kernels+g.Copies == 0 {
+			fmt.Fprintf(w, "  %s runs nothing in this scenario.\n", g.Name)
+		} else if c := dominantIdle(g); c != "" && g.Idle() > span/10 {
+			fmt.Fprintf(w, "  %s idles %s of the time, mostly %s.\n", g.Name, pct(g.Idle(), span), c)
+		}
+	}
+
+	type linkRow struct {
+		name string
+		st   sim.LinkStats
+	}
+	var rows []linkRow
+	for _, l := range res.Links {
+		if l.Used <= 0 {
+			continue
+		}
+		lk := m.Links[l.Link]
+		from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
+		if l.Reverse {
+			from, to = to, from
+		}
+		rows = append(rows, linkRow{fmt.Sprintf("%s %s->%s", lk.Name, from, to), l})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].st.Utilization(span) > rows[j].st.Utilization(span) })
+	if len(rows) > 0 {
+		fmt.Fprintln(w, "\nLinks (per direction, busiest first):")
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  link\tbytes\tbandwidth\tutilization\tbusy")
+		for i, r := range rows {
+			if i == 8 {
+				fmt.Fprintf(tw, "  ... %d more\t\t\t\t\n", len(rows)-i)
+				break
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.st.Used, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
+				100*r.st.Utilization(span), pct(r.st.Busy, span))
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(w, "\nHost threads:")
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  thread\thost\tCPU (API calls, host work)\tblocked (syncs, staging, awaits)\tended")
+	for i, t := range res.Threads {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", t.Name, m.Hosts[p.Threads[i].Host].Name, pct(t.CPU, span), pct(t.Blocked, span), t.End)
+	}
+	tw.Flush()
+
+	if len(res.CriticalPath) > 0 {
+		// Totals by op on the path, largest first.
+		type agg struct {
+			rec  int
+			host bool
+			t    sim.Time
+		}
+		var as []agg
+		byKind := map[string]sim.Time{}
+		for _, s := range res.CriticalPath {
+			as = append(as, agg{s.Record, s.Host, s.Time})
+			byKind[pathKind(res, s)] += s.Time
+		}
+		sort.SliceStable(as, func(i, j int) bool { return as[i].t > as[j].t })
+		fmt.Fprintf(w, "\nCritical path: %d steps;", len(res.CriticalPath))
+		var kinds []string
+		for k := range byKind {
+			kinds = append(kinds, k)
+		}
+		sort.Slice(kinds, func(i, j int) bool {
+			if byKind[kinds[i]] != byKind[kinds[j]] {
+				return byKind[kinds[i]] > byKind[kinds[j]]
+			}
+			return kinds[i] < kinds[j]
+		})
+		n := 0
+		for _, k := range kinds {
+			if float64(byKind[k]) < 0.0005*float64(span) {
+				continue
+			}
+			if n > 0 {
+				fmt.Fprint(w, ",")
+			}
+			n++
+			fmt.Fprintf(w, " %s %s", k, pct(byKind[k], span))
+		}
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		for i, a := range as {
+			if i == 5 || a.t == 0 {
+				break
+			}
+			r := &res.Ops[a.rec]
+			where := ""
+			if r.Stream >= 0 {
+				where = p.StreamName(m, r.Stream)
+			} else {
+				where = p.Threads[r.Thread].Name
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.ID, pathKind(res, sim.PathStep{Record: a.rec, Host: a.host}), where, a.t, pct(a.t, span))
+		}
+		tw.Flush()
+	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintf(w, "\n%d warning(s), printed on stderr.\n", len(res.Warnings))
+	}
+}
+
+func pathKind(res *sim.Result, s sim.PathStep) string {
+	r := &res.Ops[s.Record]
+	if s.Host {
+		return "api overhead"
+	}
+	switch r.Kind {
+	case sim.OpCopy:
+		return "copy " + r.Copy.String()
+	case sim.OpSync, sim.OpAwait:
+		return r.Kind.String() + " return"
+	}
+	return r.Kind.String()
+}
+
+func dominantIdle(g sim.GPUStats) string {
+	best, name := sim.Time(0), ""
+	for _, c := range []struct {
+		t    sim.Time
+		name string
+	}{
+		{g.IdleHost, "waiting on the host (launches, host work, syncs)"},
+		{g.IdleData, "waiting on data (copies)"},
+		{g.IdleGPU, "waiting on another GPU"},
+		{g.IdleDone, "after finishing its work"},
+	} {
+		if c.t > best {
+			best, name = c.t, c.name
+		}
+	}
+	return name
+}

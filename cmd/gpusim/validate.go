@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gpusim/internal/units"
+	"gpusim/models"
+	"gpusim/sim"
+	"gpusim/topologies"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const validateSynopsis = "gpusim validate FILE [--set k=v]..."
+
+func cmdValidate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("validate", validateSynopsis, stderr)
+	set := setFlag{}
+	fs.Var(set, "set", "override a scenario var: name=value (repeatable)")
+	if helpRequested(fs, validateSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{"usage: " + validateSynopsis}
+	}
+	name := pos[0]
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
+	}
+	switch fileKind(data) {
+	case "topology":
+		t, err := topologies.Load(name, data)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: ok: topology %s (%d hosts, %d GPUs, %d switches, %d links)\n", name, t.Name,
+			len(t.Machine.Hosts), len(t.Machine.GPUs), len(t.Machine.Switches), len(t.Machine.Links))
+	default:
+		sc, err := loadScenario(name, set, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%d threads, %d ops, %d streams)\n", name, sc.Name, sc.Topology.Name,
+			len(sc.Program.Threads), sc.Program.NumOps(), len(sc.Program.Streams))
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// fileKind guesses whether data is a topology or a scenario from its keys.
+func fileKind(data []byte) string {
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(data, &top) == nil {
+		if _, ok := top["threads"]; ok {
+			return "scenario"
+		}
+		if _, ok := top["topology"]; ok {
+			return "scenario"
+		}
+		for _, k := range []string{"hosts", "gpus", "links", "switches"} {
+			if _, ok := top[k]; ok {
+				return "topology"
+			}
+		}
+	}
+	return "scenario"
+}
+
+const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list"
+
+func cmdTopo(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stdout, "usage: "+topoSynopsis+"\n\nTOPOLOGY is a topology file or the name of a shipped one ("+strings.Join(topologies.Shipped(), ", ")+").")
+		if len(args) == 0 {
+			return &usageError{"usage: " + topoSynopsis}
+		}
+		return nil
+	}
+	switch args[0] {
+	case "list":
+		for _, n := range topologies.Shipped() {
+			t, err := topologies.LoadShipped(n)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%-16s %d GPUs  %s\n", n, len(t.Machine.GPUs), firstLine(t.Description))
+		}
+		return nil
+	case "show":
+		if len(args) != 2 {
+			return &usageError{"usage: gpusim topo show TOPOLOGY"}
+		}
+		t, err := loadTopology(args[1])
+		if err != nil {
+			return err
+		}
+		showTopology(stdout, t)
+		return nil
+	}
+	return &usageError{fmt.Sprintf("gpusim topo: unknown subcommand %q; usage: %s", args[0], topoSynopsis)}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// loadTopology reads a topology file, or a shipped topology by name.
+func loadTopology(name string) (*topologies.Topology, error) {
+	data, err := os.ReadFile(name)
+	if err == nil {
+		return topologies.Load(name, data)
+	}
+	base := strings.TrimSuffix(filepath.Base(name), ".yaml")
+	if _, ok := topologies.ShippedSource(base); ok && !strings.ContainsAny(name, "/\\") {
+		return topologies.LoadShipped(base)
+	}
+	return nil, fmt.Errorf("%s: no such file or shipped topology (shipped: %s)", name, strings.Join(topologies.Shipped(), ", "))
+}
+
+func showTopology(w io.Writer, t *topologies.Topology) {
+	m := t.Machine
+	fmt.Fprintf(w, "topology %s (%s)\n", t.Name, t.File)
+	if d := firstLine(t.Description); d != "" {
+		fmt.Fprintln(w, d)
+	}
+	fmt.Fprintln(w, "\nhosts:")
+	for _, h := range m.Hosts {
+		cores := "unlimited"
+		if h.Cores > 0 {
+			cores = fmt.Sprint(h.Cores)
+		}
+		fmt.Fprintf(w, "  %-8s cores %s, api_overhead %s, memcpy %s, memory %s, p2p %s\n", h.Name, cores, h.APIOverhead,
+			units.Format(h.MemcpyBandwidth, units.Bandwidth), units.Format(h.MemoryBandwidth, units.Bandwidth), yesNo(m.Nodes[h.Node].P2P))
+	}
+	fmt.Fprintln(w, "\ngpus:")
+	for i, g := range m.GPUs {
+		gm := t.GPUModels[i]
+		var peaks []string
+		for _, d := range models.DTypes {
+			if v, ok := gm.Peak[d]; ok {
+				peaks = append(peaks, string(d)+" "+units.Format(v, units.FLOPRate))
+			}
+		}
+		fmt.Fprintf(w, "  %-8s %s on %s: %d copy engines (overhead %s), memory %s x %.2f, kernels x %.2f + %s\n", g.Name, gm.Name, m.Hosts[g.Host].Name,
+			g.CopyEngines, g.CopyOverhead, units.Format(gm.MemoryBandwidth, units.Bandwidth), gm.MemoryEfficiency, gm.ComputeEfficiency, gm.KernelOverhead)
+		fmt.Fprintf(w, "           peaks: %s\n", strings.Join(peaks, ", "))
+	}
+	if len(m.Switches) > 0 {
+		fmt.Fprintln(w, "\nswitches:")
+		for _, s := range m.Switches {
+			fmt.Fprintf(w, "  %-8s %s, p2p %s\n", s.Name, s.Kind, yesNo(m.Nodes[s.Node].P2P))
+		}
+	}
+	fmt.Fprintln(w, "\nlinks (bandwidth per direction):")
+	for i, l := range m.Links {
+		typ := t.LinkTypes[i]
+		if typ == "" {
+			typ = l.Kind.String()
+		}
+		if t.LinkCounts[i] > 1 {
+			typ = fmt.Sprintf("%d x %s", t.LinkCounts[i], typ)
+		}
+		fmt.Fprintf(w, "  %-22s %s <-> %s, %s, %s, latency %s, p2p %s\n", l.Name, m.Nodes[l.A].Name, m.Nodes[l.B].Name, typ,
+			units.Format(l.Bandwidth, units.Bandwidth), l.Latency, yesNo(l.P2P))
+	}
+	fmt.Fprintln(w, "\nhost to GPU routes:")
+	for _, g := range m.GPUs {
+		h := m.Hosts[g.Host]
+		r, _ := m.Route(h.Node, g.Node)
+		fmt.Fprintf(w, "  %s -> %s: %s (bottleneck %s)\n", h.Name, g.Name, m.FormatRoute(h.Node, r), units.Format(bottleneck(m, r), units.Bandwidth))
+	}
+	if len(m.GPUs) > 1 {
+		fmt.Fprintln(w, "\nGPU pairs:")
+		for a := range m.GPUs {
+			for b := range m.GPUs {
+				if a == b {
+					continue
+				}
+				p := m.PathBetween(a, b)
+				switch p.Kind {
+				case sim.PathStaged:
+					fmt.Fprintf(w, "  %s -> %s: %s through %s: %s, then %s\n", m.GPUs[a].Name, m.GPUs[b].Name, p.Kind, m.Hosts[p.Host].Name,
+						m.FormatRoute(m.GPUs[a].Node, p.ToHost), m.FormatRoute(m.Hosts[p.Host].Node, p.FromHost))
+				case sim.PathNone:
+					fmt.Fprintf(w, "  %s -> %s: unreachable\n", m.GPUs[a].Name, m.GPUs[b].Name)
+				default:
+					fmt.Fprintf(w, "  %s -> %s: %s: %s (bottleneck %s)\n", m.GPUs[a].Name, m.GPUs[b].Name, p.Kind,
+						m.FormatRoute(m.GPUs[a].Node, p.Route), units.Format(bottleneck(m, p.Route), units.Bandwidth))
+				}
+			}
+		}
+		fmt.Fprintln(w, "\npath kinds:")
+		var names []string
+		for _, g := range m.GPUs {
+			names = append(names, g.Name)
+		}
+		width := 6
+		for _, n := range names {
+			width = max(width, len(n)+1)
+		}
+		fmt.Fprintf(w, "  %*s", width, "")
+		for _, n := range names {
+			fmt.Fprintf(w, "%*s", width, n)
+		}
+		fmt.Fprintln(w)
+		short := map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "-"}
+		for a := range m.GPUs {
+			fmt.Fprintf(w, "  %*s", width, names[a])
+			for b := range m.GPUs {
+				s := "X"
+				if a != b {
+					s = short[m.PathBetween(a, b).Kind]
+				}
+				fmt.Fprintf(w, "%*s", width, s)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "  (NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)")
+	}
+	_ = sort.Strings
+}
+
+func bottleneck(m *sim.Machine, r sim.Route) float64 {
+	b := 0.0
+	for i, h := range r.Hops {
+		bw := m.Links[h.Link].Bandwidth
+		if i == 0 || bw < b {
+			b = bw
+		}
+	}
+	return b
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,562 @@
+// Package spec reads topology and scenario YAML strictly and with positions:
+// every value is read through a Node that knows its file, line, column and
+// field path, unknown keys are errors that list the valid ones, and all
+// problems of a file are collected and reported together, one line each, as
+// "file:line:col: path: message".
+package spec
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"gpusim/internal/units"
+	"gpusim/sim"
+)
+
+// Error is one problem in an input file.
+type Error struct {
+	File      string
+	Line, Col int
+	Path      string // field path, "hosts[0].cores"; may be empty
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	pos := fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
+	if e.Path != "" {
+		return pos + ": " + e.Path + ": " + e.Msg
+	}
+	return pos + ": " + e.Msg
+}
+
+// List is every problem found in an input, sorted by position; its Error is
+// one line per problem.
+type List []*Error
+
+func (l List) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// MaxNodes bounds the YAML nodes read from one file (alias bombs included).
+const MaxNodes = 20_000_000
+
+// Doc is one input file being read.
+type Doc struct {
+	File  string
+	errs  List
+	nodes int
+}
+
+// Node is a YAML value with its place in the file.
+type Node struct {
+	d    *Doc
+	n    *yaml.Node
+	Path string
+}
+
+var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// Parse parses data as one YAML document whose top level must be a mapping.
+func Parse(file string, data []byte) (*Doc, Node, error) {
+	d := &Doc{File: file}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return d, Node{}, List{{File: file, Line: 1, Col: 1, Msg: "the file is empty: expected a YAML mapping"}}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		line, msg := 1, err.Error()
+		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+			if m[1] != "" {
+				line, _ = strconv.Atoi(m[1])
+			}
+			msg = m[2]
+		}
+		msg = strings.ReplaceAll(msg, "\n", " ")
+		return d, Node{}, List{{File: file, Line: line, Col: 1, Msg: "not valid YAML: " + msg}}
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return d, Node{}, List{{File: file, Line: 1, Col: 1, Msg: "the file holds no YAML document: expected a mapping"}}
+	}
+	n := Node{d: d, n: root.Content[0]}
+	if n.n.Kind != yaml.MappingNode {
+		return d, Node{}, List{{File: file, Line: n.n.Line, Col: n.n.Column, Msg: "the top level must be a mapping of keys to values"}}
+	}
+	return d, n, nil
+}
+
+// Err returns the problems found so far, or nil.
+func (d *Doc) Err() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	sort.SliceStable(d.errs, func(i, j int) bool {
+		a, b := d.errs[i], d.errs[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return d.errs
+}
+
+// Errorf records a problem at n.
+func (n Node) Errorf(format string, a ...any) {
+	line, col := 1, 1
+	if n.n != nil {
+		line, col = n.n.Line, n.n.Column
+	}
+	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: fmt.Sprintf(format, a...)})
+}
+
+// Pos returns "file:line:col" of n.
+func (n Node) Pos() string {
+	if n.n == nil {
+		return n.d.File
+	}
+	return fmt.Sprintf("%s:%d:%d", n.d.File, n.n.Line, n.n.Column)
+}
+
+// Valid reports whether n holds a value (it was present in the file).
+func (n Node) Valid() bool { return n.n != nil }
+
+// Raw returns the underlying YAML node.
+func (n Node) Raw() *yaml.Node { return n.n }
+
+// Child returns a Node for a YAML node below n.
+func (n Node) Child(y *yaml.Node, path string) Node {
+	return Node{d: n.d, n: y, Path: path}
+}
+
+func (n Node) resolve() *yaml.Node {
+	y := n.n
+	for i := 0; y != nil && y.Kind == yaml.AliasNode && i < 100; i++ {
+		y = y.Alias
+	}
+	n.d.nodes++
+	return y
+}
+
+func kindName(y *yaml.Node) string {
+	switch y.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if y.Tag == "!!null" {
+			return "empty"
+		}
+		return fmt.Sprintf("%q", y.Value)
+	}
+	return "an alias"
+}
+
+// Map is a mapping being read; Check reports the keys nobody asked for.
+type Map struct {
+	n     Node
+	keys  []string
+	vals  map[string]*yaml.Node
+	knode map[string]*yaml.Node
+	valid []string
+}
+
+// Map reads n as a mapping whose only keys are valid. It reports duplicate
+// keys. ok is false (and the problem recorded) when n is not a mapping.
+func (n Node) Map(valid ...string) (*Map, bool) {
+	y := n.resolve()
+	if y == nil || y.Kind != yaml.MappingNode {
+		if y != nil {
+			n.Errorf("expected a mapping with keys %s, got %s", strings.Join(valid, ", "), kindName(y))
+		}
+		return &Map{n: n, vals: map[string]*yaml.Node{}, knode: map[string]*yaml.Node{}, valid: valid}, false
+	}
+	m := &Map{n: n, vals: map[string]*yaml.Node{}, knode: map[string]*yaml.Node{}, valid: valid}
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		k, v := y.Content[i], y.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			n.Child(k, n.Path).Errorf("keys must be plain names")
+			continue
+		}
+		if prev, dup := m.knode[k.Value]; dup {
+			n.Child(k, n.join(k.Value)).Errorf("duplicate key %q (first at line %d)", k.Value, prev.Line)
+			continue
+		}
+		m.keys = append(m.keys, k.Value)
+		m.vals[k.Value] = v
+		m.knode[k.Value] = k
+	}
+	for _, k := range m.keys {
+		if !contains(valid, k) {
+			msg := fmt.Sprintf("unknown key %q", k)
+			if s := suggest(k, valid); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			n.Child(m.knode[k], n.join(k)).Errorf("%s; valid keys here: %s", msg, strings.Join(valid, ", "))
+		}
+	}
+	return m, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the valid key closest to k if it is a likely typo.
+func suggest(k string, valid []string) string {
+	best, bestD := "", 3
+	for _, v := range valid {
+		if d := editDistance(strings.ToLower(k), v); d < bestD {
+			best, bestD = v, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func (n Node) join(key string) string {
+	if n.Path == "" {
+		return key
+	}
+	return n.Path + "." + key
+}
+
+// Node returns the map itself as a Node.
+func (m *Map) Node() Node { return m.n }
+
+// Keys returns the keys in file order.
+func (m *Map) Keys() []string { return m.keys }
+
+// Get returns the value of key; ok is false when the key is absent.
+func (m *Map) Get(key string) (Node, bool) {
+	v, ok := m.vals[key]
+	if !ok {
+		return Node{d: m.n.d, Path: m.n.join(key)}, false
+	}
+	return m.n.Child(v, m.n.join(key)), true
+}
+
+// KeyNode returns a Node positioned at the key itself (for messages about it).
+func (m *Map) KeyNode(key string) Node {
+	return m.n.Child(m.knode[key], m.n.join(key))
+}
+
+// Require returns the value of key, recording a problem when it is absent.
+func (m *Map) Require(key, what string) (Node, bool) {
+	v, ok := m.Get(key)
+	if !ok {
+		m.n.Errorf("missing %q: %s", key, what)
+	}
+	return v, ok
+}
+
+// Seq reads n as a list.
+func (n Node) Seq() ([]Node, bool) {
+	y := n.resolve()
+	if y == nil || y.Kind != yaml.SequenceNode {
+		if y != nil {
+			n.Errorf("expected a list, got %s", kindName(y))
+		}
+		return nil, false
+	}
+	out := make([]Node, len(y.Content))
+	for i, c := range y.Content {
+		if n.d.nodes > MaxNodes {
+			n.Errorf("more than %d YAML nodes (alias expansion?)", MaxNodes)
+			return nil, false
+		}
+		out[i] = n.Child(c, fmt.Sprintf("%s[%d]", n.Path, i))
+	}
+	return out, true
+}
+
+// Scalar returns n's text; it records a problem when n is not a scalar or is empty.
+func (n Node) Scalar() (string, bool) {
+	y := n.resolve()
+	if y == nil {
+		return "", false
+	}
+	if y.Kind != yaml.ScalarNode {
+		n.Errorf("expected a single value, got %s", kindName(y))
+		return "", false
+	}
+	if y.Tag == "!!null" {
+		n.Errorf("needs a value")
+		return "", false
+	}
+	return y.Value, true
+}
+
+// IsScalar reports whether n is a scalar (after aliases).
+func (n Node) IsScalar() bool {
+	y := n.resolve()
+	return y != nil && y.Kind == yaml.ScalarNode
+}
+
+// String reads a non-empty string.
+func (n Node) String() (string, bool) {
+	s, ok := n.Scalar()
+	if ok && strings.TrimSpace(s) == "" {
+		n.Errorf("needs a non-empty value")
+		return "", false
+	}
+	return s, ok
+}
+
+// Name reads a name: letters, digits, '_', '-', '.', ':' and '#', not empty.
+func (n Node) Name() (string, bool) {
+	s, ok := n.String()
+	if !ok {
+		return "", false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r == '.' || r == ':' || r == '#' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			n.Errorf("%q is not a valid name: use letters, digits, '_', '-', '.' and ':'", s)
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// Int reads an integer in [lo, hi].
+func (n Node) Int(lo, hi int64) (int64, bool) {
+	s, ok := n.Scalar()
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(s), "_", ""), 10, 64)
+	if err != nil {
+		if f, ferr := strconv.ParseFloat(strings.TrimSpace(s), 64); ferr == nil && f == math.Trunc(f) && !math.IsInf(f, 0) {
+			if f < float64(lo) || f > float64(hi) {
+				n.Errorf("%s is out of range: expected an integer from %d to %d", s, lo, hi)
+				return 0, false
+			}
+			return int64(f), true
+		}
+		n.Errorf("%q is not an integer: expected an integer from %d to %d", s, lo, hi)
+		return 0, false
+	}
+	if v < lo || v > hi {
+		n.Errorf("%d is out of range: expected an integer from %d to %d", v, lo, hi)
+		return 0, false
+	}
+	return v, true
+}
+
+// Float reads a finite number in [lo, hi]; a trailing % divides by 100.
+func (n Node) Float(lo, hi float64) (float64, bool) {
+	s, ok := n.Scalar()
+	if !ok {
+		return 0, false
+	}
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		n.Errorf("%q is not a finite number", s)
+		return 0, false
+	}
+	if pct {
+		v /= 100
+	}
+	if v < lo || v > hi {
+		n.Errorf("%s is out of range: expected a number from %g to %g", s, lo, hi)
+		return 0, false
+	}
+	return v, true
+}
+
+// Bool reads true or false.
+func (n Node) Bool() (bool, bool) {
+	s, ok := n.Scalar()
+	if !ok {
+		return false, false
+	}
+	switch s {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	n.Errorf("%q is not a boolean: expected true or false", s)
+	return false, false
+}
+
+// Enum reads one of the given words.
+func (n Node) Enum(words ...string) (string, bool) {
+	s, ok := n.Scalar()
+	if !ok {
+		return "", false
+	}
+	for _, w := range words {
+		if s == w {
+			return s, true
+		}
+	}
+	n.Errorf("%q is not valid: expected one of %s", s, strings.Join(words, ", "))
+	return "", false
+}
+
+// Positive is how Quantity checks a value's sign.
+type Positive uint8
+
+// Sign rules.
+const (
+	AnySign    Positive = iota // any finite value
+	NonNeg                     // zero or more
+	StrictlyPos                // more than zero
+)
+
+// Quantity reads a number with a unit of kind k (see package units).
+func (n Node) Quantity(k units.Kind, sign Positive) (float64, bool) {
+	s, ok := n.Scalar()
+	if !ok {
+		return 0, false
+	}
+	v, err := units.Parse(s, k)
+	if err != nil {
+		n.Errorf("%v", err)
+		return 0, false
+	}
+	switch {
+	case sign == StrictlyPos && !(v > 0):
+		n.Errorf("%s must be more than zero (for example %s)", s, k.Example())
+		return 0, false
+	case sign == NonNeg && v < 0:
+		n.Errorf("%s must not be negative", s)
+		return 0, false
+	}
+	return v, true
+}
+
+// Time reads a duration into simulated time.
+func (n Node) Time(sign Positive) (sim.Time, bool) {
+	v, ok := n.Quantity(units.Duration, sign)
+	if !ok {
+		return 0, false
+	}
+	t, ok := sim.FromSeconds(v)
+	if !ok {
+		s, _ := n.Scalar()
+		n.Errorf("%s is past the simulated time range (at most %.0f days)", s, sim.MaxTime.Seconds()/86400)
+		return 0, false
+	}
+	if sign == StrictlyPos && t == 0 {
+		s, _ := n.Scalar()
+		n.Errorf("%s is below the 1 ps time resolution", s)
+		return 0, false
+	}
+	return t, true
+}
+
+// ByteCount reads a size in whole bytes.
+func (n Node) ByteCount(sign Positive) (int64, bool) {
+	v, ok := n.Quantity(units.Bytes, sign)
+	if !ok {
+		return 0, false
+	}
+	if v >= 1<<62 {
+		s, _ := n.Scalar()
+		n.Errorf("%s is too large (at most 4 EiB)", s)
+		return 0, false
+	}
+	if v != math.Trunc(v) {
+		s, _ := n.Scalar()
+		n.Errorf("%s is not a whole number of bytes", s)
+		return 0, false
+	}
+	return int64(v), true
+}
+
+var varRe = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// VarRefs returns the names of the ${var} references in s.
+func VarRefs(s string) []string {
+	var out []string
+	for _, m := range varRe.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// Substitute replaces every ${name} in the scalars below n (n included) with
+// vars[name], recording a problem for each undefined name. Keys are left alone.
+func (n Node) Substitute(vars map[string]string, names []string) {
+	var walk func(y *yaml.Node, depth int)
+	walk = func(y *yaml.Node, depth int) {
+		if y == nil || depth > 10_000 {
+			return
+		}
+		n.d.nodes++
+		switch y.Kind {
+		case yaml.ScalarNode:
+			if !strings.Contains(y.Value, "${") {
+				return
+			}
+			y.Value = varRe.ReplaceAllStringFunc(y.Value, func(ref string) string {
+				name := ref[2 : len(ref)-1]
+				v, ok := vars[name]
+				if !ok {
+					msg := fmt.Sprintf("${%s} is not defined", name)
+					if len(names) > 0 {
+						msg += "; defined vars: " + strings.Join(names, ", ")
+					} else {
+						msg += "; define it under vars: or with --set " + name + "=VALUE"
+					}
+					n.Child(y, "").Errorf("%s", msg)
+					return ref
+				}
+				return v
+			})
+			if y.Tag == "!!null" && y.Value != "" {
+				y.Tag = "!!str"
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(y.Content); i += 2 {
+				walk(y.Content[i], depth+1)
+			}
+		case yaml.SequenceNode, yaml.DocumentNode:
+			for _, c := range y.Content {
+				walk(c, depth+1)
+			}
+		}
+	}
+	walk(n.n, 0)
+}

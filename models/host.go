@@ -1,0 +1,26 @@
+package models
+
+import "gpusim/sim"
+
+// Host defaults, for host fields a topology leaves out.
+const (
+	// DefaultAPIOverhead: an async kernel enqueue costs 2.62-2.81 us of host
+	// time (measured.md §4, ahrefs/ocannl#488); ~3 us on an RTX 3080 host
+	// (facebookincubator/velox#6096).
+	DefaultAPIOverhead = 2700 * sim.Nanosecond
+	// DefaultMemcpyBandwidth is one thread's staging memcpy rate. Pageable
+	// D2H at 32 MB reaches 8.5 GB/s against 24.6 pinned on an A100 PCIe host
+	// (measured.md §5, gengwg/gpu), so the staging copy bounds it at ~8.5.
+	// The same host's pageable H2D is 3.3 GB/s, which this one number does not
+	// reproduce (see docs/model.md).
+	DefaultMemcpyBandwidth = 8.5e9
+	// DefaultMemoryBandwidth: STREAM triad 151.3-173.4 GB/s per socket on a
+	// 2x Xeon 8462Y+ (measured.md §1b).
+	DefaultMemoryBandwidth = 150e9
+	// DefaultStagingChunk and DefaultStagingBuffers describe the driver's
+	// pinned bounce buffers for staged copies. The driver does not publish
+	// them; these are assumptions that calibration will fit (a device-wide
+	// staging buffer: libcudf-rs#35 in measured.md §4).
+	DefaultStagingChunk   = 2 << 20
+	DefaultStagingBuffers = 2
+)

@@ -1,0 +1,103 @@
+package models
+
+import (
+	"strings"
+
+	"gpusim/sim"
+)
+
+// LinkType is a link preset: the raw per-direction rate of one link, the
+// fraction of it that DMA payload reaches, and a latency.
+type LinkType struct {
+	Name string
+	Kind sim.LinkKind
+	// Raw is the signalling rate per direction after line coding, bytes/s.
+	Raw float64
+	// Efficiency is the fraction of Raw that large copies reach, in (0, 1].
+	Efficiency float64
+	// Latency is the one-way latency of the link.
+	Latency sim.Time
+	// P2P says whether peer-to-peer traffic may cross it.
+	P2P bool
+}
+
+// Bandwidth returns the effective per-direction bandwidth: Raw * Efficiency.
+func (l LinkType) Bandwidth() float64 { return float64(l.Raw * l.Efficiency) }
+
+// PCIe per-direction raw rates: lanes * transfer rate * 128/130 (Gen3 and
+// later line coding) / 8 bits (measured.md §5: Gen3 x16 15.75, Gen4 x16 31.5,
+// Gen5 x16 63 GB/s).
+const (
+	pcie3Lane = 8e9 * 128 / 130 / 8
+	pcie4Lane = 16e9 * 128 / 130 / 8
+	pcie5Lane = 32e9 * 128 / 130 / 8
+)
+
+// PCIe efficiencies: large pinned H2D/D2H copies over x16 (measured.md §5).
+const (
+	// Gen3: 12.1-13.1 GB/s of 15.75 (P100, gearshifft#82, jdh4/della-gpu-A100): ~0.80.
+	pcie3Eff = 0.80
+	// Gen4: 25.9-26.2 (nvbandwidth README, A100 class), 24-27.1 (8x RTX 4090) of 31.5: ~0.83.
+	pcie4Eff = 0.83
+	// Gen5: 55.2-55.4 of 63 (8x H100 SXM, nvbandwidth v0.10, measured.md §1b): ~0.88.
+	pcie5Eff = 0.88
+	// PCIe latency per hop: an assumption (no direct measurement in
+	// shared/groundtruth); calibration fits it.
+	pcieLatency = 500 * sim.Nanosecond
+)
+
+// NVLink: 25 GB/s per link per direction for NVLink2, 3 and 4 (V100 300 GB/s
+// over 6 links, A100 600 over 12, H100 900 over 18, both directions summed;
+// measured.md §1a, §2a, §6).
+const nvlinkLink = 25e9
+
+var linkTypes = []LinkType{
+	{Name: "pcie3x16", Kind: sim.LinkPCIe, Raw: 16 * pcie3Lane, Efficiency: pcie3Eff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie3x8", Kind: sim.LinkPCIe, Raw: 8 * pcie3Lane, Efficiency: pcie3Eff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie4x16", Kind: sim.LinkPCIe, Raw: 16 * pcie4Lane, Efficiency: pcie4Eff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie4x8", Kind: sim.LinkPCIe, Raw: 8 * pcie4Lane, Efficiency: pcie4Eff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie5x16", Kind: sim.LinkPCIe, Raw: 16 * pcie5Lane, Efficiency: pcie5Eff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie5x8", Kind: sim.LinkPCIe, Raw: 8 * pcie5Lane, Efficiency: pcie5Eff, Latency: pcieLatency, P2P: true},
+	// NVLink2: no V100 bandwidth measurement in shared/groundtruth; efficiency
+	// assumed as NVLink3 (same 25 GB/s per link).
+	{Name: "nvlink2", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.92, Latency: 150 * sim.Nanosecond, P2P: true},
+	// NVLink3: unidirectional P2P writes 265-275.5 GB/s over 12 links of 300
+	// (p2pBandwidthLatencyTest, measured.md §2b), nvbandwidth D2D write CE
+	// 274.9-276.8 (§2c): 0.92. Latency: P2P 16-byte copy latency minus the
+	// local one, ~0.3 us over two hops (GPU-NVSwitch-GPU, §2b): 0.15 us.
+	{Name: "nvlink3", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.92, Latency: 150 * sim.Nanosecond, P2P: true},
+	// NVLink4: unidirectional P2P writes 365-394 GB/s over 18 links of 450
+	// (measured.md §1c), nvbandwidth D2D read CE 395.1 (§1b): 0.875; the NCCL
+	// maintainer's "effective NVLink bandwidth of 370GB/s" (§1e) is the SM
+	// (kernel) path. Latency: P2P latency 2.26-3.35 us minus local 1.96-2.27
+	// (§1c), ~0.75 us over two hops: 0.37 us.
+	{Name: "nvlink4", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.875, Latency: 370 * sim.Nanosecond, P2P: true},
+	// Intel UPI 2.0 (Sapphire Rapids) at 16 GT/s moves 2 bytes per transfer per
+	// direction: 32 GB/s per link. Remote STREAM triad on a 2x Xeon 8462Y+ (3
+	// UPI links) is 101.1 GB/s (measured.md §1b); triad's reads (2/3 of it)
+	// cross one way: 67 GB/s of 96, ~0.7. NVIDIA GPUs do not do P2P across
+	// the inter-socket link (the SYS pairs of measured.md §1c, §6 are staged).
+	{Name: "upi", Kind: sim.LinkSocket, Raw: 32e9, Efficiency: 0.7, Latency: pcieLatency, P2P: false},
+	// NVLink-C2C: 450 GB/s per direction (GH200, measured.md §6). No
+	// measurement in shared/groundtruth: efficiency assumed as NVLink4.
+	{Name: "nvlink-c2c", Kind: sim.LinkC2C, Raw: 450e9, Efficiency: 0.875, Latency: 370 * sim.Nanosecond, P2P: true},
+}
+
+// LookupLink returns the link preset with that name (case-insensitive).
+func LookupLink(name string) (LinkType, bool) {
+	for _, l := range linkTypes {
+		if strings.EqualFold(l.Name, name) {
+			return l, true
+		}
+	}
+	return LinkType{}, false
+}
+
+// LinkNames lists the link presets.
+func LinkNames() []string {
+	var out []string
+	for _, l := range linkTypes {
+		out = append(out, l.Name)
+	}
+	return out
+}

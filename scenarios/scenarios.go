@@ -1,0 +1,773 @@
+// Package scenarios loads workloads: YAML files of host threads and their ops
+// (kernels, copies, event records and waits, syncs, host work, semaphores,
+// repeats), with ${var} substitution and --set overrides, bound to a topology
+// (a path relative to the scenario, or the name of a shipped topology), and
+// built into a sim.Program. Kernel roofline costs are resolved here through
+// models, so the engine sees durations only. The scenarios shipped with
+// gpusim live beside this file.
+//
+//	sc, err := scenarios.Load("quickstart.yaml", data, scenarios.Options{ReadFile: os.ReadFile})
+//	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+package scenarios
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gpusim/internal/spec"
+	"gpusim/internal/units"
+	"gpusim/models"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+//go:embed *.yaml
+var shipped embed.FS
+
+// Shipped returns the names of the scenarios shipped with gpusim, sorted.
+func Shipped() []string {
+	ents, _ := shipped.ReadDir(".")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ShippedSource returns the YAML of a shipped scenario.
+func ShippedSource(name string) ([]byte, bool) {
+	b, err := shipped.ReadFile(name + ".yaml")
+	return b, err == nil
+}
+
+// DefaultMaxOps is the default limit on the ops a scenario may expand to.
+const DefaultMaxOps = 10_000_000
+
+// MaxRepeatDepth is how deeply repeats may nest.
+const MaxRepeatDepth = 32
+
+// Options control loading.
+type Options struct {
+	// Set overrides vars: name -> value, as from --set name=value. Every name
+	// must be a var the scenario defines.
+	Set map[string]string
+	// ReadFile reads a topology file named by path (the scenario's directory
+	// joined with its topology field). Nil allows shipped topologies only.
+	ReadFile func(name string) ([]byte, error)
+	// MaxOps limits the ops after expanding repeats; zero means DefaultMaxOps.
+	MaxOps int64
+}
+
+// Scenario is a loaded workload bound to its machine.
+type Scenario struct {
+	Name        string
+	Description string
+	File        string
+	Topology    *topologies.Topology
+	Program     *sim.Program
+	// Vars are the values used, after --set; VarNames lists them in file order.
+	Vars     map[string]string
+	VarNames []string
+}
+
+// Load reads a scenario from data; file names it in messages and anchors a
+// relative topology path.
+func Load(file string, data []byte, opt Options) (*Scenario, error) {
+	d, root, err := spec.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if opt.MaxOps <= 0 {
+		opt.MaxOps = DefaultMaxOps
+	}
+	b := &builder{file: file, opt: opt, sc: &Scenario{File: file, Vars: map[string]string{}}}
+	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads")
+	// Vars first: they are literal, and substituted everywhere else.
+	if vn, ok := top.Get("vars"); ok {
+		vm, _ := vn.Map(anyKey(vn)...)
+		for _, k := range vm.Keys() {
+			v, _ := vm.Get(k)
+			kn := vm.KeyNode(k)
+			if _, ok := kn.Name(); !ok {
+				continue
+			}
+			if s, ok := v.Scalar(); ok {
+				b.sc.Vars[k] = s
+				b.sc.VarNames = append(b.sc.VarNames, k)
+			}
+		}
+	}
+	var setErrs []string
+	for _, k := range sortedKeys(opt.Set) {
+		if _, ok := b.sc.Vars[k]; !ok {
+			msg := fmt.Sprintf("--set %s: %s has no var %q", k, file, k)
+			if len(b.sc.VarNames) > 0 {
+				msg += "; its vars: " + strings.Join(b.sc.VarNames, ", ")
+			} else {
+				msg += "; it defines no vars"
+			}
+			setErrs = append(setErrs, msg)
+			continue
+		}
+		b.sc.Vars[k] = opt.Set[k]
+	}
+	if len(setErrs) > 0 {
+		return nil, errors.New(strings.Join(setErrs, "\n"))
+	}
+	for _, k := range top.Keys() {
+		if k != "vars" {
+			v, _ := top.Get(k)
+			v.Substitute(b.sc.Vars, b.sc.VarNames)
+		}
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	if n, ok := top.Require("name", "the scenario's name"); ok {
+		b.sc.Name, _ = n.Name()
+	}
+	if n, ok := top.Get("description"); ok {
+		b.sc.Description, _ = n.Scalar()
+	}
+	tn, ok := top.Require("topology", "the machine: a path to a topology file, relative to this file, or a shipped topology ("+strings.Join(topologies.Shipped(), ", ")+")")
+	if ok {
+		if err := b.loadTopology(tn); err != nil {
+			if d.Err() != nil {
+				return nil, errors.Join(d.Err(), err)
+			}
+			return nil, err
+		}
+	}
+	if b.sc.Topology == nil {
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: no topology", file)
+	}
+	b.m = b.sc.Topology.Machine
+	b.p = &sim.Program{Name: b.sc.Name}
+	b.streams = map[string]int{}
+	b.events = map[string]int{}
+	b.sems = map[string]int{}
+	b.ids = map[string]string{}
+	if sn, ok := top.Get("semaphores"); ok {
+		sm, _ := sn.Map(anyKey(sn)...)
+		for _, k := range sm.Keys() {
+			v, _ := sm.Get(k)
+			if _, ok := sm.KeyNode(k).Name(); !ok {
+				continue
+			}
+			init, _ := v.Int(0, 1<<31-1)
+			b.sems[k] = len(b.p.Semaphores)
+			b.p.Semaphores = append(b.p.Semaphores, sim.Semaphore{Name: k, Initial: int(init)})
+		}
+	}
+	if tn, ok := top.Require("threads", "a list of host threads, each with a name, a host and ops"); ok {
+		list, _ := tn.Seq()
+		if list != nil && len(list) == 0 {
+			tn.Errorf("a scenario needs at least one thread")
+		}
+		names := map[string]string{}
+		for _, n := range list {
+			b.thread(n, names)
+		}
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	if len(b.dupErrs) > 0 {
+		return nil, errors.New(strings.Join(b.dupErrs, "\n"))
+	}
+	if err := b.p.Validate(b.m); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	b.sc.Program = b.p
+	return b.sc, nil
+}
+
+// anyKey returns the keys of a mapping node so that Map accepts them all.
+func anyKey(n spec.Node) []string {
+	y := n.Raw()
+	for y != nil && y.Kind == 5 /* alias */ {
+		y = y.Alias
+	}
+	var out []string
+	if y != nil && y.Kind == 4 /* mapping */ {
+		for i := 0; i < len(y.Content); i += 2 {
+			out = append(out, y.Content[i].Value)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+type builder struct {
+	file    string
+	opt     Options
+	sc      *Scenario
+	m       *sim.Machine
+	p       *sim.Program
+	streams map[string]int
+	events  map[string]int
+	sems    map[string]int
+	ids     map[string]string // op id -> where
+	dupErrs []string
+}
+
+func (b *builder) loadTopology(n spec.Node) error {
+	s, ok := n.String()
+	if !ok {
+		return nil
+	}
+	if strings.Contains(s, "/") || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml") {
+		p := s
+		if !path.IsAbs(p) {
+			p = path.Join(path.Dir(b.file), s)
+		}
+		if b.opt.ReadFile == nil {
+			n.Errorf("cannot read topology file %s here; name a shipped topology instead (%s)", s, strings.Join(topologies.Shipped(), ", "))
+			return nil
+		}
+		data, err := b.opt.ReadFile(p)
+		if err != nil {
+			why := err.Error()
+			if errors.Is(err, fs.ErrNotExist) {
+				why = "no such file"
+			}
+			n.Errorf("cannot read topology %s (%s): %s; shipped topologies: %s", s, p, why, strings.Join(topologies.Shipped(), ", "))
+			return nil
+		}
+		t, err := topologies.Load(p, data)
+		if err != nil {
+			return err
+		}
+		b.sc.Topology = t
+		return nil
+	}
+	if _, ok := topologies.ShippedSource(s); !ok {
+		n.Errorf("no shipped topology named %q; shipped: %s (or give a path to a .yaml file)", s, strings.Join(topologies.Shipped(), ", "))
+		return nil
+	}
+	t, err := topologies.LoadShipped(s)
+	if err != nil {
+		return err
+	}
+	b.sc.Topology = t
+	return nil
+}
+
+func (b *builder) thread(n spec.Node, names map[string]string) {
+	tm, ok := n.Map("name", "host", "ops")
+	if !ok {
+		return
+	}
+	th := sim.Thread{Host: -1}
+	if nn, ok := tm.Require("name", "the thread's name, such as main"); ok {
+		if s, ok := nn.Name(); ok {
+			if prev, dup := names[s]; dup {
+				nn.Errorf("duplicate thread name %q (first at %s)", s, prev)
+			}
+			names[s] = nn.Pos()
+			th.Name = s
+		}
+	}
+	if hn, ok := tm.Get("host"); ok {
+		if s, ok := hn.Name(); ok {
+			i := b.m.NodeIndex(s)
+			if i < 0 || b.m.Nodes[i].Kind != sim.NodeHost {
+				hn.Errorf("%q is not a host of topology %s; hosts: %s", s, b.m.Name, b.hostNames())
+			} else {
+				th.Host = b.m.Nodes[i].Index
+			}
+		}
+	} else if len(b.m.Hosts) == 1 {
+		th.Host = 0
+	} else {
+		tm.Node().Errorf("missing \"host\": the CPU socket this thread runs on (one of %s)", b.hostNames())
+	}
+	on, ok := tm.Require("ops", "the thread's list of ops")
+	if !ok {
+		return
+	}
+	tpl := b.ops(on, 0)
+	total := countOps(tpl)
+	if total > b.opt.MaxOps {
+		on.Errorf("expands to %s ops, more than the limit of %d; lower a repeat count or raise the limit (--max-ops)", countString(total), b.opt.MaxOps)
+		return
+	}
+	if b.p.NumOps()+int(total) > int(b.opt.MaxOps) {
+		on.Errorf("the scenario expands to more than %d ops; lower a repeat count or raise the limit (--max-ops)", b.opt.MaxOps)
+		return
+	}
+	th.Ops = make([]sim.Op, 0, total)
+	b.expand(&th, tpl, "")
+	b.p.Threads = append(b.p.Threads, th)
+}
+
+func (b *builder) hostNames() string {
+	var out []string
+	for _, h := range b.m.Hosts {
+		out = append(out, h.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// tpl is a parsed op, or a repeat of a list of them.
+type tpl struct {
+	op     sim.Op
+	id     string // explicit id, or ""
+	where  string
+	count  int64 // repeat count; body is set for repeats
+	body   []*tpl
+	repeat bool
+	bad    bool
+}
+
+const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat"
+
+func (b *builder) ops(n spec.Node, depth int) []*tpl {
+	list, ok := n.Seq()
+	if !ok {
+		return nil
+	}
+	var out []*tpl
+	for _, on := range list {
+		om, ok := on.Map(strings.Split(kinds, ", ")...)
+		if !ok {
+			continue
+		}
+		keys := om.Keys()
+		if len(keys) != 1 {
+			if len(keys) == 0 {
+				on.Errorf("an op needs one of: %s", kinds)
+			} else {
+				on.Errorf("an op is one of %s, but this one has %d keys (%s): put each op in its own list item", kinds, len(keys), strings.Join(keys, ", "))
+			}
+			continue
+		}
+		v, _ := om.Get(keys[0])
+		t := b.op(keys[0], v, depth)
+		if t != nil && !t.bad {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func countOps(ts []*tpl) int64 {
+	var n int64
+	for _, t := range ts {
+		if t.repeat {
+			c := countOps(t.body)
+			if c > 0 && t.count > (1<<62)/c {
+				return 1 << 62
+			}
+			n += t.count * c
+		} else {
+			n++
+		}
+		if n > 1<<62 {
+			return 1 << 62
+		}
+	}
+	return n
+}
+
+func countString(n int64) string {
+	if n >= 1<<62 {
+		return "more than 4.6e18"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
+	for _, t := range ts {
+		if t.repeat {
+			for i := int64(0); i < t.count; i++ {
+				b.expand(th, t.body, suffix+"#"+strconv.FormatInt(i, 10))
+			}
+			continue
+		}
+		op := t.op
+		if t.id != "" {
+			op.ID = t.id + suffix
+		} else {
+			op.ID = th.Name + "/" + strconv.Itoa(len(th.Ops))
+		}
+		if prev, dup := b.ids[op.ID]; dup {
+			b.dupID(op.ID, t.where, prev)
+		} else {
+			b.ids[op.ID] = t.where
+		}
+		op.Where = t.where
+		th.Ops = append(th.Ops, op)
+	}
+}
+
+// dupID reports a duplicate id once per id.
+func (b *builder) dupID(id, where, prev string) {
+	key := "\x00dup:" + id
+	if _, seen := b.ids[key]; seen {
+		return
+	}
+	b.ids[key] = where
+	b.dupErrs = append(b.dupErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s)", where, id, prev))
+}
+
+func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
+	t := &tpl{where: n.Pos()}
+	if kind == "repeat" {
+		if depth >= MaxRepeatDepth {
+			n.Errorf("repeats nest deeper than %d", MaxRepeatDepth)
+			return nil
+		}
+		rm, ok := n.Map("count", "ops")
+		if !ok {
+			return nil
+		}
+		t.repeat = true
+		if cn, ok := rm.Require("count", "how many times to run ops"); ok {
+			t.count, ok = cn.Int(0, 1<<62)
+			if !ok {
+				return nil
+			}
+		}
+		if on, ok := rm.Require("ops", "the list of ops to repeat"); ok {
+			t.body = b.ops(on, depth+1)
+		}
+		return t
+	}
+	var keys []string
+	switch kind {
+	case "kernel":
+		keys = []string{"id", "stream", "duration", "flops", "dtype", "bytes", "sm_share"}
+	case "copy":
+		keys = []string{"id", "from", "to", "bytes", "memory", "stream"}
+	case "record", "wait":
+		keys = []string{"id", "event", "stream"}
+	case "sync":
+		keys = []string{"id", "stream", "event", "device"}
+	case "host":
+		keys = []string{"id", "duration"}
+	case "signal":
+		keys = []string{"id", "semaphore", "count"}
+	case "await":
+		keys = []string{"id", "semaphore"}
+	}
+	om, ok := n.Map(keys...)
+	if !ok {
+		t.bad = true
+		return t
+	}
+	if idn, ok := om.Get("id"); ok {
+		if s, ok := idn.Name(); ok {
+			t.id = s
+		}
+	}
+	op := &t.op
+	op.Stream, op.Event, op.GPU, op.Sem, op.Src, op.Dst = -1, -1, -1, -1, -1, -1
+	stream := func(required bool) {
+		sn, ok := om.Get("stream")
+		if !ok {
+			if required {
+				n.Errorf("missing \"stream\": the stream it runs on, as GPU/NAME (for example %s/compute)", b.m.GPUs[0].Name)
+				t.bad = true
+			}
+			return
+		}
+		op.Stream = b.stream(sn)
+		if op.Stream < 0 {
+			t.bad = true
+		}
+	}
+	event := func() {
+		en, ok := om.Require("event", "the event's name")
+		if !ok {
+			t.bad = true
+			return
+		}
+		s, ok := en.Name()
+		if !ok {
+			t.bad = true
+			return
+		}
+		i, seen := b.events[s]
+		if !seen {
+			i = len(b.p.Events)
+			b.events[s] = i
+			b.p.Events = append(b.p.Events, s)
+		}
+		op.Event = i
+	}
+	switch kind {
+	case "kernel":
+		op.Kind = sim.OpKernel
+		stream(true)
+		op.SMShare = 1
+		if x, ok := om.Get("sm_share"); ok {
+			v, ok := x.Float(0, 1)
+			if ok && v == 0 {
+				x.Errorf("sm_share must be more than zero: a fraction of the SMs such as 0.5 or 50%%")
+			}
+			op.SMShare = v
+		}
+		dn, hasDur := om.Get("duration")
+		fn, hasFlops := om.Get("flops")
+		bn, hasBytes := om.Get("bytes")
+		tn, hasDType := om.Get("dtype")
+		switch {
+		case hasDur && (hasFlops || hasBytes || hasDType):
+			dn.Errorf("give either duration, or flops (with dtype) and bytes for the roofline model, not both")
+			t.bad = true
+		case hasDur:
+			op.Duration, ok = dn.Time(spec.NonNeg)
+			t.bad = t.bad || !ok
+		case hasFlops || hasBytes:
+			var flops, bytes float64
+			if hasFlops {
+				flops, ok = fn.Quantity(units.FLOPs, spec.NonNeg)
+				t.bad = t.bad || !ok
+			}
+			if hasBytes {
+				bytes, ok = bn.Quantity(units.Bytes, spec.NonNeg)
+				t.bad = t.bad || !ok
+			}
+			var dt models.DType
+			if hasDType {
+				if s, ok := tn.Scalar(); ok {
+					if dt, ok = models.ParseDType(s); !ok {
+						tn.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
+						t.bad = true
+					}
+				}
+			} else if hasFlops && flops > 0 {
+				fn.Errorf("flops need a dtype (%s) to pick the peak rate", dtypeNames())
+				t.bad = true
+			}
+			if !t.bad && op.Stream >= 0 {
+				g := b.p.Streams[op.Stream].GPU
+				d, err := models.KernelTime(b.sc.Topology.GPUModels[g], flops, dt, bytes)
+				if err != nil {
+					n.Errorf("%v", err)
+					t.bad = true
+				}
+				op.Duration = d
+			}
+		default:
+			n.Errorf("a kernel needs a duration, or flops (with dtype) and/or bytes for the roofline model")
+			t.bad = true
+		}
+	case "copy":
+		op.Kind = sim.OpCopy
+		stream(true)
+		end := func(key string) int {
+			en, ok := om.Require(key, "a host or GPU name")
+			if !ok {
+				return -1
+			}
+			s, ok := en.Name()
+			if !ok {
+				return -1
+			}
+			i := b.m.NodeIndex(s)
+			if i < 0 || b.m.Nodes[i].Kind == sim.NodeSwitch {
+				en.Errorf("%q is not a host or GPU of topology %s; hosts and GPUs: %s", s, b.m.Name, b.endpoints())
+				return -1
+			}
+			return i
+		}
+		op.Src, op.Dst = end("from"), end("to")
+		if bn, ok := om.Require("bytes", "the copy's size, such as 256 MiB"); ok {
+			op.Bytes, ok = bn.ByteCount(spec.NonNeg)
+			t.bad = t.bad || !ok
+		}
+		if op.Src < 0 || op.Dst < 0 {
+			t.bad = true
+			break
+		}
+		src, dst := b.m.Nodes[op.Src], b.m.Nodes[op.Dst]
+		if mn, ok := om.Get("memory"); ok {
+			if src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU {
+				mn.Errorf("memory applies only to copies to or from a host")
+				t.bad = true
+			} else if s, ok := mn.Enum("pinned", "pageable"); ok && s == "pageable" {
+				op.Memory = sim.Pageable
+			}
+		}
+		if src.Kind == sim.NodeHost && dst.Kind == sim.NodeHost {
+			n.Errorf("a copy between two hosts (%s, %s) is CPU work: use a host op", src.Name, dst.Name)
+			t.bad = true
+			break
+		}
+		if op.Stream >= 0 {
+			g := b.p.Streams[op.Stream].GPU
+			gn := b.m.GPUs[g].Node
+			if gn != op.Src && gn != op.Dst {
+				sn, _ := om.Get("stream")
+				sn.Errorf("stream %s belongs to %s, which is neither end of the copy (%s to %s); use a stream of %s", b.p.StreamName(b.m, op.Stream), b.m.GPUs[g].Name, src.Name, dst.Name, gpuEnds(src, dst))
+				t.bad = true
+				break
+			}
+		}
+		if src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU {
+			if b.m.PathBetween(src.Index, dst.Index).Kind == sim.PathNone {
+				n.Errorf("%s cannot reach %s: no route, and no host reachable from both to stage through", src.Name, dst.Name)
+				t.bad = true
+			}
+		} else if _, ok := b.m.Route(op.Src, op.Dst); !ok {
+			n.Errorf("no route from %s to %s in topology %s", src.Name, dst.Name, b.m.Name)
+			t.bad = true
+		}
+	case "record":
+		op.Kind = sim.OpEventRecord
+		event()
+		stream(true)
+	case "wait":
+		op.Kind = sim.OpEventWait
+		event()
+		stream(true)
+	case "sync":
+		op.Kind = sim.OpSync
+		_, hs := om.Get("stream")
+		_, he := om.Get("event")
+		dn, hd := om.Get("device")
+		c := 0
+		for _, h := range []bool{hs, he, hd} {
+			if h {
+				c++
+			}
+		}
+		if c != 1 {
+			n.Errorf("a sync waits for exactly one of: stream (GPU/NAME), event (a name), device (a GPU)")
+			t.bad = true
+			break
+		}
+		switch {
+		case hs:
+			op.Sync = sim.SyncStream
+			stream(true)
+		case he:
+			op.Sync = sim.SyncEvent
+			event()
+		case hd:
+			op.Sync = sim.SyncDevice
+			if s, ok := dn.Name(); ok {
+				i := b.m.NodeIndex(s)
+				if i < 0 || b.m.Nodes[i].Kind != sim.NodeGPU {
+					dn.Errorf("%q is not a GPU of topology %s; GPUs: %s", s, b.m.Name, b.gpuNames())
+					t.bad = true
+				} else {
+					op.GPU = b.m.Nodes[i].Index
+				}
+			} else {
+				t.bad = true
+			}
+		}
+	case "host":
+		op.Kind = sim.OpHost
+		if dn, ok := om.Require("duration", "the CPU time of the work, such as 50 us"); ok {
+			op.Duration, ok = dn.Time(spec.NonNeg)
+			t.bad = t.bad || !ok
+		} else {
+			t.bad = true
+		}
+	case "signal", "await":
+		op.Kind = sim.OpSignal
+		if kind == "await" {
+			op.Kind = sim.OpAwait
+		}
+		op.Count = 1
+		if sn, ok := om.Require("semaphore", "the semaphore's name"); ok {
+			if s, ok := sn.Name(); ok {
+				i, seen := b.sems[s]
+				if !seen {
+					i = len(b.p.Semaphores)
+					b.sems[s] = i
+					b.p.Semaphores = append(b.p.Semaphores, sim.Semaphore{Name: s})
+				}
+				op.Sem = i
+			}
+		}
+		if cn, ok := om.Get("count"); ok {
+			v, _ := cn.Int(1, 1<<31-1)
+			op.Count = int(v)
+		}
+	}
+	return t
+}
+
+func gpuEnds(a, b sim.Node) string {
+	if a.Kind == sim.NodeGPU && b.Kind == sim.NodeGPU {
+		return a.Name + " or " + b.Name
+	}
+	if a.Kind == sim.NodeGPU {
+		return a.Name
+	}
+	return b.Name
+}
+
+func dtypeNames() string {
+	var out []string
+	for _, d := range models.DTypes {
+		out = append(out, string(d))
+	}
+	return strings.Join(out, ", ")
+}
+
+func (b *builder) endpoints() string {
+	var out []string
+	for _, n := range b.m.Nodes {
+		if n.Kind != sim.NodeSwitch {
+			out = append(out, n.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (b *builder) gpuNames() string {
+	var out []string
+	for _, g := range b.m.GPUs {
+		out = append(out, g.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// stream resolves "GPU/NAME", creating the stream on first use.
+func (b *builder) stream(n spec.Node) int {
+	s, ok := n.String()
+	if !ok {
+		return -1
+	}
+	if i, ok := b.streams[s]; ok {
+		return i
+	}
+	gpu, name, found := strings.Cut(s, "/")
+	if !found || gpu == "" || name == "" || strings.Contains(name, "/") {
+		n.Errorf("%q is not a stream name: streams are GPU/NAME, such as %s/compute", s, b.m.GPUs[0].Name)
+		return -1
+	}
+	i := b.m.NodeIndex(gpu)
+	if i < 0 || b.m.Nodes[i].Kind != sim.NodeGPU {
+		n.Errorf("stream %q: %q is not a GPU of topology %s; GPUs: %s", s, gpu, b.m.Name, b.gpuNames())
+		return -1
+	}
+	idx := len(b.p.Streams)
+	b.streams[s] = idx
+	b.p.Streams = append(b.p.Streams, sim.Stream{GPU: b.m.Nodes[i].Index, Name: name})
+	return idx
+}

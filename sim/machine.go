@@ -1,0 +1,501 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NodeKind says what a node of the machine graph is.
+type NodeKind uint8
+
+// Node kinds.
+const (
+	NodeHost   NodeKind = iota // a CPU socket with its memory
+	NodeGPU                    // a GPU; traffic ends at GPUs and never passes through them
+	NodeSwitch                 // a PCIe switch or an NVSwitch
+)
+
+func (k NodeKind) String() string {
+	switch k {
+	case NodeHost:
+		return "host"
+	case NodeGPU:
+		return "gpu"
+	case NodeSwitch:
+		return "switch"
+	}
+	return fmt.Sprintf("NodeKind(%d)", uint8(k))
+}
+
+// LinkKind is the family of a link; routing prefers the NVLink fabric.
+type LinkKind uint8
+
+// Link kinds.
+const (
+	LinkPCIe   LinkKind = iota // PCIe between a GPU, a switch and a root complex
+	LinkNVLink                 // NVLink, directly or to an NVSwitch
+	LinkSocket                 // the inter-socket link (UPI, Infinity Fabric)
+	LinkC2C                    // NVLink-C2C between a Grace CPU and its GPU
+	LinkOther                  // anything else
+)
+
+func (k LinkKind) String() string {
+	switch k {
+	case LinkPCIe:
+		return "pcie"
+	case LinkNVLink:
+		return "nvlink"
+	case LinkSocket:
+		return "socket"
+	case LinkC2C:
+		return "c2c"
+	case LinkOther:
+		return "other"
+	}
+	return fmt.Sprintf("LinkKind(%d)", uint8(k))
+}
+
+// Node is a vertex of the machine graph.
+type Node struct {
+	Name  string
+	Kind  NodeKind
+	Index int // index into Machine.Hosts, GPUs or Switches, by Kind
+	// P2P says whether peer-to-peer traffic may pass through this node
+	// (false on a switch or root complex that does not forward P2P).
+	P2P bool
+}
+
+// Host is a CPU socket and its memory.
+type Host struct {
+	Name string
+	Node int // index into Machine.Nodes
+	// Cores is the number of cores that host threads share; zero means every
+	// thread has a core of its own.
+	Cores int
+	// APIOverhead is the host time each CUDA-like call costs its thread.
+	APIOverhead Time
+	// MemcpyBandwidth is one thread's memcpy rate, bytes/s, used when staging
+	// pageable copies through a pinned bounce buffer.
+	MemcpyBandwidth float64
+	// MemoryBandwidth is the socket's memory bandwidth, bytes/s, shared by every
+	// DMA and memcpy that reads or writes this host's memory.
+	MemoryBandwidth float64
+	// StagingChunk is the size in bytes of each chunk of a staged copy (pageable
+	// copies, and GPU-to-GPU copies without P2P); StagingBuffers is how many
+	// chunks may be in flight at once.
+	StagingChunk   int64
+	StagingBuffers int
+}
+
+// GPU is one device.
+type GPU struct {
+	Name  string
+	Node  int    // index into Machine.Nodes
+	Host  int    // index into Machine.Hosts: the socket it is attached to (its NUMA affinity)
+	Model string // the preset it was built from, for display only
+	// CopyEngines is the number of DMA engines; copies beyond it queue.
+	CopyEngines int
+	// CopyOverhead is the fixed time a copy engine spends on each copy (or chunk)
+	// before bytes move.
+	CopyOverhead Time
+	// MemoryBandwidth is the device memory bandwidth available to device-local
+	// copies, bytes/s; such a copy reads and writes each byte.
+	MemoryBandwidth float64
+}
+
+// Switch is a PCIe switch or an NVSwitch.
+type Switch struct {
+	Name string
+	Node int    // index into Machine.Nodes
+	Kind string // "pcie" or "nvswitch", for display
+}
+
+// Link is a full-duplex link: each direction has Bandwidth of its own.
+type Link struct {
+	Name      string
+	A, B      int // node indices; direction 0 is A to B, direction 1 is B to A
+	Kind      LinkKind
+	Bandwidth float64 // bytes/s in each direction, as transfers see it
+	Latency   Time
+	// P2P says whether peer-to-peer traffic may cross this link (false on an
+	// inter-socket link that does not carry P2P).
+	P2P bool
+}
+
+// Machine is a topology resolved to numbers: the graph of hosts, GPUs, switches
+// and links. Build it, then call Validate.
+type Machine struct {
+	Name     string
+	Nodes    []Node
+	Hosts    []Host
+	GPUs     []GPU
+	Switches []Switch
+	Links    []Link
+
+	adj    [][]int // node -> links at it, in link order
+	routes map[[3]int]routeCache
+}
+
+type routeCache struct {
+	r  Route
+	ok bool
+}
+
+// Hop is one link of a route, in a direction.
+type Hop struct {
+	Link    int
+	Reverse bool // true when the route crosses the link from B to A
+}
+
+// Route is a path through the machine graph.
+type Route struct {
+	Hops []Hop
+}
+
+// Latency returns the sum of the route's link latencies.
+func (r Route) Latency(m *Machine) Time {
+	var t Time
+	for _, h := range r.Hops {
+		t += m.Links[h.Link].Latency
+	}
+	return t
+}
+
+// Format writes the route as node names: "gpu0 -> sw0 -> cpu0".
+func (m *Machine) FormatRoute(from int, r Route) string {
+	var b strings.Builder
+	b.WriteString(m.Nodes[from].Name)
+	at := from
+	for _, h := range r.Hops {
+		l := m.Links[h.Link]
+		at = l.B
+		if h.Reverse {
+			at = l.A
+		}
+		b.WriteString(" -> ")
+		b.WriteString(m.Nodes[at].Name)
+	}
+	return b.String()
+}
+
+// AddNode appends a node and returns its index.
+func (m *Machine) addNode(name string, kind NodeKind, index int, p2p bool) int {
+	m.Nodes = append(m.Nodes, Node{Name: name, Kind: kind, Index: index, P2P: p2p})
+	return len(m.Nodes) - 1
+}
+
+// AddHost appends a host and its node; h.Node is set. It returns the host index.
+func (m *Machine) AddHost(h Host, p2p bool) int {
+	h.Node = m.addNode(h.Name, NodeHost, len(m.Hosts), p2p)
+	m.Hosts = append(m.Hosts, h)
+	m.invalidate()
+	return len(m.Hosts) - 1
+}
+
+// AddGPU appends a GPU and its node; g.Node is set. It returns the GPU index.
+func (m *Machine) AddGPU(g GPU) int {
+	g.Node = m.addNode(g.Name, NodeGPU, len(m.GPUs), true)
+	m.GPUs = append(m.GPUs, g)
+	m.invalidate()
+	return len(m.GPUs) - 1
+}
+
+// AddSwitch appends a switch and its node; s.Node is set. It returns the switch index.
+func (m *Machine) AddSwitch(s Switch, p2p bool) int {
+	s.Node = m.addNode(s.Name, NodeSwitch, len(m.Switches), p2p)
+	m.Switches = append(m.Switches, s)
+	m.invalidate()
+	return len(m.Switches) - 1
+}
+
+// AddLink appends a link and returns its index. An empty name is replaced by
+// "link:A-B" (with a #n suffix when the pair repeats).
+func (m *Machine) AddLink(l Link) int {
+	if l.Name == "" {
+		base := "link:" + m.Nodes[l.A].Name + "-" + m.Nodes[l.B].Name
+		l.Name = base
+		for n := 2; m.linkNamed(l.Name); n++ {
+			l.Name = fmt.Sprintf("%s#%d", base, n)
+		}
+	}
+	m.Links = append(m.Links, l)
+	m.invalidate()
+	return len(m.Links) - 1
+}
+
+func (m *Machine) linkNamed(name string) bool {
+	for _, l := range m.Links {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Machine) invalidate() {
+	m.adj = nil
+	m.routes = nil
+}
+
+// NodeIndex returns the index of the node with that name, or -1.
+func (m *Machine) NodeIndex(name string) int {
+	for i, n := range m.Nodes {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Validate checks the invariants the engine relies on and reports every problem.
+func (m *Machine) Validate() error {
+	var errs []string
+	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	seen := map[string]bool{}
+	for _, n := range m.Nodes {
+		if n.Name == "" {
+			add("a %s has no name", n.Kind)
+		} else if seen[n.Name] {
+			add("duplicate name %q", n.Name)
+		}
+		seen[n.Name] = true
+	}
+	for _, h := range m.Hosts {
+		if h.Cores < 0 {
+			add("host %s: cores %d is negative", h.Name, h.Cores)
+		}
+		if h.APIOverhead < 0 {
+			add("host %s: api_overhead is negative", h.Name)
+		}
+		if !(h.MemcpyBandwidth > 0) || !(h.MemoryBandwidth > 0) {
+			add("host %s: memcpy and memory bandwidths must be positive", h.Name)
+		}
+		if h.StagingChunk <= 0 || h.StagingBuffers <= 0 {
+			add("host %s: staging chunk and buffer count must be positive", h.Name)
+		}
+	}
+	for _, g := range m.GPUs {
+		if g.Host < 0 || g.Host >= len(m.Hosts) {
+			add("gpu %s: host index %d out of range", g.Name, g.Host)
+		}
+		if g.CopyEngines <= 0 {
+			add("gpu %s: needs at least one copy engine", g.Name)
+		}
+		if !(g.MemoryBandwidth > 0) {
+			add("gpu %s: memory bandwidth must be positive", g.Name)
+		}
+		if g.CopyOverhead < 0 {
+			add("gpu %s: copy overhead is negative", g.Name)
+		}
+	}
+	for _, l := range m.Links {
+		if l.A < 0 || l.A >= len(m.Nodes) || l.B < 0 || l.B >= len(m.Nodes) {
+			add("%s: end out of range", l.Name)
+			continue
+		}
+		if l.A == l.B {
+			add("%s: both ends are %s", l.Name, m.Nodes[l.A].Name)
+		}
+		if !(l.Bandwidth > 0) || l.Bandwidth > 1e18 {
+			add("%s: bandwidth %g B/s must be positive and finite", l.Name, l.Bandwidth)
+		}
+		if l.Latency < 0 {
+			add("%s: latency is negative", l.Name)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("machine %s: %s", m.Name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (m *Machine) adjacency() [][]int {
+	if m.adj == nil {
+		m.adj = make([][]int, len(m.Nodes))
+		for i, l := range m.Links {
+			m.adj[l.A] = append(m.adj[l.A], i)
+			m.adj[l.B] = append(m.adj[l.B], i)
+		}
+	}
+	return m.adj
+}
+
+// Route returns the path from node a to node b: the fewest hops, never through
+// a GPU, preferring a path made only of NVLink (and NVLink-C2C) links when one
+// exists; ties go to the links declared first. ok is false when b cannot be
+// reached from a.
+func (m *Machine) Route(a, b int) (r Route, ok bool) {
+	key := [3]int{a, b, 0}
+	if c, hit := m.routes[key]; hit {
+		return c.r, c.ok
+	}
+	r, ok = m.bfs(a, b, true)
+	if !ok {
+		r, ok = m.bfs(a, b, false)
+	}
+	if m.routes == nil {
+		m.routes = map[[3]int]routeCache{}
+	}
+	m.routes[key] = routeCache{r, ok}
+	return r, ok
+}
+
+func isNVLinkFabric(k LinkKind) bool { return k == LinkNVLink || k == LinkC2C }
+
+func (m *Machine) bfs(a, b int, nvlinkOnly bool) (Route, bool) {
+	if a == b {
+		return Route{}, true
+	}
+	adj := m.adjacency()
+	prev := make([]int, len(m.Nodes)) // link used to reach the node, -1 unvisited
+	for i := range prev {
+		prev[i] = -1
+	}
+	visited := make([]bool, len(m.Nodes))
+	visited[a] = true
+	frontier := []int{a}
+	for len(frontier) > 0 && !visited[b] {
+		var next []int
+		for _, u := range frontier {
+			if u != a && m.Nodes[u].Kind == NodeGPU {
+				continue // GPUs do not forward traffic
+			}
+			for _, li := range adj[u] {
+				l := m.Links[li]
+				if nvlinkOnly && !isNVLinkFabric(l.Kind) {
+					continue
+				}
+				v := l.B
+				if v == u {
+					v = l.A
+				}
+				if visited[v] {
+					continue
+				}
+				visited[v] = true
+				prev[v] = li
+				next = append(next, v)
+			}
+		}
+		frontier = next
+	}
+	if !visited[b] {
+		return Route{}, false
+	}
+	var hops []Hop
+	for v := b; v != a; {
+		li := prev[v]
+		l := m.Links[li]
+		if l.B == v {
+			hops = append(hops, Hop{Link: li})
+			v = l.A
+		} else {
+			hops = append(hops, Hop{Link: li, Reverse: true})
+			v = l.B
+		}
+	}
+	for i, j := 0, len(hops)-1; i < j; i, j = i+1, j-1 {
+		hops[i], hops[j] = hops[j], hops[i]
+	}
+	return Route{Hops: hops}, true
+}
+
+// PathKind says how bytes move between two GPUs.
+type PathKind uint8
+
+// Path kinds between GPUs.
+const (
+	PathNone   PathKind = iota // unreachable
+	PathLocal                  // the same GPU
+	PathNVLink                 // peer-to-peer over NVLink only
+	PathP2P                    // peer-to-peer over PCIe (or a mix of link kinds)
+	PathStaged                 // no P2P: through pinned memory of a host
+)
+
+func (k PathKind) String() string {
+	switch k {
+	case PathNone:
+		return "unreachable"
+	case PathLocal:
+		return "local"
+	case PathNVLink:
+		return "nvlink"
+	case PathP2P:
+		return "pcie-p2p"
+	case PathStaged:
+		return "host-staged"
+	}
+	return fmt.Sprintf("PathKind(%d)", uint8(k))
+}
+
+// GPUPath describes how a copy from GPU a to GPU b travels.
+type GPUPath struct {
+	Kind PathKind
+	// Route is the direct route for local, NVLink and P2P paths.
+	Route Route
+	// Host, ToHost and FromHost describe a host-staged path: the host whose
+	// pinned memory stages the bytes and the two legs.
+	Host             int
+	ToHost, FromHost Route
+}
+
+// PathBetween returns how bytes move from GPU a to GPU b (indices into GPUs).
+func (m *Machine) PathBetween(a, b int) GPUPath {
+	if a == b {
+		return GPUPath{Kind: PathLocal}
+	}
+	na, nb := m.GPUs[a].Node, m.GPUs[b].Node
+	r, ok := m.Route(na, nb)
+	if ok && m.p2pAllowed(na, r) {
+		kind := PathNVLink
+		for _, h := range r.Hops {
+			if !isNVLinkFabric(m.Links[h.Link].Kind) {
+				kind = PathP2P
+			}
+		}
+		return GPUPath{Kind: kind, Route: r}
+	}
+	// Host-staged: the host with the fewest hops over both legs; ties prefer
+	// the source GPU's host, then the destination's, then declaration order.
+	best, bestHops := -1, 0
+	order := []int{m.GPUs[a].Host, m.GPUs[b].Host}
+	for i := range m.Hosts {
+		order = append(order, i)
+	}
+	var to, from Route
+	for _, h := range order {
+		hn := m.Hosts[h].Node
+		r1, ok1 := m.Route(na, hn)
+		r2, ok2 := m.Route(hn, nb)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if n := len(r1.Hops) + len(r2.Hops); best < 0 || n < bestHops {
+			best, bestHops, to, from = h, n, r1, r2
+		}
+	}
+	if best < 0 {
+		return GPUPath{Kind: PathNone}
+	}
+	return GPUPath{Kind: PathStaged, Host: best, ToHost: to, FromHost: from}
+}
+
+// p2pAllowed reports whether every intermediate node and every link of r
+// (starting at node from) lets peer-to-peer traffic through.
+func (m *Machine) p2pAllowed(from int, r Route) bool {
+	at := from
+	for i, h := range r.Hops {
+		l := m.Links[h.Link]
+		if !l.P2P {
+			return false
+		}
+		at = l.B
+		if h.Reverse {
+			at = l.A
+		}
+		if i < len(r.Hops)-1 && !m.Nodes[at].P2P {
+			return false
+		}
+	}
+	return true
+}

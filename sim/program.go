@@ -1,0 +1,256 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OpKind is the kind of one operation of a host thread.
+type OpKind uint8
+
+// Op kinds.
+const (
+	OpKernel OpKind = iota // a kernel launch on a stream
+	OpCopy                 // a memcpy on a stream
+	OpEventRecord               // cudaEventRecord
+	OpEventWait                 // cudaStreamWaitEvent
+	OpSync                 // cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize
+	OpHost                 // CPU work of the thread
+	OpSignal               // post to a host semaphore
+	OpAwait                // take from a host semaphore, blocking while it is zero
+)
+
+var opKindNames = [...]string{"kernel", "copy", "record", "wait", "sync", "host", "signal", "await"}
+
+func (k OpKind) String() string {
+	if int(k) < len(opKindNames) {
+		return opKindNames[k]
+	}
+	return fmt.Sprintf("OpKind(%d)", uint8(k))
+}
+
+// OnStream reports whether ops of this kind are enqueued on a stream.
+func (k OpKind) OnStream() bool { return k <= OpEventWait }
+
+// MemoryKind is the kind of host memory a copy reads or writes.
+type MemoryKind uint8
+
+// Memory kinds.
+const (
+	Pinned   MemoryKind = iota // page-locked: DMA reads and writes it directly
+	Pageable                   // ordinary memory: staged through a pinned bounce buffer
+)
+
+func (k MemoryKind) String() string {
+	if k == Pageable {
+		return "pageable"
+	}
+	return "pinned"
+}
+
+// SyncKind is what a sync op waits for.
+type SyncKind uint8
+
+// Sync kinds.
+const (
+	SyncStream SyncKind = iota // all work issued to one stream so far
+	SyncEvent                  // the most recent record of an event
+	SyncDevice                 // all work issued to every stream of one GPU so far
+)
+
+// Op is one operation in a host thread's program.
+type Op struct {
+	Kind OpKind
+	// ID names the op in results; unique within a program.
+	ID string
+	// Where is the op's origin for messages ("file:line:col"); may be empty.
+	Where string
+	// Stream is the index into Program.Streams for kernel, copy, record, wait
+	// and stream syncs.
+	Stream int
+	// Event is the index into Program.Events for record, wait and event syncs.
+	Event int
+	// GPU is the index into Machine.GPUs for device syncs.
+	GPU int
+	// Sync says what a sync waits for.
+	Sync SyncKind
+	// Sem is the index into Program.Semaphores for signal and await; Count is
+	// how much a signal adds (at least 1).
+	Sem, Count int
+	// Duration is a kernel's run time when it has the SMs it claims, or a host
+	// op's CPU time on one core.
+	Duration Time
+	// SMShare is the fraction of the GPU's SMs a kernel claims, in (0, 1].
+	SMShare float64
+	// Src and Dst are the node indices a copy reads and writes (a host or a GPU).
+	Src, Dst int
+	// Bytes is a copy's size.
+	Bytes int64
+	// Memory is the kind of host memory of a copy to or from a host.
+	Memory MemoryKind
+}
+
+// Stream is a CUDA stream of one GPU; its name is "GPU/NAME".
+type Stream struct {
+	GPU  int // index into Machine.GPUs
+	Name string
+}
+
+// Semaphore is a counting semaphore between host threads.
+type Semaphore struct {
+	Name    string
+	Initial int
+}
+
+// Thread is a host thread and its ops, run in program order.
+type Thread struct {
+	Name string
+	Host int // index into Machine.Hosts
+	Ops  []Op
+}
+
+// Program is a workload: host threads and the streams, events and semaphores
+// their ops name.
+type Program struct {
+	Name       string
+	Threads    []Thread
+	Streams    []Stream
+	Events     []string
+	Semaphores []Semaphore
+}
+
+// NumOps returns the number of ops in all threads.
+func (p *Program) NumOps() int {
+	n := 0
+	for _, t := range p.Threads {
+		n += len(t.Ops)
+	}
+	return n
+}
+
+// Validate checks p against m and reports every problem, naming each op.
+func (p *Program) Validate(m *Machine) error {
+	var errs []string
+	add := func(op *Op, format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		if op != nil {
+			msg = fmt.Sprintf("op %s: %s", op.ID, msg)
+			if op.Where != "" {
+				msg = op.Where + ": " + msg
+			}
+		}
+		errs = append(errs, msg)
+	}
+	for _, s := range p.Streams {
+		if s.GPU < 0 || s.GPU >= len(m.GPUs) {
+			add(nil, "stream %s: gpu index %d out of range", s.Name, s.GPU)
+		}
+	}
+	ids := map[string]bool{}
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		if t.Host < 0 || t.Host >= len(m.Hosts) {
+			add(nil, "thread %s: host index %d out of range", t.Name, t.Host)
+		}
+		for oi := range t.Ops {
+			op := &t.Ops[oi]
+			if op.ID == "" {
+				add(op, "has no id")
+			} else if ids[op.ID] {
+				add(op, "duplicate id")
+			}
+			ids[op.ID] = true
+			if op.Kind.OnStream() || (op.Kind == OpSync && op.Sync == SyncStream) {
+				if op.Stream < 0 || op.Stream >= len(p.Streams) {
+					add(op, "stream index %d out of range", op.Stream)
+					continue
+				}
+			}
+			switch op.Kind {
+			case OpEventRecord, OpEventWait:
+				if op.Event < 0 || op.Event >= len(p.Events) {
+					add(op, "event index %d out of range", op.Event)
+				}
+			case OpSync:
+				switch op.Sync {
+				case SyncEvent:
+					if op.Event < 0 || op.Event >= len(p.Events) {
+						add(op, "event index %d out of range", op.Event)
+					}
+				case SyncDevice:
+					if op.GPU < 0 || op.GPU >= len(m.GPUs) {
+						add(op, "gpu index %d out of range", op.GPU)
+					}
+				}
+			case OpKernel:
+				if op.Duration < 0 {
+					add(op, "negative duration")
+				}
+				if !(op.SMShare > 0 && op.SMShare <= 1) {
+					add(op, "sm share %g is not in (0, 1]", op.SMShare)
+				}
+			case OpHost:
+				if op.Duration < 0 {
+					add(op, "negative duration")
+				}
+			case OpSignal, OpAwait:
+				if op.Sem < 0 || op.Sem >= len(p.Semaphores) {
+					add(op, "semaphore index %d out of range", op.Sem)
+				}
+				if op.Kind == OpSignal && op.Count < 1 {
+					add(op, "signal count %d is less than 1", op.Count)
+				}
+			case OpCopy:
+				if msg := p.checkCopy(m, op); msg != "" {
+					add(op, "%s", msg)
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func (p *Program) checkCopy(m *Machine, op *Op) string {
+	if op.Bytes < 0 {
+		return "negative size"
+	}
+	if op.Src < 0 || op.Src >= len(m.Nodes) || op.Dst < 0 || op.Dst >= len(m.Nodes) {
+		return "copy end out of range"
+	}
+	s, d := m.Nodes[op.Src], m.Nodes[op.Dst]
+	if s.Kind == NodeSwitch || d.Kind == NodeSwitch {
+		return "a copy's ends must be hosts or GPUs"
+	}
+	if s.Kind == NodeHost && d.Kind == NodeHost {
+		return "a copy between two hosts is CPU work: use a host op"
+	}
+	g := p.Streams[op.Stream].GPU
+	gn := m.GPUs[g].Node
+	if gn != op.Src && gn != op.Dst {
+		return fmt.Sprintf("stream %s belongs to %s, which is neither end of the copy", p.StreamName(m, op.Stream), m.GPUs[g].Name)
+	}
+	switch {
+	case s.Kind == NodeHost:
+		if _, ok := m.Route(op.Src, op.Dst); !ok {
+			return fmt.Sprintf("no route from %s to %s", s.Name, d.Name)
+		}
+	case d.Kind == NodeHost:
+		if _, ok := m.Route(op.Src, op.Dst); !ok {
+			return fmt.Sprintf("no route from %s to %s", s.Name, d.Name)
+		}
+	default:
+		if m.PathBetween(s.Index, d.Index).Kind == PathNone {
+			return fmt.Sprintf("no path from %s to %s", s.Name, d.Name)
+		}
+	}
+	return ""
+}
+
+// StreamName returns the stream's user-facing name, "gpu0/compute".
+func (p *Program) StreamName(m *Machine, s int) string {
+	st := p.Streams[s]
+	return m.GPUs[st.GPU].Name + "/" + st.Name
+}

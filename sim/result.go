@@ -1,0 +1,170 @@
+package sim
+
+// CopyKind says which path a copy took.
+type CopyKind uint8
+
+// Copy kinds.
+const (
+	CopyNone   CopyKind = iota // not a copy
+	CopyH2D                    // host to device
+	CopyD2H                    // device to host
+	CopyD2D                    // within one GPU's memory
+	CopyNVLink                 // GPU to GPU, peer-to-peer over NVLink
+	CopyP2P                    // GPU to GPU, peer-to-peer over PCIe
+	CopyStaged                 // GPU to GPU through a host's pinned memory
+)
+
+var copyKindNames = [...]string{"", "h2d", "d2h", "d2d", "nvlink", "pcie-p2p", "host-staged"}
+
+func (k CopyKind) String() string {
+	if int(k) < len(copyKindNames) {
+		return copyKindNames[k]
+	}
+	return "?"
+}
+
+// CauseKind says what an op was last waiting for before it started.
+type CauseKind uint8
+
+// Cause kinds.
+const (
+	CauseNone      CauseKind = iota // nothing: it started at time zero
+	CauseHost                       // its thread reached it (the previous op on the thread released the thread)
+	CauseStream                     // the previous op on its stream ended
+	CauseEvent                      // the event record it waited on completed
+	CauseEngine                     // a copy engine was freed by another copy
+	CauseSync                       // (syncs) the last op it waited for ended
+	CauseSemaphore                  // (awaits) another thread signalled
+)
+
+var causeNames = [...]string{"none", "host", "stream", "event", "engine", "sync", "semaphore"}
+
+func (k CauseKind) String() string {
+	if int(k) < len(causeNames) {
+		return causeNames[k]
+	}
+	return "?"
+}
+
+// OpRecord is what happened to one op. Times are absolute.
+type OpRecord struct {
+	ID     string
+	Kind   OpKind
+	Thread int // index into Program.Threads
+	Stream int // index into Program.Streams; -1 for ops that are not on a stream
+	GPU    int // the stream's GPU (or the synced device); -1 if none
+	Event  int // the event recorded, waited on or synced; -1 if none
+
+	// Call is when the thread reached the op; HostEnd is when the thread went
+	// on (after the API overhead for async calls, later for blocking ones).
+	Call, HostEnd Time
+	// Issued is when the op was handed to the stream (or, for host-side ops,
+	// when the thread reached it); Start and End bound its execution.
+	Issued, Start, End Time
+
+	Bytes  int64
+	Copy   CopyKind
+	Memory MemoryKind
+	Src    int // copies: node read
+	Dst    int // copies: node written
+	Engine int // copies: the copy engine of the stream's GPU used; -1 otherwise
+	// Target is, for waits and event syncs, the record of the event record
+	// they depended on; -1 if none (the event had not been recorded).
+	Target int
+
+	// ThreadPrev is the record of the op before this one on the same thread, or -1.
+	ThreadPrev int
+	// Cause is the record whose completion let this op start (see CauseKind),
+	// or -1.
+	Cause     int
+	CauseKind CauseKind
+}
+
+// GPUStats splits a GPU's time over the run.
+type GPUStats struct {
+	Name string
+	// Compute is the time at least one kernel ran; Copy the time copies ran
+	// on its streams while no kernel did.
+	Compute, Copy Time
+	// Idle time, split by what the GPU was waiting for:
+	// IdleHost: no work had been issued yet (launch overhead, host work, syncs);
+	// IdleData: issued work waited on copies (or a copy engine);
+	// IdleGPU: issued work waited on another GPU;
+	// IdleDone: the GPU had finished everything it was given.
+	IdleHost, IdleData, IdleGPU, IdleDone Time
+	// Kernels and Copies count the ops run.
+	Kernels, Copies int
+	// EngineBusy is the busy time of each copy engine.
+	EngineBusy []Time
+}
+
+// Idle returns the GPU's total idle time.
+func (g GPUStats) Idle() Time { return g.IdleHost + g.IdleData + g.IdleGPU + g.IdleDone }
+
+// ResourceStats is the use of one shared capacity over the run.
+type ResourceStats struct {
+	Name     string
+	Capacity float64 // units per second
+	Used     float64 // units carried (bytes for links and memories)
+	Busy     Time    // time with any load
+	Peak     float64 // largest load, units per second
+	Series   []LoadPoint
+}
+
+// Utilization returns Used over what the capacity could carry in span.
+func (r ResourceStats) Utilization(span Time) float64 {
+	if span <= 0 || r.Capacity <= 0 {
+		return 0
+	}
+	return r.Used / float64(r.Capacity*span.Seconds())
+}
+
+// LinkStats is the traffic of one direction of a link.
+type LinkStats struct {
+	Link    int
+	Reverse bool // direction B to A
+	ResourceStats
+}
+
+// ThreadStats is the time of one host thread.
+type ThreadStats struct {
+	Name string
+	// CPU is the time the thread spent in API overheads and host work
+	// (wall time, including slowdowns from sharing cores).
+	CPU Time
+	// Blocked is the time spent in syncs, staging pageable copies, and awaits.
+	Blocked Time
+	// End is when the thread finished its last op.
+	End Time
+}
+
+// PathStep is one element of the critical path: Record contributed Time to
+// the makespan; Host is true when the contribution is the host-side part of an
+// async call (its API overhead), not the op's execution.
+type PathStep struct {
+	Record int
+	Host   bool
+	Time   Time
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Machine  *Machine
+	Program  *Program
+	Makespan Time
+	Ops      []OpRecord
+	Threads  []ThreadStats
+	GPUs     []GPUStats
+	// Links has one entry per link direction, in link order.
+	Links []LinkStats
+	// HostMemory has one entry per host; GPUMemory per GPU (device-local copies).
+	HostMemory []ResourceStats
+	GPUMemory  []ResourceStats
+	// CriticalPath runs from the start of the run to the op that ended last.
+	CriticalPath []PathStep
+	// Warnings, in the order they arose.
+	Warnings []string
+	// Events is the number of events the engine fired; Solves the number of
+	// flow-model re-solves.
+	Events, Solves uint64
+}

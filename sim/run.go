@@ -1,0 +1,718 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// DeadlockError reports work that can never finish: the event queue ran dry
+// while threads or streams still had ops pending. Stuck names each of them and
+// what it waits for.
+type DeadlockError struct {
+	Stuck []string
+}
+
+func (e *DeadlockError) Error() string {
+	return "deadlock: work can never finish: " + strings.Join(e.Stuck, "; ")
+}
+
+// Run simulates program p on machine m. The result depends only on m and p.
+// It returns an error for invalid input, for time overflow and for deadlock;
+// on deadlock the partial result is returned too.
+func Run(m *Machine, p *Program) (*Result, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(m); err != nil {
+		return nil, err
+	}
+	r := newRun(m, p)
+	r.e.run()
+	if r.e.err != nil {
+		return nil, r.e.err
+	}
+	res := r.finish()
+	if stuck := r.stuck(); len(stuck) > 0 {
+		return res, &DeadlockError{Stuck: stuck}
+	}
+	return res, nil
+}
+
+type run struct {
+	e   engine
+	s   *solver
+	m   *Machine
+	p   *Program
+	res *Result
+
+	threads []*threadState
+	streams []*streamState
+	events  []*opState // latest issued record of each event
+	sems    []semState
+	gpus    []*gpuState
+	hosts   []hostState
+}
+
+type hostState struct {
+	cpuRes int // -1 when cores are unlimited
+	memRes int
+}
+
+type semState struct {
+	count   int
+	waiters []*threadState
+	last    int // record of the latest signal
+}
+
+type gpuState struct {
+	r       *run
+	idx     int
+	smRes   int
+	memRes  int
+	ces     []*opState // holder of each copy engine
+	ceSince []Time
+	ceBusy  []Time
+	ceQueue []*opState
+}
+
+func newRun(m *Machine, p *Program) *run {
+	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}}
+	r.s = newSolver(&r.e)
+	for _, l := range m.Links {
+		r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"->"+m.Nodes[l.B].Name, l.Bandwidth, true)
+		r.s.addResource(l.Name+" "+m.Nodes[l.B].Name+"->"+m.Nodes[l.A].Name, l.Bandwidth, true)
+	}
+	for _, h := range m.Hosts {
+		hs := hostState{cpuRes: -1}
+		hs.memRes = r.s.addResource(h.Name+"/memory", h.MemoryBandwidth, true)
+		if h.Cores > 0 {
+			hs.cpuRes = r.s.addResource(h.Name+"/cores", float64(h.Cores), false)
+		}
+		r.hosts = append(r.hosts, hs)
+	}
+	for i, g := range m.GPUs {
+		gs := &gpuState{r: r, idx: i}
+		gs.smRes = r.s.addResource(g.Name+"/sms", 1, false)
+		gs.memRes = r.s.addResource(g.Name+"/memory", g.MemoryBandwidth, true)
+		gs.ces = make([]*opState, g.CopyEngines)
+		gs.ceSince = make([]Time, g.CopyEngines)
+		gs.ceBusy = make([]Time, g.CopyEngines)
+		r.gpus = append(r.gpus, gs)
+	}
+	for i := range p.Streams {
+		st := &streamState{r: r, idx: i, gpu: r.gpus[p.Streams[i].GPU]}
+		st.pumpEv.Init(st)
+		r.streams = append(r.streams, st)
+	}
+	r.events = make([]*opState, len(p.Events))
+	for _, s := range p.Semaphores {
+		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
+	}
+	r.res.Ops = make([]OpRecord, 0, p.NumOps())
+	for i := range p.Threads {
+		t := &threadState{r: r, idx: i, t: &p.Threads[i], host: &r.hosts[p.Threads[i].Host], prev: -1}
+		t.stepEv.Init(t)
+		t.cpu.owner = t
+		if t.host.cpuRes >= 0 {
+			t.cpu.uses = []use{{res: t.host.cpuRes, coef: 1}}
+		}
+		t.cpu.bound = 1
+		r.threads = append(r.threads, t)
+		r.e.at(&t.stepEv, 0)
+	}
+	return r
+}
+
+func (r *run) warn(op *Op, format string, a ...any) {
+	msg := fmt.Sprintf("op %s: ", op.ID) + fmt.Sprintf(format, a...)
+	if op.Where != "" {
+		msg = op.Where + ": " + msg
+	}
+	r.res.Warnings = append(r.res.Warnings, msg)
+}
+
+// opState is an op in flight.
+type opState struct {
+	r       *run
+	rec     int
+	op      *Op
+	thread  *threadState
+	stream  *streamState
+	target  *opState // wait: the record it depends on
+	started bool
+	done    bool
+	waiting bool // registered as a waiter on target
+	end     Time
+	waiters []waiter
+	kernel  *flow
+	cp      *copyState
+	ce      int  // copy engine held, -1
+	ceFrom  int  // record of the copy whose release granted the engine, -1
+	ceAt    Time // when the engine was granted
+}
+
+type waiter interface {
+	opDone(o *opState)
+}
+
+func (o *opState) record() *OpRecord { return &o.r.res.Ops[o.rec] }
+
+func (o *opState) addWaiter(w waiter) { o.waiters = append(o.waiters, w) }
+
+// flowDone is a kernel's completion.
+func (o *opState) flowDone(*flow) { o.finish() }
+
+// begin marks the op started now on its stream, with its cause.
+func (o *opState) begin(kind CauseKind, cause int) {
+	o.started = true
+	rec := o.record()
+	rec.Start = o.r.e.now
+	rec.Cause, rec.CauseKind = cause, kind
+}
+
+// finish completes a stream op: it leaves its stream and wakes its waiters.
+func (o *opState) finish() {
+	now := o.r.e.now
+	o.done = true
+	o.end = now
+	o.record().End = now
+	if o.ce >= 0 {
+		o.stream.gpu.releaseCE(o)
+	}
+	st := o.stream
+	st.q[st.head] = nil
+	st.head++
+	st.lastDone = o
+	st.kick()
+	ws := o.waiters
+	o.waiters = nil
+	for _, w := range ws {
+		w.opDone(o)
+	}
+}
+
+// streamState runs a stream's ops in FIFO order.
+type streamState struct {
+	r        *run
+	idx      int
+	gpu      *gpuState
+	q        []*opState
+	head     int
+	last     *opState // last op issued
+	lastDone *opState
+	pumpEv   Event
+}
+
+func (st *streamState) name() string { return st.r.p.StreamName(st.r.m, st.idx) }
+
+func (st *streamState) kick() {
+	if !st.pumpEv.Queued() {
+		st.r.e.at(&st.pumpEv, st.r.e.now)
+	}
+}
+
+func (st *streamState) opDone(*opState) { st.kick() }
+
+func (st *streamState) enqueue(o *opState) {
+	if st.head > 64 && st.head*2 > len(st.q) {
+		n := copy(st.q, st.q[st.head:])
+		for i := n; i < len(st.q); i++ {
+			st.q[i] = nil
+		}
+		st.q = st.q[:n]
+		st.head = 0
+	}
+	st.q = append(st.q, o)
+	st.last = o
+	st.kick()
+}
+
+// Handle pumps the stream: it starts the head op when it can, completing
+// zero-time ops (records, satisfied waits) on the spot.
+func (st *streamState) Handle() {
+	r := st.r
+	for st.head < len(st.q) {
+		o := st.q[st.head]
+		if o.started {
+			return
+		}
+		// The cause: the latest of the op's issue, the previous op's end,
+		// the awaited record's end and the copy engine grant.
+		rec := o.record()
+		kind, cause, at := CauseHost, rec.ThreadPrev, rec.Issued
+		if p := st.lastDone; p != nil && p.end >= at {
+			kind, cause, at = CauseStream, p.rec, p.end
+		}
+		switch o.op.Kind {
+		case OpEventWait:
+			if t := o.target; t != nil {
+				if !t.done {
+					if !o.waiting {
+						o.waiting = true
+						t.addWaiter(st)
+					}
+					return
+				}
+				if t.end >= at && t.end > rec.Issued {
+					kind, cause, at = CauseEvent, t.rec, t.end
+				}
+			}
+			o.begin(kind, cause)
+			o.finish()
+		case OpEventRecord:
+			o.begin(kind, cause)
+			o.finish()
+		case OpKernel:
+			o.begin(kind, cause)
+			f := &flow{owner: o, bound: 1, uses: []use{{res: st.gpu.smRes, coef: o.op.SMShare}}}
+			o.kernel = f
+			r.s.start(f, o.op.Duration.Seconds())
+			return
+		case OpCopy:
+			if !st.gpu.acquireCE(o) {
+				return
+			}
+			if o.ceFrom >= 0 && o.ceAt >= at && o.ceAt > rec.Issued {
+				kind, cause = CauseEngine, o.ceFrom
+			}
+			o.begin(kind, cause)
+			o.record().Engine = o.ce
+			o.cp.pump()
+			return
+		}
+	}
+}
+
+// acquireCE grants o a copy engine if one is free and nobody queues before it.
+func (g *gpuState) acquireCE(o *opState) bool {
+	if o.ce >= 0 {
+		return true
+	}
+	if len(g.ceQueue) == 0 {
+		for i, h := range g.ces {
+			if h == nil {
+				g.grant(o, i, -1)
+				return true
+			}
+		}
+	}
+	for _, q := range g.ceQueue {
+		if q == o {
+			return false
+		}
+	}
+	g.ceQueue = append(g.ceQueue, o)
+	return false
+}
+
+func (g *gpuState) grant(o *opState, i int, from int) {
+	g.ces[i] = o
+	g.ceSince[i] = g.r.e.now
+	o.ce, o.ceFrom, o.ceAt = i, from, g.r.e.now
+}
+
+func (g *gpuState) releaseCE(o *opState) {
+	i := o.ce
+	g.ceBusy[i] += g.r.e.now - g.ceSince[i]
+	g.ces[i] = nil
+	if len(g.ceQueue) > 0 {
+		next := g.ceQueue[0]
+		copy(g.ceQueue, g.ceQueue[1:])
+		g.ceQueue[len(g.ceQueue)-1] = nil
+		g.ceQueue = g.ceQueue[:len(g.ceQueue)-1]
+		g.grant(next, i, o.rec)
+		next.stream.kick()
+	}
+}
+
+// threadState runs a host thread's ops in program order.
+type threadState struct {
+	r      *run
+	idx    int
+	t      *Thread
+	host   *hostState
+	next   int
+	cur    *opState // op whose host side is in progress
+	curRec int
+	phase  phase
+	cpu    flow
+	stepEv Event
+	// pending counts the ops a sync still waits for; lastOp is the one that
+	// ended last.
+	pending int
+	lastOp  int
+	prev    int // record of the previous op on this thread
+	done    bool
+	inStep  bool // inside Handle: no need to schedule another step
+	end     Time
+	cpuTime Time
+	blocked Time
+	since   Time
+}
+
+type phase uint8
+
+const (
+	phReady    phase = iota
+	phOverhead       // paying the API overhead of the op at next
+	phHostWork       // running a host op
+	phSync           // blocked in a sync
+	phStaging        // blocked while a pageable copy stages
+	phAwait          // blocked on a semaphore
+)
+
+func (t *threadState) kick() {
+	if !t.stepEv.Queued() {
+		t.r.e.at(&t.stepEv, t.r.e.now)
+	}
+}
+
+// Handle runs the thread until it blocks or ends.
+func (t *threadState) Handle() {
+	t.inStep = true
+	defer func() { t.inStep = false }()
+	for !t.done && t.phase == phReady {
+		if t.next >= len(t.t.Ops) {
+			t.done = true
+			t.end = t.r.e.now
+			return
+		}
+		t.start(&t.t.Ops[t.next])
+	}
+}
+
+func (t *threadState) newRecord(op *Op) int {
+	r := t.r
+	now := r.e.now
+	rec := OpRecord{
+		ID: op.ID, Kind: op.Kind, Thread: t.idx, Stream: -1, GPU: -1, Event: -1,
+		Call: now, Issued: now, Src: -1, Dst: -1, Engine: -1, Target: -1,
+		ThreadPrev: t.prev, Cause: t.prev, CauseKind: CauseHost,
+	}
+	if t.prev < 0 {
+		rec.CauseKind = CauseNone
+	}
+	switch op.Kind {
+	case OpKernel, OpCopy, OpEventRecord, OpEventWait:
+		rec.Stream = op.Stream
+		rec.GPU = r.p.Streams[op.Stream].GPU
+	case OpSync:
+		switch op.Sync {
+		case SyncStream:
+			rec.Stream = op.Stream
+			rec.GPU = r.p.Streams[op.Stream].GPU
+		case SyncDevice:
+			rec.GPU = op.GPU
+		}
+	}
+	switch op.Kind {
+	case OpEventRecord, OpEventWait:
+		rec.Event = op.Event
+	case OpSync:
+		if op.Sync == SyncEvent {
+			rec.Event = op.Event
+		}
+	case OpCopy:
+		rec.Bytes = op.Bytes
+		rec.Src, rec.Dst = op.Src, op.Dst
+		rec.Memory = op.Memory
+	}
+	r.res.Ops = append(r.res.Ops, rec)
+	return len(r.res.Ops) - 1
+}
+
+// start begins the op at t.next.
+func (t *threadState) start(op *Op) {
+	r := t.r
+	t.curRec = t.newRecord(op)
+	switch op.Kind {
+	case OpHost:
+		t.phase = phHostWork
+		t.runCPU(op.Duration)
+	case OpSignal:
+		s := &r.sems[op.Sem]
+		s.count += op.Count
+		s.last = t.curRec
+		for s.count > 0 && len(s.waiters) > 0 {
+			w := s.waiters[0]
+			s.waiters = s.waiters[1:]
+			s.count--
+			w.acquired(t.curRec)
+		}
+		t.hostDone()
+	case OpAwait:
+		s := &r.sems[op.Sem]
+		if s.count > 0 && len(s.waiters) == 0 {
+			s.count--
+			r.res.Ops[t.curRec].Start = r.e.now
+			t.hostDone()
+			return
+		}
+		t.phase = phAwait
+		t.since = r.e.now
+		s.waiters = append(s.waiters, t)
+	default: // CUDA-like calls pay the API overhead first
+		t.phase = phOverhead
+		t.runCPU(r.m.Hosts[t.t.Host].APIOverhead)
+	}
+}
+
+// runCPU runs d of CPU work on the thread; flowDone continues.
+func (t *threadState) runCPU(d Time) {
+	t.since = t.r.e.now
+	if d == 0 {
+		t.flowDone(&t.cpu)
+		return
+	}
+	t.r.s.start(&t.cpu, d.Seconds())
+}
+
+// flowDone ends the thread's CPU work.
+func (t *threadState) flowDone(*flow) {
+	r := t.r
+	now := r.e.now
+	t.cpuTime += now - t.since
+	rec := &r.res.Ops[t.curRec]
+	op := &t.t.Ops[t.next]
+	switch t.phase {
+	case phHostWork:
+		rec.Start = rec.Issued
+		t.hostDone()
+	case phOverhead:
+		t.afterOverhead(op)
+	}
+}
+
+// hostDone ends the current op's host side at now and readies the next op.
+func (t *threadState) hostDone() {
+	now := t.r.e.now
+	rec := &t.r.res.Ops[t.curRec]
+	rec.HostEnd = now
+	if !rec.Kind.OnStream() {
+		if rec.Kind == OpHost || rec.Kind == OpSignal {
+			rec.Start = rec.Issued
+		}
+		rec.End = now
+	}
+	t.prev = t.curRec
+	t.cur = nil
+	t.phase = phReady
+	t.next++
+	if !t.inStep {
+		t.kick()
+	}
+}
+
+func (t *threadState) block(p phase) {
+	t.phase = p
+	t.since = t.r.e.now
+}
+
+func (t *threadState) unblock() {
+	t.blocked += t.r.e.now - t.since
+}
+
+// afterOverhead issues a CUDA-like call once its overhead is paid.
+func (t *threadState) afterOverhead(op *Op) {
+	r := t.r
+	now := r.e.now
+	rec := &r.res.Ops[t.curRec]
+	rec.Issued = now
+	if op.Kind == OpSync {
+		rec.Start = now
+		t.sync(op)
+		return
+	}
+	o := &opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
+	switch op.Kind {
+	case OpEventRecord:
+		r.events[op.Event] = o
+	case OpEventWait:
+		o.target = r.events[op.Event]
+		if o.target != nil {
+			rec.Target = o.target.rec
+		}
+		if o.target == nil {
+			r.warn(op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug", r.p.Events[op.Event])
+		}
+	case OpCopy:
+		o.cp = newCopy(o)
+	}
+	o.stream.enqueue(o)
+	if op.Kind == OpCopy && op.Memory == Pageable && o.cp.hostStage >= 0 {
+		// The call returns only once the host has staged the data (H2D) or
+		// copied it out of the staging buffer (D2H).
+		t.cur = o
+		t.block(phStaging)
+		o.cp.pump()
+		return
+	}
+	t.hostDone()
+}
+
+// stagingDone releases a thread blocked in a pageable copy.
+func (t *threadState) stagingDone(o *opState) {
+	t.unblock()
+	t.hostDone()
+}
+
+// sync blocks until the op's target completes.
+func (t *threadState) sync(op *Op) {
+	r := t.r
+	var targets []*opState
+	switch op.Sync {
+	case SyncStream:
+		if l := r.streams[op.Stream].last; l != nil && !l.done {
+			targets = append(targets, l)
+		}
+	case SyncDevice:
+		for _, st := range r.streams {
+			if st.gpu.idx == op.GPU && st.last != nil && !st.last.done {
+				targets = append(targets, st.last)
+			}
+		}
+	case SyncEvent:
+		l := r.events[op.Event]
+		if l == nil {
+			r.warn(op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug", r.p.Events[op.Event])
+		} else {
+			r.res.Ops[t.curRec].Target = l.rec
+			if !l.done {
+				targets = append(targets, l)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		t.hostDone()
+		return
+	}
+	t.pending = len(targets)
+	t.lastOp = -1
+	t.block(phSync)
+	for _, o := range targets {
+		o.addWaiter(t)
+	}
+}
+
+// opDone is called when an op a sync waits for completes.
+func (t *threadState) opDone(o *opState) {
+	t.pending--
+	t.lastOp = o.rec
+	if t.pending > 0 {
+		return
+	}
+	t.unblock()
+	rec := &t.r.res.Ops[t.curRec]
+	rec.Cause, rec.CauseKind = t.lastOp, CauseSync
+	t.hostDone()
+}
+
+// acquired wakes a thread blocked on a semaphore.
+func (t *threadState) acquired(signal int) {
+	t.unblock()
+	rec := &t.r.res.Ops[t.curRec]
+	rec.Start = t.r.e.now
+	rec.Cause, rec.CauseKind = signal, CauseSemaphore
+	t.hostDone()
+}
+
+// finish closes the statistics of the run.
+func (r *run) finish() *Result {
+	res := r.res
+	var end Time
+	for i := range res.Ops {
+		if res.Ops[i].End > end {
+			end = res.Ops[i].End
+		}
+		if res.Ops[i].HostEnd > end {
+			end = res.Ops[i].HostEnd
+		}
+	}
+	for _, t := range r.threads {
+		if t.done && t.end > end {
+			end = t.end
+		}
+	}
+	res.Makespan = end
+	r.s.closeStats(end)
+	res.Events = r.e.events
+	res.Solves = r.s.solves
+	for _, t := range r.threads {
+		res.Threads = append(res.Threads, ThreadStats{Name: t.t.Name, CPU: t.cpuTime, Blocked: t.blocked, End: t.end})
+	}
+	stats := func(i int) ResourceStats {
+		x := &r.s.res[i]
+		return ResourceStats{Name: x.name, Capacity: x.capacity, Used: x.used, Busy: x.busy, Peak: x.peak, Series: x.series}
+	}
+	for i := range r.m.Links {
+		res.Links = append(res.Links, LinkStats{Link: i, ResourceStats: stats(2 * i)})
+		res.Links = append(res.Links, LinkStats{Link: i, Reverse: true, ResourceStats: stats(2*i + 1)})
+	}
+	for _, h := range r.hosts {
+		res.HostMemory = append(res.HostMemory, stats(h.memRes))
+	}
+	for _, g := range r.gpus {
+		res.GPUMemory = append(res.GPUMemory, stats(g.memRes))
+		for i, h := range g.ces {
+			if h != nil {
+				g.ceBusy[i] += end - g.ceSince[i]
+			}
+		}
+	}
+	res.GPUs = gpuStats(res, r.gpus)
+	res.CriticalPath = criticalPath(res)
+	return res
+}
+
+// stuck describes every thread and stream that still has work.
+func (r *run) stuck() []string {
+	var out []string
+	desc := func(o *opState) string {
+		s := "op " + o.op.ID
+		if o.op.Where != "" {
+			s += " (" + o.op.Where + ")"
+		}
+		return s
+	}
+	for _, t := range r.threads {
+		if t.done {
+			continue
+		}
+		op := &t.t.Ops[t.next]
+		where := "op " + op.ID
+		if op.Where != "" {
+			where += " (" + op.Where + ")"
+		}
+		switch t.phase {
+		case phAwait:
+			out = append(out, fmt.Sprintf("thread %s: %s awaits semaphore %s, which nobody signals", t.t.Name, where, r.p.Semaphores[op.Sem].Name))
+		case phSync:
+			out = append(out, fmt.Sprintf("thread %s: %s is blocked in a sync", t.t.Name, where))
+		default:
+			out = append(out, fmt.Sprintf("thread %s: %s cannot proceed", t.t.Name, where))
+		}
+	}
+	for _, st := range r.streams {
+		if st.head >= len(st.q) {
+			continue
+		}
+		o := st.q[st.head]
+		msg := fmt.Sprintf("stream %s: %s", st.name(), desc(o))
+		if o.op.Kind == OpEventWait && o.target != nil {
+			msg += " waits for event " + r.p.Events[o.op.Event] + " recorded by " + desc(o.target)
+			if o.target.stream != nil {
+				msg += " on stream " + o.target.stream.name()
+			}
+		} else if o.op.Kind == OpCopy && o.ce < 0 {
+			msg += " waits for a copy engine"
+		}
+		out = append(out, msg)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// inf is +Inf, the bound of a flow limited only by its resources.
+var inf = math.Inf(1)

@@ -1,0 +1,181 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+)
+
+// WriteTrace writes res as a Chrome trace (JSON object format) that
+// ui.perfetto.dev and chrome://tracing open: a process per host with a track
+// per thread (the host side of every call), a process per GPU with a track per
+// stream and per copy engine (execution), and a process for links with a
+// utilization counter per link direction that carried traffic. Event waits
+// are flow arrows from the record to the wait. Timestamps are microseconds
+// written exactly (picosecond digits), so the same result gives the same bytes.
+func WriteTrace(w io.Writer, res *Result) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	t := &tw{w: bw}
+	m, p := res.Machine, res.Program
+	hostPid := func(h int) int { return 1 + h }
+	gpuPid := func(g int) int { return 1 + len(m.Hosts) + g }
+	linkPid := 1 + len(m.Hosts) + len(m.GPUs)
+	streamTid := func(s int) int { return 1 + s }
+	ceTid := func(e int) int { return 100000 + e }
+	t.raw(`{"displayTimeUnit":"ns","traceEvents":[`)
+	// Names and order of processes and tracks.
+	for i, h := range m.Hosts {
+		t.meta("process_name", hostPid(i), 0, "host "+h.Name)
+		t.meta("process_sort_index", hostPid(i), 0, strconv.Itoa(i))
+	}
+	for i, g := range m.GPUs {
+		t.meta("process_name", gpuPid(i), 0, g.Name+" ("+g.Model+")")
+		t.meta("process_sort_index", gpuPid(i), 0, strconv.Itoa(len(m.Hosts)+i))
+		for e := 0; e < g.CopyEngines; e++ {
+			t.meta("thread_name", gpuPid(i), ceTid(e), g.Name+"/ce"+strconv.Itoa(e))
+		}
+	}
+	t.meta("process_name", linkPid, 0, "links")
+	t.meta("process_sort_index", linkPid, 0, strconv.Itoa(len(m.Hosts)+len(m.GPUs)))
+	for i, th := range p.Threads {
+		t.meta("thread_name", hostPid(th.Host), 1+i, th.Name)
+	}
+	for i, s := range p.Streams {
+		t.meta("thread_name", gpuPid(s.GPU), streamTid(i), p.StreamName(m, i))
+	}
+	// Ops.
+	for i := range res.Ops {
+		r := &res.Ops[i]
+		th := p.Threads[r.Thread]
+		hp, htid := hostPid(th.Host), 1+r.Thread
+		label := r.ID
+		switch r.Kind {
+		case OpHost:
+			t.slice(hp, htid, r.Start, r.End, r.ID, "host", r, res)
+			continue
+		case OpSync, OpAwait, OpSignal:
+			t.slice(hp, htid, r.Call, r.End, r.Kind.String()+" "+label, r.Kind.String(), r, res)
+			continue
+		}
+		call := map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent "}[r.Kind]
+		t.slice(hp, htid, r.Call, r.HostEnd, call+label, "api", r, res)
+		gp, stid := gpuPid(r.GPU), streamTid(r.Stream)
+		cat := r.Kind.String()
+		if r.Kind == OpCopy {
+			cat = "copy " + r.Copy.String()
+		}
+		t.slice(gp, stid, r.Start, r.End, label, cat, r, res)
+		if r.Kind == OpCopy && r.Engine >= 0 {
+			t.slice(gp, ceTid(r.Engine), r.Start, r.End, label, cat, r, res)
+		}
+		if r.Kind == OpEventWait && r.Target >= 0 {
+			src := &res.Ops[r.Target]
+			t.flow("s", i, gpuPid(src.GPU), streamTid(src.Stream), src.End)
+			t.flow("f", i, gp, stid, r.Start)
+		}
+	}
+	// Link utilization counters.
+	for _, l := range res.Links {
+		if l.Used == 0 {
+			continue
+		}
+		lk := m.Links[l.Link]
+		from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
+		if l.Reverse {
+			from, to = to, from
+		}
+		name := lk.Name + " " + from + "->" + to
+		for _, pt := range l.Series {
+			t.sep()
+			t.raw(`{"ph":"C","pid":` + strconv.Itoa(linkPid) + `,"name":`)
+			t.str(name)
+			t.raw(`,"ts":` + us(pt.T) + `,"args":{"GB/s":` + strconv.FormatFloat(pt.Load/1e9, 'g', 8, 64) + `}}`)
+		}
+	}
+	t.raw("]}\n")
+	if t.err != nil {
+		return t.err
+	}
+	return bw.Flush()
+}
+
+// us formats t as microseconds with six decimals (exact picoseconds).
+func us(t Time) string {
+	neg := t < 0
+	if neg {
+		t = -t
+	}
+	s := strconv.FormatInt(int64(t/Microsecond), 10)
+	if f := int64(t % Microsecond); f != 0 {
+		s += "." + strconv.FormatInt(f+1_000_000, 10)[1:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+type tw struct {
+	w     *bufio.Writer
+	err   error
+	first bool
+	n     int
+}
+
+func (t *tw) raw(s string) {
+	if t.err == nil {
+		_, t.err = t.w.WriteString(s)
+	}
+}
+
+func (t *tw) str(s string) {
+	b, _ := json.Marshal(s)
+	t.raw(string(b))
+}
+
+func (t *tw) sep() {
+	if t.n > 0 {
+		t.raw(",\n")
+	} else {
+		t.raw("\n")
+	}
+	t.n++
+}
+
+func (t *tw) meta(name string, pid, tid int, value string) {
+	t.sep()
+	t.raw(`{"ph":"M","name":"` + name + `","pid":` + strconv.Itoa(pid) + `,"tid":` + strconv.Itoa(tid) + `,"args":{`)
+	if name == "process_sort_index" {
+		t.raw(`"sort_index":` + value + `}}`)
+		return
+	}
+	t.raw(`"name":`)
+	t.str(value)
+	t.raw(`}}`)
+}
+
+func (t *tw) slice(pid, tid int, start, end Time, name, cat string, r *OpRecord, res *Result) {
+	t.sep()
+	t.raw(`{"ph":"X","pid":` + strconv.Itoa(pid) + `,"tid":` + strconv.Itoa(tid) + `,"ts":` + us(start) + `,"dur":` + us(end-start) + `,"name":`)
+	t.str(name)
+	t.raw(`,"cat":`)
+	t.str(cat)
+	t.raw(`,"args":{"id":`)
+	t.str(r.ID)
+	if r.Kind == OpCopy {
+		t.raw(`,"bytes":` + strconv.FormatInt(r.Bytes, 10))
+	}
+	t.raw(`,"cause":`)
+	t.str(r.CauseKind.String())
+	t.raw(`}}`)
+}
+
+func (t *tw) flow(ph string, id, pid, tid int, at Time) {
+	t.sep()
+	t.raw(`{"ph":"` + ph + `","id":` + strconv.Itoa(id) + `,"pid":` + strconv.Itoa(pid) + `,"tid":` + strconv.Itoa(tid) + `,"ts":` + us(at) + `,"name":"event","cat":"wait"`)
+	if ph == "f" {
+		t.raw(`,"bp":"e"`)
+	}
+	t.raw(`}`)
+}

@@ -1,0 +1,460 @@
+// Package topologies loads machine descriptions: YAML files of hosts (CPU
+// sockets), GPUs, switches and links, read strictly (unknown keys are errors,
+// every problem is reported with file:line:col), resolved against the presets
+// in models, validated, and built into a sim.Machine. The topologies shipped
+// with gpusim are embedded in the binary and can be named instead of a path.
+//
+//	t, err := topologies.LoadShipped("pcie-2gpu")
+//	// t.Machine is ready for sim.Run; t.GPUModels[i] is GPU i's model.
+package topologies
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"gpusim/internal/spec"
+	"gpusim/internal/units"
+	"gpusim/models"
+	"gpusim/sim"
+)
+
+//go:embed *.yaml
+var shipped embed.FS
+
+// Topology is a loaded machine.
+type Topology struct {
+	Name        string
+	Description string
+	// File is where it came from: a path, or "topologies/NAME.yaml" for a
+	// shipped one.
+	File    string
+	Machine *sim.Machine
+	// GPUModels is each GPU's model with the topology's overrides applied.
+	GPUModels []models.GPU
+	// LinkTypes is each link's preset name, or "" for a link given by numbers;
+	// LinkCounts is how many parallel links it bundles.
+	LinkTypes  []string
+	LinkCounts []int
+}
+
+// Shipped returns the names of the embedded topologies, sorted.
+func Shipped() []string {
+	ents, _ := shipped.ReadDir(".")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ShippedSource returns the YAML of a shipped topology.
+func ShippedSource(name string) ([]byte, bool) {
+	b, err := shipped.ReadFile(name + ".yaml")
+	return b, err == nil
+}
+
+// LoadShipped loads an embedded topology by name.
+func LoadShipped(name string) (*Topology, error) {
+	b, ok := ShippedSource(name)
+	if !ok {
+		return nil, fmt.Errorf("no shipped topology named %q; shipped: %s", name, strings.Join(Shipped(), ", "))
+	}
+	return Load(path.Join("topologies", name+".yaml"), b)
+}
+
+// Load reads a topology from data; file names it in messages.
+func Load(file string, data []byte) (*Topology, error) {
+	d, root, err := spec.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	t := build(root)
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	if err := t.Machine.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return t, nil
+}
+
+type named struct {
+	node spec.Node
+	idx  int // node index in the machine
+}
+
+func build(root spec.Node) *Topology {
+	top, _ := root.Map("name", "description", "hosts", "gpus", "switches", "links")
+	t := &Topology{File: root.Pos(), Machine: &sim.Machine{}}
+	t.File = strings.SplitN(root.Pos(), ":", 2)[0]
+	m := t.Machine
+	if n, ok := top.Require("name", "the topology's name"); ok {
+		t.Name, _ = n.Name()
+	}
+	m.Name = t.Name
+	if n, ok := top.Get("description"); ok {
+		t.Description, _ = n.Scalar()
+	}
+	names := map[string]named{}
+	claim := func(n spec.Node) (string, bool) {
+		s, ok := n.Name()
+		if !ok {
+			return "", false
+		}
+		if prev, dup := names[s]; dup {
+			n.Errorf("duplicate name %q (first at %s)", s, prev.node.Pos())
+			return "", false
+		}
+		return s, true
+	}
+	// Hosts.
+	hostsN, ok := top.Require("hosts", "a list of hosts (CPU sockets)")
+	if ok {
+		list, _ := hostsN.Seq()
+		if len(list) == 0 && hostsN.Valid() {
+			hostsN.Errorf("a topology needs at least one host")
+		}
+		for _, hn := range list {
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers")
+			if !ok {
+				continue
+			}
+			h := sim.Host{
+				APIOverhead:     models.DefaultAPIOverhead,
+				MemcpyBandwidth: models.DefaultMemcpyBandwidth,
+				MemoryBandwidth: models.DefaultMemoryBandwidth,
+				StagingChunk:    models.DefaultStagingChunk,
+				StagingBuffers:  models.DefaultStagingBuffers,
+			}
+			p2p := true
+			var nameNode spec.Node
+			if n, ok := hm.Require("name", "the host's name, such as cpu0"); ok {
+				nameNode = n
+				h.Name, ok = claim(n)
+				if !ok {
+					continue
+				}
+			} else {
+				continue
+			}
+			if n, ok := hm.Get("cores"); ok {
+				v, _ := n.Int(0, 1<<20)
+				h.Cores = int(v)
+			}
+			if n, ok := hm.Get("api_overhead"); ok {
+				h.APIOverhead, _ = n.Time(spec.NonNeg)
+			}
+			if n, ok := hm.Get("memcpy_bandwidth"); ok {
+				h.MemcpyBandwidth = bandwidth(n)
+			}
+			if n, ok := hm.Get("memory_bandwidth"); ok {
+				h.MemoryBandwidth = bandwidth(n)
+			}
+			if n, ok := hm.Get("p2p"); ok {
+				p2p, _ = n.Bool()
+			}
+			if n, ok := hm.Get("staging_chunk"); ok {
+				h.StagingChunk, _ = n.ByteCount(spec.StrictlyPos)
+			}
+			if n, ok := hm.Get("staging_buffers"); ok {
+				v, _ := n.Int(1, 1024)
+				h.StagingBuffers = int(v)
+			}
+			i := m.AddHost(h, p2p)
+			names[h.Name] = named{nameNode, m.Hosts[i].Node}
+		}
+	}
+	// Switches (before GPUs so names are known for links in any order).
+	if sn, ok := top.Get("switches"); ok {
+		list, _ := sn.Seq()
+		for _, n := range list {
+			sm, ok := n.Map("name", "kind", "p2p")
+			if !ok {
+				continue
+			}
+			s := sim.Switch{Kind: "pcie"}
+			p2p := true
+			nn, ok := sm.Require("name", "the switch's name, such as sw0")
+			if !ok {
+				continue
+			}
+			if s.Name, ok = claim(nn); !ok {
+				continue
+			}
+			if k, ok := sm.Get("kind"); ok {
+				s.Kind, _ = k.Enum("pcie", "nvswitch")
+			}
+			if k, ok := sm.Get("p2p"); ok {
+				p2p, _ = k.Bool()
+			}
+			i := m.AddSwitch(s, p2p)
+			names[s.Name] = named{nn, m.Switches[i].Node}
+		}
+	}
+	// GPUs.
+	type gpuHost struct {
+		node spec.Node
+		name string
+	}
+	var gpuHosts []gpuHost
+	if gn, ok := top.Require("gpus", "a list of GPUs"); ok {
+		list, _ := gn.Seq()
+		if len(list) == 0 && gn.Valid() {
+			gn.Errorf("a topology needs at least one GPU")
+		}
+		for _, n := range list {
+			gm, ok := n.Map("name", "model", "host", "copy_engines", "copy_overhead", "memory_bandwidth",
+				"kernel_overhead", "compute_efficiency", "memory_efficiency", "peak")
+			if !ok {
+				continue
+			}
+			nn, ok := gm.Require("name", "the GPU's name, such as gpu0")
+			if !ok {
+				continue
+			}
+			name, ok := claim(nn)
+			if !ok {
+				continue
+			}
+			var model models.GPU
+			if mn, ok := gm.Require("model", "a GPU model: "+strings.Join(models.GPUNames(), ", ")); ok {
+				if s, ok := mn.Scalar(); ok {
+					if model, ok = models.LookupGPU(s); !ok {
+						mn.Errorf("unknown GPU model %q; known models: %s", s, strings.Join(models.GPUNames(), ", "))
+					}
+				}
+			}
+			if model.Peak == nil {
+				model.Peak = map[models.DType]float64{}
+			}
+			if x, ok := gm.Get("copy_engines"); ok {
+				v, _ := x.Int(1, 64)
+				model.CopyEngines = int(v)
+			}
+			if x, ok := gm.Get("copy_overhead"); ok {
+				model.CopyOverhead, _ = x.Time(spec.NonNeg)
+			}
+			if x, ok := gm.Get("kernel_overhead"); ok {
+				model.KernelOverhead, _ = x.Time(spec.NonNeg)
+			}
+			if x, ok := gm.Get("memory_bandwidth"); ok {
+				model.MemoryBandwidth = bandwidth(x)
+			}
+			if x, ok := gm.Get("compute_efficiency"); ok {
+				model.ComputeEfficiency = efficiency(x)
+			}
+			if x, ok := gm.Get("memory_efficiency"); ok {
+				model.MemoryEfficiency = efficiency(x)
+			}
+			if x, ok := gm.Get("peak"); ok {
+				var dn []string
+				for _, d := range models.DTypes {
+					dn = append(dn, string(d))
+				}
+				pm, _ := x.Map(dn...)
+				for _, k := range pm.Keys() {
+					v, _ := pm.Get(k)
+					if d, ok := models.ParseDType(k); ok {
+						if r, ok := v.Quantity(units.FLOPRate, spec.StrictlyPos); ok {
+							model.Peak[d] = r
+						}
+					}
+				}
+			}
+			hostName := ""
+			hn, hasHost := gm.Get("host")
+			if hasHost {
+				hostName, _ = hn.Name()
+			} else if len(m.Hosts) == 1 {
+				hostName = m.Hosts[0].Name
+			} else if len(m.Hosts) > 1 {
+				gm.Node().Errorf("missing \"host\": the CPU socket this GPU is attached to (one of %s)", hostList(m))
+			}
+			gpuHosts = append(gpuHosts, gpuHost{hn, hostName})
+			g := sim.GPU{
+				Name: name, Model: model.Name, Host: -1,
+				CopyEngines: model.CopyEngines, CopyOverhead: model.CopyOverhead,
+				MemoryBandwidth: float64(model.MemoryBandwidth * model.MemoryEfficiency),
+			}
+			i := m.AddGPU(g)
+			t.GPUModels = append(t.GPUModels, model)
+			names[name] = named{nn, m.GPUs[i].Node}
+		}
+	}
+	for i, gh := range gpuHosts {
+		if gh.name == "" {
+			continue
+		}
+		nd, ok := names[gh.name]
+		if !ok || m.Nodes[nd.idx].Kind != sim.NodeHost {
+			gh.node.Errorf("%q is not a host of this topology; hosts: %s", gh.name, hostList(m))
+			continue
+		}
+		m.GPUs[i].Host = m.Nodes[nd.idx].Index
+	}
+	// Links.
+	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
+		list, _ := ln.Seq()
+		for _, n := range list {
+			lm, ok := n.Map("name", "ends", "type", "kind", "bandwidth", "latency", "count", "p2p")
+			if !ok {
+				continue
+			}
+			l := sim.Link{P2P: true, A: -1, B: -1}
+			if x, ok := lm.Get("name"); ok {
+				l.Name, _ = x.Name()
+			}
+			if x, ok := lm.Require("ends", "the two things it connects, such as [gpu0, sw0]"); ok {
+				ends, _ := x.Seq()
+				if ends != nil && len(ends) != 2 {
+					x.Errorf("a link has exactly two ends, got %d", len(ends))
+				} else if len(ends) == 2 {
+					for j, e := range ends {
+						s, ok := e.Name()
+						if !ok {
+							continue
+						}
+						nd, ok := names[s]
+						if !ok {
+							e.Errorf("%q is not a host, GPU or switch of this topology; names: %s", s, strings.Join(sortedNames(names), ", "))
+							continue
+						}
+						if j == 0 {
+							l.A = nd.idx
+						} else {
+							l.B = nd.idx
+						}
+					}
+					if l.A >= 0 && l.A == l.B {
+						x.Errorf("a link cannot connect %s to itself", m.Nodes[l.A].Name)
+						l.B = -1
+					}
+				}
+			}
+			count := 1
+			if x, ok := lm.Get("count"); ok {
+				v, _ := x.Int(1, 1024)
+				count = int(v)
+			}
+			preset := ""
+			var lt models.LinkType
+			haveType := false
+			if x, ok := lm.Get("type"); ok {
+				if s, ok := x.Scalar(); ok {
+					if lt, haveType = models.LookupLink(s); haveType {
+						preset = lt.Name
+						l.Kind, l.Bandwidth, l.Latency, l.P2P = lt.Kind, lt.Bandwidth()*float64(count), lt.Latency, lt.P2P
+					} else {
+						x.Errorf("unknown link type %q; known types: %s", s, strings.Join(models.LinkNames(), ", "))
+					}
+				}
+			}
+			if x, ok := lm.Get("bandwidth"); ok {
+				l.Bandwidth = bandwidth(x) * float64(count)
+			} else if !haveType {
+				if _, typed := lm.Get("type"); !typed {
+					lm.Node().Errorf("a link needs a type (%s) or a bandwidth", strings.Join(models.LinkNames(), ", "))
+				}
+			}
+			if x, ok := lm.Get("latency"); ok {
+				l.Latency, _ = x.Time(spec.NonNeg)
+			}
+			kindGiven := false
+			if x, ok := lm.Get("kind"); ok {
+				if s, ok := x.Enum("pcie", "nvlink", "socket", "c2c", "other"); ok {
+					l.Kind = map[string]sim.LinkKind{"pcie": sim.LinkPCIe, "nvlink": sim.LinkNVLink, "socket": sim.LinkSocket, "c2c": sim.LinkC2C, "other": sim.LinkOther}[s]
+					kindGiven = true
+					if !haveType {
+						l.P2P = l.Kind != sim.LinkSocket
+					}
+				}
+			}
+			if !haveType && !kindGiven && l.A >= 0 && l.B >= 0 {
+				l.Kind = inferKind(m, l.A, l.B)
+				l.P2P = l.Kind != sim.LinkSocket
+			}
+			if x, ok := lm.Get("p2p"); ok {
+				l.P2P, _ = x.Bool()
+			}
+			if l.A < 0 || l.B < 0 {
+				continue
+			}
+			if l.Name != "" {
+				if prev, dup := names[l.Name]; dup {
+					lm.Node().Errorf("duplicate name %q (first at %s)", l.Name, prev.node.Pos())
+					continue
+				}
+				names[l.Name] = named{lm.Node(), -1}
+			}
+			m.AddLink(l)
+			t.LinkTypes = append(t.LinkTypes, preset)
+			t.LinkCounts = append(t.LinkCounts, count)
+		}
+	}
+	// Every GPU must reach its host.
+	for i, g := range m.GPUs {
+		if g.Host < 0 {
+			continue
+		}
+		if _, ok := m.Route(m.Hosts[g.Host].Node, g.Node); !ok {
+			names[g.Name].node.Errorf("GPU %s is not connected to its host %s: add links that join them", g.Name, m.Hosts[g.Host].Name)
+		}
+		_ = i
+	}
+	return t
+}
+
+func inferKind(m *sim.Machine, a, b int) sim.LinkKind {
+	na, nb := m.Nodes[a], m.Nodes[b]
+	isNV := func(n sim.Node) bool {
+		return n.Kind == sim.NodeGPU || (n.Kind == sim.NodeSwitch && m.Switches[n.Index].Kind == "nvswitch")
+	}
+	switch {
+	case na.Kind == sim.NodeHost && nb.Kind == sim.NodeHost:
+		return sim.LinkSocket
+	case isNV(na) && isNV(nb):
+		return sim.LinkNVLink
+	}
+	return sim.LinkPCIe
+}
+
+func bandwidth(n spec.Node) float64 {
+	v, ok := n.Quantity(units.Bandwidth, spec.StrictlyPos)
+	if ok && v > 1e18 {
+		s, _ := n.Scalar()
+		n.Errorf("%s is not a plausible bandwidth (at most 1 EB/s)", s)
+		return 0
+	}
+	return v
+}
+
+func efficiency(n spec.Node) float64 {
+	v, ok := n.Float(0, 1)
+	if ok && v == 0 {
+		n.Errorf("an efficiency must be more than zero (a fraction such as 0.8 or 80%%)")
+	}
+	return v
+}
+
+func hostList(m *sim.Machine) string {
+	var out []string
+	for _, h := range m.Hosts {
+		out = append(out, h.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func sortedNames(names map[string]named) []string {
+	var out []string
+	for k, v := range names {
+		if v.idx >= 0 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
