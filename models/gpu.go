@@ -134,8 +134,8 @@ var gpus = []GPU{
 		// NVIDIA Tesla V100 datasheet, V100 SXM2: FP64 7.8, FP32 15.7, tensor
 		// (FP16) 125 TFLOP/s; 32 GB HBM2 at 900 GB/s; NVLink 300 GB/s (6 links of
 		// NVLink2, measured.md §6); PCIe Gen3. 80 SMs. No BF16, TF32 or FP8.
-		Name: "V100-SXM2",
-		Peak: map[DType]float64{FP64: 7.8 * tera, FP32: 15.7 * tera, FP16: 125 * tera},
+		Name:            "V100-SXM2",
+		Peak:            map[DType]float64{FP64: 7.8 * tera, FP32: 15.7 * tera, FP16: 125 * tera},
 		MemoryBandwidth: 900 * giga, MemoryBytes: 32 * gb, SMs: 80,
 		// asyncEngineCount 6 (public deviceQuery logs of V100 SXM2; to confirm).
 		CopyEngines: 6, NVLinks: 6, NVLinkGen: "nvlink2", PCIe: "pcie3x16",

@@ -10,14 +10,14 @@ type OpKind uint8
 
 // Op kinds.
 const (
-	OpKernel OpKind = iota // a kernel launch on a stream
-	OpCopy                 // a memcpy on a stream
+	OpKernel      OpKind = iota // a kernel launch on a stream
+	OpCopy                      // a memcpy on a stream
 	OpEventRecord               // cudaEventRecord
 	OpEventWait                 // cudaStreamWaitEvent
-	OpSync                 // cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize
-	OpHost                 // CPU work of the thread
-	OpSignal               // post to a host semaphore
-	OpAwait                // take from a host semaphore, blocking while it is zero
+	OpSync                      // cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize
+	OpHost                      // CPU work of the thread
+	OpSignal                    // post to a host semaphore
+	OpAwait                     // take from a host semaphore, blocking while it is zero
 )
 
 var opKindNames = [...]string{"kernel", "copy", "record", "wait", "sync", "host", "signal", "await"}

@@ -439,9 +439,9 @@ type Positive uint8
 
 // Sign rules.
 const (
-	AnySign    Positive = iota // any finite value
-	NonNeg                     // zero or more
-	StrictlyPos                // more than zero
+	AnySign     Positive = iota // any finite value
+	NonNeg                      // zero or more
+	StrictlyPos                 // more than zero
 )
 
 // Quantity reads a number with a unit of kind k (see package units).
