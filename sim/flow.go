@@ -91,6 +91,7 @@ type solver struct {
 	compRes   []int
 	compFlows []*flow
 	unfrozen  []*flow
+	frozenNow []*flow
 }
 
 func newSolver(e *engine) *solver {
@@ -261,6 +262,9 @@ func (s *solver) solveComponent(r0 int) {
 		if level < 0 {
 			level = 0
 		}
+		// Decide which flows freeze before updating the resources, so that
+		// every flow of a saturated resource sees the same saturation test.
+		s.frozenNow = s.frozenNow[:0]
 		keep := s.unfrozen[:0]
 		for _, f := range s.unfrozen {
 			freeze := f.bound <= level
@@ -273,19 +277,18 @@ func (s *solver) solveComponent(r0 int) {
 					}
 				}
 			}
-			if !freeze {
+			if freeze {
+				f.frozen = true
+				f.rate = math.Min(level, f.bound)
+				s.frozenNow = append(s.frozenNow, f)
+			} else {
 				keep = append(keep, f)
-				continue
 			}
-			f.frozen = true
-			f.rate = math.Min(level, f.bound)
 		}
-		// Update the resources only after deciding, so that every flow of a
-		// saturated resource sees the same saturation test.
-		for _, f := range s.unfrozen {
-			if !f.frozen {
-				continue
-			}
+		if len(s.frozenNow) == 0 {
+			panic("sim: max-min filling froze no flow")
+		}
+		for _, f := range s.frozenNow {
 			for _, u := range f.uses {
 				r := &s.res[u.res]
 				r.rem -= float64(u.coef * f.rate)
@@ -364,8 +367,9 @@ func (s *solver) schedule(f *flow) {
 		return
 	}
 	ps := f.remaining / f.rate * 1e12
-	if ps > float64(MaxTime) {
-		ps = float64(MaxTime)
+	if !(ps < float64(MaxTime)) {
+		s.e.after(&f.ev, MaxTime) // records the overflow
+		return
 	}
 	d := Time(math.Round(ps))
 	if d == 0 && f.remaining > 0 && f.remaining > 1e-9*f.amount {

@@ -232,7 +232,7 @@ func build(root spec.Node) *Topology {
 				model.Peak = map[models.DType]float64{}
 			}
 			if x, ok := gm.Get("copy_engines"); ok {
-				v, _ := x.Int(1, 64)
+				v, _ := x.Int(1, 65536)
 				model.CopyEngines = int(v)
 			}
 			if x, ok := gm.Get("copy_overhead"); ok {

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// checkMaxMin verifies the defining property of a weighted max-min fair
+// allocation, independently of how it was computed: every resource carries
+// at most its capacity, and every flow either runs at its own bound or has a
+// bottleneck, a saturated resource on which no other flow runs faster.
+func checkMaxMin(s *solver, flows []*flow) error {
+	const eps = 1e-9
+	load := make([]float64, len(s.res))
+	for _, f := range flows {
+		for _, u := range f.uses {
+			load[u.res] += u.coef * f.rate
+		}
+	}
+	for i, r := range s.res {
+		if load[i] > r.capacity*(1+eps) {
+			return fmt.Errorf("resource %d carries %g, over its capacity %g", i, load[i], r.capacity)
+		}
+	}
+	for fi, f := range flows {
+		if !(f.rate > 0) {
+			return fmt.Errorf("flow %d has rate %g", fi, f.rate)
+		}
+		if f.rate >= f.bound*(1-eps) {
+			continue
+		}
+		ok := false
+		for _, u := range f.uses {
+			if load[u.res] < s.res[u.res].capacity*(1-eps) {
+				continue // not saturated
+			}
+			fastest := true
+			for _, g := range flows {
+				for _, v := range g.uses {
+					if v.res == u.res && g.rate > f.rate*(1+eps) {
+						fastest = false
+					}
+				}
+			}
+			if fastest {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("flow %d (rate %g) has no bottleneck and is below its bound %g", fi, f.rate, f.bound)
+		}
+	}
+	return nil
+}
+
+type nopOwner struct{}
+
+func (nopOwner) flowDone(*flow) {}
+
+func TestSolverIsMaxMinFairOnRandomInstances(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 0))
+		var e engine
+		s := newSolver(&e)
+		nres := 1 + rng.IntN(12)
+		for i := 0; i < nres; i++ {
+			s.addResource("r", 1+rng.Float64()*100, false)
+		}
+		var flows []*flow
+		for i := rng.IntN(30) + 1; i > 0; i-- {
+			f := &flow{owner: nopOwner{}, bound: math.Inf(1)}
+			if rng.IntN(4) == 0 {
+				f.bound = 0.5 + rng.Float64()*50
+			}
+			used := map[int]bool{}
+			for j := rng.IntN(4); j >= 0; j-- {
+				r := rng.IntN(nres)
+				if used[r] {
+					continue
+				}
+				used[r] = true
+				coef := 1.0
+				if rng.IntN(3) == 0 {
+					coef = 0.1 + rng.Float64()*3
+				}
+				f.uses = append(f.uses, use{res: r, coef: coef})
+			}
+			s.start(f, 1e9)
+			flows = append(flows, f)
+		}
+		s.Handle()
+		if err := checkMaxMin(s, flows); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// TestSolverMatchesHandComputedShares pins a weighted case: capacity 1,
+// coefficients 1 and 0.25 give both flows rate 1/1.25 (proportional SM sharing).
+func TestSolverMatchesHandComputedShares(t *testing.T) {
+	var e engine
+	s := newSolver(&e)
+	r := s.addResource("sms", 1, false)
+	a := &flow{owner: nopOwner{}, bound: 1, uses: []use{{res: r, coef: 1}}}
+	b := &flow{owner: nopOwner{}, bound: 1, uses: []use{{res: r, coef: 0.25}}}
+	s.start(a, 1)
+	s.start(b, 1)
+	s.Handle()
+	if math.Abs(a.rate-0.8) > 1e-12 || math.Abs(b.rate-0.8) > 1e-12 {
+		t.Errorf("rates %g, %g; want 0.8 each", a.rate, b.rate)
+	}
+}

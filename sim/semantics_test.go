@@ -1,0 +1,537 @@
+package sim_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"gpusim/sim"
+)
+
+// A tree: cpu0 -- sw0 (uplink) -- gpu0, gpu1, gpu2, with round bandwidths and
+// no latencies unless a test says otherwise.
+func tree(uplink, gpu0, gpu1, gpu2 string) string {
+	return `
+name: tree
+hosts: [` + bareHost + `]
+gpus: [` + bareGPU("gpu0") + `, ` + bareGPU("gpu1") + `, ` + bareGPU("gpu2") + `]
+switches: [{name: sw0}]
+links:
+  - {ends: [sw0, cpu0], bandwidth: ` + uplink + `}
+  - {ends: [gpu0, sw0], bandwidth: ` + gpu0 + `}
+  - {ends: [gpu1, sw0], bandwidth: ` + gpu1 + `}
+  - {ends: [gpu2, sw0], bandwidth: ` + gpu2 + `}
+`
+}
+
+func TestOneCopyIsLatencyPlusBytesOverBottleneck(t *testing.T) {
+	topo := `
+name: one
+hosts: [{name: cpu0, api_overhead: 2 us, memory_bandwidth: 1000 GB/s}]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 1 us}]
+switches: [{name: sw0}]
+links:
+  - {ends: [gpu0, sw0], bandwidth: 32 GB/s, latency: 0.5 us}
+  - {ends: [sw0, cpu0], bandwidth: 25 GB/s, latency: 1 us}
+`
+	res := simulate(t, topo, `
+name: one-copy
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/copy}
+`)
+	c := op(t, res, "c")
+	// Issued after the 2 us API overhead; then the copy engine's 1 us, the
+	// route's latencies 0.5 + 1 us, and 1e8 B at the 25 GB/s bottleneck: 4 ms.
+	if c.Issued != us(2) || c.Start != us(2) {
+		t.Errorf("issued %s start %s, want 2 us both", c.Issued, c.Start)
+	}
+	near(t, "end", c.End, us(2+1+1.5+4000), 1)
+	if c.Copy != sim.CopyH2D {
+		t.Errorf("copy kind %v, want h2d", c.Copy)
+	}
+	if res.Makespan != c.End {
+		t.Errorf("makespan %s, want the copy's end %s", res.Makespan, c.End)
+	}
+}
+
+func TestTwoCopiesShareALink(t *testing.T) {
+	res := simulate(t, tree("20 GB/s", "16 GB/s", "16 GB/s", "16 GB/s"), `
+name: two
+threads:
+  - name: main
+    ops:
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/c}
+      - copy: {id: b, from: cpu0, to: gpu1, bytes: 100 MB, stream: gpu1/c}
+`)
+	// Both cross the 20 GB/s uplink: 10 GB/s each, 1e8 B in 10 ms.
+	near(t, "a end", op(t, res, "a").End, us(10_000), 1)
+	near(t, "b end", op(t, res, "b").End, us(10_000), 1)
+}
+
+func TestMaxMinFreesBandwidthOfAFlowLimitedElsewhere(t *testing.T) {
+	res := simulate(t, tree("20 GB/s", "4 GB/s", "16 GB/s", "16 GB/s"), `
+name: three
+threads:
+  - name: main
+    ops:
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 40 MB, stream: gpu0/c}
+      - copy: {id: b, from: cpu0, to: gpu1, bytes: 160 MB, stream: gpu1/c}
+      - copy: {id: c, from: cpu0, to: gpu2, bytes: 160 MB, stream: gpu2/c}
+`)
+	// Max-min: a is held to 4 GB/s by its own link; b and c split the other
+	// 16 GB/s of the uplink, 8 each. a ends at 4e7/4e9 = 10 ms; by then b and
+	// c have moved 8e7 each and split the uplink 10/10: 8e7 more take 8 ms.
+	near(t, "a end", op(t, res, "a").End, us(10_000), 1)
+	near(t, "b end", op(t, res, "b").End, us(18_000), 2)
+	near(t, "c end", op(t, res, "c").End, us(18_000), 2)
+	// The uplink carried 3.6e8 bytes in 18 ms of its 20 GB/s.
+	up := linkDir(t, res, "cpu0", "sw0")
+	if up.Used < 3.6e8-1 || up.Used > 3.6e8+1 {
+		t.Errorf("uplink carried %g bytes, want 3.6e8", up.Used)
+	}
+	near(t, "uplink busy", up.Busy, us(18_000), 2)
+}
+
+func TestTransferStartingWhileAnotherRuns(t *testing.T) {
+	res := simulate(t, tree("20 GB/s", "16 GB/s", "16 GB/s", "16 GB/s"), `
+name: late
+threads:
+  - name: first
+    ops:
+      - copy: {id: x, from: cpu0, to: gpu0, bytes: 160 MB, stream: gpu0/c}
+  - name: second
+    ops:
+      - host: {duration: 5 ms}
+      - copy: {id: y, from: cpu0, to: gpu1, bytes: 100 MB, stream: gpu1/c}
+`)
+	// x runs alone at 16 GB/s (its own link) for 5 ms: 8e7 moved. Then x and
+	// y split the uplink, 10 GB/s each: x's other 8e7 take 8 ms (ends at
+	// 13 ms), while y moves 8e7; y's last 2e7 alone at 16 GB/s take 1.25 ms.
+	near(t, "x end", op(t, res, "x").End, us(13_000), 2)
+	y := op(t, res, "y")
+	if y.Start != us(5000) {
+		t.Errorf("y start %s, want 5 ms", y.Start)
+	}
+	near(t, "y end", y.End, us(14_250), 2)
+}
+
+func TestStreamRunsItsOpsInIssueOrder(t *testing.T) {
+	topo := `
+name: one
+hosts: [{name: cpu0, api_overhead: 3 us}]
+gpus: [{name: gpu0, model: H100-SXM}]
+links: [{ends: [gpu0, cpu0], type: pcie5x16}]
+`
+	res := simulate(t, topo, `
+name: fifo
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k1, stream: gpu0/s, duration: 10 us}
+      - kernel: {id: k2, stream: gpu0/s, duration: 20 us}
+`)
+	k1, k2 := op(t, res, "k1"), op(t, res, "k2")
+	// k1 is issued at 3 us and runs 3-13; k2 is issued at 6 us and waits
+	// for k1: 13-33.
+	if k1.Start != us(3) || k1.End != us(13) {
+		t.Errorf("k1 %s-%s, want 3-13 us", k1.Start, k1.End)
+	}
+	if k2.Issued != us(6) || k2.Start != us(13) || k2.End != us(33) {
+		t.Errorf("k2 issued %s, ran %s-%s, want issued 6, ran 13-33 us", k2.Issued, k2.Start, k2.End)
+	}
+	if k2.CauseKind != sim.CauseStream || res.Ops[k2.Cause].ID != "k1" {
+		t.Errorf("k2 cause %v %d, want stream k1", k2.CauseKind, k2.Cause)
+	}
+}
+
+const twoGPUs = `
+name: two
+hosts: [` + bareHost + `]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 0 us}, {name: gpu1, model: H100-SXM, copy_overhead: 0 us}]
+switches: [{name: sw0}]
+links:
+  - {ends: [gpu0, sw0], bandwidth: 10 GB/s}
+  - {ends: [gpu1, sw0], bandwidth: 10 GB/s}
+  - {ends: [sw0, cpu0], bandwidth: 10 GB/s}
+`
+
+func TestEventOrdersWorkAcrossGPUs(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: events
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k1, stream: gpu0/a, duration: 100 us}
+      - record: {id: r, event: e, stream: gpu0/a}
+      - wait: {id: w, event: e, stream: gpu1/b}
+      - kernel: {id: k2, stream: gpu1/b, duration: 50 us}
+`)
+	k2, w := op(t, res, "k2"), op(t, res, "w")
+	if w.End != us(100) || k2.Start != us(100) || k2.End != us(150) {
+		t.Errorf("wait ended %s, k2 ran %s-%s; want 100, 100-150 us", w.End, k2.Start, k2.End)
+	}
+	if w.CauseKind != sim.CauseEvent || res.Ops[w.Cause].ID != "r" {
+		t.Errorf("wait cause %v, want event r", w.CauseKind)
+	}
+	// gpu1 idled 100 us waiting for gpu0, then finished at 150.
+	g1 := res.GPUs[1]
+	if g1.IdleGPU != us(100) || g1.Compute != us(50) {
+		t.Errorf("gpu1 idle on other gpu %s, compute %s; want 100 us, 50 us", g1.IdleGPU, g1.Compute)
+	}
+}
+
+func TestCopyOverlapsComputeOnTwoStreams(t *testing.T) {
+	for _, tc := range []struct {
+		stream string
+		want   sim.Time
+	}{
+		{"gpu0/copy", us(1000)},    // copy and kernel overlap: max(1, 1) ms
+		{"gpu0/compute", us(2000)}, // one stream: 1 + 1 ms
+	} {
+		res := simulate(t, twoGPUs, `
+name: overlap
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/compute, duration: 1 ms}
+      - copy: {id: c, from: cpu0, to: gpu0, bytes: 10 MB, stream: `+tc.stream+`}
+`)
+		if res.Makespan != tc.want {
+			t.Errorf("copy on %s: makespan %s, want %s", tc.stream, res.Makespan, tc.want)
+		}
+	}
+}
+
+func TestCopiesQueueForCopyEngines(t *testing.T) {
+	for _, tc := range []struct {
+		engines int
+		start   sim.Time
+	}{{1, us(1000)}, {2, 0}} {
+		topo := strings.Replace(twoGPUs, "{name: gpu0, model: H100-SXM, copy_overhead: 0 us}",
+			"{name: gpu0, model: H100-SXM, copy_overhead: 0 us, copy_engines: "+string(rune('0'+tc.engines))+"}", 1)
+		res := simulate(t, topo, `
+name: engines
+threads:
+  - name: main
+    ops:
+      - copy: {id: in, from: cpu0, to: gpu0, bytes: 10 MB, stream: gpu0/in}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 10 MB, stream: gpu0/out}
+`)
+		// H2D and D2H use opposite link directions, so only the engines
+		// can serialize them: 1 ms each.
+		out := op(t, res, "out")
+		if out.Start != tc.start || out.End != tc.start+us(1000) {
+			t.Errorf("%d engines: out ran %s-%s, want from %s for 1 ms", tc.engines, out.Start, out.End, tc.start)
+		}
+		if tc.engines == 1 && (out.CauseKind != sim.CauseEngine || res.Ops[out.Cause].ID != "in") {
+			t.Errorf("1 engine: out's cause %v, want the engine freed by in", out.CauseKind)
+		}
+		// With one engine both use engine 0; with two, out takes the free one.
+		if wantEngine := tc.engines - 1; out.Engine != wantEngine {
+			t.Errorf("%d engines: out used engine %d, want %d", tc.engines, out.Engine, wantEngine)
+		}
+	}
+}
+
+const stagingHost = `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB, staging_buffers: 2}`
+
+func TestPageableVsPinnedH2D(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
+	run := func(memory string) sim.OpRecord {
+		res := simulate(t, topo, `
+name: h2d
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: cpu0, to: gpu0, bytes: 4 MiB, memory: `+memory+`, stream: gpu0/a}
+`)
+		return op(t, res, "c")
+	}
+	// Pinned: one DMA of 4 MiB at 10 GB/s.
+	chunk := 1048576.0
+	dma := chunk / 10e9 * 1e6 // us per 1 MiB chunk
+	cp := chunk / 5e9 * 1e6   // us per 1 MiB host memcpy
+	pinned := run("pinned")
+	near(t, "pinned end", pinned.End, us(4*dma), 1)
+	if pinned.HostEnd != 0 {
+		t.Errorf("pinned call returned at %s, want at once", pinned.HostEnd)
+	}
+	// Pageable: the thread memcpys 1 MiB chunks at 5 GB/s into two bounce
+	// buffers while the DMA drains them at 10 GB/s. The memcpy is the
+	// bottleneck, so chunks are staged back to back (the buffers never
+	// fill): the call returns after 4 memcpys, the last DMA follows.
+	pageable := run("pageable")
+	near(t, "pageable host return", pageable.HostEnd, us(4*cp), 4)
+	near(t, "pageable end", pageable.End, us(4*cp+dma), 4)
+}
+
+func TestPageableD2HBlocksUntilCopiedOut(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
+	res := simulate(t, topo, `
+name: d2h
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: gpu0, to: cpu0, bytes: 4 MiB, memory: pageable, stream: gpu0/a}
+      - host: {id: after, duration: 1 us}
+`)
+	dma := 1048576.0 / 10e9 * 1e6
+	cp := 1048576.0 / 5e9 * 1e6
+	// DMA of chunk 0, then four memcpys out of the buffers back to back (the
+	// DMA of each next chunk is done before the memcpy is ready for it).
+	c := op(t, res, "c")
+	near(t, "end", c.End, us(dma+4*cp), 4)
+	if c.HostEnd != c.End {
+		t.Errorf("pageable D2H returned at %s, before its data was copied out at %s", c.HostEnd, c.End)
+	}
+	if a := op(t, res, "after"); a.Start != c.End {
+		t.Errorf("host op after the copy started at %s, want %s", a.Start, c.End)
+	}
+}
+
+func TestPeerToPeerVsHostStaged(t *testing.T) {
+	scen := `
+name: p2p
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: gpu0, to: gpu1, bytes: 4 MiB, stream: gpu0/a}
+`
+	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
+	dma := 1048576.0 / 10e9 * 1e6
+	p2p := op(t, simulate(t, topo, scen), "c")
+	if p2p.Copy != sim.CopyP2P {
+		t.Errorf("copy kind %v, want pcie-p2p", p2p.Copy)
+	}
+	near(t, "p2p end", p2p.End, us(4*dma), 1)
+	// Without P2P at the switch the copy goes gpu0 -> cpu0 -> gpu1 in 1 MiB
+	// chunks over two buffers: the two legs use opposite directions of the
+	// uplink, so they pipeline: 4 chunks + 1 stage of fill = 5 chunk times.
+	staged := op(t, simulate(t, strings.Replace(topo, "{name: sw0}", "{name: sw0, p2p: false}", 1), scen), "c")
+	if staged.Copy != sim.CopyStaged {
+		t.Errorf("copy kind %v, want host-staged", staged.Copy)
+	}
+	near(t, "staged end", staged.End, us(5*dma), 4)
+}
+
+func TestAPIOverheadMakesTinyKernelsLaunchBound(t *testing.T) {
+	topo := `
+name: one
+hosts: [{name: cpu0, api_overhead: 5 us}]
+gpus: [{name: gpu0, model: H100-SXM}]
+links: [{ends: [gpu0, cpu0], type: pcie5x16}]
+`
+	res := simulate(t, topo, `
+name: launch-bound
+threads:
+  - name: main
+    ops:
+      - repeat:
+          count: 100
+          ops:
+            - kernel: {id: k, stream: gpu0/s, duration: 1 us}
+`)
+	// Kernel i is issued at 5(i+1) us and runs 1 us: the GPU waits on the
+	// host. The last ends at 501 us, five times the kernels' 100 us.
+	if res.Makespan != us(501) {
+		t.Errorf("makespan %s, want 501 us", res.Makespan)
+	}
+	g := res.GPUs[0]
+	if g.Compute != us(100) || g.IdleHost != us(401) {
+		t.Errorf("gpu0 compute %s, idle on host %s; want 100 us, 401 us", g.Compute, g.IdleHost)
+	}
+}
+
+func TestConcurrentKernelsShareSMs(t *testing.T) {
+	for _, tc := range []struct {
+		a, b   string
+		endA   float64
+		endB   float64
+		reason string
+	}{
+		{"1", "1", 20, 20, "both claim every SM: each runs at half speed"},
+		{"0.5", "0.5", 10, 10, "claims fit: both at full speed"},
+		{"0.6", "0.6", 12, 12, "claims 1.2x the GPU: each at 1/1.2"},
+		{"1", "25%", 12.5, 12.5, "claims 1.25x: each at 0.8"},
+	} {
+		res := simulate(t, twoGPUs, `
+name: sm
+threads:
+  - name: one
+    ops: [{kernel: {id: a, stream: gpu0/a, duration: 10 us, sm_share: `+tc.a+`}}]
+  - name: two
+    ops: [{kernel: {id: b, stream: gpu0/b, duration: 10 us, sm_share: "`+tc.b+`"}}]
+`)
+		near(t, tc.reason+": a end", op(t, res, "a").End, us(tc.endA), 1)
+		near(t, tc.reason+": b end", op(t, res, "b").End, us(tc.endB), 1)
+	}
+}
+
+func TestWaitOnAnEventNeverRecordedCompletesAtOnce(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: never
+threads:
+  - name: main
+    ops:
+      - wait: {id: w, event: ghost, stream: gpu0/b}
+      - kernel: {id: k, stream: gpu0/b, duration: 10 us}
+`)
+	if k := op(t, res, "k"); k.Start != 0 {
+		t.Errorf("kernel after a wait on a never-recorded event started at %s, want 0", k.Start)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "ghost") || !strings.Contains(res.Warnings[0], "scen.yaml:") {
+		t.Errorf("warnings %q, want one naming event ghost and its position", res.Warnings)
+	}
+}
+
+func TestWaitIgnoresARecordIssuedAfterIt(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: later
+threads:
+  - name: main
+    ops:
+      - wait: {id: w, event: e, stream: gpu1/b}
+      - kernel: {id: k1, stream: gpu0/a, duration: 100 us}
+      - record: {id: r, event: e, stream: gpu0/a}
+      - kernel: {id: k2, stream: gpu1/b, duration: 10 us}
+`)
+	// As cudaStreamWaitEvent: the wait took the state of e when it was
+	// issued, when e had no record; k2 does not wait for k1.
+	if k2 := op(t, res, "k2"); k2.Start != 0 || k2.End != us(10) {
+		t.Errorf("k2 ran %s-%s, want 0-10 us", k2.Start, k2.End)
+	}
+	if len(res.Warnings) != 1 {
+		t.Errorf("got %d warnings, want 1", len(res.Warnings))
+	}
+}
+
+func TestWaitBindsToTheLatestRecordIssuedBeforeIt(t *testing.T) {
+	for _, tc := range []struct {
+		order string
+		want  sim.Time
+	}{
+		// record after k1, wait, then k2 and a second record: the wait
+		// depends on the first record only.
+		{`[k1, r1, w, k2, r2, k3]`, us(100)},
+		// both records before the wait: it depends on the second.
+		{`[k1, r1, k2, r2, w, k3]`, us(300)},
+	} {
+		ops := map[string]string{
+			"k1": `{kernel: {id: k1, stream: gpu0/a, duration: 100 us}}`,
+			"r1": `{record: {id: r1, event: e, stream: gpu0/a}}`,
+			"k2": `{kernel: {id: k2, stream: gpu0/a, duration: 200 us}}`,
+			"r2": `{record: {id: r2, event: e, stream: gpu0/a}}`,
+			"w":  `{wait: {id: w, event: e, stream: gpu1/b}}`,
+			"k3": `{kernel: {id: k3, stream: gpu1/b, duration: 10 us}}`,
+		}
+		var list []string
+		for _, k := range strings.Split(strings.Trim(tc.order, "[]"), ", ") {
+			list = append(list, ops[k])
+		}
+		res := simulate(t, twoGPUs, "name: latest\nthreads:\n  - name: main\n    ops: ["+strings.Join(list, ", ")+"]\n")
+		if k3 := op(t, res, "k3"); k3.Start != tc.want {
+			t.Errorf("order %s: k3 started at %s, want %s", tc.order, k3.Start, tc.want)
+		}
+	}
+}
+
+func TestThreadsShareHostCores(t *testing.T) {
+	for _, tc := range []struct {
+		cores, threads int
+		want           float64
+	}{{1, 2, 20}, {2, 2, 10}, {2, 3, 15}, {0, 3, 10}} {
+		topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 0 us, cores: `+string(rune('0'+tc.cores))+`}`, 1)
+		scen := "name: cores\nthreads:\n"
+		for i := 0; i < tc.threads; i++ {
+			scen += "  - {name: t" + string(rune('0'+i)) + ", ops: [{host: {id: h" + string(rune('0'+i)) + ", duration: 10 us}}]}\n"
+		}
+		res := simulate(t, topo, scen)
+		if res.Makespan != us(tc.want) {
+			t.Errorf("%d threads on %d cores: makespan %s, want %g us", tc.threads, tc.cores, res.Makespan, tc.want)
+		}
+	}
+}
+
+func TestSyncBlocksTheThreadUntilTheStreamDrains(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 2 us}`, 1)
+	res := simulate(t, topo, `
+name: sync
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/a, duration: 100 us}
+      - sync: {id: s, stream: gpu0/a}
+      - host: {id: h, duration: 10 us}
+`)
+	// k is issued at 2 and runs 2-102; the sync pays 2-4 then blocks until
+	// 102; the host op runs 102-112.
+	s, h := op(t, res, "s"), op(t, res, "h")
+	if s.Start != us(4) || s.End != us(102) || h.Start != us(102) || h.End != us(112) {
+		t.Errorf("sync %s-%s, host %s-%s; want 4-102, 102-112 us", s.Start, s.End, h.Start, h.End)
+	}
+	if res.Threads[0].Blocked != us(98) {
+		t.Errorf("thread blocked %s, want 98 us", res.Threads[0].Blocked)
+	}
+}
+
+func TestSemaphoresOrderHostThreads(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: sem
+threads:
+  - name: producer
+    ops: [{host: {id: p, duration: 10 us}}, {signal: {id: s, semaphore: ready}}]
+  - name: consumer
+    ops: [{await: {id: a, semaphore: ready}}, {host: {id: c, duration: 5 us}}]
+`)
+	if c := op(t, res, "c"); c.Start != us(10) || c.End != us(15) {
+		t.Errorf("consumer ran %s-%s, want 10-15 us", c.Start, c.End)
+	}
+}
+
+func TestDeadlockNamesWhatIsStuck(t *testing.T) {
+	_, err := simulateErr(t, twoGPUs, `
+name: stuck
+threads:
+  - name: waiter
+    ops: [{await: {id: a, semaphore: never}}]
+`)
+	var dl *sim.DeadlockError
+	if !errors.As(err, &dl) {
+		t.Fatalf("err = %v, want a deadlock", err)
+	}
+	if !strings.Contains(err.Error(), "thread waiter") || !strings.Contains(err.Error(), "semaphore never") {
+		t.Errorf("deadlock message %q does not name the thread and the semaphore", err)
+	}
+}
+
+func TestDeviceLocalCopyReadsAndWritesMemory(t *testing.T) {
+	topo := strings.Replace(twoGPUs, "{name: gpu0, model: H100-SXM, copy_overhead: 0 us}",
+		"{name: gpu0, model: H100-SXM, copy_overhead: 0 us, memory_bandwidth: 1000 GB/s, memory_efficiency: 1}", 1)
+	res := simulate(t, topo, `
+name: d2d
+threads:
+  - name: main
+    ops: [{copy: {id: c, from: gpu0, to: gpu0, bytes: 1 GB, stream: gpu0/a}}]
+`)
+	// 1e9 B read and 1e9 B written at 1000 GB/s: 2 ms.
+	c := op(t, res, "c")
+	near(t, "end", c.End, us(2000), 1)
+	if c.Copy != sim.CopyD2D {
+		t.Errorf("copy kind %v, want d2d", c.Copy)
+	}
+}
+
+func TestSimulatedTimeOverflowIsAnError(t *testing.T) {
+	_, err := simulateErr(t, twoGPUs, `
+name: long
+threads:
+  - name: main
+    ops:
+      - repeat: {count: 2000, ops: [{host: {duration: 10000 s}}]}
+`)
+	if err == nil || !strings.Contains(err.Error(), "overflows") {
+		t.Errorf("err = %v, want a time overflow", err)
+	}
+}
