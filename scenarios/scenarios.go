@@ -182,8 +182,8 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	if len(b.dupErrs) > 0 {
-		return nil, errors.New(strings.Join(b.dupErrs, "\n"))
+	if len(b.lateErrs) > 0 {
+		return nil, errors.New(strings.Join(b.lateErrs, "\n"))
 	}
 	if err := b.p.Validate(b.m); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
@@ -217,16 +217,19 @@ func sortedKeys(m map[string]string) []string {
 }
 
 type builder struct {
-	file    string
-	opt     Options
-	sc      *Scenario
-	m       *sim.Machine
-	p       *sim.Program
-	streams map[string]int
-	events  map[string]int
-	sems    map[string]int
-	ids     map[string]string // op id -> where
-	dupErrs []string
+	file     string
+	opt      Options
+	sc       *Scenario
+	m        *sim.Machine
+	p        *sim.Program
+	streams  map[string]int
+	events   map[string]int
+	sems     map[string]int
+	ids      map[string]string // op id -> where
+	lateErrs []string
+	// streamTime sums each stream's kernel durations, seconds.
+	streamTime []float64
+	streamOver map[int]bool
 }
 
 func (b *builder) loadTopology(n spec.Node) error {
@@ -316,7 +319,44 @@ func (b *builder) thread(n spec.Node, names map[string]string) {
 	}
 	th.Ops = make([]sim.Op, 0, total)
 	b.expand(&th, tpl, "")
+	b.checkTime(&th, on)
 	b.p.Threads = append(b.p.Threads, th)
+}
+
+// checkTime refuses, before running, a thread whose own host time, or a
+// stream whose kernels, already add up to more than the simulated time range:
+// a lower bound of the makespan.
+func (b *builder) checkTime(th *sim.Thread, on spec.Node) {
+	limit := sim.MaxTime.Seconds()
+	api := b.m.Hosts[max(th.Host, 0)].APIOverhead.Seconds()
+	host := 0.0
+	for i := range th.Ops {
+		op := &th.Ops[i]
+		switch op.Kind {
+		case sim.OpHost:
+			host += op.Duration.Seconds()
+		case sim.OpSignal, sim.OpAwait:
+		default:
+			host += api
+		}
+		if op.Kind == sim.OpKernel {
+			for len(b.streamTime) <= op.Stream {
+				b.streamTime = append(b.streamTime, 0)
+			}
+			b.streamTime[op.Stream] += op.Duration.Seconds()
+			if b.streamTime[op.Stream] > limit && !b.streamOver[op.Stream] {
+				if b.streamOver == nil {
+					b.streamOver = map[int]bool{}
+				}
+				b.streamOver[op.Stream] = true
+				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the kernels on stream %s add up to more than the simulated time range (at most %d days)",
+					op.Where, b.p.StreamName(b.m, op.Stream), int64(limit/86400)))
+			}
+		}
+	}
+	if host > limit {
+		on.Errorf("the host work and API calls of thread %s add up to %.3g s, past the simulated time range (at most %d days)", th.Name, host, int64(limit/86400))
+	}
 }
 
 func (b *builder) hostNames() string {
@@ -359,6 +399,9 @@ func (b *builder) ops(n spec.Node, depth int) []*tpl {
 				on.Errorf("an op is one of %s, but this one has %d keys (%s): put each op in its own list item", kinds, len(keys), strings.Join(keys, ", "))
 			}
 			continue
+		}
+		if !strings.Contains(", "+kinds+", ", ", "+keys[0]+", ") {
+			continue // reported by Map
 		}
 		v, _ := om.Get(keys[0])
 		t := b.op(keys[0], v, depth)
@@ -426,7 +469,7 @@ func (b *builder) dupID(id, where, prev string) {
 		return
 	}
 	b.ids[key] = where
-	b.dupErrs = append(b.dupErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s)", where, id, prev))
+	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s)", where, id, prev))
 }
 
 func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
@@ -563,7 +606,11 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 				g := b.p.Streams[op.Stream].GPU
 				d, err := models.KernelTime(b.sc.Topology.GPUModels[g], flops, dt, bytes)
 				if err != nil {
-					n.Errorf("%v", err)
+					where := n
+					if hasDType {
+						where = tn
+					}
+					where.Errorf("%v", err)
 					t.bad = true
 				}
 				op.Duration = d

@@ -19,9 +19,7 @@ func (e *engine) after(ev *Event, d Time) {
 		panic(fmt.Sprintf("sim: negative delay %d", d))
 	}
 	if d > MaxTime-e.now {
-		if e.err == nil {
-			e.err = fmt.Errorf("simulated time overflows its range (%s after %s): a duration or size is too large", d, e.now)
-		}
+		e.overflow(d, 0)
 		return
 	}
 	e.q.Schedule(ev, e.now+d)
@@ -39,4 +37,17 @@ func (e *engine) run() {
 		e.events++
 		ev.h.Handle()
 	}
+}
+
+// overflow records that something would end past MaxTime: d after now, or
+// ps picoseconds after now when d is zero.
+func (e *engine) overflow(d Time, ps float64) {
+	if e.err != nil {
+		return
+	}
+	what := d.String()
+	if d == 0 {
+		what = fmt.Sprintf("%.3g s", ps*1e-12)
+	}
+	e.err = fmt.Errorf("simulated time overflows its range (at most %d days): something would end %s after %s; a duration or size is too large", int64(MaxTime.Seconds()/86400), what, e.now)
 }

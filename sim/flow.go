@@ -367,8 +367,8 @@ func (s *solver) schedule(f *flow) {
 		return
 	}
 	ps := f.remaining / f.rate * 1e12
-	if !(ps < float64(MaxTime)) {
-		s.e.after(&f.ev, MaxTime) // records the overflow
+	if !(ps < float64(MaxTime-s.e.now)) {
+		s.e.overflow(Time(0), ps)
 		return
 	}
 	d := Time(math.Round(ps))

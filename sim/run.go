@@ -11,11 +11,17 @@ import (
 // while threads or streams still had ops pending. Stuck names each of them and
 // what it waits for.
 type DeadlockError struct {
+	// Where is the position ("file:line:col") of the first stuck op, if known.
+	Where string
 	Stuck []string
 }
 
 func (e *DeadlockError) Error() string {
-	return "deadlock: work can never finish: " + strings.Join(e.Stuck, "; ")
+	msg := "deadlock: work can never finish: " + strings.Join(e.Stuck, "; ")
+	if e.Where != "" {
+		msg = e.Where + ": " + msg
+	}
+	return msg
 }
 
 // Run simulates program p on machine m. The result depends only on m and p.
@@ -34,8 +40,8 @@ func Run(m *Machine, p *Program) (*Result, error) {
 		return nil, r.e.err
 	}
 	res := r.finish()
-	if stuck := r.stuck(); len(stuck) > 0 {
-		return res, &DeadlockError{Stuck: stuck}
+	if where, stuck := r.stuck(); len(stuck) > 0 {
+		return res, &DeadlockError{Where: where, Stuck: stuck}
 	}
 	return res, nil
 }
@@ -666,9 +672,16 @@ func (r *run) finish() *Result {
 	return res
 }
 
-// stuck describes every thread and stream that still has work.
-func (r *run) stuck() []string {
+// stuck describes every thread and stream that still has work, and returns
+// the position of the first stuck op.
+func (r *run) stuck() (string, []string) {
 	var out []string
+	first := ""
+	note := func(op *Op) {
+		if first == "" {
+			first = op.Where
+		}
+	}
 	desc := func(o *opState) string {
 		s := "op " + o.op.ID
 		if o.op.Where != "" {
@@ -681,13 +694,14 @@ func (r *run) stuck() []string {
 			continue
 		}
 		op := &t.t.Ops[t.next]
+		note(op)
 		where := "op " + op.ID
 		if op.Where != "" {
 			where += " (" + op.Where + ")"
 		}
 		switch t.phase {
 		case phAwait:
-			out = append(out, fmt.Sprintf("thread %s: %s awaits semaphore %s, which nobody signals", t.t.Name, where, r.p.Semaphores[op.Sem].Name))
+			out = append(out, fmt.Sprintf("thread %s: %s awaits semaphore %s (count %d)", t.t.Name, where, r.p.Semaphores[op.Sem].Name, r.sems[op.Sem].count))
 		case phSync:
 			out = append(out, fmt.Sprintf("thread %s: %s is blocked in a sync", t.t.Name, where))
 		default:
@@ -699,6 +713,7 @@ func (r *run) stuck() []string {
 			continue
 		}
 		o := st.q[st.head]
+		note(o.op)
 		msg := fmt.Sprintf("stream %s: %s", st.name(), desc(o))
 		if o.op.Kind == OpEventWait && o.target != nil {
 			msg += " waits for event " + r.p.Events[o.op.Event] + " recorded by " + desc(o.target)
@@ -711,7 +726,7 @@ func (r *run) stuck() []string {
 		out = append(out, msg)
 	}
 	sort.Strings(out)
-	return out
+	return first, out
 }
 
 // inf is +Inf, the bound of a flow limited only by its resources.

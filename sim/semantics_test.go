@@ -524,12 +524,14 @@ threads:
 }
 
 func TestSimulatedTimeOverflowIsAnError(t *testing.T) {
-	_, err := simulateErr(t, twoGPUs, `
+	// 1 TiB over a 1 kB/s link would take 35 years: the run stops with an
+	// error instead of wrapping its clock around.
+	topo := strings.Replace(twoGPUs, "{ends: [gpu0, sw0], bandwidth: 10 GB/s}", "{ends: [gpu0, sw0], bandwidth: 1 kB/s}", 1)
+	_, err := simulateErr(t, topo, `
 name: long
 threads:
   - name: main
-    ops:
-      - repeat: {count: 2000, ops: [{host: {duration: 10000 s}}]}
+    ops: [{copy: {from: cpu0, to: gpu0, bytes: 1 TiB, stream: gpu0/c}}]
 `)
 	if err == nil || !strings.Contains(err.Error(), "overflows") {
 		t.Errorf("err = %v, want a time overflow", err)

@@ -297,6 +297,7 @@ func build(root spec.Node) *Topology {
 		m.GPUs[i].Host = m.Nodes[nd.idx].Index
 	}
 	// Links.
+	errsBefore := root.ErrCount()
 	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
 		list, _ := ln.Seq()
 		for _, n := range list {
@@ -395,9 +396,10 @@ func build(root spec.Node) *Topology {
 			t.LinkCounts = append(t.LinkCounts, count)
 		}
 	}
-	// Every GPU must reach its host.
+	// Every GPU must reach its host (checked only when the links are sound,
+	// so that a bad link is reported once, not as a missing connection too).
 	for i, g := range m.GPUs {
-		if g.Host < 0 {
+		if g.Host < 0 || root.ErrCount() > errsBefore {
 			continue
 		}
 		if _, ok := m.Route(m.Hosts[g.Host].Node, g.Node); !ok {

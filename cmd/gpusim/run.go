@@ -52,6 +52,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if dl != nil {
+		if dl.Where != "" {
+			return dl
+		}
 		return fmt.Errorf("%s: %v", sc.File, dl)
 	}
 	if *asJSON {

@@ -65,21 +65,21 @@ func unwrapPath(err error) error {
 
 // fileKind guesses whether data is a topology or a scenario from its keys.
 func fileKind(data []byte) string {
-	var top map[string]yaml.Node
-	if yaml.Unmarshal(data, &top) == nil {
-		if _, ok := top["threads"]; ok {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return "scenario"
+	}
+	top := doc.Content[0]
+	kind := "scenario"
+	for i := 0; i < len(top.Content); i += 2 {
+		switch top.Content[i].Value {
+		case "threads", "topology":
 			return "scenario"
-		}
-		if _, ok := top["topology"]; ok {
-			return "scenario"
-		}
-		for _, k := range []string{"hosts", "gpus", "links", "switches"} {
-			if _, ok := top[k]; ok {
-				return "topology"
-			}
+		case "hosts", "gpus", "links", "switches":
+			kind = "topology"
 		}
 	}
-	return "scenario"
+	return kind
 }
 
 const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list"

@@ -30,9 +30,19 @@ type Error struct {
 func (e *Error) Error() string {
 	pos := fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
 	if e.Path != "" {
-		return pos + ": " + e.Path + ": " + e.Msg
+		return pos + ": " + shortPath(e.Path) + ": " + e.Msg
 	}
 	return pos + ": " + e.Msg
+}
+
+// shortPath elides the middle of a very long field path (deeply nested
+// repeats), keeping its start and end.
+func shortPath(p string) string {
+	const keep = 40
+	if len(p) <= 2*keep+5 {
+		return p
+	}
+	return p[:keep] + "..." + p[len(p)-keep:]
 }
 
 // List is every problem found in an input, sorted by position; its Error is
@@ -475,7 +485,7 @@ func (n Node) Time(sign Positive) (sim.Time, bool) {
 	t, ok := sim.FromSeconds(v)
 	if !ok {
 		s, _ := n.Scalar()
-		n.Errorf("%s is past the simulated time range (at most %.0f days)", s, sim.MaxTime.Seconds()/86400)
+		n.Errorf("%s is past the simulated time range (at most %d days)", s, int64(sim.MaxTime.Seconds()/86400))
 		return 0, false
 	}
 	if sign == StrictlyPos && t == 0 {
@@ -560,3 +570,6 @@ func (n Node) Substitute(vars map[string]string, names []string) {
 	}
 	walk(n.n, 0)
 }
+
+// ErrCount returns the number of problems recorded so far in n's file.
+func (n Node) ErrCount() int { return len(n.d.errs) }
