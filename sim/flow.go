@@ -60,19 +60,20 @@ type flowOwner interface {
 
 // flow is an activity with an amount of work sharing resources.
 type flow struct {
-	uses      []use
-	bound     float64 // rate bound, units per second; +Inf for none
-	amount    float64 // total work
-	remaining float64
-	rate      float64
-	last      Time // when remaining was last brought up to date
-	active    bool
-	frozen    bool
-	mark      uint64
-	ev        Event
-	s         *solver
-	owner     flowOwner
-	tag       int // owner's label (chunk number, ...)
+	uses       []use
+	bound      float64 // rate bound, units per second; +Inf for none
+	amount     float64 // total work
+	remaining  float64
+	rate       float64
+	last       Time // when remaining was last brought up to date
+	active     bool
+	registered bool // in its resources' flow lists
+	frozen     bool
+	mark       uint64
+	ev         Event
+	s          *solver
+	owner      flowOwner
+	tag        int // owner's label (chunk number, ...)
 }
 
 // Handle is the flow's completion event.
@@ -118,6 +119,7 @@ func (s *solver) start(f *flow, amount float64) {
 	f.rate = 0
 	f.last = s.e.now
 	f.active = true
+	f.registered = false
 	if amount <= 0 {
 		s.e.at(&f.ev, s.e.now)
 		return
@@ -130,6 +132,7 @@ func (s *solver) start(f *flow, amount float64) {
 		s.schedule(f)
 		return
 	}
+	f.registered = true
 	for i := range f.uses {
 		u := &f.uses[i]
 		r := &s.res[u.res]
@@ -156,6 +159,9 @@ func (s *solver) finish(f *flow) {
 	}
 	s.e.q.Cancel(&f.ev)
 	for i := range f.uses {
+		if !f.registered {
+			break
+		}
 		u := f.uses[i]
 		r := &s.res[u.res]
 		r.used += float64(u.coef * f.remaining)

@@ -1,0 +1,199 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+func readShipped(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join("..", "topologies", filepath.Base(name)))
+}
+
+func load(t *testing.T, src string, set map[string]string) *Scenario {
+	t.Helper()
+	sc, err := Load("s.yaml", []byte(src), Options{Set: set})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return sc
+}
+
+func ids(sc *Scenario) []string {
+	var out []string
+	for _, th := range sc.Program.Threads {
+		for _, op := range th.Ops {
+			out = append(out, op.ID)
+		}
+	}
+	return out
+}
+
+func TestRepeatAndGeneratedIDs(t *testing.T) {
+	sc := load(t, `
+name: ids
+topology: pcie-2gpu
+threads:
+  - name: main
+    ops:
+      - host: {duration: 1 us}
+      - repeat:
+          count: 2
+          ops:
+            - kernel: {id: k, stream: gpu0/s, duration: 1 us}
+            - repeat: {count: 2, ops: [{record: {id: r, event: e, stream: gpu0/s}}]}
+            - sync: {stream: gpu0/s}
+`, nil)
+	want := "main/0 k#0 r#0#0 r#0#1 main/4 k#1 r#1#0 r#1#1 main/8"
+	if got := strings.Join(ids(sc), " "); got != want {
+		t.Errorf("ids %s\nwant %s", got, want)
+	}
+}
+
+func TestVarsAndSet(t *testing.T) {
+	src := `
+name: vars
+topology: ${topo}
+vars: {topo: pcie-2gpu, batch: 256 MiB, n: 3}
+threads:
+  - name: main
+    ops:
+      - repeat:
+          count: ${n}
+          ops: [{copy: {id: c, from: cpu0, to: gpu0, bytes: "${batch}", stream: gpu0/copy}}]
+`
+	sc := load(t, src, nil)
+	ops := sc.Program.Threads[0].Ops
+	if len(ops) != 3 || ops[0].Bytes != 256<<20 {
+		t.Errorf("got %d ops of %d bytes, want 3 of %d", len(ops), ops[0].Bytes, 256<<20)
+	}
+	sc = load(t, src, map[string]string{"n": "5", "batch": "1 GB"})
+	ops = sc.Program.Threads[0].Ops
+	if len(ops) != 5 || ops[0].Bytes != 1e9 {
+		t.Errorf("with --set: got %d ops of %d bytes, want 5 of 1e9", len(ops), ops[0].Bytes)
+	}
+	if sc.Vars["n"] != "5" {
+		t.Errorf("vars record %q, want the --set value", sc.Vars["n"])
+	}
+	_, err := Load("s.yaml", []byte(src), Options{Set: map[string]string{"batchsize": "1"}})
+	if err == nil || !strings.Contains(err.Error(), `no var "batchsize"`) || !strings.Contains(err.Error(), "topo, batch, n") {
+		t.Errorf("unknown --set: %v", err)
+	}
+}
+
+func TestRooflineKernelDuration(t *testing.T) {
+	sc := load(t, `
+name: roofline
+topology: pcie-2gpu
+threads:
+  - name: main
+    ops:
+      - kernel: {id: compute, stream: gpu0/s, flops: 20 TFLOP, dtype: bf16, bytes: 4 GiB}
+      - kernel: {id: memory, stream: gpu0/s, bytes: 100 GB}
+      - kernel: {id: fixed, stream: gpu0/s, duration: 7 us}
+`, nil)
+	ops := sc.Program.Threads[0].Ops
+	// L40S: 362.05 TFLOP/s bf16 x 0.7 and 864 GB/s x 0.87, plus 0.58 us.
+	compute := 20e12/(362.05e12*0.7) + 0.58e-6
+	memory := 100e9/(864e9*0.87) + 0.58e-6
+	for i, want := range []float64{compute, memory, 7e-6} {
+		got := ops[i].Duration.Seconds()
+		if d := got - want; d > 1e-12 || d < -1e-12 {
+			t.Errorf("%s: %.9g s, want %.9g s", ops[i].ID, got, want)
+		}
+	}
+}
+
+func TestStreamsAndEventsExistOnceUsed(t *testing.T) {
+	sc := load(t, `
+name: streams
+topology: pcie-2gpu
+threads:
+  - name: a
+    ops: [{kernel: {stream: gpu1/x, duration: 1 us}}, {record: {event: e, stream: gpu0/y}}]
+  - name: b
+    ops: [{wait: {event: e, stream: gpu1/x}}, {kernel: {stream: gpu0/y, duration: 1 us}}]
+`, nil)
+	p := sc.Program
+	if len(p.Streams) != 2 || p.StreamName(sc.Topology.Machine, 0) != "gpu1/x" || p.StreamName(sc.Topology.Machine, 1) != "gpu0/y" {
+		t.Errorf("streams %+v, want gpu1/x, gpu0/y in order of first use", p.Streams)
+	}
+	if len(p.Events) != 1 || p.Events[0] != "e" {
+		t.Errorf("events %v", p.Events)
+	}
+}
+
+func TestTopologyPathIsRelativeToTheScenario(t *testing.T) {
+	var asked string
+	_, err := Load("dir/sub/s.yaml", []byte("name: x\ntopology: ../t.yaml\nthreads: [{name: m, ops: [{host: {duration: 1 s}}]}]\n"), Options{
+		ReadFile: func(name string) ([]byte, error) {
+			asked = name
+			b, _ := topologies.ShippedSource("pcie-2gpu")
+			return b, nil
+		},
+	})
+	if err != nil || asked != "dir/t.yaml" {
+		t.Errorf("read %q (err %v), want dir/t.yaml", asked, err)
+	}
+}
+
+func TestOpLimit(t *testing.T) {
+	_, err := Load("s.yaml", []byte(`
+name: big
+topology: pcie-2gpu
+threads:
+  - name: m
+    ops: [{repeat: {count: 1000, ops: [{repeat: {count: 1000, ops: [{host: {duration: 1 ns}}]}}]}}]
+`), Options{MaxOps: 999_999})
+	if err == nil || !strings.Contains(err.Error(), "expands to 1000000 ops, more than the limit of 999999") {
+		t.Errorf("err = %v, want the count it would reach", err)
+	}
+}
+
+func TestShippedScenariosLoadAndRun(t *testing.T) {
+	for _, n := range Shipped() {
+		src, _ := ShippedSource(n)
+		sc, err := Load(n+".yaml", src, Options{ReadFile: readShipped})
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		res, err := sim.Run(sc.Topology.Machine, sc.Program)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		if len(res.Warnings) > 0 {
+			t.Errorf("%s: warnings %v", n, res.Warnings)
+		}
+	}
+}
+
+// FuzzLoad checks that no scenario text makes the loader (or, when it loads,
+// the simulator) panic or hang.
+func FuzzLoad(f *testing.F) {
+	for _, n := range Shipped() {
+		b, _ := ShippedSource(n)
+		f.Add(b)
+	}
+	for _, s := range []string{
+		"name: x\ntopology: pcie-2gpu\nthreads: [{name: m, ops: [{kernel: {stream: gpu0/s, duration: 1 us}}]}]",
+		"name: x\ntopology: pcie-2gpu\nvars: {a: 1}\nthreads: [{name: m, ops: [{repeat: {count: ${a}, ops: [{host: {duration: ${a} s}}]}}]}]",
+		"name: x\ntopology: pcie-2gpu\nthreads: [{name: m, ops: [{await: {semaphore: s}}]}]",
+		"name: x\ntopology: pcie-2gpu\nthreads: [{name: m, ops: [{copy: {from: gpu0, to: gpu1, bytes: 1 MiB, stream: gpu1/s}}, {sync: {device: gpu0}}]}]",
+		"threads: &a [*a]",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Load("f.yaml", data, Options{ReadFile: readShipped, MaxOps: 10_000})
+		if err != nil {
+			return
+		}
+		_, _ = sim.Run(sc.Topology.Machine, sc.Program)
+	})
+}

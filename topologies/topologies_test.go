@@ -1,0 +1,198 @@
+package topologies
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"gpusim/models"
+	"gpusim/sim"
+)
+
+func load(t *testing.T, src string) *Topology {
+	t.Helper()
+	tp, err := Load("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return tp
+}
+
+func gpu(t *testing.T, tp *Topology, name string) int {
+	t.Helper()
+	i := tp.Machine.NodeIndex(name)
+	if i < 0 || tp.Machine.Nodes[i].Kind != sim.NodeGPU {
+		t.Fatalf("no GPU %s", name)
+	}
+	return tp.Machine.Nodes[i].Index
+}
+
+// A box where gpu0-gpu1 have NVLink and also share a PCIe switch, gpu2 sits
+// on the same switch without NVLink, gpu3 hangs off the other socket, and
+// gpu1-gpu4 have NVLink too (so gpu0 -> gpu4 would be two NVLink hops
+// through gpu1, which GPUs do not forward).
+const box = `
+name: box
+hosts: [{name: cpu0}, {name: cpu1}]
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0}
+  - {name: gpu1, model: H100-SXM, host: cpu0}
+  - {name: gpu2, model: H100-SXM, host: cpu0}
+  - {name: gpu3, model: H100-SXM, host: cpu1}
+  - {name: gpu4, model: H100-SXM, host: cpu0}
+switches: [{name: sw0}]
+links:
+  - {ends: [gpu0, sw0], type: pcie5x16}
+  - {ends: [gpu1, sw0], type: pcie5x16}
+  - {ends: [gpu2, sw0], type: pcie5x16}
+  - {ends: [gpu4, sw0], type: pcie5x16}
+  - {ends: [sw0, cpu0], type: pcie5x16}
+  - {ends: [gpu3, cpu1], type: pcie5x16}
+  - {ends: [cpu0, cpu1], type: upi, count: 3}
+  - {ends: [gpu0, gpu1], type: nvlink4, count: 4}
+  - {ends: [gpu1, gpu4], type: nvlink4, count: 2}
+`
+
+func TestPathKinds(t *testing.T) {
+	tp := load(t, box)
+	m := tp.Machine
+	for _, tc := range []struct {
+		a, b  string
+		kind  sim.PathKind
+		route string
+	}{
+		{"gpu0", "gpu1", sim.PathNVLink, "gpu0 -> gpu1"},
+		{"gpu0", "gpu2", sim.PathP2P, "gpu0 -> sw0 -> gpu2"},
+		{"gpu0", "gpu4", sim.PathP2P, "gpu0 -> sw0 -> gpu4"}, // not through gpu1
+		{"gpu0", "gpu3", sim.PathStaged, ""},                  // UPI carries no P2P
+		{"gpu2", "gpu2", sim.PathLocal, ""},
+	} {
+		a, b := gpu(t, tp, tc.a), gpu(t, tp, tc.b)
+		p := m.PathBetween(a, b)
+		if p.Kind != tc.kind {
+			t.Errorf("%s -> %s: %v, want %v", tc.a, tc.b, p.Kind, tc.kind)
+		}
+		if tc.route != "" {
+			if got := m.FormatRoute(m.GPUs[a].Node, p.Route); got != tc.route {
+				t.Errorf("%s -> %s: route %s, want %s", tc.a, tc.b, got, tc.route)
+			}
+		}
+	}
+	p := m.PathBetween(gpu(t, tp, "gpu0"), gpu(t, tp, "gpu3"))
+	if m.Hosts[p.Host].Name != "cpu0" {
+		t.Errorf("gpu0 -> gpu3 staged through %s, want cpu0 (the source's host, tied in hops with cpu1)", m.Hosts[p.Host].Name)
+	}
+	if got := m.FormatRoute(m.Hosts[p.Host].Node, p.FromHost); got != "cpu0 -> cpu1 -> gpu3" {
+		t.Errorf("second leg %s, want cpu0 -> cpu1 -> gpu3", got)
+	}
+}
+
+func TestSwitchWithoutP2PStagesCopies(t *testing.T) {
+	tp, err := LoadShipped("pcie-2gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tp.Machine.PathBetween(0, 1)
+	if p.Kind != sim.PathStaged || tp.Machine.Hosts[p.Host].Name != "cpu0" {
+		t.Errorf("pcie-2gpu gpu0 -> gpu1: %v through host %d, want host-staged through cpu0", p.Kind, p.Host)
+	}
+}
+
+func TestPresetsAndOverrides(t *testing.T) {
+	tp := load(t, box)
+	m := tp.Machine
+	// Bundles multiply the preset: 4 NVLink4 links at 25 GB/s x 0.875.
+	nv := m.Links[7]
+	if want := 4 * 25e9 * 0.875; math.Abs(nv.Bandwidth-want) > 1 {
+		t.Errorf("4 x nvlink4 = %g B/s, want %g", nv.Bandwidth, want)
+	}
+	if nv.Kind != sim.LinkNVLink {
+		t.Errorf("nvlink4 kind %v", nv.Kind)
+	}
+	// PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 bits, times 0.88.
+	if want := 32e9 * 16 * 128 / 130 / 8 * 0.88; math.Abs(m.Links[0].Bandwidth-want) > 1 {
+		t.Errorf("pcie5x16 = %g B/s, want %g", m.Links[0].Bandwidth, want)
+	}
+	if m.Links[6].P2P || m.Links[6].Kind != sim.LinkSocket {
+		t.Errorf("upi link: p2p %v kind %v, want no P2P, socket", m.Links[6].P2P, m.Links[6].Kind)
+	}
+	h := m.Hosts[0]
+	if h.APIOverhead != models.DefaultAPIOverhead || h.MemoryBandwidth != models.DefaultMemoryBandwidth || h.Cores != 0 {
+		t.Errorf("host defaults not applied: %+v", h)
+	}
+	if g := m.GPUs[0]; g.CopyEngines != 3 || g.Model != "H100-SXM" {
+		t.Errorf("gpu0 from the H100 preset: %+v", g)
+	}
+	over := load(t, `
+name: o
+hosts: [{name: cpu0, cores: 8, api_overhead: 4 us, memcpy_bandwidth: 10 GB/s}]
+gpus: [{name: gpu0, model: l40s, copy_engines: 1, memory_efficiency: 50%, peak: {bf16: 100 TFLOP/s}}]
+links: [{ends: [gpu0, cpu0], bandwidth: 20 GB/s, latency: 2 us}]
+`)
+	g := over.GPUModels[0]
+	if g.CopyEngines != 1 || g.MemoryEfficiency != 0.5 || g.Peak[models.BF16] != 100e12 || g.Peak[models.FP32] != 91.6e12 {
+		t.Errorf("overrides not applied: %+v", g)
+	}
+	if l := over.Machine.Links[0]; l.Bandwidth != 20e9 || l.Latency != 2*sim.Microsecond || l.Kind != sim.LinkPCIe {
+		t.Errorf("link given by numbers: %+v", l)
+	}
+	if h := over.Machine.Hosts[0]; h.Cores != 8 || h.APIOverhead != 4*sim.Microsecond || h.MemcpyBandwidth != 10e9 {
+		t.Errorf("host overrides: %+v", h)
+	}
+}
+
+func TestEveryProblemIsReportedAtOnce(t *testing.T) {
+	_, err := Load("t.yaml", []byte(`
+name: many
+hosts: [{name: cpu0, cores: -1, memory_bandwidth: 10 GB}]
+gpus: [{name: gpu0, model: H1000}]
+links: [{ends: [gpu0, cpu0], bandwidth: 0}]
+`))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 4 {
+		t.Errorf("got %d problems, want 4:\n%v", len(lines), err)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "t.yaml:") {
+			t.Errorf("%q does not start with the file position", l)
+		}
+	}
+}
+
+func TestShippedTopologiesLoad(t *testing.T) {
+	names := Shipped()
+	if len(names) == 0 {
+		t.Fatal("no shipped topologies")
+	}
+	for _, n := range names {
+		if _, err := LoadShipped(n); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if _, err := LoadShipped("nope"); err == nil || !strings.Contains(err.Error(), "pcie-2gpu") {
+		t.Errorf("unknown shipped name: %v, want a list of names", err)
+	}
+}
+
+// FuzzLoad checks that no topology text makes the loader panic.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(box))
+	for _, n := range Shipped() {
+		b, _ := ShippedSource(n)
+		f.Add(b)
+	}
+	for _, s := range []string{"", "name: x", "hosts: [1, 2]", "{a: *b}", "a: &x [*x]", "name: x\nhosts: [{name: c}]\ngpus: [{name: g, model: H100-SXM}]\nlinks: [{ends: [g, c], bandwidth: 1e400}]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, err := Load("f.yaml", data)
+		if err == nil {
+			if verr := tp.Machine.Validate(); verr != nil {
+				t.Errorf("loaded a machine that does not validate: %v", verr)
+			}
+		}
+	})
+}
