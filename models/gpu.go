@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"gpusim/sim"
@@ -250,13 +249,4 @@ func ParseDType(s string) (DType, bool) {
 		}
 	}
 	return "", false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -39,6 +39,18 @@ func simulateErr(t *testing.T, topo, scen string) (*sim.Result, error) {
 	return sim.Run(sc.Topology.Machine, sc.Program)
 }
 
+// mustLoad loads a scenario whose topology is "topo.yaml" with text topo.
+func mustLoad(tb testing.TB, topo, scen string) *scenarios.Scenario {
+	tb.Helper()
+	sc, err := scenarios.Load("scen.yaml", []byte(scen), scenarios.Options{
+		ReadFile: func(string) ([]byte, error) { return []byte(topo), nil },
+	})
+	if err != nil {
+		tb.Fatalf("load: %v", err)
+	}
+	return sc
+}
+
 // loadTopology parses a topology given as YAML text.
 func loadTopology(t *testing.T, topo string) *topologies.Topology {
 	t.Helper()

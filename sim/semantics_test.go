@@ -537,3 +537,27 @@ threads:
 		t.Errorf("err = %v, want a time overflow", err)
 	}
 }
+
+func TestZeroSizedWorkTakesOnlyItsFixedCosts(t *testing.T) {
+	topo := `
+name: z
+hosts: [{name: cpu0, api_overhead: 1 us}]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 2 us}]
+links: [{ends: [gpu0, cpu0], bandwidth: 10 GB/s, latency: 0.5 us}]
+`
+	res := simulate(t, topo, `
+name: zero
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: cpu0, to: gpu0, bytes: 0, stream: gpu0/a}
+      - kernel: {id: k, stream: gpu0/a, duration: 0 s}
+`)
+	// c is issued at 1 us and costs the engine's 2 us plus 0.5 us of latency.
+	if c := op(t, res, "c"); c.End != us(3.5) {
+		t.Errorf("empty copy ended at %s, want 3.5 us", c.End)
+	}
+	if k := op(t, res, "k"); k.Start != us(3.5) || k.End != us(3.5) {
+		t.Errorf("empty kernel ran %s-%s, want at 3.5 us", k.Start, k.End)
+	}
+}

@@ -171,6 +171,9 @@ func simgridRunner(t *testing.T) string {
 		runnerPath = out
 	})
 	if runnerErr != nil {
+		if os.Getenv("GPUSIM_REQUIRE_SIMGRID") != "" {
+			t.Fatalf("SimGrid reference required (GPUSIM_REQUIRE_SIMGRID) but unavailable: %v", runnerErr)
+		}
 		t.Skipf("SimGrid reference unavailable: %v", runnerErr)
 	}
 	return runnerPath

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"sort"
 	"strconv"
 )
 
@@ -75,17 +76,47 @@ func WriteTrace(w io.Writer, res *Result) error {
 			t.flow("f", i, gp, stid, r.Start)
 		}
 	}
+	// Transfers on links: each copy is a slice on every link direction it
+	// crosses, on the first lane of that direction free at its start, so that
+	// slices on one track never overlap.
+	lanes := make([][]Time, 2*len(m.Links)) // per direction: end of the last slice of each lane
+	laneTid := func(dir, k int) int { return 1 + dir*64 + k }
+	var copies []int
+	for i := range res.Ops {
+		if r := &res.Ops[i]; r.Kind == OpCopy && r.End > r.Start {
+			copies = append(copies, i)
+		}
+	}
+	sort.SliceStable(copies, func(a, b int) bool { return res.Ops[copies[a]].Start < res.Ops[copies[b]].Start })
+	for _, i := range copies {
+		r := &res.Ops[i]
+		for _, h := range copyHops(m, r) {
+			dir := 2 * h.Link
+			if h.Reverse {
+				dir++
+			}
+			k := 0
+			for k < len(lanes[dir]) && lanes[dir][k] > r.Start {
+				k++
+			}
+			if k == 64 {
+				continue // more than 64 concurrent transfers: the counter tells the rest
+			}
+			if k == len(lanes[dir]) {
+				lanes[dir] = append(lanes[dir], 0)
+				t.meta("thread_name", linkPid, laneTid(dir, k), linkDirName(m, h)+laneSuffix(k))
+				t.meta("thread_sort_index", linkPid, laneTid(dir, k), strconv.Itoa(laneTid(dir, k)))
+			}
+			lanes[dir][k] = r.End
+			t.slice(linkPid, laneTid(dir, k), r.Start, r.End, r.ID, "transfer", r, res)
+		}
+	}
 	// Link utilization counters.
 	for _, l := range res.Links {
 		if l.Used == 0 {
 			continue
 		}
-		lk := m.Links[l.Link]
-		from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
-		if l.Reverse {
-			from, to = to, from
-		}
-		name := lk.Name + " " + from + "->" + to
+		name := linkDirName(m, Hop{Link: l.Link, Reverse: l.Reverse})
 		for _, pt := range l.Series {
 			t.sep()
 			t.raw(`{"ph":"C","pid":` + strconv.Itoa(linkPid) + `,"name":`)
@@ -98,6 +129,40 @@ func WriteTrace(w io.Writer, res *Result) error {
 		return t.err
 	}
 	return bw.Flush()
+}
+
+// linkDirName names a link direction: "link:gpu0-sw0 gpu0->sw0".
+func linkDirName(m *Machine, h Hop) string {
+	lk := m.Links[h.Link]
+	from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
+	if h.Reverse {
+		from, to = to, from
+	}
+	return lk.Name + " " + from + "->" + to
+}
+
+func laneSuffix(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return " #" + strconv.Itoa(k+1)
+}
+
+// copyHops returns the link directions a copy crosses (both legs of a
+// host-staged copy).
+func copyHops(m *Machine, r *OpRecord) []Hop {
+	switch r.Copy {
+	case CopyH2D, CopyD2H:
+		rt, _ := m.Route(r.Src, r.Dst)
+		return rt.Hops
+	case CopyNVLink, CopyP2P, CopyStaged:
+		p := m.PathBetween(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index)
+		if p.Kind == PathStaged {
+			return append(append([]Hop(nil), p.ToHost.Hops...), p.FromHost.Hops...)
+		}
+		return p.Route.Hops
+	}
+	return nil
 }
 
 // us formats t as microseconds with six decimals (exact picoseconds).
@@ -146,7 +211,7 @@ func (t *tw) sep() {
 func (t *tw) meta(name string, pid, tid int, value string) {
 	t.sep()
 	t.raw(`{"ph":"M","name":"` + name + `","pid":` + strconv.Itoa(pid) + `,"tid":` + strconv.Itoa(tid) + `,"args":{`)
-	if name == "process_sort_index" {
+	if name == "process_sort_index" || name == "thread_sort_index" {
 		t.raw(`"sort_index":` + value + `}}`)
 		return
 	}

@@ -64,7 +64,7 @@ func TestPathKinds(t *testing.T) {
 		{"gpu0", "gpu1", sim.PathNVLink, "gpu0 -> gpu1"},
 		{"gpu0", "gpu2", sim.PathP2P, "gpu0 -> sw0 -> gpu2"},
 		{"gpu0", "gpu4", sim.PathP2P, "gpu0 -> sw0 -> gpu4"}, // not through gpu1
-		{"gpu0", "gpu3", sim.PathStaged, ""},                  // UPI carries no P2P
+		{"gpu0", "gpu3", sim.PathStaged, ""},                 // UPI carries no P2P
 		{"gpu2", "gpu2", sim.PathLocal, ""},
 	} {
 		a, b := gpu(t, tp, tc.a), gpu(t, tp, tc.b)

@@ -44,7 +44,11 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	tw.Flush()
 	for _, g := range res.GPUs {
 		if g.Kernels+g.Copies == 0 {
-			fmt.Fprintf(w, "  %s runs nothing in this scenario.\n", g.Name)
+			if peerCopies(res, g.Name) > 0 {
+				fmt.Fprintf(w, "  %s runs no ops of its own; it takes part in %d copies issued on other GPUs' streams.\n", g.Name, peerCopies(res, g.Name))
+			} else {
+				fmt.Fprintf(w, "  %s runs nothing in this scenario.\n", g.Name)
+			}
 		} else if c := dominantIdle(g); c != "" && g.Idle() > span/10 {
 			fmt.Fprintf(w, "  %s idles %s of the time, mostly %s.\n", g.Name, pct(g.Idle(), span), c)
 		}
@@ -178,4 +182,21 @@ func dominantIdle(g sim.GPUStats) string {
 		}
 	}
 	return name
+}
+
+// peerCopies counts the copies that read or write the named GPU from a
+// stream of another GPU.
+func peerCopies(res *sim.Result, gpu string) int {
+	m := res.Machine
+	n := 0
+	for i := range res.Ops {
+		r := &res.Ops[i]
+		if r.Kind != sim.OpCopy || m.GPUs[r.GPU].Name == gpu {
+			continue
+		}
+		if m.Nodes[r.Src].Name == gpu || m.Nodes[r.Dst].Name == gpu {
+			n++
+		}
+	}
+	return n
 }
