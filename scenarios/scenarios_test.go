@@ -189,6 +189,13 @@ func FuzzLoad(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// The bad-input corpus of the command line: broken files of every kind.
+	bad, _ := filepath.Glob(filepath.Join("..", "cmd", "gpusim", "testdata", "bad", "s-*.yaml"))
+	for _, name := range bad {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc, err := Load("f.yaml", data, Options{ReadFile: readShipped, MaxOps: 10_000})
 		if err != nil {

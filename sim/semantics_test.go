@@ -561,3 +561,90 @@ threads:
 		t.Errorf("empty kernel ran %s-%s, want at 3.5 us", k.Start, k.End)
 	}
 }
+
+func TestSyncOnEventAndDevice(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: syncs
+threads:
+  - name: main
+    ops:
+      - kernel: {id: a, stream: gpu0/a, duration: 100 us}
+      - record: {id: r, event: e, stream: gpu0/a}
+      - kernel: {id: b, stream: gpu0/a, duration: 50 us}
+      - kernel: {id: c, stream: gpu0/c, duration: 10 us, sm_share: 0.1}
+      - sync: {id: se, event: e}
+      - host: {id: h1, duration: 1 us}
+      - sync: {id: sd, device: gpu0}
+      - host: {id: h2, duration: 1 us}
+`)
+	// c claims 10% of the SMs while a claims all of them: both slow to
+	// 1/1.1 speed while they overlap. c needs 10 us alone: it ends at 11 us
+	// having delayed a by 1 us, so a ends at 101 us and b at 151 us. The event
+	// sync returns when a's record completes (101), the device sync when b
+	// ends (151).
+	near(t, "c end", op(t, res, "c").End, us(11), 1)
+	near(t, "a end", op(t, res, "a").End, us(101), 1)
+	near(t, "event sync end", op(t, res, "se").End, us(101), 1)
+	near(t, "h1 start", op(t, res, "h1").Start, us(101), 1)
+	near(t, "device sync end", op(t, res, "sd").End, us(151), 1)
+	near(t, "h2 end", op(t, res, "h2").End, us(152), 1)
+}
+
+func TestHostMemoryBandwidthIsShared(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 15 GB/s}`, 1)
+	topo = strings.Replace(topo, "{ends: [sw0, cpu0], bandwidth: 10 GB/s}", "{ends: [sw0, cpu0], bandwidth: 100 GB/s}", 1)
+	res := simulate(t, topo, `
+name: memory
+threads:
+  - name: main
+    ops:
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 75 MB, stream: gpu0/c}
+      - copy: {id: b, from: gpu1, to: cpu0, bytes: 75 MB, stream: gpu1/c}
+`)
+	// The GPU links allow 10 GB/s each, but both copies touch cpu0's memory,
+	// 15 GB/s in all: 7.5 GB/s each, 75 MB in 10 ms.
+	near(t, "a end", op(t, res, "a").End, us(10_000), 1)
+	near(t, "b end", op(t, res, "b").End, us(10_000), 1)
+	if mem := res.HostMemory[0]; mem.Used < 1.5e8-1 || mem.Used > 1.5e8+1 {
+		t.Errorf("host memory carried %g bytes, want 1.5e8", mem.Used)
+	}
+}
+
+func TestFarSocketFeedsAGPUOverTheSocketLink(t *testing.T) {
+	topo := `
+name: two-sockets
+hosts: [{name: cpu0, api_overhead: 0 us}, {name: cpu1, api_overhead: 0 us}]
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0, copy_overhead: 0 us}]
+links:
+  - {ends: [gpu0, cpu0], bandwidth: 50 GB/s}
+  - {ends: [cpu0, cpu1], bandwidth: 20 GB/s, latency: 1 us}
+`
+	res := simulate(t, topo, `
+name: far
+threads:
+  - {name: near, host: cpu0, ops: [{copy: {id: near, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/a}}]}
+  - {name: far, host: cpu1, ops: [{host: {duration: 10 ms}}, {copy: {id: far, from: cpu1, to: gpu0, bytes: 100 MB, stream: gpu0/b}}]}
+`)
+	// Near: 1e8 B at 50 GB/s = 2 ms. Far, alone later: 1 us of socket-link
+	// latency, then 1e8 B at the 20 GB/s socket link = 5 ms.
+	near(t, "near end", op(t, res, "near").End, us(2000), 1)
+	far := op(t, res, "far")
+	near(t, "far duration", far.End-far.Start, us(5001), 1)
+}
+
+func TestNVLinkIsPreferredOverPCIe(t *testing.T) {
+	topo := strings.Replace(twoGPUs, "links:\n", "links:\n  - {ends: [gpu0, gpu1], bandwidth: 100 GB/s}\n", 1)
+	res := simulate(t, topo, `
+name: nv
+threads:
+  - name: main
+    ops: [{copy: {id: c, from: gpu0, to: gpu1, bytes: 100 MB, stream: gpu1/a}}]
+`)
+	// gpu0 and gpu1 share a PCIe switch (10 GB/s) and a direct 100 GB/s
+	// NVLink (its kind inferred from its GPU ends): the copy takes the NVLink.
+	c := op(t, res, "c")
+	if c.Copy != sim.CopyNVLink {
+		t.Errorf("copy kind %v, want nvlink", c.Copy)
+	}
+	near(t, "end", c.End, us(1000), 1)
+}

@@ -2,6 +2,8 @@ package topologies
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -186,6 +188,13 @@ func FuzzLoad(f *testing.F) {
 	}
 	for _, s := range []string{"", "name: x", "hosts: [1, 2]", "{a: *b}", "a: &x [*x]", "name: x\nhosts: [{name: c}]\ngpus: [{name: g, model: H100-SXM}]\nlinks: [{ends: [g, c], bandwidth: 1e400}]"} {
 		f.Add([]byte(s))
+	}
+	// The bad-input corpus of the command line: broken files of every kind.
+	bad, _ := filepath.Glob(filepath.Join("..", "cmd", "gpusim", "testdata", "bad", "t-*.yaml"))
+	for _, name := range bad {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tp, err := Load("f.yaml", data)
