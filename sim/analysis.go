@@ -11,7 +11,7 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 	m := res.Machine
 	out := make([]GPUStats, len(m.GPUs))
 	byGPU := make([][]int, len(m.GPUs))
-	prev := streamPredecessors(res)
+	sops := streamOps(res)
 	for i := range res.Ops {
 		if rec := &res.Ops[i]; rec.Kind.OnStream() {
 			byGPU[rec.GPU] = append(byGPU[rec.GPU], i)
@@ -85,7 +85,7 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 			case copies > 0:
 				st.Copy += d
 			case pending >= 0:
-				switch blame(res, prev, pending, t, g) {
+				switch blame(res, sops, pending, t, g) {
 				case CauseEvent:
 					st.IdleGPU += d
 				case CauseEngine:
@@ -103,36 +103,28 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 	return out
 }
 
-// streamPredecessors returns, for each record, the previous op issued to the
-// same stream, or -1.
-func streamPredecessors(res *Result) []int {
-	prev := make([]int, len(res.Ops))
-	lastOn := make([]int, len(res.Program.Streams))
-	for i := range lastOn {
-		lastOn[i] = -1
-	}
-	order := make([]int, 0, len(res.Ops))
+// streamOps returns, for each stream, its records in FIFO order (indexed by
+// StreamSeq).
+func streamOps(res *Result) [][]int {
+	out := make([][]int, len(res.Program.Streams))
 	for i := range res.Ops {
-		prev[i] = -1
-		if res.Ops[i].Kind.OnStream() {
-			order = append(order, i)
+		if r := &res.Ops[i]; r.StreamSeq >= 0 {
+			for len(out[r.Stream]) <= r.StreamSeq {
+				out[r.Stream] = append(out[r.Stream], -1)
+			}
+			out[r.Stream][r.StreamSeq] = i
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return res.Ops[order[a]].Issued < res.Ops[order[b]].Issued })
-	for _, i := range order {
-		s := res.Ops[i].Stream
-		prev[i] = lastOn[s]
-		lastOn[s] = i
-	}
-	return prev
+	return out
 }
 
 // blame follows what op i waits for at time t to the op that holds it up and
 // classifies it: CauseEngine for a copy in progress or a copy queued for an
 // engine (waiting on data), CauseEvent for work running on another GPU, and
-// CauseHost for work the host has not issued yet.
-func blame(res *Result, prev []int, i int, t Time, gpu int) CauseKind {
-	for depth := 0; depth < 1000; depth++ {
+// CauseHost for work the host has not issued yet. Ops on a stream end in
+// FIFO order, so the op holding up a stream at t is found by binary search.
+func blame(res *Result, sops [][]int, i int, t Time, gpu int) CauseKind {
+	for hops := 0; hops <= len(res.Ops); hops++ {
 		rec := &res.Ops[i]
 		switch {
 		case rec.Issued > t:
@@ -145,8 +137,17 @@ func blame(res *Result, prev []int, i int, t Time, gpu int) CauseKind {
 				return CauseEvent
 			}
 			return CauseHost
-		case prev[i] >= 0 && res.Ops[prev[i]].End > t:
-			i = prev[i]
+		case rec.Start <= t:
+			return CauseHost // ended: nothing holds it up
+		}
+		// Pending: the first op of its stream still unfinished at t holds it.
+		ops := sops[rec.Stream]
+		k := sort.Search(rec.StreamSeq, func(k int) bool { return res.Ops[ops[k]].End > t })
+		if k < rec.StreamSeq {
+			i = ops[k]
+			continue
+		}
+		switch {
 		case rec.Kind == OpEventWait && rec.Target >= 0 && res.Ops[rec.Target].End > t:
 			i = rec.Target
 		case rec.Kind == OpCopy:
@@ -158,10 +159,30 @@ func blame(res *Result, prev []int, i int, t Time, gpu int) CauseKind {
 	return CauseHost
 }
 
+// Where a critical-path step ends: an op's end, its host side's end, or its
+// issue (the end of its API overhead).
+type pathAt uint8
+
+const (
+	atEnd pathAt = iota
+	atHostEnd
+	atIssued
+)
+
+func pathTime(r *OpRecord, at pathAt) Time {
+	switch at {
+	case atHostEnd:
+		return r.HostEnd
+	case atIssued:
+		return r.Issued
+	}
+	return r.End
+}
+
 // criticalPath walks back from the op that ended last through the causes
-// that made each op start when it did. Each step is either an op's execution
-// (from its cause to its end) or, for an async call, its host side (from the
-// thread reaching it to the call returning).
+// that made each op start when it did. Each step is an op's execution, the
+// API overhead of a call (from the thread reaching it to its issue), or the
+// staging of a pageable copy (the part of the call after its issue).
 func criticalPath(res *Result) []PathStep {
 	last := -1
 	for i := range res.Ops {
@@ -174,45 +195,48 @@ func criticalPath(res *Result) []PathStep {
 		return nil
 	}
 	var path []PathStep
-	cur, host := last, false
-	t := res.Ops[last].End
-	if res.Ops[last].HostEnd > t {
-		host, t = true, res.Ops[last].HostEnd
+	cur, at := last, atEnd
+	if res.Ops[last].HostEnd > res.Ops[last].End {
+		at = atHostEnd
 	}
-	for steps := 0; cur >= 0 && steps <= 2*len(res.Ops)+2; steps++ {
+	for steps := 0; cur >= 0 && steps <= 3*len(res.Ops)+3; steps++ {
 		rec := &res.Ops[cur]
-		async := rec.Kind.OnStream()
-		if host && !async {
-			host = false // blocking ops end on the host when they end
+		onStream := rec.Kind.OnStream()
+		pageable := rec.Kind == OpCopy && rec.Memory == Pageable
+		part := PartOp
+		mode := at
+		if at == atHostEnd {
+			switch {
+			case pageable:
+				part = PartStaging
+				mode = atEnd // its host side ends after the copy starts: follow its start
+			case onStream:
+				mode = atIssued
+			default:
+				mode = atEnd
+			}
 		}
-		next, nextHost := -1, false
+		next, nextAt := -1, atEnd
 		switch {
-		case host:
-			next, nextHost = rec.ThreadPrev, true
+		case mode == atIssued:
+			part = PartAPI
+			next, nextAt = rec.ThreadPrev, atHostEnd
 		case rec.CauseKind == CauseNone:
-		case rec.CauseKind == CauseHost && async:
-			next, nextHost = cur, true
+		case rec.CauseKind == CauseHost && (onStream || rec.Kind == OpSync):
+			next, nextAt = cur, atIssued
 		case rec.CauseKind == CauseHost:
-			next, nextHost = rec.Cause, true
+			next, nextAt = rec.ThreadPrev, atHostEnd
 		default:
 			next = rec.Cause
 		}
+		t := pathTime(rec, at)
 		var nt Time
 		if next >= 0 {
-			nt = res.Ops[next].End
-			if nextHost {
-				nt = res.Ops[next].HostEnd
-				if nt == 0 && next == cur {
-					nt = rec.Issued
-				}
-			}
-			if next == cur {
-				nt = rec.Issued
-			}
+			nt = pathTime(&res.Ops[next], nextAt)
 		}
-		nt = min(nt, t)
-		path = append(path, PathStep{Record: cur, Host: host, Time: t - nt})
-		cur, host, t = next, nextHost, nt
+		nt = min(max(nt, 0), t)
+		path = append(path, PathStep{Record: cur, Part: part, Time: t - nt})
+		cur, at = next, nextAt
 	}
 	slices.Reverse(path)
 	return path

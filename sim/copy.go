@@ -18,6 +18,7 @@ type stage struct {
 	c       *copyState
 	uses    []use
 	bound   float64
+	grp     *group // the host cores, for memcpy stages
 	delay   Time
 	dma     bool // a DMA stage: needs the op started on its stream
 	next    int  // next chunk to start
@@ -61,22 +62,20 @@ func newCopy(o *opState) *copyState {
 		if host >= 0 {
 			us = append(us, use{res: r.hosts[host].memRes, coef: 1})
 		}
-		return stage{uses: us, bound: inf, delay: g.CopyOverhead + rt.Latency(m), dma: true}
+		return stage{uses: us, bound: inf, delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
 	}
 	memcpy := func(host int) stage {
+		// The thread's memcpy reads and writes each byte of host memory and
+		// keeps one core busy: it shares the cores with other CPU work.
 		h := m.Hosts[host]
-		us := []use{{res: r.hosts[host].memRes, coef: 2}} // reads and writes each byte
-		if cpu := r.hosts[host].cpuRes; cpu >= 0 {
-			us = append(us, use{res: cpu, coef: 1 / h.MemcpyBandwidth})
-		}
-		return stage{uses: us, bound: h.MemcpyBandwidth}
+		return stage{uses: []use{{res: r.hosts[host].memRes, coef: 2}}, bound: h.MemcpyBandwidth, grp: &r.hosts[host].cpu}
 	}
 	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 	staging := -1 // host whose staging chunk size applies
 	switch {
 	case src.Kind == NodeHost:
 		rec.Copy = CopyH2D
-		rt, _ := m.Route(op.Src, op.Dst)
+		rt := r.route(op.Src, op.Dst)
 		if op.Memory == Pageable {
 			c.st[0], c.st[1] = memcpy(src.Index), dma(rt, src.Index)
 			c.n, c.hostStage, staging = 2, 0, src.Index
@@ -85,7 +84,7 @@ func newCopy(o *opState) *copyState {
 		}
 	case dst.Kind == NodeHost:
 		rec.Copy = CopyD2H
-		rt, _ := m.Route(op.Src, op.Dst)
+		rt := r.route(op.Src, op.Dst)
 		if op.Memory == Pageable {
 			c.st[0], c.st[1] = dma(rt, dst.Index), memcpy(dst.Index)
 			c.n, c.hostStage, staging = 2, 1, dst.Index
@@ -93,7 +92,7 @@ func newCopy(o *opState) *copyState {
 			c.st[0], c.n = dma(rt, dst.Index), 1
 		}
 	default:
-		p := m.PathBetween(src.Index, dst.Index)
+		p := r.path(src.Index, dst.Index)
 		switch p.Kind {
 		case PathLocal:
 			rec.Copy = CopyD2D
@@ -170,6 +169,8 @@ func (s *stage) Handle() {
 	c := s.c
 	s.f.uses = s.uses
 	s.f.bound = s.bound
+	s.f.grp = s.grp
+	s.f.base = s.bound
 	c.o.r.s.start(&s.f, float64(c.chunkBytes(s.next)))
 	s.next++
 }

@@ -5,19 +5,26 @@ import (
 )
 
 // The flow model: every activity that consumes a shared rate (a transfer on
-// links and host memory, a kernel on a GPU's SMs, CPU work on a host's cores)
-// is a flow with an amount of work, and every shared capacity is a resource.
-// A flow uses each of its resources with a coefficient (units of the resource
-// per unit of the flow's work) and may have a rate bound of its own. Rates are
-// the weighted max-min fair allocation (progressive filling): all unfrozen
-// flows rise at the same rate until a resource saturates or a flow reaches its
-// bound; those freeze; repeat. With coefficients 1 and no bounds this is
-// exactly the max-min fair sharing of SimGrid's CM02 network model; with a
-// capacity C, coefficients c_i and bounds 1 it is proportional sharing
-// (each gets min(1, C/sum c_i)).
+// links and memories, a kernel on a GPU's SMs) is a flow with an amount of
+// work, and every shared capacity is a resource. A flow uses each of its
+// resources with a coefficient (units of the resource per unit of the flow's
+// work) and may have a rate bound of its own. Rates are the max-min fair
+// allocation computed by progressive filling: all unfrozen flows rise at the
+// same rate until a resource saturates or a flow reaches its bound; those
+// freeze; repeat. With coefficients 1 and no bounds this is exactly the
+// max-min fair sharing of SimGrid's CM02 network model; with a capacity C,
+// coefficients c_i and bounds 1 it is proportional sharing (each flow gets
+// min(1, C/sum c_i)).
 //
 // Rates are re-solved whenever a flow starts or ends, but only for the
 // resources connected (through shared flows) to the change: the component.
+// A solve costs O((R + U) log R) for the R resources and U flow-resource uses
+// of the component: resources sit in a heap keyed by the level at which they
+// would saturate.
+//
+// CPU work is processor-shared outside the solver: a group (a host's cores)
+// lets each of its n running flows go at min(1, cores/n) of its own speed, by
+// setting the flows' bounds.
 
 // LoadPoint is the load of a resource from time T on.
 type LoadPoint struct {
@@ -41,10 +48,15 @@ type resource struct {
 
 	dirty bool
 	mark  uint64
-	rem   float64 // filling scratch: capacity left
-	wsum  float64 // filling scratch: sum of coefficients of unfrozen flows
-	nUnf  int     // filling scratch: unfrozen flows
+	// filling scratch
+	rem     float64 // capacity not yet given to frozen flows
+	wsum    float64 // sum of coefficients of unfrozen flows
+	nUnf    int     // unfrozen flows
+	heapPos int     // position in the filling heap, -1 if absent
 }
+
+// level is the filling level at which r saturates.
+func (r *resource) level() float64 { return r.rem / r.wsum }
 
 // use is one resource of a flow.
 type use struct {
@@ -73,11 +85,29 @@ type flow struct {
 	ev         Event
 	s          *solver
 	owner      flowOwner
-	tag        int // owner's label (chunk number, ...)
+	// grp is the processor-sharing group the flow runs in, if any; base is
+	// its speed with a core of its own.
+	grp    *group
+	base   float64
+	grpPos int
 }
 
 // Handle is the flow's completion event.
 func (f *flow) Handle() { f.s.finish(f) }
+
+// group is a processor-sharing pool: a host's cores. Each of its n flows
+// gets min(1, cores/n) of its base speed; zero cores means one per flow.
+type group struct {
+	cores int
+	flows []*flow
+}
+
+func (g *group) share() float64 {
+	if g.cores <= 0 || len(g.flows) <= g.cores {
+		return 1
+	}
+	return float64(g.cores) / float64(len(g.flows))
+}
 
 // solver holds the resources and the active flows.
 type solver struct {
@@ -91,8 +121,8 @@ type solver struct {
 	// scratch
 	compRes   []int
 	compFlows []*flow
-	unfrozen  []*flow
-	frozenNow []*flow
+	bounded   []*flow
+	heap      []int
 }
 
 func newSolver(e *engine) *solver {
@@ -103,7 +133,7 @@ func newSolver(e *engine) *solver {
 
 // addResource registers a resource and returns its index.
 func (s *solver) addResource(name string, capacity float64, track bool) int {
-	s.res = append(s.res, resource{name: name, capacity: capacity, track: track})
+	s.res = append(s.res, resource{name: name, capacity: capacity, track: track, heapPos: -1})
 	return len(s.res) - 1
 }
 
@@ -124,21 +154,50 @@ func (s *solver) start(f *flow, amount float64) {
 		s.e.at(&f.ev, s.e.now)
 		return
 	}
+	if f.grp != nil {
+		f.grpPos = len(f.grp.flows)
+		f.grp.flows = append(f.grp.flows, f)
+		f.bound = f.base // rebalance sets the shared bound of every member
+	}
 	if len(f.uses) == 0 {
 		if math.IsInf(f.bound, 1) || !(f.bound > 0) {
 			panic("sim: flow with no resource and no bound")
 		}
 		f.rate = f.bound
 		s.schedule(f)
-		return
+	} else {
+		f.registered = true
+		for i := range f.uses {
+			u := &f.uses[i]
+			r := &s.res[u.res]
+			u.pos = len(r.flows)
+			r.flows = append(r.flows, f)
+			s.markDirty(u.res)
+		}
 	}
-	f.registered = true
-	for i := range f.uses {
-		u := &f.uses[i]
-		r := &s.res[u.res]
-		u.pos = len(r.flows)
-		r.flows = append(r.flows, f)
-		s.markDirty(u.res)
+	if f.grp != nil {
+		s.rebalance(f.grp)
+	}
+}
+
+// rebalance gives every flow of g its share of the cores.
+func (s *solver) rebalance(g *group) {
+	sh := g.share()
+	for _, f := range g.flows {
+		b := float64(f.base * sh)
+		if b == f.bound {
+			continue
+		}
+		s.advance(f, s.e.now)
+		f.bound = b
+		if len(f.uses) == 0 {
+			f.rate = b
+			s.schedule(f)
+			continue
+		}
+		for _, u := range f.uses {
+			s.markDirty(u.res)
+		}
 	}
 }
 
@@ -180,6 +239,15 @@ func (s *solver) finish(f *flow) {
 		r.flows[last] = nil
 		r.flows = r.flows[:last]
 		s.markDirty(u.res)
+	}
+	if g := f.grp; g != nil && f.amount > 0 {
+		last := len(g.flows) - 1
+		moved := g.flows[last]
+		g.flows[f.grpPos] = moved
+		moved.grpPos = f.grpPos
+		g.flows[last] = nil
+		g.flows = g.flows[:last]
+		s.rebalance(g)
 	}
 	f.remaining = 0
 	f.rate = 0
@@ -232,101 +300,208 @@ func (s *solver) solveComponent(r0 int) {
 	for _, f := range s.compFlows {
 		s.advance(f, now)
 	}
-	// Progressive filling.
+	s.fill()
+	// Loads and statistics.
+	for _, ri := range s.compRes {
+		s.res[ri].rem = 0 // reused as the new load
+	}
+	for _, f := range s.compFlows {
+		for _, u := range f.uses {
+			s.res[u.res].rem += float64(u.coef * f.rate)
+		}
+	}
 	for _, ri := range s.compRes {
 		r := &s.res[ri]
-		r.rem, r.wsum, r.nUnf = r.capacity, 0, 0
+		s.setLoad(r, r.rem, now)
 	}
-	s.unfrozen = s.unfrozen[:0]
+	for _, f := range s.compFlows {
+		s.schedule(f)
+	}
+}
+
+// fill sets the rates of the component's flows by progressive filling.
+// Invariant: every unfrozen flow runs at the current level; a resource's
+// saturation level is rem/wsum; levels only rise.
+func (s *solver) fill() {
+	s.heap = s.heap[:0]
+	for _, ri := range s.compRes {
+		r := &s.res[ri]
+		r.rem, r.wsum, r.nUnf, r.heapPos = r.capacity, 0, 0, -1
+	}
+	s.bounded = s.bounded[:0]
 	for _, f := range s.compFlows {
 		f.frozen = false
-		s.unfrozen = append(s.unfrozen, f)
+		f.rate = 0
+		if !math.IsInf(f.bound, 1) {
+			s.bounded = append(s.bounded, f)
+		}
 		for _, u := range f.uses {
 			r := &s.res[u.res]
 			r.wsum += u.coef
 			r.nUnf++
 		}
 	}
-	for len(s.unfrozen) > 0 {
-		level := math.Inf(1)
-		for _, ri := range s.compRes {
-			r := &s.res[ri]
-			if r.nUnf > 0 {
-				if v := r.rem / r.wsum; v < level {
-					level = v
-				}
+	for _, ri := range s.compRes {
+		if s.res[ri].nUnf > 0 {
+			s.heapPush(ri)
+		}
+	}
+	sortByBound(s.bounded)
+	bi := 0
+	level := 0.0
+	for {
+		for bi < len(s.bounded) && s.bounded[bi].frozen {
+			bi++
+		}
+		haveRes, haveBound := len(s.heap) > 0, bi < len(s.bounded)
+		if !haveRes && !haveBound {
+			return
+		}
+		if haveBound && (!haveRes || s.bounded[bi].bound <= s.res[s.heap[0]].level()) {
+			f := s.bounded[bi]
+			bi++
+			level = math.Max(level, f.bound)
+			s.freeze(f, f.bound)
+			continue
+		}
+		ri := s.heapPop()
+		r := &s.res[ri]
+		level = math.Max(level, r.level())
+		if math.IsNaN(level) || math.IsInf(level, 0) {
+			panic("sim: max-min filling reached a non-finite level on " + r.name)
+		}
+		for _, f := range r.flows {
+			if !f.frozen {
+				s.freeze(f, level)
 			}
 		}
-		for _, f := range s.unfrozen {
-			if f.bound < level {
-				level = f.bound
+	}
+}
+
+// freeze fixes f's rate and takes it out of its resources' unfrozen sums.
+func (s *solver) freeze(f *flow, rate float64) {
+	f.frozen = true
+	f.rate = rate
+	for _, u := range f.uses {
+		r := &s.res[u.res]
+		r.rem -= float64(u.coef * rate)
+		if r.rem < 0 {
+			r.rem = 0
+		}
+		r.nUnf--
+		if r.nUnf == 0 {
+			r.wsum = 0
+			if r.heapPos >= 0 {
+				s.heapRemove(u.res)
 			}
+			continue
 		}
-		if math.IsInf(level, 1) {
-			panic("sim: unbounded flow in the solver")
-		}
-		if level < 0 {
-			level = 0
-		}
-		// Decide which flows freeze before updating the resources, so that
-		// every flow of a saturated resource sees the same saturation test.
-		s.frozenNow = s.frozenNow[:0]
-		keep := s.unfrozen[:0]
-		for _, f := range s.unfrozen {
-			freeze := f.bound <= level
-			if !freeze {
-				for _, u := range f.uses {
-					r := &s.res[u.res]
-					if r.rem <= float64(level*r.wsum)*(1+1e-12) {
-						freeze = true
-						break
+		r.wsum -= u.coef
+		if r.wsum <= 0 {
+			// Rounding left nothing to share by; recompute exactly.
+			r.wsum = 0
+			for _, g := range r.flows {
+				if !g.frozen {
+					for _, v := range g.uses {
+						if v.res == u.res {
+							r.wsum += v.coef
+						}
 					}
 				}
 			}
-			if freeze {
-				f.frozen = true
-				f.rate = math.Min(level, f.bound)
-				s.frozenNow = append(s.frozenNow, f)
-			} else {
-				keep = append(keep, f)
-			}
 		}
-		if len(s.frozenNow) == 0 {
-			panic("sim: max-min filling froze no flow")
+		if r.heapPos >= 0 {
+			s.heapFix(r.heapPos)
 		}
-		for _, f := range s.frozenNow {
-			for _, u := range f.uses {
-				r := &s.res[u.res]
-				r.rem -= float64(u.coef * f.rate)
-				if r.rem < 0 {
-					r.rem = 0
-				}
-				r.nUnf--
-				if r.nUnf == 0 {
-					r.wsum = 0
-				} else {
-					r.wsum -= u.coef
-				}
-			}
-		}
-		s.unfrozen = keep
 	}
-	// Loads and statistics.
-	for _, ri := range s.compRes {
-		r := &s.res[ri]
-		load := 0.0
-		for _, f := range r.flows {
-			for _, u := range f.uses {
-				if u.res == ri {
-					load += float64(u.coef * f.rate)
-				}
-			}
+}
+
+// sortByBound orders flows by bound, keeping the component order among equals
+// (insertion sort: the bounded flows of a component are few).
+func sortByBound(fs []*flow) {
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].bound < fs[j-1].bound; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
 		}
-		s.setLoad(r, load, now)
 	}
-	for _, f := range s.compFlows {
-		s.schedule(f)
+}
+
+// The filling heap: resource indices ordered by saturation level, then index.
+func (s *solver) heapLess(i, j int) bool {
+	a, b := &s.res[s.heap[i]], &s.res[s.heap[j]]
+	la, lb := a.level(), b.level()
+	if la != lb {
+		return la < lb
 	}
+	return s.heap[i] < s.heap[j]
+}
+
+func (s *solver) heapSwap(i, j int) {
+	s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
+	s.res[s.heap[i]].heapPos = i
+	s.res[s.heap[j]].heapPos = j
+}
+
+func (s *solver) heapPush(ri int) {
+	s.res[ri].heapPos = len(s.heap)
+	s.heap = append(s.heap, ri)
+	s.heapUp(len(s.heap) - 1)
+}
+
+func (s *solver) heapPop() int {
+	ri := s.heap[0]
+	s.heapRemove(ri)
+	return ri
+}
+
+func (s *solver) heapRemove(ri int) {
+	i := s.res[ri].heapPos
+	n := len(s.heap) - 1
+	if i != n {
+		s.heapSwap(i, n)
+	}
+	s.heap = s.heap[:n]
+	s.res[ri].heapPos = -1
+	if i != n {
+		s.heapFix(i)
+	}
+}
+
+func (s *solver) heapFix(i int) {
+	if !s.heapDown(i) {
+		s.heapUp(i)
+	}
+}
+
+func (s *solver) heapUp(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !s.heapLess(j, i) {
+			break
+		}
+		s.heapSwap(i, j)
+		j = i
+	}
+}
+
+func (s *solver) heapDown(i0 int) bool {
+	i, n := i0, len(s.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && s.heapLess(r, l) {
+			j = r
+		}
+		if !s.heapLess(j, i) {
+			break
+		}
+		s.heapSwap(i, j)
+		i = j
+	}
+	return i > i0
 }
 
 // advance brings f's remaining work up to now at its current rate.

@@ -17,6 +17,15 @@ func simulate(t *testing.T, topo, scen string) *sim.Result {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
+	// Every run's critical path accounts for the whole makespan: each op
+	// starts exactly when the cause it records ends.
+	var sum sim.Time
+	for _, s := range res.CriticalPath {
+		sum += s.Time
+	}
+	if sum != res.Makespan {
+		t.Errorf("critical path sums to %s, makespan is %s", sum, res.Makespan)
+	}
 	return res
 }
 

@@ -127,11 +127,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.key("id", true)
 		j.str(res.Ops[s.Record].ID)
 		j.key("part", false)
-		if s.Host {
-			j.str("host")
-		} else {
-			j.str("op")
-		}
+		j.str(s.Part.String())
 		j.tkey("ns", s.Time)
 		j.raw("}")
 	}
@@ -167,6 +163,10 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.tkey("issued_ns", r.Issued)
 		j.tkey("start_ns", r.Start)
 		j.tkey("end_ns", r.End)
+		if r.Unfinished {
+			j.key("unfinished", false)
+			j.raw("true")
+		}
 		if r.Kind == OpCopy {
 			j.key("bytes", false)
 			j.raw(strconv.FormatInt(r.Bytes, 10))

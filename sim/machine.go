@@ -132,13 +132,7 @@ type Machine struct {
 	Switches []Switch
 	Links    []Link
 
-	adj    [][]int // node -> links at it, in link order
-	routes map[[3]int]routeCache
-}
-
-type routeCache struct {
-	r  Route
-	ok bool
+	adj [][]int // node -> links at it, in link order (see adjacency)
 }
 
 // Hop is one link of a route, in a direction.
@@ -152,13 +146,22 @@ type Route struct {
 	Hops []Hop
 }
 
-// Latency returns the sum of the route's link latencies.
+// Latency returns the sum of the route's link latencies (MaxTime if it
+// would overflow).
 func (r Route) Latency(m *Machine) Time {
 	var t Time
 	for _, h := range r.Hops {
-		t += m.Links[h.Link].Latency
+		t = satAdd(t, m.Links[h.Link].Latency)
 	}
 	return t
+}
+
+// satAdd adds two non-negative times, saturating at MaxTime.
+func satAdd(a, b Time) Time {
+	if a > MaxTime-b {
+		return MaxTime
+	}
+	return a + b
 }
 
 // Format writes the route as node names: "gpu0 -> sw0 -> cpu0".
@@ -181,6 +184,7 @@ func (m *Machine) FormatRoute(from int, r Route) string {
 // AddNode appends a node and returns its index.
 func (m *Machine) addNode(name string, kind NodeKind, index int, p2p bool) int {
 	m.Nodes = append(m.Nodes, Node{Name: name, Kind: kind, Index: index, P2P: p2p})
+	m.adj = append(m.adj, nil)
 	return len(m.Nodes) - 1
 }
 
@@ -188,7 +192,6 @@ func (m *Machine) addNode(name string, kind NodeKind, index int, p2p bool) int {
 func (m *Machine) AddHost(h Host, p2p bool) int {
 	h.Node = m.addNode(h.Name, NodeHost, len(m.Hosts), p2p)
 	m.Hosts = append(m.Hosts, h)
-	m.invalidate()
 	return len(m.Hosts) - 1
 }
 
@@ -196,7 +199,6 @@ func (m *Machine) AddHost(h Host, p2p bool) int {
 func (m *Machine) AddGPU(g GPU) int {
 	g.Node = m.addNode(g.Name, NodeGPU, len(m.GPUs), true)
 	m.GPUs = append(m.GPUs, g)
-	m.invalidate()
 	return len(m.GPUs) - 1
 }
 
@@ -204,7 +206,6 @@ func (m *Machine) AddGPU(g GPU) int {
 func (m *Machine) AddSwitch(s Switch, p2p bool) int {
 	s.Node = m.addNode(s.Name, NodeSwitch, len(m.Switches), p2p)
 	m.Switches = append(m.Switches, s)
-	m.invalidate()
 	return len(m.Switches) - 1
 }
 
@@ -219,7 +220,10 @@ func (m *Machine) AddLink(l Link) int {
 		}
 	}
 	m.Links = append(m.Links, l)
-	m.invalidate()
+	if len(m.adj) == len(m.Nodes) && l.A >= 0 && l.A < len(m.adj) && l.B >= 0 && l.B < len(m.adj) {
+		m.adj[l.A] = append(m.adj[l.A], len(m.Links)-1)
+		m.adj[l.B] = append(m.adj[l.B], len(m.Links)-1)
+	}
 	return len(m.Links) - 1
 }
 
@@ -230,11 +234,6 @@ func (m *Machine) linkNamed(name string) bool {
 		}
 	}
 	return false
-}
-
-func (m *Machine) invalidate() {
-	m.adj = nil
-	m.routes = nil
 }
 
 // NodeIndex returns the index of the node with that name, or -1.
@@ -267,8 +266,8 @@ func (m *Machine) Validate() error {
 		if h.APIOverhead < 0 {
 			add("host %s: api_overhead is negative", h.Name)
 		}
-		if !(h.MemcpyBandwidth > 0) || !(h.MemoryBandwidth > 0) {
-			add("host %s: memcpy and memory bandwidths must be positive", h.Name)
+		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {
+			add("host %s: memcpy and memory bandwidths must be from 1 B/s to 1 EB/s", h.Name)
 		}
 		if h.StagingChunk <= 0 || h.StagingBuffers <= 0 {
 			add("host %s: staging chunk and buffer count must be positive", h.Name)
@@ -281,8 +280,8 @@ func (m *Machine) Validate() error {
 		if g.CopyEngines <= 0 {
 			add("gpu %s: needs at least one copy engine", g.Name)
 		}
-		if !(g.MemoryBandwidth > 0) {
-			add("gpu %s: memory bandwidth must be positive", g.Name)
+		if !(g.MemoryBandwidth >= 1 && g.MemoryBandwidth <= 1e18) {
+			add("gpu %s: memory bandwidth must be from 1 B/s to 1 EB/s", g.Name)
 		}
 		if g.CopyOverhead < 0 {
 			add("gpu %s: copy overhead is negative", g.Name)
@@ -296,8 +295,8 @@ func (m *Machine) Validate() error {
 		if l.A == l.B {
 			add("%s: both ends are %s", l.Name, m.Nodes[l.A].Name)
 		}
-		if !(l.Bandwidth > 0) || l.Bandwidth > 1e18 {
-			add("%s: bandwidth %g B/s must be positive and finite", l.Name, l.Bandwidth)
+		if !(l.Bandwidth >= 1 && l.Bandwidth <= 1e18) {
+			add("%s: bandwidth %g B/s must be from 1 B/s to 1 EB/s", l.Name, l.Bandwidth)
 		}
 		if l.Latency < 0 {
 			add("%s: latency is negative", l.Name)
@@ -309,13 +308,18 @@ func (m *Machine) Validate() error {
 	return nil
 }
 
+// adjacency lists the links at each node, in link order. It is kept up to
+// date by the Add methods, so that a built Machine is only ever read and
+// runs may share it.
 func (m *Machine) adjacency() [][]int {
-	if m.adj == nil {
-		m.adj = make([][]int, len(m.Nodes))
+	if len(m.adj) != len(m.Nodes) {
+		// A Machine assembled by hand rather than through the Add methods.
+		adj := make([][]int, len(m.Nodes))
 		for i, l := range m.Links {
-			m.adj[l.A] = append(m.adj[l.A], i)
-			m.adj[l.B] = append(m.adj[l.B], i)
+			adj[l.A] = append(adj[l.A], i)
+			adj[l.B] = append(adj[l.B], i)
 		}
+		return adj
 	}
 	return m.adj
 }
@@ -325,18 +329,10 @@ func (m *Machine) adjacency() [][]int {
 // exists; ties go to the links declared first. ok is false when b cannot be
 // reached from a.
 func (m *Machine) Route(a, b int) (r Route, ok bool) {
-	key := [3]int{a, b, 0}
-	if c, hit := m.routes[key]; hit {
-		return c.r, c.ok
-	}
 	r, ok = m.bfs(a, b, true)
 	if !ok {
 		r, ok = m.bfs(a, b, false)
 	}
-	if m.routes == nil {
-		m.routes = map[[3]int]routeCache{}
-	}
-	m.routes[key] = routeCache{r, ok}
 	return r, ok
 }
 

@@ -72,6 +72,13 @@ type OpRecord struct {
 	// they depended on; -1 if none (the event had not been recorded).
 	Target int
 
+	// StreamSeq is the op's position in its stream's FIFO (0 for the first op
+	// issued to it), or -1 for ops not on a stream.
+	StreamSeq int
+	// Unfinished marks an op a deadlock left pending: its End (and its Start,
+	// if it never started) are the makespan.
+	Unfinished bool
+
 	// ThreadPrev is the record of the op before this one on the same thread, or -1.
 	ThreadPrev int
 	// Cause is the record whose completion let this op start (see CauseKind),
@@ -138,12 +145,31 @@ type ThreadStats struct {
 	End Time
 }
 
-// PathStep is one element of the critical path: Record contributed Time to
-// the makespan; Host is true when the contribution is the host-side part of an
-// async call (its API overhead), not the op's execution.
+// PathPart says which part of an op a critical-path step is.
+type PathPart uint8
+
+// Parts of an op on the critical path.
+const (
+	PartOp      PathPart = iota // its execution (for host ops, the host work)
+	PartAPI                     // the API overhead of the call
+	PartStaging                 // a pageable copy's call after its issue: staging
+)
+
+func (p PathPart) String() string {
+	switch p {
+	case PartAPI:
+		return "api"
+	case PartStaging:
+		return "staging"
+	}
+	return "op"
+}
+
+// PathStep is one element of the critical path: Part of Record contributed
+// Time to the makespan.
 type PathStep struct {
 	Record int
-	Host   bool
+	Part   PathPart
 	Time   Time
 }
 

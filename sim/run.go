@@ -59,10 +59,34 @@ type run struct {
 	sems    []semState
 	gpus    []*gpuState
 	hosts   []hostState
+	// routes and paths cache Machine.Route and Machine.PathBetween for this
+	// run (the Machine itself is never written, so runs may share it).
+	routes map[[2]int]Route
+	paths  map[[2]int]GPUPath
+}
+
+func (r *run) route(a, b int) Route {
+	k := [2]int{a, b}
+	rt, ok := r.routes[k]
+	if !ok {
+		rt, _ = r.m.Route(a, b)
+		r.routes[k] = rt
+	}
+	return rt
+}
+
+func (r *run) path(a, b int) GPUPath {
+	k := [2]int{a, b}
+	p, ok := r.paths[k]
+	if !ok {
+		p = r.m.PathBetween(a, b)
+		r.paths[k] = p
+	}
+	return p
 }
 
 type hostState struct {
-	cpuRes int // -1 when cores are unlimited
+	cpu    group // the cores, processor-shared by threads doing CPU work
 	memRes int
 }
 
@@ -91,11 +115,8 @@ func newRun(m *Machine, p *Program) *run {
 		r.s.addResource(l.Name+" "+m.Nodes[l.B].Name+"->"+m.Nodes[l.A].Name, l.Bandwidth, true)
 	}
 	for _, h := range m.Hosts {
-		hs := hostState{cpuRes: -1}
+		hs := hostState{cpu: group{cores: h.Cores}}
 		hs.memRes = r.s.addResource(h.Name+"/memory", h.MemoryBandwidth, true)
-		if h.Cores > 0 {
-			hs.cpuRes = r.s.addResource(h.Name+"/cores", float64(h.Cores), false)
-		}
 		r.hosts = append(r.hosts, hs)
 	}
 	for i, g := range m.GPUs {
@@ -113,6 +134,8 @@ func newRun(m *Machine, p *Program) *run {
 		r.streams = append(r.streams, st)
 	}
 	r.events = make([]*opState, len(p.Events))
+	r.routes = map[[2]int]Route{}
+	r.paths = map[[2]int]GPUPath{}
 	for _, s := range p.Semaphores {
 		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
 	}
@@ -121,10 +144,8 @@ func newRun(m *Machine, p *Program) *run {
 		t := &threadState{r: r, idx: i, t: &p.Threads[i], host: &r.hosts[p.Threads[i].Host], prev: -1}
 		t.stepEv.Init(t)
 		t.cpu.owner = t
-		if t.host.cpuRes >= 0 {
-			t.cpu.uses = []use{{res: t.host.cpuRes, coef: 1}}
-		}
-		t.cpu.bound = 1
+		t.cpu.grp = &t.host.cpu
+		t.cpu.base = 1
 		r.threads = append(r.threads, t)
 		r.e.at(&t.stepEv, 0)
 	}
@@ -208,6 +229,7 @@ type streamState struct {
 	head     int
 	last     *opState // last op issued
 	lastDone *opState
+	seq      int // ops issued so far
 	pumpEv   Event
 }
 
@@ -232,6 +254,8 @@ func (st *streamState) enqueue(o *opState) {
 	}
 	st.q = append(st.q, o)
 	st.last = o
+	o.record().StreamSeq = st.seq
+	st.seq++
 	st.kick()
 }
 
@@ -394,7 +418,8 @@ func (t *threadState) newRecord(op *Op) int {
 	now := r.e.now
 	rec := OpRecord{
 		ID: op.ID, Kind: op.Kind, Thread: t.idx, Stream: -1, GPU: -1, Event: -1,
-		Call: now, Issued: now, Src: -1, Dst: -1, Engine: -1, Target: -1,
+		Call: now, Issued: now, Start: -1, End: -1, HostEnd: -1,
+		Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1,
 		ThreadPrev: t.prev, Cause: t.prev, CauseKind: CauseHost,
 	}
 	if t.prev < 0 {
@@ -629,12 +654,7 @@ func (r *run) finish() *Result {
 	res := r.res
 	var end Time
 	for i := range res.Ops {
-		if res.Ops[i].End > end {
-			end = res.Ops[i].End
-		}
-		if res.Ops[i].HostEnd > end {
-			end = res.Ops[i].HostEnd
-		}
+		end = max(end, res.Ops[i].End, res.Ops[i].HostEnd, res.Ops[i].Start)
 	}
 	for _, t := range r.threads {
 		if t.done && t.end > end {
@@ -642,6 +662,22 @@ func (r *run) finish() *Result {
 		}
 	}
 	res.Makespan = end
+	// Ops a deadlock left unfinished end at the makespan; those that never
+	// started start there too.
+	for i := range res.Ops {
+		rec := &res.Ops[i]
+		if rec.End < 0 {
+			rec.Unfinished = true
+			if rec.Start < 0 {
+				rec.Start = end
+			}
+			rec.End = end
+		}
+		if rec.HostEnd < 0 {
+			rec.Unfinished = true
+			rec.HostEnd = end
+		}
+	}
 	r.s.closeStats(end)
 	res.Events = r.e.events
 	res.Solves = r.s.solves

@@ -648,3 +648,115 @@ threads:
 	}
 	near(t, "end", c.End, us(1000), 1)
 }
+
+// pathTotals sums the critical path by part and by op id.
+func pathTotals(res *sim.Result) (byPart map[sim.PathPart]sim.Time, byID map[string]sim.Time) {
+	byPart, byID = map[sim.PathPart]sim.Time{}, map[string]sim.Time{}
+	for _, s := range res.CriticalPath {
+		byPart[s.Part] += s.Time
+		byID[res.Ops[s.Record].ID] += s.Time
+	}
+	return
+}
+
+func TestCriticalPathOfALaunchBoundLoop(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 5 us}`, 1)
+	res := simulate(t, topo, `
+name: launch-bound
+threads:
+  - name: main
+    ops: [{repeat: {count: 100, ops: [{kernel: {id: k, stream: gpu0/s, duration: 1 us}}]}}]
+`)
+	// The host's 100 launches of 5 us each, then the last kernel's 1 us.
+	byPart, byID := pathTotals(res)
+	if byPart[sim.PartAPI] != us(500) || byPart[sim.PartOp] != us(1) || byID["k#99"] != us(6) {
+		t.Errorf("critical path: api %s, ops %s, k#99 %s; want 500 us, 1 us, 6 us", byPart[sim.PartAPI], byPart[sim.PartOp], byID["k#99"])
+	}
+}
+
+func TestCriticalPathThroughPageableStagingBehindAKernel(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
+	res := simulate(t, topo, `
+name: staged-behind
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/a, duration: 50 ms}
+      - copy: {id: up, from: cpu0, to: gpu0, bytes: 4 MiB, memory: pageable, stream: gpu0/a}
+      - host: {id: h, duration: 1 ms}
+`)
+	// The thread stages two chunks at once, then waits for the DMA, which
+	// waits for k; the host op after the call ends last. The path runs
+	// through k (50 ms), the copy's staging after k, then h.
+	_, byID := pathTotals(res)
+	if byID["k"] != us(50_000) {
+		t.Errorf("k contributes %s to the critical path, want 50 ms", byID["k"])
+	}
+	var staging sim.Time
+	for _, s := range res.CriticalPath {
+		if s.Part == sim.PartStaging {
+			staging += s.Time
+		}
+	}
+	up := op(t, res, "up")
+	if staging != up.HostEnd-up.Start {
+		t.Errorf("staging on the path %s, want the copy's host side after its start, %s", staging, up.HostEnd-up.Start)
+	}
+}
+
+func TestIdleBlameFollowsLongQueues(t *testing.T) {
+	// gpu0 waits for an event recorded on gpu1 behind 1,500 queued kernels:
+	// all that time gpu0 waits on another GPU, however long the queue.
+	res := simulate(t, twoGPUs, `
+name: chain
+threads:
+  - name: main
+    ops:
+      - repeat: {count: 1500, ops: [{kernel: {stream: gpu1/a, duration: 10 us}}]}
+      - record: {event: e, stream: gpu1/a}
+      - wait: {event: e, stream: gpu0/b}
+      - kernel: {id: last, stream: gpu0/b, duration: 10 us}
+`)
+	g0 := res.GPUs[0]
+	if g0.IdleGPU != us(15_000) || g0.Compute != us(10) {
+		t.Errorf("gpu0 idle on other GPU %s, compute %s; want 15 ms, 10 us", g0.IdleGPU, g0.Compute)
+	}
+}
+
+func TestDeadlockedOpsAreMarkedUnfinished(t *testing.T) {
+	res, err := simulateErr(t, twoGPUs, `
+name: stuck
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/a, duration: 1 us}
+      - await: {id: a, semaphore: never}
+`)
+	if err == nil {
+		t.Fatal("no deadlock")
+	}
+	a := op(t, res, "a")
+	if !a.Unfinished || a.End != res.Makespan || a.Start > a.End {
+		t.Errorf("await: unfinished %v, %s-%s, makespan %s", a.Unfinished, a.Start, a.End, res.Makespan)
+	}
+	if k := op(t, res, "k"); k.Unfinished {
+		t.Error("the finished kernel is marked unfinished")
+	}
+}
+
+func TestStagingSharesACoreWithHostWork(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 0 us, cores: 1, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB}`, 1)
+	res := simulate(t, topo, `
+name: one-core
+threads:
+  - {name: busy, ops: [{host: {id: h, duration: 10 ms}}]}
+  - {name: copier, ops: [{copy: {id: c, from: cpu0, to: gpu0, bytes: 4 MiB, memory: pageable, stream: gpu0/a}}]}
+`)
+	// One core, two threads: the memcpy runs at half of 5 GB/s, 4 chunks of
+	// 1 MiB in 4 x 419.43 us while the host op gets the other half; then the
+	// host op runs alone.
+	chunk := 1048576.0 / 2.5e9 * 1e6
+	c := op(t, res, "c")
+	near(t, "staging done", c.HostEnd, us(4*chunk), 8)
+	near(t, "host op end", op(t, res, "h").End, us(10_000+4*chunk/2), 8)
+}

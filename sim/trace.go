@@ -233,6 +233,9 @@ func (t *tw) slice(pid, tid int, start, end Time, name, cat string, r *OpRecord,
 	}
 	t.raw(`,"cause":`)
 	t.str(r.CauseKind.String())
+	if r.Unfinished {
+		t.raw(`,"unfinished":true`)
+	}
 	t.raw(`}}`)
 }
 

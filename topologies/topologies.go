@@ -82,6 +82,10 @@ func Load(file string, data []byte) (*Topology, error) {
 	return t, nil
 }
 
+// minStagingChunk is the smallest staging chunk accepted: a page. Smaller
+// chunks would only multiply events without changing what is modelled.
+const minStagingChunk = 4096
+
 type named struct {
 	node spec.Node
 	idx  int // node index in the machine
@@ -158,7 +162,13 @@ func build(root spec.Node) *Topology {
 				p2p, _ = n.Bool()
 			}
 			if n, ok := hm.Get("staging_chunk"); ok {
-				h.StagingChunk, _ = n.ByteCount(spec.StrictlyPos)
+				if v, ok := n.ByteCount(spec.StrictlyPos); ok {
+					if v < minStagingChunk {
+						s, _ := n.Scalar()
+						n.Errorf("%s is below the smallest staging chunk, 4 KiB (a page)", s)
+					}
+					h.StagingChunk = v
+				}
 			}
 			if n, ok := hm.Get("staging_buffers"); ok {
 				v, _ := n.Int(1, 1024)
@@ -298,6 +308,7 @@ func build(root spec.Node) *Topology {
 	}
 	// Links.
 	errsBefore := root.ErrCount()
+	var latencySum sim.Time
 	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
 		list, _ := ln.Seq()
 		for _, n := range list {
@@ -355,7 +366,7 @@ func build(root spec.Node) *Topology {
 				}
 			}
 			if x, ok := lm.Get("bandwidth"); ok {
-				l.Bandwidth = bandwidth(x) * float64(count)
+				l.Bandwidth = bandwidthTimes(x, count) * float64(count)
 			} else if !haveType {
 				if _, typed := lm.Get("type"); !typed {
 					lm.Node().Errorf("a link needs a type (%s) or a bandwidth", strings.Join(models.LinkNames(), ", "))
@@ -363,6 +374,13 @@ func build(root spec.Node) *Topology {
 			}
 			if x, ok := lm.Get("latency"); ok {
 				l.Latency, _ = x.Time(spec.NonNeg)
+				// A route's latency is a sum of link latencies: keep every
+				// possible sum far inside the time range.
+				if latencySum += l.Latency; latencySum > sim.MaxTime/4 || latencySum < 0 {
+					v, _ := x.Scalar()
+					x.Errorf("%s brings the topology's link latencies to more than %d days in all, past what a route may take", v, int64((sim.MaxTime/4).Seconds()/86400))
+					l.Latency = 0
+				}
 			}
 			kindGiven := false
 			if x, ok := lm.Get("kind"); ok {
@@ -424,11 +442,25 @@ func inferKind(m *sim.Machine, a, b int) sim.LinkKind {
 	return sim.LinkPCIe
 }
 
+// bandwidth reads a bandwidth between 1 B/s and 1 EB/s.
 func bandwidth(n spec.Node) float64 {
+	return bandwidthTimes(n, 1)
+}
+
+// bandwidthTimes reads a bandwidth that will be multiplied by count (parallel
+// links), checking the product's range.
+func bandwidthTimes(n spec.Node, count int) float64 {
 	v, ok := n.Quantity(units.Bandwidth, spec.StrictlyPos)
-	if ok && v > 1e18 {
-		s, _ := n.Scalar()
-		n.Errorf("%s is not a plausible bandwidth (at most 1 EB/s)", s)
+	if !ok {
+		return 0
+	}
+	s, _ := n.Scalar()
+	switch t := v * float64(count); {
+	case t < 1:
+		n.Errorf("%s is below 1 B/s: not a plausible bandwidth", s)
+		return 0
+	case t > 1e18:
+		n.Errorf("%s x %d links is above 1 EB/s: not a plausible bandwidth", s, count)
 		return 0
 	}
 	return v

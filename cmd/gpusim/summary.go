@@ -98,13 +98,13 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		// Totals by op on the path, largest first.
 		type agg struct {
 			rec  int
-			host bool
+			part sim.PathPart
 			t    sim.Time
 		}
 		var as []agg
 		byKind := map[string]sim.Time{}
 		for _, s := range res.CriticalPath {
-			as = append(as, agg{s.Record, s.Host, s.Time})
+			as = append(as, agg{s.Record, s.Part, s.Time})
 			byKind[pathKind(res, s)] += s.Time
 		}
 		sort.SliceStable(as, func(i, j int) bool { return as[i].t > as[j].t })
@@ -143,7 +143,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 			} else {
 				where = p.Threads[r.Thread].Name
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.ID, pathKind(res, sim.PathStep{Record: a.rec, Host: a.host}), where, a.t, pct(a.t, span))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.ID, pathKind(res, sim.PathStep{Record: a.rec, Part: a.part}), where, a.t, pct(a.t, span))
 		}
 		tw.Flush()
 	}
@@ -154,8 +154,11 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 
 func pathKind(res *sim.Result, s sim.PathStep) string {
 	r := &res.Ops[s.Record]
-	if s.Host {
+	switch s.Part {
+	case sim.PartAPI:
 		return "api overhead"
+	case sim.PartStaging:
+		return "staging " + r.Copy.String()
 	}
 	switch r.Kind {
 	case sim.OpCopy:
