@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -52,6 +53,39 @@ func TestDeterminism(t *testing.T) {
 		}
 		if !bytes.Equal(tr, firstTrace) {
 			t.Errorf("run %d (GOMAXPROCS %d): --trace differs from the first run", i, procs)
+		}
+	}
+}
+
+// TestReadmeQuickstart keeps the README's sample output true: every line it
+// shows (other than "...") appears, in order, in what the quick start prints.
+func TestReadmeQuickstart(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := bytes.Cut(readme, []byte("and prints:\n"))
+	if !ok {
+		t.Fatal(`README has no "and prints:" block`)
+	}
+	block, _, _ := bytes.Cut(after, []byte("\n## "))
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", filepath.Join("..", "..", "scenarios", "quickstart.yaml")}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := strings.Split(out.String(), "\n")
+	i := 0
+	for _, line := range strings.Split(string(block), "\n") {
+		line = strings.TrimPrefix(line, "    ")
+		if strings.TrimSpace(line) == "" || strings.TrimSpace(line) == "..." {
+			continue
+		}
+		for i < len(got) && got[i] != line {
+			i++
+		}
+		if i == len(got) {
+			t.Errorf("README line %q is not in the quick start's output (in order)", line)
+			return
 		}
 	}
 }
