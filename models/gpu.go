@@ -47,6 +47,9 @@ type GPU struct {
 	NVLinkGen string
 	// PCIe is the host link type name ("pcie5x16").
 	PCIe string
+	// Arch is the architecture ("volta", "ampere", "ada", "hopper"), which
+	// picks the collective library's per-architecture limits.
+	Arch string
 	// ComputeEfficiency and MemoryEfficiency are the fractions of the peaks
 	// that kernels reach, in (0, 1]; calibration fits them.
 	ComputeEfficiency, MemoryEfficiency float64
@@ -91,7 +94,7 @@ var gpus = []GPU{
 		// INT8 1979 TOPS; 80 GB HBM3 at 3.35 TB/s; NVLink 900 GB/s (18 links of
 		// NVLink4, measured.md §1a); PCIe Gen5 x16. 132 SMs (NVIDIA H100
 		// whitepaper, SXM5 configuration).
-		Name: "H100-SXM",
+		Name: "H100-SXM", Arch: "hopper",
 		Peak: map[DType]float64{FP64: 67 * tera, FP32: 67 * tera, TF32: 494.5 * tera, FP16: 989.5 * tera,
 			BF16: 989.5 * tera, FP8: 1979 * tera, INT8: 1979 * tera},
 		MemoryBandwidth: 3350 * giga, MemoryBytes: 80 * gb, SMs: 132,
@@ -107,7 +110,7 @@ var gpus = []GPU{
 		// NVIDIA H200 datasheet (SXM): same tensor cores as H100 SXM (FP64 tensor
 		// 67, FP32 67, TF32 494.5, BF16/FP16 989.5, FP8 1979 dense); 141 GB
 		// HBM3e at 4.8 TB/s (measured.md §6); NVLink4 18 links; PCIe Gen5.
-		Name: "H200-SXM",
+		Name: "H200-SXM", Arch: "hopper",
 		Peak: map[DType]float64{FP64: 67 * tera, FP32: 67 * tera, TF32: 494.5 * tera, FP16: 989.5 * tera,
 			BF16: 989.5 * tera, FP8: 1979 * tera, INT8: 1979 * tera},
 		MemoryBandwidth: 4800 * giga, MemoryBytes: 141 * gb, SMs: 132,
@@ -119,7 +122,7 @@ var gpus = []GPU{
 		// tensor 19.5), FP32 19.5, TF32 156, BF16/FP16 312 TFLOP/s, INT8 624
 		// TOPS; 80 GB HBM2e at 2039 GB/s; NVLink 600 GB/s (12 links of NVLink3,
 		// measured.md §2a); PCIe Gen4. 108 SMs (A100 whitepaper). No FP8.
-		Name: "A100-SXM4-80GB",
+		Name: "A100-SXM4-80GB", Arch: "ampere",
 		Peak: map[DType]float64{FP64: 19.5 * tera, FP32: 19.5 * tera, TF32: 156 * tera, FP16: 312 * tera,
 			BF16: 312 * tera, INT8: 624 * tera},
 		MemoryBandwidth: 2039 * giga, MemoryBytes: 80 * gb, SMs: 108,
@@ -134,6 +137,7 @@ var gpus = []GPU{
 		// (FP16) 125 TFLOP/s; 32 GB HBM2 at 900 GB/s; NVLink 300 GB/s (6 links of
 		// NVLink2, measured.md §6); PCIe Gen3. 80 SMs. No BF16, TF32 or FP8.
 		Name:            "V100-SXM2",
+		Arch:            "volta",
 		Peak:            map[DType]float64{FP64: 7.8 * tera, FP32: 15.7 * tera, FP16: 125 * tera},
 		MemoryBandwidth: 900 * giga, MemoryBytes: 32 * gb, SMs: 80,
 		// asyncEngineCount 6 (public deviceQuery logs of V100 SXM2; to confirm).
@@ -146,7 +150,7 @@ var gpus = []GPU{
 		// TFLOP/s, INT8 733 TOPS (dense); 48 GB GDDR6 at 864 GB/s; PCIe Gen4 x16;
 		// no NVLink (measured.md §6). 142 SMs (Ada whitepaper, AD102 in L40S).
 		// FP64 is 1/64 of FP32 on Ada (Ada whitepaper): 1.43 TFLOP/s.
-		Name: "L40S",
+		Name: "L40S", Arch: "ada",
 		Peak: map[DType]float64{FP64: 1.43 * tera, FP32: 91.6 * tera, TF32: 183 * tera, FP16: 362.05 * tera,
 			BF16: 362.05 * tera, FP8: 733 * tera, INT8: 733 * tera},
 		MemoryBandwidth: 864 * giga, MemoryBytes: 48 * gb, SMs: 142,
@@ -161,7 +165,7 @@ var gpus = []GPU{
 		// TFLOP/s, INT8 660.6 TOPS (dense); 24 GB GDDR6X at 1008 GB/s; 128 SMs;
 		// PCIe Gen4 x16; no NVLink and no P2P on the stock driver (measured.md
 		// §3a, §6). FP64 is 1/64 of FP32: 1.29 TFLOP/s.
-		Name: "RTX-4090",
+		Name: "RTX-4090", Arch: "ada",
 		Peak: map[DType]float64{FP64: 1.29 * tera, FP32: 82.6 * tera, TF32: 82.6 * tera, FP16: 165.2 * tera,
 			BF16: 165.2 * tera, FP8: 330.3 * tera, INT8: 660.6 * tera},
 		MemoryBandwidth: 1008 * giga, MemoryBytes: 24 * gb, SMs: 128,

@@ -13,16 +13,25 @@ type LinkType struct {
 	Kind sim.LinkKind
 	// Raw is the signalling rate per direction after line coding, bytes/s.
 	Raw float64
-	// Efficiency is the fraction of Raw that large copies reach, in (0, 1].
+	// Efficiency is the fraction of Raw that large copy-engine copies reach,
+	// in (0, 1].
 	Efficiency float64
+	// SMEfficiency is the fraction of Raw that kernel-driven transfers
+	// (collectives, SM copies) reach.
+	SMEfficiency float64
 	// Latency is the one-way latency of the link.
 	Latency sim.Time
 	// P2P says whether peer-to-peer traffic may cross it.
 	P2P bool
 }
 
-// Bandwidth returns the effective per-direction bandwidth: Raw * Efficiency.
+// Bandwidth returns the effective per-direction bandwidth of copy-engine
+// copies: Raw * Efficiency.
 func (l LinkType) Bandwidth() float64 { return float64(l.Raw * l.Efficiency) }
+
+// SMBandwidth returns the effective per-direction bandwidth of
+// kernel-driven transfers: Raw * SMEfficiency.
+func (l LinkType) SMBandwidth() float64 { return float64(l.Raw * l.SMEfficiency) }
 
 // PCIe per-direction raw rates: lanes * transfer rate * 128/130 (Gen3 and
 // later line coding) / 8 bits (measured.md §5: Gen3 x16 15.75, Gen4 x16 31.5,
@@ -44,6 +53,10 @@ const (
 	// PCIe latency per hop: an assumption (no direct measurement in
 	// shared/groundtruth); calibration fits it.
 	pcieLatency = 500 * sim.Nanosecond
+	// Kernel-driven transfers over PCIe: NCCL models a x16 link as 12, 24
+	// and 48 GB/s for Gen3, 4 and 5 (width x speed / 80, src/graph/topo.cc;
+	// shared/groundtruth/methods.md §2.2): 0.762 of raw.
+	pcieSMEff = 0.762
 )
 
 // NVLink: 25 GB/s per link per direction for NVLink2, 3 and 4 (V100 300 GB/s
@@ -52,35 +65,42 @@ const (
 const nvlinkLink = 25e9
 
 var linkTypes = []LinkType{
-	{Name: "pcie3x16", Kind: sim.LinkPCIe, Raw: 16 * pcie3Lane, Efficiency: pcie3Eff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie3x8", Kind: sim.LinkPCIe, Raw: 8 * pcie3Lane, Efficiency: pcie3Eff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie4x16", Kind: sim.LinkPCIe, Raw: 16 * pcie4Lane, Efficiency: pcie4Eff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie4x8", Kind: sim.LinkPCIe, Raw: 8 * pcie4Lane, Efficiency: pcie4Eff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie5x16", Kind: sim.LinkPCIe, Raw: 16 * pcie5Lane, Efficiency: pcie5Eff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie5x8", Kind: sim.LinkPCIe, Raw: 8 * pcie5Lane, Efficiency: pcie5Eff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie3x16", Kind: sim.LinkPCIe, Raw: 16 * pcie3Lane, Efficiency: pcie3Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie3x8", Kind: sim.LinkPCIe, Raw: 8 * pcie3Lane, Efficiency: pcie3Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie4x16", Kind: sim.LinkPCIe, Raw: 16 * pcie4Lane, Efficiency: pcie4Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie4x8", Kind: sim.LinkPCIe, Raw: 8 * pcie4Lane, Efficiency: pcie4Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie5x16", Kind: sim.LinkPCIe, Raw: 16 * pcie5Lane, Efficiency: pcie5Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie5x8", Kind: sim.LinkPCIe, Raw: 8 * pcie5Lane, Efficiency: pcie5Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
 	// NVLink2: no V100 bandwidth measurement in shared/groundtruth; efficiency
 	// assumed as NVLink3 (same 25 GB/s per link).
-	{Name: "nvlink2", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.92, Latency: 150 * sim.Nanosecond, P2P: true},
+	// Kernel-driven: NCCL's SM70_NVLINK_BW, 20 GB/s per link (topo.h): 0.80.
+	{Name: "nvlink2", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.92, SMEfficiency: 0.80, Latency: 150 * sim.Nanosecond, P2P: true},
 	// NVLink3: unidirectional P2P writes 265-275.5 GB/s over 12 links of 300
 	// (p2pBandwidthLatencyTest, measured.md §2b), nvbandwidth D2D write CE
 	// 274.9-276.8 (§2c): 0.92. Latency: P2P 16-byte copy latency minus the
 	// local one, ~0.3 us over two hops (GPU-NVSwitch-GPU, §2b): 0.15 us.
-	{Name: "nvlink3", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.92, Latency: 150 * sim.Nanosecond, P2P: true},
+	// Kernel-driven: "about 20 GB/s effective with 128B SM payloads" per
+	// NVLink3 link (NCCL maintainer, nccl-tests#149, measured.md §2a) and
+	// NCCL's SM80_NVLINK_BW of 20 GB/s: 0.80.
+	{Name: "nvlink3", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.92, SMEfficiency: 0.80, Latency: 150 * sim.Nanosecond, P2P: true},
 	// NVLink4: unidirectional P2P writes 365-394 GB/s over 18 links of 450
 	// (measured.md §1c), nvbandwidth D2D read CE 395.1 (§1b): 0.875; the NCCL
 	// maintainer's "effective NVLink bandwidth of 370GB/s" (§1e) is the SM
 	// (kernel) path. Latency: P2P latency 2.26-3.35 us minus local 1.96-2.27
 	// (§1c), ~0.75 us over two hops: 0.37 us.
-	{Name: "nvlink4", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.875, Latency: 370 * sim.Nanosecond, P2P: true},
+	// Kernel-driven: NCCL's SM90_NVLINK_BW, 20.6 GB/s per link (topo.h),
+	// 370.8 for 18 links, the "effective NVLink bandwidth of 370GB/s" of the
+	// NCCL maintainer (nccl-tests#212, measured.md §1e): 0.824.
+	{Name: "nvlink4", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 370 * sim.Nanosecond, P2P: true},
 	// Intel UPI 2.0 (Sapphire Rapids) at 16 GT/s moves 2 bytes per transfer per
 	// direction: 32 GB/s per link. Remote STREAM triad on a 2x Xeon 8462Y+ (3
 	// UPI links) is 101.1 GB/s (measured.md §1b); triad's reads (2/3 of it)
 	// cross one way: 67 GB/s of 96, ~0.7. NVIDIA GPUs do not do P2P across
 	// the inter-socket link (the SYS pairs of measured.md §1c, §6 are staged).
-	{Name: "upi", Kind: sim.LinkSocket, Raw: 32e9, Efficiency: 0.7, Latency: pcieLatency, P2P: false},
+	{Name: "upi", Kind: sim.LinkSocket, Raw: 32e9, Efficiency: 0.7, SMEfficiency: 0.7, Latency: pcieLatency, P2P: false},
 	// NVLink-C2C: 450 GB/s per direction (GH200, measured.md §6). No
 	// measurement in shared/groundtruth: efficiency assumed as NVLink4.
-	{Name: "nvlink-c2c", Kind: sim.LinkC2C, Raw: 450e9, Efficiency: 0.875, Latency: 370 * sim.Nanosecond, P2P: true},
+	{Name: "nvlink-c2c", Kind: sim.LinkC2C, Raw: 450e9, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 370 * sim.Nanosecond, P2P: true},
 }
 
 // LookupLink returns the link preset with that name (case-insensitive).

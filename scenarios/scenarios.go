@@ -157,6 +157,9 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	b.events = map[string]int{}
 	b.sems = map[string]int{}
 	b.ids = map[string]string{}
+	b.collSig = map[string]string{}
+	b.collRanks = map[string][]bool{}
+	b.collWhere = map[string]string{}
 	if sn, ok := top.Get("semaphores"); ok {
 		sm, _ := sn.Map(anyKey(sn)...)
 		for _, k := range sm.Keys() {
@@ -181,6 +184,17 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
+	}
+	for _, id := range b.collOrder {
+		var missing []string
+		for r, issued := range b.collRanks[id] {
+			if !issued {
+				missing = append(missing, b.m.GPUs[b.collSigRanks(id)[r]].Name)
+			}
+		}
+		if len(missing) > 0 {
+			b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: collective %q is issued by rank, but no op issues the rank of %s: give each rank's op (in its own thread) the same id", b.collWhere[id], id, strings.Join(missing, ", ")))
+		}
 	}
 	if len(b.lateErrs) > 0 {
 		return nil, errors.New(strings.Join(b.lateErrs, "\n"))
@@ -227,6 +241,12 @@ type builder struct {
 	sems     map[string]int
 	ids      map[string]string // op id -> where
 	lateErrs []string
+	collSig  map[string]string // collective id -> what every rank's op must agree on
+	// collRanks records which ranks of each rank-issued collective some op
+	// issues; collWhere where it first appears; collOrder the ids in order.
+	collRanks map[string][]bool
+	collWhere map[string]string
+	collOrder []string
 	// streamTime sums each stream's kernel durations, seconds.
 	streamTime []float64
 	streamOver map[int]bool
@@ -378,7 +398,7 @@ type tpl struct {
 	bad    bool
 }
 
-const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat"
+const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv"
 
 func (b *builder) ops(n spec.Node, depth int) []*tpl {
 	list, ok := n.Seq()
@@ -452,10 +472,24 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		} else {
 			op.ID = th.Name + "/" + strconv.Itoa(len(th.Ops))
 		}
-		if prev, dup := b.ids[op.ID]; dup {
+		key := op.ID
+		if op.Kind == sim.OpCollective && op.OneRank {
+			key += "@" + strconv.Itoa(op.Rank)
+			if sig, seen := b.collSig[op.ID]; seen && sig != collSignature(&op) {
+				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs, size, algorithm)", t.where, op.ID))
+			}
+			b.collSig[op.ID] = collSignature(&op)
+			if b.collRanks[op.ID] == nil {
+				b.collRanks[op.ID] = make([]bool, len(op.Coll.Ranks))
+				b.collWhere[op.ID] = t.where
+				b.collOrder = append(b.collOrder, op.ID)
+			}
+			b.collRanks[op.ID][op.Rank] = true
+		}
+		if prev, dup := b.ids[key]; dup {
 			b.dupID(op.ID, t.where, prev)
 		} else {
-			b.ids[op.ID] = t.where
+			b.ids[key] = t.where
 		}
 		op.Where = t.where
 		th.Ops = append(th.Ops, op)
@@ -511,6 +545,8 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 		keys = []string{"id", "semaphore", "count"}
 	case "await":
 		keys = []string{"id", "semaphore"}
+	default: // collectives
+		keys = []string{"id", "gpus", "bytes", "dtype", "stream", "streams", "algorithm", "protocol", "channels", "sm_share", "root", "rank"}
 	}
 	om, ok := n.Map(keys...)
 	if !ok {
@@ -733,6 +769,8 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 		} else {
 			t.bad = true
 		}
+	case models.AllReduce, models.AllGather, models.ReduceScatter, models.Broadcast, models.Reduce, models.AllToAll, models.SendRecv:
+		t.bad = !b.collective(kind, n, om, op)
 	case "signal", "await":
 		op.Kind = sim.OpSignal
 		if kind == "await" {
@@ -756,6 +794,211 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 		}
 	}
 	return t
+}
+
+// collective reads a collective op and builds its plan.
+func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op) bool {
+	op.Kind = sim.OpCollective
+	cs := models.CollSpec{Kind: kind}
+	ok := true
+	// Ranks.
+	gn, has := om.Require("gpus", "the GPUs taking part, in rank order, as a list or all")
+	if !has {
+		return false
+	}
+	if gn.IsScalar() {
+		if s, _ := gn.Scalar(); s == "all" {
+			for i := range b.m.GPUs {
+				cs.GPUs = append(cs.GPUs, i)
+			}
+		} else {
+			gn.Errorf("gpus is a list of GPU names or all, got %q", s)
+			return false
+		}
+	} else {
+		list, _ := gn.Seq()
+		seen := map[int]bool{}
+		for _, x := range list {
+			s, good := x.Name()
+			if !good {
+				ok = false
+				continue
+			}
+			i := b.m.NodeIndex(s)
+			if i < 0 || b.m.Nodes[i].Kind != sim.NodeGPU {
+				x.Errorf("%q is not a GPU of topology %s; GPUs: %s", s, b.m.Name, b.gpuNames())
+				ok = false
+				continue
+			}
+			g := b.m.Nodes[i].Index
+			if seen[g] {
+				x.Errorf("%s is listed twice", s)
+				ok = false
+				continue
+			}
+			seen[g] = true
+			cs.GPUs = append(cs.GPUs, g)
+		}
+		if len(list) == 0 && list != nil {
+			gn.Errorf("a collective needs at least one GPU")
+			ok = false
+		}
+	}
+	if bn, has := om.Require("bytes", "the size as nccl-tests counts it, such as 256 MiB"); has {
+		v, good := bn.ByteCount(spec.NonNeg)
+		cs.Bytes = v
+		ok = ok && good
+	} else {
+		ok = false
+	}
+	if dn, has := om.Get("dtype"); has {
+		if s, good := dn.Scalar(); good {
+			if _, good := models.ParseDType(s); !good {
+				dn.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
+				ok = false
+			}
+		}
+	}
+	if an, has := om.Get("algorithm"); has {
+		cs.Algorithm, _ = an.Enum(models.Algorithms...)
+	}
+	if pn, has := om.Get("protocol"); has {
+		cs.Protocol, _ = pn.Enum(models.Protocols...)
+	}
+	if cn, has := om.Get("channels"); has {
+		v, _ := cn.Int(1, 64)
+		cs.Channels = int(v)
+	}
+	if sn, has := om.Get("sm_share"); has {
+		v, good := sn.Float(0, 1)
+		if good && v == 0 {
+			sn.Errorf("sm_share must be more than zero: a fraction of the SMs such as 0.1 or 10%%")
+		}
+		cs.SMShare = v
+	}
+	if rn, has := om.Get("root"); has {
+		if kind != models.Broadcast && kind != models.Reduce {
+			rn.Errorf("root applies to broadcast and reduce only")
+			ok = false
+		} else if s, good := rn.Name(); good {
+			cs.Root = -1
+			for r, g := range cs.GPUs {
+				if b.m.GPUs[g].Name == s {
+					cs.Root = r
+				}
+			}
+			if cs.Root < 0 {
+				rn.Errorf("root %q is not one of the collective's GPUs", s)
+				ok = false
+				cs.Root = 0
+			}
+		}
+	}
+	// Streams: one name used on every GPU, or one stream per GPU.
+	sn, hasOne := om.Get("stream")
+	ln, hasList := om.Get("streams")
+	switch {
+	case hasOne && hasList:
+		ln.Errorf("give stream (one name used on every GPU) or streams (one per GPU), not both")
+		return false
+	case hasOne:
+		name, good := sn.Name()
+		if !good {
+			return false
+		}
+		if strings.Contains(name, "/") {
+			sn.Errorf("stream is a name used on every GPU, such as comm; for GPU/NAME streams use streams: [...]")
+			return false
+		}
+		for _, g := range cs.GPUs {
+			op.Streams = append(op.Streams, b.streamFor(g, name))
+		}
+	case hasList:
+		list, _ := ln.Seq()
+		if len(list) != len(cs.GPUs) {
+			ln.Errorf("streams lists %d streams for %d GPUs: give one per GPU, in the same order", len(list), len(cs.GPUs))
+			return false
+		}
+		for i, x := range list {
+			s := b.stream(x)
+			if s < 0 {
+				return false
+			}
+			if i < len(cs.GPUs) && b.p.Streams[s].GPU != cs.GPUs[i] {
+				x.Errorf("stream %s is not a stream of %s, rank %d's GPU", b.p.StreamName(b.m, s), b.m.GPUs[cs.GPUs[i]].Name, i)
+				return false
+			}
+			op.Streams = append(op.Streams, s)
+		}
+	default:
+		n.Errorf("missing \"stream\": a stream name used on every GPU (such as comm), or streams: one GPU/NAME per GPU")
+		return false
+	}
+	if rn, has := om.Get("rank"); has && len(cs.GPUs) > 0 {
+		// This op issues one rank's part; the other ranks' ops (in other
+		// threads, as the processes of a communicator call NCCL) share its id.
+		if _, hasID := om.Get("id"); !hasID {
+			rn.Errorf("a collective issued by rank needs an id, the same in every rank's op")
+			return false
+		}
+		s, good := rn.Name()
+		if !good {
+			return false
+		}
+		op.OneRank, op.Rank = true, -1
+		for r, g := range cs.GPUs {
+			if b.m.GPUs[g].Name == s {
+				op.Rank = r
+			}
+		}
+		if op.Rank < 0 {
+			rn.Errorf("rank %q is not one of the collective's GPUs", s)
+			return false
+		}
+	}
+	if !ok || len(cs.GPUs) == 0 {
+		return false
+	}
+	op.Stream = op.Streams[0]
+	plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, cs)
+	if err != nil {
+		n.Errorf("%v", err)
+		return false
+	}
+	op.Coll = plan
+	return true
+}
+
+// collSigRanks returns the GPUs of a rank-issued collective, from the
+// program's ops.
+func (b *builder) collSigRanks(id string) []int {
+	for _, th := range b.p.Threads {
+		for i := range th.Ops {
+			if op := &th.Ops[i]; op.ID == id && op.Coll != nil {
+				return op.Coll.Ranks
+			}
+		}
+	}
+	return nil
+}
+
+// collSignature is what the ops issuing the ranks of one collective must
+// agree on.
+func collSignature(op *sim.Op) string {
+	c := op.Coll
+	return fmt.Sprintf("%s %v %d %s %s", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol)
+}
+
+// streamFor returns GPU g's stream NAME, creating it on first use.
+func (b *builder) streamFor(g int, name string) int {
+	full := b.m.GPUs[g].Name + "/" + name
+	if i, ok := b.streams[full]; ok {
+		return i
+	}
+	idx := len(b.p.Streams)
+	b.streams[full] = idx
+	b.p.Streams = append(b.p.Streams, sim.Stream{GPU: g, Name: name})
+	return idx
 }
 
 func gpuEnds(a, b sim.Node) string {

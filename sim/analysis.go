@@ -34,6 +34,9 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 				st.Kernels++
 			case OpCopy:
 				st.Copies++
+			case OpCollective:
+				st.Collectives++
+				ts = append(ts, rec.Begin)
 			}
 		}
 		slices.Sort(ts)
@@ -43,26 +46,32 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 		type edge struct {
 			t     Time
 			delta int
-			kern  bool
+			what  int // 0 kernel, 1 copy, 2 collective running, 3 collective waiting for its ranks
 		}
-		var edges []edge // running kernels and copies: +1 at Start, -1 at End
+		var edges []edge // +1 at the start of an activity, -1 at its end
 		for _, i := range ops {
 			rec := &res.Ops[i]
-			if (rec.Kind == OpKernel || rec.Kind == OpCopy) && rec.End > rec.Start {
-				k := rec.Kind == OpKernel
-				edges = append(edges, edge{rec.Start, 1, k}, edge{rec.End, -1, k})
+			switch {
+			case rec.Kind == OpKernel && rec.End > rec.Start:
+				edges = append(edges, edge{rec.Start, 1, 0}, edge{rec.End, -1, 0})
+			case rec.Kind == OpCopy && rec.End > rec.Start:
+				edges = append(edges, edge{rec.Start, 1, 1}, edge{rec.End, -1, 1})
+			case rec.Kind == OpCollective:
+				if rec.Begin > rec.Start {
+					edges = append(edges, edge{rec.Start, 1, 3}, edge{rec.Begin, -1, 3})
+				}
+				if rec.End > rec.Begin {
+					edges = append(edges, edge{rec.Begin, 1, 2}, edge{rec.End, -1, 2})
+				}
 			}
 		}
 		sort.SliceStable(edges, func(a, b int) bool { return edges[a].t < edges[b].t })
-		kernels, copies, ei, ii, front := 0, 0, 0, 0, 0
+		var active [4]int
+		ei, ii, front := 0, 0, 0
 		for k := 0; k+1 < len(ts); k++ {
 			t, d := ts[k], ts[k+1]-ts[k]
 			for ei < len(edges) && edges[ei].t <= t {
-				if edges[ei].kern {
-					kernels += edges[ei].delta
-				} else {
-					copies += edges[ei].delta
-				}
+				active[edges[ei].what] += edges[ei].delta
 				ei++
 			}
 			for ii < len(byIssue) && res.Ops[byIssue[ii]].Issued <= t {
@@ -80,10 +89,14 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 				}
 			}
 			switch {
-			case kernels > 0:
+			case active[0] > 0:
 				st.Compute += d
-			case copies > 0:
+			case active[2] > 0:
+				st.Comm += d
+			case active[1] > 0:
 				st.Copy += d
+			case active[3] > 0:
+				st.IdleGPU += d
 			case pending >= 0:
 				switch blame(res, sops, pending, t, g) {
 				case CauseEvent:
@@ -133,8 +146,8 @@ func blame(res *Result, sops [][]int, i int, t Time, gpu int) CauseKind {
 			if rec.Kind == OpCopy {
 				return CauseEngine
 			}
-			if rec.GPU != gpu {
-				return CauseEvent
+			if rec.GPU != gpu || rec.Kind == OpCollective {
+				return CauseEvent // work on another GPU, or a collective with other GPUs
 			}
 			return CauseHost
 		case rec.Start <= t:

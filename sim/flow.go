@@ -90,6 +90,9 @@ type flow struct {
 	grp    *group
 	base   float64
 	grpPos int
+	// noEnd marks a flow that never completes by itself (a collective's
+	// presence on the SMs); it is cancelled.
+	noEnd bool
 }
 
 // Handle is the flow's completion event.
@@ -216,6 +219,41 @@ func (s *solver) finish(f *flow) {
 	if !f.active {
 		return
 	}
+	s.remove(f, true)
+	f.owner.flowDone(f)
+}
+
+// cancel ends f without its owner hearing of it; only what it carried counts.
+func (s *solver) cancel(f *flow) {
+	if f == nil || !f.active {
+		return
+	}
+	s.advance(f, s.e.now)
+	s.remove(f, false)
+}
+
+// setBound changes the rate bound of an active flow.
+func (s *solver) setBound(f *flow, b float64) {
+	if !f.active || f.bound == b {
+		return
+	}
+	s.advance(f, s.e.now)
+	f.bound = b
+	if !f.registered {
+		if len(f.uses) == 0 && f.remaining > 0 {
+			f.rate = b // a CPU flow: its bound is its rate
+			s.schedule(f)
+		}
+		return
+	}
+	for _, u := range f.uses {
+		s.markDirty(u.res)
+	}
+}
+
+// remove takes f out of its resources and group; complete says whether the
+// rest of its work counts as carried.
+func (s *solver) remove(f *flow, complete bool) {
 	s.e.q.Cancel(&f.ev)
 	for i := range f.uses {
 		if !f.registered {
@@ -223,7 +261,9 @@ func (s *solver) finish(f *flow) {
 		}
 		u := f.uses[i]
 		r := &s.res[u.res]
-		r.used += float64(u.coef * f.remaining)
+		if complete {
+			r.used += float64(u.coef * f.remaining)
+		}
 		// remove f from r.flows, keeping positions of the moved flow right
 		last := len(r.flows) - 1
 		if u.pos != last {
@@ -253,7 +293,6 @@ func (s *solver) finish(f *flow) {
 	f.rate = 0
 	f.active = false
 	f.last = s.e.now
-	f.owner.flowDone(f)
 }
 
 // Handle runs a solve: re-computes the rates of every component touched since
@@ -543,7 +582,7 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 
 // schedule (re)schedules f's completion from its rate and remaining work.
 func (s *solver) schedule(f *flow) {
-	if f.rate <= 0 {
+	if f.rate <= 0 || f.noEnd {
 		s.e.q.Cancel(&f.ev)
 		return
 	}

@@ -44,6 +44,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.key("name", true)
 		j.str(g.Name)
 		j.tkey("compute_ns", g.Compute)
+		j.tkey("comm_ns", g.Comm)
 		j.tkey("copy_ns", g.Copy)
 		j.tkey("idle_ns", g.Idle())
 		j.tkey("idle_host_ns", g.IdleHost)
@@ -54,6 +55,8 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.raw(strconv.Itoa(g.Kernels))
 		j.key("copies", false)
 		j.raw(strconv.Itoa(g.Copies))
+		j.key("collectives", false)
+		j.raw(strconv.Itoa(g.Collectives))
 		j.key("copy_engine_busy_ns", false)
 		j.raw("[")
 		for k, b := range g.EngineBusy {
@@ -182,6 +185,17 @@ func WriteJSON(w io.Writer, res *Result) error {
 			}
 			j.key("engine", false)
 			j.raw(strconv.Itoa(r.Engine))
+		}
+		if c := r.Coll; c != nil {
+			j.key("collective", false)
+			j.str(c.Name)
+			j.key("algorithm", false)
+			j.str(c.Algorithm)
+			j.key("protocol", false)
+			j.str(c.Protocol)
+			j.key("bytes", false)
+			j.raw(strconv.FormatInt(c.Bytes, 10))
+			j.tkey("begin_ns", r.Begin)
 		}
 		if r.Target >= 0 {
 			j.key("waits_for", false)

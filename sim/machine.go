@@ -108,6 +108,9 @@ type Switch struct {
 	Name string
 	Node int    // index into Machine.Nodes
 	Kind string // "pcie" or "nvswitch", for display
+	// NVLS says whether the switch reduces in the network (NVLink SHARP, on
+	// third-generation NVSwitch and later).
+	NVLS bool
 }
 
 // Link is a full-duplex link: each direction has Bandwidth of its own.
@@ -115,8 +118,11 @@ type Link struct {
 	Name      string
 	A, B      int // node indices; direction 0 is A to B, direction 1 is B to A
 	Kind      LinkKind
-	Bandwidth float64 // bytes/s in each direction, as transfers see it
-	Latency   Time
+	Bandwidth float64 // bytes/s in each direction, as copy-engine transfers see it
+	// SMBandwidth is what kernel-driven transfers (collectives, SM copies)
+	// reach in each direction, bytes/s; zero means Bandwidth.
+	SMBandwidth float64
+	Latency     Time
 	// P2P says whether peer-to-peer traffic may cross this link (false on an
 	// inter-socket link that does not carry P2P).
 	P2P bool
@@ -297,6 +303,9 @@ func (m *Machine) Validate() error {
 		}
 		if !(l.Bandwidth >= 1 && l.Bandwidth <= 1e18) {
 			add("%s: bandwidth %g B/s must be from 1 B/s to 1 EB/s", l.Name, l.Bandwidth)
+		}
+		if l.SMBandwidth != 0 && !(l.SMBandwidth >= 1 && l.SMBandwidth <= 1e18) {
+			add("%s: SM bandwidth %g B/s must be from 1 B/s to 1 EB/s", l.Name, l.SMBandwidth)
 		}
 		if l.Latency < 0 {
 			add("%s: latency is negative", l.Name)
@@ -494,4 +503,13 @@ func (m *Machine) p2pAllowed(from int, r Route) bool {
 		}
 	}
 	return true
+}
+
+// KernelCoef returns the link capacity a kernel-driven transfer uses per
+// byte: Bandwidth / SMBandwidth (1 when they are equal or SMBandwidth is unset).
+func (l *Link) KernelCoef() float64 {
+	if l.SMBandwidth <= 0 {
+		return 1
+	}
+	return l.Bandwidth / l.SMBandwidth
 }

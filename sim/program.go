@@ -18,9 +18,10 @@ const (
 	OpHost                      // CPU work of the thread
 	OpSignal                    // post to a host semaphore
 	OpAwait                     // take from a host semaphore, blocking while it is zero
+	OpCollective                // a collective over several GPUs: a part on a stream of each
 )
 
-var opKindNames = [...]string{"kernel", "copy", "record", "wait", "sync", "host", "signal", "await"}
+var opKindNames = [...]string{"kernel", "copy", "record", "wait", "sync", "host", "signal", "await", "collective"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opKindNames) {
@@ -29,8 +30,9 @@ func (k OpKind) String() string {
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }
 
-// OnStream reports whether ops of this kind are enqueued on a stream.
-func (k OpKind) OnStream() bool { return k <= OpEventWait }
+// OnStream reports whether ops of this kind are enqueued on a stream (a
+// collective has a part on a stream of each of its GPUs).
+func (k OpKind) OnStream() bool { return k <= OpEventWait || k == OpCollective }
 
 // MemoryKind is the kind of host memory a copy reads or writes.
 type MemoryKind uint8
@@ -88,6 +90,58 @@ type Op struct {
 	Bytes int64
 	// Memory is the kind of host memory of a copy to or from a host.
 	Memory MemoryKind
+	// Coll is a collective's plan; Streams has one stream per rank (Stream
+	// is Streams[0]). With OneRank the op issues only rank Rank's part: the
+	// parts of one collective issued by several ops (one per rank, as the
+	// processes of a communicator call NCCL) meet by ID.
+	Coll    *CollPlan
+	Streams []int
+	OneRank bool
+	Rank    int
+}
+
+// CollPlan is a collective expanded into transfers among its ranks, the way a
+// collective library runs it (models builds plans; the engine runs them).
+//
+// Each rank's part is an op on its stream. A part starts when it reaches the
+// head of its stream and holds SMShare of its GPU's SMs from then until it
+// ends; the transfers begin StartDelay after every rank's part has started;
+// a rank's part ends when its last transfer (sent or received) ends.
+type CollPlan struct {
+	// Name is the collective ("allreduce", ...); Algorithm and Protocol say
+	// how it runs; Bytes is the size in nccl-tests' sense; for display.
+	Name, Algorithm, Protocol string
+	Bytes                     int64
+	// Ranks is the GPU (index into Machine.GPUs) of each rank.
+	Ranks []int
+	// SMShare is the fraction of each GPU's SMs the collective's kernel
+	// claims while it runs, in (0, 1].
+	SMShare float64
+	// StartDelay is the fixed latency before the first transfer.
+	StartDelay Time
+	Tasks      []CollTask
+}
+
+// CollTask is one transfer of a collective plan.
+type CollTask struct {
+	// From and To are ranks; -1 means the switch Switch (a node index), for
+	// in-switch reductions (NVLink SHARP).
+	From, To int
+	Switch   int
+	// Bytes is the data moved.
+	Bytes float64
+	// Wire is the bytes put on each link per data byte (protocol overhead),
+	// at least 1. Links carry kernel-driven transfers at their SMBandwidth.
+	Wire float64
+	// Bound caps the data rate, bytes/s (protocol limits); +Inf for none.
+	Bound float64
+	// Delay is fixed time before the bytes flow (the step's latency).
+	Delay Time
+	// Reduce makes the receiving GPU read and write its memory for each
+	// byte (the reduction's compute).
+	Reduce bool
+	// Deps are tasks that must end before this one starts.
+	Deps []int
 }
 
 // Stream is a CUDA stream of one GPU; its name is "GPU/NAME".
@@ -154,13 +208,17 @@ func (p *Program) Validate(m *Machine) error {
 		}
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
+			key := op.ID
+			if op.Kind == OpCollective && op.OneRank {
+				key += fmt.Sprintf("\x00rank%d", op.Rank)
+			}
 			if op.ID == "" {
 				add(op, "has no id")
-			} else if ids[op.ID] {
+			} else if ids[key] {
 				add(op, "duplicate id")
 			}
-			ids[op.ID] = true
-			if op.Kind.OnStream() || (op.Kind == OpSync && op.Sync == SyncStream) {
+			ids[key] = true
+			if (op.Kind.OnStream() && op.Kind != OpCollective) || (op.Kind == OpSync && op.Sync == SyncStream) {
 				if op.Stream < 0 || op.Stream >= len(p.Streams) {
 					add(op, "stream index %d out of range", op.Stream)
 					continue
@@ -204,6 +262,10 @@ func (p *Program) Validate(m *Machine) error {
 				if msg := p.checkCopy(m, op); msg != "" {
 					add(op, "%s", msg)
 				}
+			case OpCollective:
+				if msg := p.checkCollective(m, op); msg != "" {
+					add(op, "%s", msg)
+				}
 			}
 		}
 	}
@@ -244,6 +306,53 @@ func (p *Program) checkCopy(m *Machine, op *Op) string {
 	default:
 		if m.PathBetween(s.Index, d.Index).Kind == PathNone {
 			return fmt.Sprintf("no path from %s to %s", s.Name, d.Name)
+		}
+	}
+	return ""
+}
+
+func (p *Program) checkCollective(m *Machine, op *Op) string {
+	c := op.Coll
+	if c == nil {
+		return "collective without a plan"
+	}
+	if len(c.Ranks) == 0 || len(op.Streams) != len(c.Ranks) {
+		return "a collective needs one stream per rank"
+	}
+	if op.OneRank && (op.Rank < 0 || op.Rank >= len(c.Ranks)) {
+		return fmt.Sprintf("rank %d out of range", op.Rank)
+	}
+	if !(c.SMShare > 0 && c.SMShare <= 1) {
+		return fmt.Sprintf("sm share %g is not in (0, 1]", c.SMShare)
+	}
+	seen := map[int]bool{}
+	for i, g := range c.Ranks {
+		if g < 0 || g >= len(m.GPUs) {
+			return fmt.Sprintf("rank %d: gpu index %d out of range", i, g)
+		}
+		if seen[g] {
+			return fmt.Sprintf("%s appears twice among the ranks", m.GPUs[g].Name)
+		}
+		seen[g] = true
+		s := op.Streams[i]
+		if s < 0 || s >= len(p.Streams) || p.Streams[s].GPU != g {
+			return fmt.Sprintf("rank %d: its stream is not a stream of %s", i, m.GPUs[g].Name)
+		}
+	}
+	for i, t := range c.Tasks {
+		if t.From < -1 || t.From >= len(c.Ranks) || t.To < -1 || t.To >= len(c.Ranks) || (t.From < 0 && t.To < 0) {
+			return fmt.Sprintf("task %d: bad ranks %d -> %d", i, t.From, t.To)
+		}
+		if (t.From < 0 || t.To < 0) && (t.Switch < 0 || t.Switch >= len(m.Nodes) || m.Nodes[t.Switch].Kind != NodeSwitch) {
+			return fmt.Sprintf("task %d: a transfer to or from a switch needs a switch", i)
+		}
+		if t.Bytes < 0 || !(t.Wire >= 1) || !(t.Bound > 0) || t.Delay < 0 {
+			return fmt.Sprintf("task %d: bytes %g, wire %g, bound %g, delay %d out of range", i, t.Bytes, t.Wire, t.Bound, t.Delay)
+		}
+		for _, d := range t.Deps {
+			if d < 0 || d >= i {
+				return fmt.Sprintf("task %d: dependency %d is not an earlier task", i, d)
+			}
 		}
 	}
 	return ""

@@ -61,8 +61,13 @@ type OpRecord struct {
 	// Issued is when the op was handed to the stream (or, for host-side ops,
 	// when the thread reached it); Start and End bound its execution.
 	Issued, Start, End Time
+	// Begin is when the op's work began: Start, except for a collective's
+	// part, which starts when it reaches its stream's head but begins when
+	// every rank's part has.
+	Begin Time
 
 	Bytes  int64
+	Coll   *CollPlan // collectives: the plan
 	Copy   CopyKind
 	Memory MemoryKind
 	Src    int // copies: node read
@@ -90,17 +95,19 @@ type OpRecord struct {
 // GPUStats splits a GPU's time over the run.
 type GPUStats struct {
 	Name string
-	// Compute is the time at least one kernel ran; Copy the time copies ran
-	// on its streams while no kernel did.
-	Compute, Copy Time
+	// Compute is the time at least one kernel ran; Comm the time a
+	// collective ran (all its ranks in) while no kernel did; Copy the time
+	// copies ran on its streams while neither did.
+	Compute, Comm, Copy Time
 	// Idle time, split by what the GPU was waiting for:
 	// IdleHost: no work had been issued yet (launch overhead, host work, syncs);
 	// IdleData: issued work waited on copies (or a copy engine);
-	// IdleGPU: issued work waited on another GPU;
+	// IdleGPU: issued work waited on another GPU (including a collective
+	// waiting for its other ranks);
 	// IdleDone: the GPU had finished everything it was given.
 	IdleHost, IdleData, IdleGPU, IdleDone Time
-	// Kernels and Copies count the ops run.
-	Kernels, Copies int
+	// Kernels, Copies and Collectives count the ops run.
+	Kernels, Copies, Collectives int
 	// EngineBusy is the busy time of each copy engine.
 	EngineBusy []Time
 }

@@ -63,6 +63,8 @@ type run struct {
 	// run (the Machine itself is never written, so runs may share it).
 	routes map[[2]int]Route
 	paths  map[[2]int]GPUPath
+	// colls holds the collectives whose ranks have not all arrived, by op ID.
+	colls map[string]*collState
 }
 
 func (r *run) route(a, b int) Route {
@@ -99,6 +101,8 @@ type semState struct {
 type gpuState struct {
 	r       *run
 	idx     int
+	claims  float64      // sum of the SM claims of running kernels and collective parts
+	colls   []*collState // collectives with a part resident on this GPU
 	smRes   int
 	memRes  int
 	ces     []*opState // holder of each copy engine
@@ -135,6 +139,7 @@ func newRun(m *Machine, p *Program) *run {
 	}
 	r.events = make([]*opState, len(p.Events))
 	r.routes = map[[2]int]Route{}
+	r.colls = map[string]*collState{}
 	r.paths = map[[2]int]GPUPath{}
 	for _, s := range p.Semaphores {
 		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
@@ -178,6 +183,11 @@ type opState struct {
 	ce      int  // copy engine held, -1
 	ceFrom  int  // record of the copy whose release granted the engine, -1
 	ceAt    Time // when the engine was granted
+	// Collective parts: the collective, this part's rank, and its kernel's
+	// presence on the SMs.
+	coll     *collState
+	rank     int
+	presence *flow
 }
 
 type waiter interface {
@@ -189,13 +199,17 @@ func (o *opState) record() *OpRecord { return &o.r.res.Ops[o.rec] }
 func (o *opState) addWaiter(w waiter) { o.waiters = append(o.waiters, w) }
 
 // flowDone is a kernel's completion.
-func (o *opState) flowDone(*flow) { o.finish() }
+func (o *opState) flowDone(*flow) {
+	o.stream.gpu.addClaim(-o.op.SMShare)
+	o.finish()
+}
 
 // begin marks the op started now on its stream, with its cause.
 func (o *opState) begin(kind CauseKind, cause int) {
 	o.started = true
 	rec := o.record()
 	rec.Start = o.r.e.now
+	rec.Begin = rec.Start
 	rec.Cause, rec.CauseKind = cause, kind
 }
 
@@ -299,6 +313,11 @@ func (st *streamState) Handle() {
 			f := &flow{owner: o, bound: 1, uses: []use{{res: st.gpu.smRes, coef: o.op.SMShare}}}
 			o.kernel = f
 			r.s.start(f, o.op.Duration.Seconds())
+			st.gpu.addClaim(o.op.SMShare)
+			return
+		case OpCollective:
+			o.begin(kind, cause)
+			o.coll.arrive(o.rank)
 			return
 		case OpCopy:
 			if !st.gpu.acquireCE(o) {
@@ -486,7 +505,11 @@ func (t *threadState) start(op *Op) {
 		s.waiters = append(s.waiters, t)
 	default: // CUDA-like calls pay the API overhead first
 		t.phase = phOverhead
-		t.runCPU(r.m.Hosts[t.t.Host].APIOverhead)
+		calls := Time(1)
+		if op.Kind == OpCollective && !op.OneRank {
+			calls = Time(len(op.Coll.Ranks)) // one library call per GPU, in a group
+		}
+		t.runCPU(satMul(r.m.Hosts[t.t.Host].APIOverhead, calls))
 	}
 }
 
@@ -556,6 +579,11 @@ func (t *threadState) afterOverhead(op *Op) {
 		t.sync(op)
 		return
 	}
+	if op.Kind == OpCollective {
+		t.issueCollective(op)
+		t.hostDone()
+		return
+	}
 	o := &opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
 	switch op.Kind {
 	case OpEventRecord:
@@ -581,6 +609,46 @@ func (t *threadState) afterOverhead(op *Op) {
 		return
 	}
 	t.hostDone()
+}
+
+// issueCollective enqueues a part of the collective on each rank's stream
+// (or on Rank's alone), each with a record of its own ("ID@GPU").
+func (t *threadState) issueCollective(op *Op) {
+	r := t.r
+	now := r.e.now
+	first := r.res.Ops[t.curRec]
+	c := r.collective(op)
+	var parts []*opState
+	for i, g := range op.Coll.Ranks {
+		if op.OneRank && i != op.Rank {
+			continue
+		}
+		rec := t.curRec
+		if len(parts) > 0 {
+			r.res.Ops = append(r.res.Ops, first)
+			rec = len(r.res.Ops) - 1
+		}
+		x := &r.res.Ops[rec]
+		x.ID = op.ID + "@" + r.m.GPUs[g].Name
+		x.Stream, x.GPU = op.Streams[i], g
+		x.Issued, x.HostEnd = now, now
+		x.Bytes = op.Coll.Bytes
+		x.Coll = op.Coll
+		o := &opState{r: r, rec: rec, op: op, thread: t, stream: r.streams[op.Streams[i]], ce: -1, ceFrom: -1}
+		c.addPart(i, o)
+		parts = append(parts, o)
+	}
+	for _, o := range parts {
+		o.stream.enqueue(o)
+	}
+}
+
+// satMul multiplies a time by a count, saturating at MaxTime.
+func satMul(t, n Time) Time {
+	if n > 0 && t > MaxTime/n {
+		return MaxTime
+	}
+	return t * n
 }
 
 // stagingDone releases a thread blocked in a pageable copy.
@@ -719,7 +787,7 @@ func (r *run) stuck() (string, []string) {
 		}
 	}
 	desc := func(o *opState) string {
-		s := "op " + o.op.ID
+		s := "op " + o.record().ID
 		if o.op.Where != "" {
 			s += " (" + o.op.Where + ")"
 		}
@@ -748,6 +816,11 @@ func (r *run) stuck() (string, []string) {
 		if st.head >= len(st.q) {
 			continue
 		}
+		if o := st.q[st.head]; o.op.Kind == OpCollective && o.started && !o.coll.began {
+			note(o.op)
+			out = append(out, fmt.Sprintf("stream %s: %s waits for the other ranks of the collective: %s", st.name(), desc(o), o.coll.waitingRanks()))
+			continue
+		}
 		o := st.q[st.head]
 		note(o.op)
 		msg := fmt.Sprintf("stream %s: %s", st.name(), desc(o))
@@ -758,6 +831,8 @@ func (r *run) stuck() (string, []string) {
 			}
 		} else if o.op.Kind == OpCopy && o.ce < 0 {
 			msg += " waits for a copy engine"
+		} else if o.op.Kind == OpCollective {
+			msg += " waits to reach the head of its stream"
 		}
 		out = append(out, msg)
 	}

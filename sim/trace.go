@@ -59,12 +59,15 @@ func WriteTrace(w io.Writer, res *Result) error {
 			t.slice(hp, htid, r.Call, r.End, r.Kind.String()+" "+label, r.Kind.String(), r, res)
 			continue
 		}
-		call := map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent "}[r.Kind]
+		call := map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent ", OpCollective: "collective "}[r.Kind]
 		t.slice(hp, htid, r.Call, r.HostEnd, call+label, "api", r, res)
 		gp, stid := gpuPid(r.GPU), streamTid(r.Stream)
 		cat := r.Kind.String()
 		if r.Kind == OpCopy {
 			cat = "copy " + r.Copy.String()
+		}
+		if r.Coll != nil {
+			cat = r.Coll.Name
 		}
 		t.slice(gp, stid, r.Start, r.End, label, cat, r, res)
 		if r.Kind == OpCopy && r.Engine >= 0 {

@@ -182,7 +182,7 @@ func build(root spec.Node) *Topology {
 	if sn, ok := top.Get("switches"); ok {
 		list, _ := sn.Seq()
 		for _, n := range list {
-			sm, ok := n.Map("name", "kind", "p2p")
+			sm, ok := n.Map("name", "kind", "p2p", "nvls")
 			if !ok {
 				continue
 			}
@@ -200,6 +200,12 @@ func build(root spec.Node) *Topology {
 			}
 			if k, ok := sm.Get("p2p"); ok {
 				p2p, _ = k.Bool()
+			}
+			if k, ok := sm.Get("nvls"); ok {
+				s.NVLS, _ = k.Bool()
+				if s.NVLS && s.Kind != "nvswitch" {
+					k.Errorf("nvls (in-switch reduction) needs kind: nvswitch")
+				}
 			}
 			i := m.AddSwitch(s, p2p)
 			names[s.Name] = named{nn, m.Switches[i].Node}
@@ -312,7 +318,7 @@ func build(root spec.Node) *Topology {
 	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
 		list, _ := ln.Seq()
 		for _, n := range list {
-			lm, ok := n.Map("name", "ends", "type", "kind", "bandwidth", "latency", "count", "p2p")
+			lm, ok := n.Map("name", "ends", "type", "kind", "bandwidth", "sm_bandwidth", "latency", "count", "p2p")
 			if !ok {
 				continue
 			}
@@ -360,6 +366,7 @@ func build(root spec.Node) *Topology {
 					if lt, haveType = models.LookupLink(s); haveType {
 						preset = lt.Name
 						l.Kind, l.Bandwidth, l.Latency, l.P2P = lt.Kind, lt.Bandwidth()*float64(count), lt.Latency, lt.P2P
+						l.SMBandwidth = lt.SMBandwidth() * float64(count)
 					} else {
 						x.Errorf("unknown link type %q; known types: %s", s, strings.Join(models.LinkNames(), ", "))
 					}
@@ -367,10 +374,18 @@ func build(root spec.Node) *Topology {
 			}
 			if x, ok := lm.Get("bandwidth"); ok {
 				l.Bandwidth = bandwidthTimes(x, count) * float64(count)
+				l.SMBandwidth = l.Bandwidth
+				if haveType {
+					// Kernel-driven transfers keep the preset's ratio.
+					l.SMBandwidth = float64(l.Bandwidth * lt.SMEfficiency / lt.Efficiency)
+				}
 			} else if !haveType {
 				if _, typed := lm.Get("type"); !typed {
 					lm.Node().Errorf("a link needs a type (%s) or a bandwidth", strings.Join(models.LinkNames(), ", "))
 				}
+			}
+			if x, ok := lm.Get("sm_bandwidth"); ok {
+				l.SMBandwidth = bandwidthTimes(x, count) * float64(count)
 			}
 			if x, ok := lm.Get("latency"); ok {
 				l.Latency, _ = x.Time(spec.NonNeg)

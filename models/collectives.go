@@ -1,0 +1,757 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gpusim/sim"
+)
+
+// Collectives are expanded into transfer plans the way NCCL runs them
+// (shared/groundtruth/methods.md, read from NCCL v2.30.7):
+//
+//   - ring: the ranks form rings (channels) over the fastest links; each step
+//     every rank sends a chunk to its next neighbour; all-reduce is a
+//     reduce-scatter (n-1 steps, the receiver reduces) then an all-gather
+//     (n-1 steps); several rings share the data in proportion to their
+//     bandwidth, and rings in opposite directions use both directions of
+//     full-duplex links;
+//   - tree: within a node NCCL's tree is a chain; all-reduce reduces up the
+//     chain and broadcasts down it, pipelined in chunks;
+//   - nvls: NVLink SHARP; every GPU sends its data into the NVSwitch, which
+//     reduces it, and receives the result;
+//   - direct: all-to-all, every rank sends to every other at once;
+//   - broadcast and reduce: a pipelined chain from (to) the root; send-recv:
+//     each rank sends to the next, as nccl-tests' sendrecv does.
+//
+// Each transfer pays its step's latency (NCCL's per-hop hardware latency for
+// the protocol and link class) and carries protocol overhead on the wire;
+// the plan starts after NCCL's base latency. "auto" picks the algorithm and
+// protocol with the smallest predicted time, as NCCL's tuner does.
+
+// Collective names, as scenarios write them.
+const (
+	AllReduce     = "allreduce"
+	AllGather     = "allgather"
+	ReduceScatter = "reducescatter"
+	Broadcast     = "broadcast"
+	Reduce        = "reduce"
+	AllToAll      = "alltoall"
+	SendRecv      = "sendrecv"
+)
+
+// Collectives lists the collective names.
+var Collectives = []string{AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv}
+
+// Algorithms and protocols.
+var (
+	Algorithms = []string{"auto", "ring", "tree", "nvls", "direct"}
+	Protocols  = []string{"auto", "simple", "ll", "ll128"}
+)
+
+// protocol indices, NCCL's order.
+const (
+	protoLL = iota
+	protoLL128
+	protoSimple
+)
+
+var protoNames = [3]string{"ll", "ll128", "simple"}
+
+// NCCL's latency tables (tuning.cc, ncclTunerConstantsDefaults; methods.md
+// §1.1), microseconds, indexed by protocol LL, LL128, Simple.
+var (
+	baseLatency = map[string][3]float64{"tree": {6.8, 14.0, 8.4}, "ring": {6.6, 14.0, 8.4}}
+	hwLatNVLink = map[string][3]float64{"tree": {0.6, 1.25, 4.0}, "ring": {0.6, 1.9, 3.4}}
+	hwLatPCI    = map[string][3]float64{"tree": {1.0, 1.9, 4.0}, "ring": {1.0, 2.5, 5.7}}
+)
+
+// NVLS latency: NCCL's hwLat[NVLINK][NVLS][Simple], which replaces the base
+// latency for NVLS (methods.md §1.1, §1.3).
+const nvlsLatency = 25 * sim.Microsecond
+
+// Protocol wire factors: LL carries 8 data bytes per 16-byte line; NCCL
+// models LL128 at 0.92 of Simple (tuning.cc; methods.md §1.2).
+var protoWire = [3]float64{2, 1 / 0.92, 1}
+
+// Per-architecture protocol limits for one node (methods.md §1.1): LL's
+// absolute bus bandwidth cap, and the per-channel caps of LL128 rings and of
+// trees, GB/s. Ada (SM89) uses NCCL's Ampere row.
+var (
+	llMaxBw       = map[string]float64{"volta": 39.0, "ampere": 87.7, "ada": 87.7, "hopper": 141.0}
+	perChLL128Bw  = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
+	perChTreeBw   = map[string]float64{"volta": 26.5, "ampere": 24.0, "ada": 24.0, "hopper": 38.7}
+	treeAlgFactor = 0.5 * 0.92 // NCCL: tree bus bandwidth x0.92, algorithm bandwidth half of it
+)
+
+// NVLSEfficiency is the fraction of the NVSwitch links' kernel-driven
+// bandwidth that an NVLS all-reduce's algorithm bandwidth reaches. Fitted to
+// the one public measurement of NVSwitch gen3 with Hopper: all_reduce busbw
+// 478.87 GB/s at 8 GiB on 8x H100 (measured.md §1f; the NCCL maintainer's
+// "~480GB/s (algbw ~275GB/s)", §1e): 274 / 370.8 = 0.74.
+const NVLSEfficiency = 0.74
+
+// treeChunks and chainChunks split pipelined chains (trees, broadcast,
+// reduce, NVLS) into this many chunks.
+const pipelineChunks = 16
+
+// CollSpec describes one collective.
+type CollSpec struct {
+	Kind string
+	// GPUs are the ranks' GPUs (indices into Machine.GPUs), in rank order.
+	GPUs []int
+	// Bytes is the size as nccl-tests prints it: the buffer of all-reduce,
+	// broadcast and reduce; all ranks' data for all-gather and
+	// reduce-scatter; one rank's send buffer for all-to-all; what each rank
+	// sends for send-recv.
+	Bytes int64
+	// Algorithm and Protocol: "" or "auto" lets the tuner choose.
+	Algorithm, Protocol string
+	// Channels overrides the channel count (0: 16 over NVLink, 4 otherwise).
+	Channels int
+	// SMShare overrides the share of SMs the kernels claim (0: one SM per
+	// channel, as NCCL runs one block per channel).
+	SMShare float64
+	// Root is the root rank of broadcast and reduce.
+	Root int
+}
+
+// ring is one channel's cycle over the ranks with its bandwidth.
+type ring struct {
+	order []int   // ranks
+	bw    float64 // bottleneck kernel-driven bandwidth of its edges, bytes/s
+}
+
+// planner holds what a plan needs about the machine.
+type planner struct {
+	m      *sim.Machine
+	models []GPU
+	spec   CollSpec
+	n      int
+	arch   string
+	nvlink bool // every ring edge is NVLink
+	rings  []ring
+	chans  int
+	nvls   int // NVLS switch node, -1 if none
+	nvlsBW float64
+}
+
+// BuildCollective expands a collective into a plan. models[i] is GPU i's model.
+func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan, error) {
+	n := len(spec.GPUs)
+	if n == 0 {
+		return nil, fmt.Errorf("a collective needs at least one GPU")
+	}
+	if spec.Bytes < 0 {
+		return nil, fmt.Errorf("negative size")
+	}
+	if !contains(Collectives, spec.Kind) {
+		return nil, fmt.Errorf("unknown collective %q; collectives: %s", spec.Kind, strings.Join(Collectives, ", "))
+	}
+	if spec.Root < 0 || spec.Root >= n {
+		return nil, fmt.Errorf("root rank %d is not among the %d ranks", spec.Root, n)
+	}
+	p := &planner{m: m, models: models, spec: spec, n: n, nvls: -1}
+	p.arch = "hopper"
+	smMin := math.MaxInt
+	for _, g := range spec.GPUs {
+		if a := archRank(models[g].Arch); a < archRank(p.arch) {
+			p.arch = models[g].Arch
+		}
+		smMin = min(smMin, models[g].SMs)
+	}
+	p.findRings()
+	p.findNVLS()
+	p.chans = spec.Channels
+	if p.chans <= 0 {
+		p.chans = 4
+		if p.nvlink {
+			p.chans = 16
+		}
+	}
+	share := spec.SMShare
+	if share <= 0 {
+		share = 1
+		if smMin > 0 {
+			share = math.Min(1, float64(p.chans)/float64(smMin))
+		}
+	}
+	algo, proto, err := p.choose()
+	if err != nil {
+		return nil, err
+	}
+	plan := &sim.CollPlan{Name: spec.Kind, Algorithm: algo, Protocol: protoNames[proto], Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
+	if n == 1 {
+		plan.StartDelay = sim.Time(baseLatency["ring"][proto] * float64(sim.Microsecond))
+		return plan, nil
+	}
+	switch algo {
+	case "nvls":
+		plan.StartDelay = nvlsLatency
+		p.planNVLS(plan)
+	case "direct":
+		plan.StartDelay = p.baseLat("ring", proto)
+		p.planDirect(plan, proto)
+	case "tree":
+		plan.StartDelay = p.baseLat("tree", proto)
+		p.planChain(plan, proto, "tree")
+	default:
+		plan.StartDelay = p.baseLat("ring", proto)
+		switch spec.Kind {
+		case Broadcast, Reduce:
+			p.planChain(plan, proto, "ring")
+		case SendRecv:
+			p.planSendRecv(plan, proto)
+		default:
+			p.planRing(plan, proto)
+		}
+	}
+	return plan, nil
+}
+
+func archRank(a string) int {
+	switch a {
+	case "volta":
+		return 0
+	case "ampere":
+		return 1
+	case "ada":
+		return 2
+	}
+	return 3
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// edge is the route between two ranks' GPUs with its kernel-driven
+// bandwidth and the link directions it loads.
+type edge struct {
+	dirs   []int // link direction resources (2*link + reverse)
+	coefs  []float64
+	bw     float64
+	nvlink bool
+}
+
+func (p *planner) edge(a, b int) edge {
+	m := p.m
+	ga, gb := p.spec.GPUs[a], p.spec.GPUs[b]
+	path := m.PathBetween(ga, gb)
+	var e edge
+	e.bw = math.Inf(1)
+	add := func(rt sim.Route) {
+		for _, h := range rt.Hops {
+			l := &m.Links[h.Link]
+			d := 2 * h.Link
+			if h.Reverse {
+				d++
+			}
+			e.dirs = append(e.dirs, d)
+			e.coefs = append(e.coefs, l.KernelCoef())
+			e.bw = math.Min(e.bw, l.Bandwidth/l.KernelCoef())
+		}
+	}
+	switch path.Kind {
+	case sim.PathStaged:
+		add(path.ToHost)
+		add(path.FromHost)
+		e.bw = math.Min(e.bw, m.Hosts[path.Host].MemoryBandwidth/2)
+	case sim.PathNVLink:
+		add(path.Route)
+		e.nvlink = true
+	default:
+		add(path.Route)
+	}
+	return e
+}
+
+// findRings finds up to 8 rings, each the cycle over the ranks whose weakest
+// edge has the most bandwidth left by the rings before it (by exhaustive
+// search up to 9 ranks; larger groups use the rank order). Link directions
+// are full duplex, so a ring and its reverse use different capacity.
+func (p *planner) findRings() {
+	n := p.n
+	if n == 1 {
+		p.rings = []ring{{order: []int{0}, bw: math.Inf(1)}}
+		p.nvlink = true
+		return
+	}
+	edges := make([][]edge, n)
+	for a := range edges {
+		edges[a] = make([]edge, n)
+		for b := range edges[a] {
+			if a != b {
+				edges[a][b] = p.edge(a, b)
+			}
+		}
+	}
+	residual := map[int]float64{} // link direction -> kernel-driven bandwidth left
+	m := p.m
+	for a := range edges {
+		for b := range edges[a] {
+			for i, d := range edges[a][b].dirs {
+				l := &m.Links[d/2]
+				residual[d] = l.Bandwidth / edges[a][b].coefs[i]
+			}
+		}
+	}
+	edgeBW := func(a, b int) float64 {
+		e := &edges[a][b]
+		bw := e.bw
+		for _, d := range e.dirs {
+			bw = math.Min(bw, residual[d])
+		}
+		return bw
+	}
+	ringBW := func(order []int) float64 {
+		bw := math.Inf(1)
+		for i := range order {
+			bw = math.Min(bw, edgeBW(order[i], order[(i+1)%len(order)]))
+		}
+		return bw
+	}
+	var candidates [][]int
+	if n <= 9 {
+		rest := make([]int, n-1)
+		for i := range rest {
+			rest[i] = i + 1
+		}
+		permute(rest, func(perm []int) {
+			candidates = append(candidates, append([]int{0}, perm...))
+		})
+	} else {
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		candidates = [][]int{order}
+	}
+	for len(p.rings) < 8 {
+		best, bestBW := -1, 0.0
+		for i, c := range candidates {
+			if bw := ringBW(c); bw > bestBW*(1+1e-9) {
+				best, bestBW = i, bw
+			}
+		}
+		if best < 0 || (len(p.rings) > 0 && bestBW < 0.1*p.rings[0].bw) {
+			break
+		}
+		order := candidates[best]
+		p.rings = append(p.rings, ring{order: order, bw: bestBW})
+		for i := range order {
+			a, b := order[i], order[(i+1)%n]
+			for _, d := range edges[a][b].dirs {
+				residual[d] -= bestBW
+			}
+		}
+	}
+	p.nvlink = true
+	for _, r := range p.rings {
+		for i := range r.order {
+			if !edges[r.order[i]][r.order[(i+1)%n]].nvlink {
+				p.nvlink = false
+			}
+		}
+	}
+}
+
+// permute calls f with every permutation of xs (in a fixed order).
+func permute(xs []int, f func([]int)) {
+	var rec func(k int)
+	rec = func(k int) {
+		if k == len(xs) {
+			f(append([]int(nil), xs...))
+			return
+		}
+		for i := k; i < len(xs); i++ {
+			xs[k], xs[i] = xs[i], xs[k]
+			rec(k + 1)
+			xs[k], xs[i] = xs[i], xs[k]
+		}
+	}
+	rec(0)
+}
+
+// findNVLS finds an NVSwitch with in-switch reduction that every rank reaches
+// over NVLink alone, and the weakest GPU link to it.
+func (p *planner) findNVLS() {
+	if archRank(p.arch) < archRank("hopper") || p.n < 2 {
+		return
+	}
+	m := p.m
+	for _, sw := range m.Switches {
+		if !sw.NVLS {
+			continue
+		}
+		bw := math.Inf(1)
+		ok := true
+		for _, g := range p.spec.GPUs {
+			rt, found := m.Route(m.GPUs[g].Node, sw.Node)
+			if !found {
+				ok = false
+				break
+			}
+			for _, h := range rt.Hops {
+				l := &m.Links[h.Link]
+				if l.Kind != sim.LinkNVLink {
+					ok = false
+				}
+				bw = math.Min(bw, l.Bandwidth/l.KernelCoef())
+			}
+		}
+		if ok {
+			p.nvls, p.nvlsBW = sw.Node, bw
+			return
+		}
+	}
+}
+
+func (p *planner) hwLat(algo string, proto int) sim.Time {
+	t := hwLatPCI
+	if p.nvlink {
+		t = hwLatNVLink
+	}
+	return sim.Time(t[algo][proto] * float64(sim.Microsecond))
+}
+
+func (p *planner) baseLat(algo string, proto int) sim.Time {
+	return sim.Time(baseLatency[algo][proto] * float64(sim.Microsecond))
+}
+
+// ringBusBW is the bus bandwidth of the rings under a protocol, with NCCL's
+// caps (search channels are half the runtime channels).
+func (p *planner) ringBusBW(proto int) float64 {
+	total := 0.0
+	for _, r := range p.rings {
+		total += r.bw
+	}
+	bw := total / protoWire[proto]
+	searchCh := float64(max(1, p.chans/2))
+	switch proto {
+	case protoLL:
+		bw = math.Min(bw, llMaxBw[p.arch]*1e9)
+	case protoLL128:
+		bw = math.Min(bw, searchCh*perChLL128Bw[p.arch]*1e9)
+	}
+	return bw
+}
+
+// busToAlg converts bus bandwidth to algorithm bandwidth (nccl-tests).
+func (p *planner) busToAlg() float64 {
+	n := float64(p.n)
+	switch p.spec.Kind {
+	case AllReduce:
+		return n / (2 * (n - 1))
+	case AllGather, ReduceScatter, AllToAll:
+		return n / (n - 1)
+	}
+	return 1
+}
+
+// nsteps is NCCL's step count for the latency model.
+func (p *planner) nsteps() int {
+	switch p.spec.Kind {
+	case AllReduce:
+		return 2 * (p.n - 1)
+	case AllGather, ReduceScatter:
+		return p.n - 1
+	case AllToAll, SendRecv:
+		return 1
+	}
+	return p.n
+}
+
+// predict is the tuner's time estimate for an algorithm and protocol, or
+// -1 where it does not apply.
+func (p *planner) predict(algo string, proto int) float64 {
+	size := float64(p.spec.Bytes)
+	kind := p.spec.Kind
+	if proto == protoLL128 && !p.nvlink {
+		return -1 // NCCL enables LL128 over NVLink only
+	}
+	switch algo {
+	case "ring":
+		if kind == AllToAll {
+			return -1
+		}
+		lat := p.baseLat("ring", proto) + sim.Time(p.nsteps())*p.hwLat("ring", proto)
+		return lat.Seconds() + size/(p.ringBusBW(proto)*p.busToAlg())
+	case "tree":
+		if kind != AllReduce {
+			return -1
+		}
+		searchCh := float64(max(1, p.chans/2))
+		bus := math.Min(p.rings[0].bw/protoWire[proto]*0.92, searchCh*perChTreeBw[p.arch]*1e9)
+		lat := p.baseLat("tree", proto) + sim.Time(2*(p.n-1))*p.hwLat("tree", proto)
+		return lat.Seconds() + size/(bus*0.5)
+	case "nvls":
+		if kind != AllReduce || p.nvls < 0 || proto != protoSimple {
+			return -1
+		}
+		return nvlsLatency.Seconds() + size/(p.nvlsBW*NVLSEfficiency)
+	case "direct":
+		if kind != AllToAll {
+			return -1
+		}
+		lat := p.baseLat("ring", proto) + p.hwLat("ring", proto)
+		return lat.Seconds() + size/(p.ringBusBW(proto)*p.busToAlg())
+	}
+	return -1
+}
+
+// choose resolves "auto" the way NCCL's tuner does: the smallest predicted
+// time over the enabled algorithms and protocols, ties to the first in
+// NCCL's order (tree, ring, ..., nvls; LL, LL128, Simple).
+func (p *planner) choose() (string, int, error) {
+	algos := []string{"tree", "ring", "nvls", "direct"}
+	if a := p.spec.Algorithm; a != "" && a != "auto" {
+		algos = []string{a}
+	}
+	protos := []int{protoLL, protoLL128, protoSimple}
+	if pr := p.spec.Protocol; pr != "" && pr != "auto" {
+		i := indexOf(protoNames[:], pr)
+		if i < 0 {
+			return "", 0, fmt.Errorf("unknown protocol %q; protocols: %s", pr, strings.Join(Protocols, ", "))
+		}
+		protos = []int{i}
+	}
+	bestA, bestP, bestT := "", 0, math.Inf(1)
+	for _, a := range algos {
+		for _, pr := range protos {
+			t := p.predict(a, pr)
+			if t >= 0 && t < bestT {
+				bestA, bestP, bestT = a, pr, t
+			}
+		}
+	}
+	if bestA == "" {
+		return "", 0, fmt.Errorf("%s", p.why(algos, protos))
+	}
+	return bestA, bestP, nil
+}
+
+func (p *planner) why(algos []string, protos []int) string {
+	a := algos[0]
+	kind := p.spec.Kind
+	switch {
+	case len(algos) == 1 && a == "nvls" && kind != AllReduce:
+		return "algorithm nvls runs all-reduce only"
+	case len(algos) == 1 && a == "nvls" && p.nvls < 0:
+		return "algorithm nvls needs Hopper or later GPUs all on NVLink to one NVSwitch with nvls: true"
+	case len(algos) == 1 && a == "nvls":
+		return "algorithm nvls runs with protocol simple only"
+	case len(algos) == 1 && a == "tree":
+		return "algorithm tree runs all-reduce only (NCCL runs broadcast and reduce as rings)"
+	case len(algos) == 1 && a == "direct":
+		return "algorithm direct runs all-to-all only"
+	case len(algos) == 1 && a == "ring" && kind == AllToAll:
+		return "all-to-all runs with algorithm direct"
+	case len(protos) == 1 && protos[0] == protoLL128:
+		return "protocol ll128 needs NVLink between the ranks (NCCL enables it over NVLink only)"
+	}
+	if !contains(Algorithms, a) {
+		return fmt.Sprintf("unknown algorithm %q; algorithms: %s", a, strings.Join(Algorithms, ", "))
+	}
+	return "no algorithm and protocol of the requested ones can run this collective here"
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// task appends a transfer and returns its index.
+func task(plan *sim.CollPlan, t sim.CollTask) int {
+	if t.Switch == 0 && t.From >= 0 && t.To >= 0 {
+		t.Switch = -1
+	}
+	plan.Tasks = append(plan.Tasks, t)
+	return len(plan.Tasks) - 1
+}
+
+// share splits the data among the rings in proportion to their bandwidth.
+func (p *planner) share(i int) float64 {
+	total := 0.0
+	for _, r := range p.rings {
+		total += r.bw
+	}
+	if math.IsInf(total, 1) || total == 0 {
+		return 1 / float64(len(p.rings))
+	}
+	return p.rings[i].bw / total
+}
+
+// bound is a protocol's rate cap for one ring's transfers: LL's absolute
+// cap and LL128's per-channel cap, shared by the rings in proportion.
+func (p *planner) bound(proto, ringIdx int) float64 {
+	capped := p.ringBusBW(proto)
+	uncapped := p.ringBusBW(protoSimple) / protoWire[proto]
+	if capped >= uncapped*(1-1e-12) {
+		return math.Inf(1)
+	}
+	return capped * p.share(ringIdx)
+}
+
+// planRing: all-reduce, all-gather, reduce-scatter on every ring.
+func (p *planner) planRing(plan *sim.CollPlan, proto int) {
+	n := p.n
+	steps := n - 1
+	if p.spec.Kind == AllReduce {
+		steps = 2 * (n - 1)
+	}
+	lat := p.hwLat("ring", proto)
+	for ri, r := range p.rings {
+		chunk := float64(p.spec.Bytes) * p.share(ri) / float64(n)
+		bound := p.bound(proto, ri)
+		prev := make([]int, n) // task that delivered to position i in the last step
+		for k := 0; k < steps; k++ {
+			cur := make([]int, n)
+			for pos := 0; pos < n; pos++ {
+				t := sim.CollTask{
+					From: r.order[pos], To: r.order[(pos+1)%n], Bytes: chunk,
+					Wire: protoWire[proto], Bound: bound, Delay: lat,
+					Reduce: p.spec.Kind == ReduceScatter || (p.spec.Kind == AllReduce && k < n-1),
+				}
+				if k > 0 {
+					t.Deps = []int{prev[pos]} // the chunk this rank received last step
+				}
+				cur[(pos+1)%n] = task(plan, t)
+			}
+			prev = cur
+		}
+	}
+}
+
+// planChain: a pipelined chain over the first ring's order. For trees
+// (all-reduce), the data goes up to the chain's head with reductions and
+// back down; for broadcast, from the root down; for reduce, up to the root.
+func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
+	n := p.n
+	order := append([]int(nil), p.rings[0].order...)
+	// Rotate so that the root heads the chain.
+	root := p.spec.Root
+	if algo == "tree" {
+		root = order[0]
+	}
+	for order[0] != root {
+		order = append(order[1:], order[0])
+	}
+	lat := p.hwLat(algo, proto)
+	chunk := float64(p.spec.Bytes) / pipelineChunks
+	bound := math.Inf(1)
+	if algo == "tree" {
+		// NCCL's tree bus bandwidth: x0.92 and per-channel capped; its
+		// algorithm bandwidth is half that (methods.md §1.2).
+		searchCh := float64(max(1, p.chans/2))
+		bus := math.Min(p.rings[0].bw/protoWire[proto]*0.92, searchCh*perChTreeBw[p.arch]*1e9)
+		bound = bus * 0.5
+	} else if b := p.bound(proto, 0); !math.IsInf(b, 1) {
+		bound = b / p.share(0)
+	}
+	up := p.spec.Kind == Reduce || algo == "tree"
+	down := p.spec.Kind == Broadcast || algo == "tree"
+	last := make([]int, n) // per hop, the previous chunk's task
+	for i := range last {
+		last[i] = -1
+	}
+	upDone := make([]int, pipelineChunks)
+	for c := 0; c < pipelineChunks; c++ {
+		dep := -1
+		if up {
+			// hops from the tail towards the head: order[h+1] -> order[h]
+			for h := n - 2; h >= 0; h-- {
+				t := sim.CollTask{From: order[h+1], To: order[h], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: lat, Reduce: true}
+				t.Deps = deps(dep, last[h])
+				dep = task(plan, t)
+				last[h] = dep
+			}
+			upDone[c] = dep
+		}
+		if down {
+			dep = -1
+			if up {
+				dep = upDone[c]
+			}
+			for h := 0; h < n-1; h++ {
+				slot := n - 1 + h
+				if !up {
+					slot = h
+				}
+				for len(last) <= slot {
+					last = append(last, -1)
+				}
+				t := sim.CollTask{From: order[h], To: order[h+1], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: lat}
+				t.Deps = deps(dep, last[slot])
+				dep = task(plan, t)
+				last[slot] = dep
+			}
+		}
+	}
+}
+
+func deps(ds ...int) []int {
+	var out []int
+	for _, d := range ds {
+		if d >= 0 {
+			out = append(out, d)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// planNVLS: every rank sends each chunk into the switch; the switch reduces
+// it and sends the result to every rank.
+func (p *planner) planNVLS(plan *sim.CollPlan) {
+	chunk := float64(p.spec.Bytes) / pipelineChunks
+	wire := 1 / NVLSEfficiency
+	prevUp := make([]int, p.n)
+	prevDown := make([]int, p.n)
+	for i := range prevUp {
+		prevUp[i], prevDown[i] = -1, -1
+	}
+	for c := 0; c < pipelineChunks; c++ {
+		ups := make([]int, p.n)
+		for r := 0; r < p.n; r++ {
+			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: math.Inf(1), Deps: deps(prevUp[r])})
+			prevUp[r] = ups[r]
+		}
+		for r := 0; r < p.n; r++ {
+			ds := append(append([]int(nil), ups...), prevDown[r])
+			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: math.Inf(1), Deps: deps(ds...)})
+		}
+	}
+}
+
+// planDirect: all-to-all, every rank sends its block to every other rank.
+func (p *planner) planDirect(plan *sim.CollPlan, proto int) {
+	block := float64(p.spec.Bytes) / float64(p.n)
+	lat := p.hwLat("ring", proto)
+	for a := 0; a < p.n; a++ {
+		for b := 0; b < p.n; b++ {
+			if a != b {
+				task(plan, sim.CollTask{From: a, To: b, Bytes: block, Wire: protoWire[proto], Bound: math.Inf(1), Delay: lat})
+			}
+		}
+	}
+}
+
+// planSendRecv: each rank sends its buffer to the next rank.
+func (p *planner) planSendRecv(plan *sim.CollPlan, proto int) {
+	lat := p.hwLat("ring", proto)
+	for a := 0; a < p.n; a++ {
+		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: math.Inf(1), Delay: lat})
+	}
+}

@@ -1,0 +1,173 @@
+package sim_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"gpusim/sim"
+)
+
+const nvPair = `
+name: nvpair
+hosts: [{name: cpu0, api_overhead: 0 us}]
+gpus: [{name: gpu0, model: H100-SXM}, {name: gpu1, model: H100-SXM}]
+links:
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+  - {ends: [gpu0, gpu1], bandwidth: 100 GB/s}
+`
+
+// nvSwitch4 is four GPUs on one NVSwitch at 100 GB/s per direction.
+const nvSwitch4 = `
+name: nvswitch4
+hosts: [{name: cpu0, api_overhead: 0 us}]
+gpus: [{name: gpu0, model: H100-SXM}, {name: gpu1, model: H100-SXM}, {name: gpu2, model: H100-SXM}, {name: gpu3, model: H100-SXM}]
+switches: [{name: nvs, kind: nvswitch}, {name: pcie}]
+links:
+  - {ends: [pcie, cpu0], type: pcie5x16}
+  - {ends: [gpu0, pcie], type: pcie5x16}
+  - {ends: [gpu1, pcie], type: pcie5x16}
+  - {ends: [gpu2, pcie], type: pcie5x16}
+  - {ends: [gpu3, pcie], type: pcie5x16}
+  - {ends: [gpu0, nvs], bandwidth: 100 GB/s}
+  - {ends: [gpu1, nvs], bandwidth: 100 GB/s}
+  - {ends: [gpu2, nvs], bandwidth: 100 GB/s}
+  - {ends: [gpu3, nvs], bandwidth: 100 GB/s}
+`
+
+func allreduce(gpus, bytes, extra string) string {
+	return `
+name: ar
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: ar, gpus: ` + gpus + `, bytes: ` + bytes + `, stream: comm` + extra + `}
+`
+}
+
+func TestRingAllReduceOnTwoGPUs(t *testing.T) {
+	res := simulate(t, nvPair, allreduce("[gpu0, gpu1]", "1 GB", ", algorithm: ring, protocol: simple"))
+	// Two steps (reduce-scatter, all-gather), each rank sending half the data
+	// to the other over its direction of the 100 GB/s link: 5 ms a step, plus
+	// NCCL's Simple ring latencies, 8.4 us at the start and 3.4 us a step.
+	want := us(8.4 + 2*(3.4+5000))
+	for _, id := range []string{"ar@gpu0", "ar@gpu1"} {
+		near(t, id+" end", op(t, res, id).End, want, 4)
+	}
+	r := op(t, res, "ar@gpu0")
+	if r.Kind != sim.OpCollective || res.GPUs[0].Comm != want {
+		t.Errorf("kind %v, gpu0 communication %s; want a collective and %s", r.Kind, res.GPUs[0].Comm, want)
+	}
+}
+
+func TestRingAllReduceOnFourGPUs(t *testing.T) {
+	res := simulate(t, nvSwitch4, allreduce("all", "1 GB", ", algorithm: ring, protocol: simple"))
+	// Six steps of a quarter of the data at 100 GB/s per GPU link direction.
+	near(t, "end", res.Makespan, us(8.4+6*(3.4+2500)), 4)
+}
+
+func TestLargeAllReduceApproachesTheBottleneckTimesProtocolEfficiency(t *testing.T) {
+	for _, tc := range []struct {
+		proto string
+		eff   float64
+	}{{"simple", 1}, {"ll128", 0.92}} {
+		res := simulate(t, nvSwitch4, allreduce("all", "16 GB", ", algorithm: ring, protocol: "+tc.proto))
+		algbw := 16e9 / res.Makespan.Seconds()
+		busbw := algbw * 2 * 3 / 4
+		if want := 100e9 * tc.eff; busbw < 0.995*want || busbw > want {
+			t.Errorf("%s: busbw %.4g GB/s, want just under %.4g", tc.proto, busbw/1e9, want/1e9)
+		}
+	}
+}
+
+func TestSmallAllReduceIsLatencyBound(t *testing.T) {
+	res := simulate(t, nvSwitch4, allreduce("all", "8 B", ""))
+	// The tuner picks LL: 6.6 us base and 0.6 us for each of 6 steps; each
+	// step moves a quarter of the 8 bytes, doubled on the wire by LL: 4 bytes
+	// at 100 GB/s, 40 ps.
+	r := op(t, res, "ar@gpu0")
+	if r.ID == "" || res.Ops[0].Kind != sim.OpCollective {
+		t.Fatal("no collective")
+	}
+	near(t, "makespan", res.Makespan, us(6.6+6*0.6)+6*40, 2)
+}
+
+func TestAllReduceAndComputeSlowEachOther(t *testing.T) {
+	alone := simulate(t, nvSwitch4, allreduce("all", "1 GB", ", algorithm: ring, protocol: simple")).Makespan
+	k := simulate(t, nvSwitch4, "name: k\nthreads: [{name: m, ops: [{kernel: {id: k, stream: gpu0/s, duration: 10 ms}}]}]\n")
+	both := simulate(t, nvSwitch4, `
+name: both
+threads:
+  - name: comm
+    ops: [{allreduce: {id: ar, gpus: all, bytes: 1 GB, stream: comm, algorithm: ring, protocol: simple}}]
+  - name: compute
+    ops: [{kernel: {id: k, stream: gpu0/s, duration: 10 ms}}]
+`)
+	kEnd, arEnd := op(t, both, "k").End, op(t, both, "ar@gpu0").End
+	if kEnd <= op(t, k, "k").End || arEnd <= alone {
+		t.Errorf("together: kernel %s (alone %s), all-reduce %s (alone %s): both should be slower", kEnd, op(t, k, "k").End, arEnd, alone)
+	}
+	// The all-reduce claims 16 channels of 132 SMs; with the kernel's whole
+	// GPU that is 1.12 GPUs: the kernel runs at 1/1.12 while they overlap
+	// (the whole 10 ms of its work is done by 11.2 ms if the overlap lasts).
+	share := 16.0 / 132
+	if want := us(10_000 * (1 + share)); kEnd != want && (kEnd < want-us(1) || kEnd > want+us(1)) {
+		t.Errorf("kernel ended at %s, want %s", kEnd, want)
+	}
+}
+
+func TestAllReduceOverHostStagedPathsIsSlowerThanP2P(t *testing.T) {
+	topo := `
+name: pcie
+hosts: [{name: cpu0, api_overhead: 0 us}]
+gpus: [{name: gpu0, model: L40S}, {name: gpu1, model: L40S}]
+switches: [{name: sw0, p2p: P2P}]
+links:
+  - {ends: [gpu0, sw0], type: pcie4x16}
+  - {ends: [gpu1, sw0], type: pcie4x16}
+  - {ends: [sw0, cpu0], type: pcie4x16}
+`
+	p2p := simulate(t, strings.Replace(topo, "P2P", "true", 1), allreduce("all", "256 MiB", "")).Makespan
+	shm := simulate(t, strings.Replace(topo, "P2P", "false", 1), allreduce("all", "256 MiB", "")).Makespan
+	// Through host memory each transfer crosses the switch's uplink twice
+	// (down to memory and back up), so both directions of the uplink carry
+	// both ranks' data: half the bandwidth of P2P.
+	if ratio := shm.Seconds() / p2p.Seconds(); ratio < 1.9 || ratio > 2.1 {
+		t.Errorf("host-staged %s vs P2P %s: ratio %.3f, want about 2", shm, p2p, ratio)
+	}
+}
+
+func TestCollectivesJoinedInDifferentOrdersDeadlock(t *testing.T) {
+	// One thread per GPU, as one process per rank. In the same order both
+	// collectives complete; in different orders each GPU's stream waits in
+	// one collective for the other GPU, which waits in the other: NCCL hangs.
+	scen := func(second string) string {
+		return `
+name: order
+threads:
+  - name: t0
+    ops:
+      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu0}
+      - allreduce: {id: y, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu0}
+  - name: t1
+    ops:
+      - allreduce: {id: ` + second + `, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu1}
+      - allreduce: {id: ` + map[string]string{"x": "y", "y": "x"}[second] + `, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu1}
+`
+	}
+	res := simulate(t, nvPair, scen("x"))
+	if x0, x1 := op(t, res, "x@gpu0"), op(t, res, "x@gpu1"); x0.Begin != x1.Begin || x0.End != x1.End {
+		t.Errorf("x: ranks began %s, %s and ended %s, %s; want together", x0.Begin, x1.Begin, x0.End, x1.End)
+	}
+	_, err := simulateErr(t, nvPair, scen("y"))
+	var dl *sim.DeadlockError
+	if !errors.As(err, &dl) {
+		t.Fatalf("err = %v, want a deadlock", err)
+	}
+	for _, want := range []string{"stream gpu0/c: op x@gpu0", "waits for the other ranks of the collective: gpu1 (op x@gpu1 queued behind other work)", "stream gpu1/c: op y@gpu1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("deadlock report %q does not say %q", err, want)
+		}
+	}
+}
