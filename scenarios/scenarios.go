@@ -283,7 +283,11 @@ func (b *builder) loadTopology(n spec.Node) error {
 		return nil
 	}
 	if _, ok := topologies.ShippedSource(s); !ok {
-		n.Errorf("no shipped topology named %q; shipped: %s (or give a path to a .yaml file)", s, strings.Join(topologies.Shipped(), ", "))
+		hint := ""
+		if g := spec.Suggest(s, topologies.Shipped()); g != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", g)
+		}
+		n.Errorf("no shipped topology named %q%s; shipped: %s (or give a path to a .yaml file)", s, hint, strings.Join(topologies.Shipped(), ", "))
 		return nil
 	}
 	t, err := topologies.LoadShipped(s)
@@ -534,7 +538,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 	case "kernel":
 		keys = []string{"id", "stream", "duration", "flops", "dtype", "bytes", "sm_share"}
 	case "copy":
-		keys = []string{"id", "from", "to", "bytes", "memory", "stream"}
+		keys = []string{"id", "from", "to", "bytes", "memory", "stream", "p2p"}
 	case "record", "wait":
 		keys = []string{"id", "event", "stream"}
 	case "sync":
@@ -690,6 +694,14 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 				t.bad = true
 			} else if s, ok := mn.Enum("pinned", "pageable"); ok && s == "pageable" {
 				op.Memory = sim.Pageable
+			}
+		}
+		if pn, ok := om.Get("p2p"); ok {
+			if src.Kind != sim.NodeGPU || dst.Kind != sim.NodeGPU {
+				pn.Errorf("p2p applies only to copies between GPUs")
+				t.bad = true
+			} else if v, ok := pn.Bool(); ok {
+				op.NoPeerAccess = !v
 			}
 		}
 		if src.Kind == sim.NodeHost && dst.Kind == sim.NodeHost {

@@ -460,8 +460,15 @@ func (m *Machine) PathBetween(a, b int) GPUPath {
 		}
 		return GPUPath{Kind: kind, Route: r}
 	}
-	// Host-staged: the host with the fewest hops over both legs; ties prefer
-	// the source GPU's host, then the destination's, then declaration order.
+	return m.StagedPath(a, b)
+}
+
+// StagedPath returns the host-staged path from GPU a to GPU b, whether or not
+// P2P is possible: through the host with the fewest hops over both legs;
+// ties prefer the source GPU's host, then the destination's, then
+// declaration order. Kind is PathNone if no host reaches both.
+func (m *Machine) StagedPath(a, b int) GPUPath {
+	na, nb := m.GPUs[a].Node, m.GPUs[b].Node
 	best, bestHops := -1, 0
 	order := []int{m.GPUs[a].Host, m.GPUs[b].Host}
 	for i := range m.Hosts {

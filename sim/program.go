@@ -90,6 +90,9 @@ type Op struct {
 	Bytes int64
 	// Memory is the kind of host memory of a copy to or from a host.
 	Memory MemoryKind
+	// NoPeerAccess makes a GPU-to-GPU copy go through host memory even where
+	// P2P is possible, as cudaMemcpyPeer does when peer access is not enabled.
+	NoPeerAccess bool
 	// Coll is a collective's plan; Streams has one stream per rank (Stream
 	// is Streams[0]). With OneRank the op issues only rank Rank's part: the
 	// parts of one collective issued by several ops (one per rank, as the

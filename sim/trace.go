@@ -160,6 +160,9 @@ func copyHops(m *Machine, r *OpRecord) []Hop {
 		return rt.Hops
 	case CopyNVLink, CopyP2P, CopyStaged:
 		p := m.PathBetween(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index)
+		if r.Copy == CopyStaged {
+			p = m.StagedPath(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index)
+		}
 		if p.Kind == PathStaged {
 			return append(append([]Hop(nil), p.ToHost.Hops...), p.FromHost.Hops...)
 		}

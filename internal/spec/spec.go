@@ -211,7 +211,7 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 	for _, k := range m.keys {
 		if !contains(valid, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
-			if s := suggest(k, valid); s != "" {
+			if s := Suggest(k, valid); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			n.Child(m.knode[k], n.join(k)).Errorf("%s; valid keys here: %s", msg, strings.Join(valid, ", "))
@@ -229,8 +229,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// suggest returns the valid key closest to k if it is a likely typo.
-func suggest(k string, valid []string) string {
+// Suggest returns the valid word closest to k if k is a likely typo of it
+// (at most two edits), or "".
+func Suggest(k string, valid []string) string {
 	best, bestD := "", 3
 	for _, v := range valid {
 		if d := editDistance(strings.ToLower(k), v); d < bestD {
