@@ -93,9 +93,18 @@ var (
 // "~480GB/s (algbw ~275GB/s)", §1e): 274 / 370.8 = 0.74.
 const NVLSEfficiency = 0.74
 
-// treeChunks and chainChunks split pipelined chains (trees, broadcast,
-// reduce, NVLS) into this many chunks.
-const pipelineChunks = 16
+// chunkBytes is the size of the chunks pipelined chains (trees, broadcast,
+// reduce) and NVLS move, per protocol: a few of NCCL's protocol buffer steps.
+// The chunk count is clamped to [1, maxChunks].
+var chunkBytes = [3]float64{32 << 10, 128 << 10, 512 << 10}
+
+const maxChunks = 256
+
+// chunks returns how many chunks a pipelined plan of size bytes uses.
+func chunks(size int64, proto int) int {
+	k := int(math.Ceil(float64(size) / chunkBytes[proto]))
+	return min(max(k, 1), maxChunks)
+}
 
 // CollSpec describes one collective.
 type CollSpec struct {
@@ -649,7 +658,8 @@ func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
 		order = append(order[1:], order[0])
 	}
 	lat := p.hwLat(algo, proto)
-	chunk := float64(p.spec.Bytes) / pipelineChunks
+	k := chunks(p.spec.Bytes, proto)
+	chunk := float64(p.spec.Bytes) / float64(k)
 	bound := math.Inf(1)
 	if algo == "tree" {
 		// NCCL's tree bus bandwidth: x0.92 and per-channel capped; its
@@ -666,13 +676,21 @@ func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
 	for i := range last {
 		last[i] = -1
 	}
-	upDone := make([]int, pipelineChunks)
-	for c := 0; c < pipelineChunks; c++ {
+	upDone := make([]int, k)
+	// Each hop's latency delays the first chunk through it (the pipeline
+	// fill); later chunks follow at the hop's bandwidth.
+	delay := func(c int) sim.Time {
+		if c == 0 {
+			return lat
+		}
+		return 0
+	}
+	for c := 0; c < k; c++ {
 		dep := -1
 		if up {
 			// hops from the tail towards the head: order[h+1] -> order[h]
 			for h := n - 2; h >= 0; h-- {
-				t := sim.CollTask{From: order[h+1], To: order[h], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: lat, Reduce: true}
+				t := sim.CollTask{From: order[h+1], To: order[h], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c), Reduce: true}
 				t.Deps = deps(dep, last[h])
 				dep = task(plan, t)
 				last[h] = dep
@@ -692,7 +710,7 @@ func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
 				for len(last) <= slot {
 					last = append(last, -1)
 				}
-				t := sim.CollTask{From: order[h], To: order[h+1], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: lat}
+				t := sim.CollTask{From: order[h], To: order[h+1], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c)}
 				t.Deps = deps(dep, last[slot])
 				dep = task(plan, t)
 				last[slot] = dep
@@ -715,14 +733,15 @@ func deps(ds ...int) []int {
 // planNVLS: every rank sends each chunk into the switch; the switch reduces
 // it and sends the result to every rank.
 func (p *planner) planNVLS(plan *sim.CollPlan) {
-	chunk := float64(p.spec.Bytes) / pipelineChunks
+	k := chunks(p.spec.Bytes, protoSimple)
+	chunk := float64(p.spec.Bytes) / float64(k)
 	wire := 1 / NVLSEfficiency
 	prevUp := make([]int, p.n)
 	prevDown := make([]int, p.n)
 	for i := range prevUp {
 		prevUp[i], prevDown[i] = -1, -1
 	}
-	for c := 0; c < pipelineChunks; c++ {
+	for c := 0; c < k; c++ {
 		ups := make([]int, p.n)
 		for r := 0; r < p.n; r++ {
 			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: math.Inf(1), Deps: deps(prevUp[r])})

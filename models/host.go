@@ -23,4 +23,10 @@ const (
 	// staging buffer: libcudf-rs#35 in measured.md §4).
 	DefaultStagingChunk   = 2 << 20
 	DefaultStagingBuffers = 2
+	// DefaultStagingHandoff: the driver's delay between the two DMAs of each
+	// chunk of a GPU-to-GPU copy staged through host memory. Fitted to
+	// p2pBandwidthLatencyTest's P2P=Disabled figures on 8x H100 (measured.md
+	// 1c): 37.3 GB/s unidirectional where each leg alone moves 55 GB/s, and
+	// 14.6-19.2 us for a 16-byte copy where the two DMAs take 6 us.
+	DefaultStagingHandoff = 12 * sim.Microsecond
 )

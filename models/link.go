@@ -91,7 +91,7 @@ var linkTypes = []LinkType{
 	// Kernel-driven: NCCL's SM90_NVLINK_BW, 20.6 GB/s per link (topo.h),
 	// 370.8 for 18 links, the "effective NVLink bandwidth of 370GB/s" of the
 	// NCCL maintainer (nccl-tests#212, measured.md §1e): 0.824.
-	{Name: "nvlink4", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 370 * sim.Nanosecond, P2P: true},
+	{Name: "nvlink4", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 200 * sim.Nanosecond, P2P: true},
 	// Intel UPI 2.0 (Sapphire Rapids) at 16 GT/s moves 2 bytes per transfer per
 	// direction: 32 GB/s per link. Remote STREAM triad on a 2x Xeon 8462Y+ (3
 	// UPI links) is 101.1 GB/s (measured.md §1b); triad's reads (2/3 of it)
@@ -99,8 +99,8 @@ var linkTypes = []LinkType{
 	// the inter-socket link (the SYS pairs of measured.md §1c, §6 are staged).
 	{Name: "upi", Kind: sim.LinkSocket, Raw: 32e9, Efficiency: 0.7, SMEfficiency: 0.7, Latency: pcieLatency, P2P: false},
 	// NVLink-C2C: 450 GB/s per direction (GH200, measured.md §6). No
-	// measurement in shared/groundtruth: efficiency assumed as NVLink4.
-	{Name: "nvlink-c2c", Kind: sim.LinkC2C, Raw: 450e9, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 370 * sim.Nanosecond, P2P: true},
+	// measurement in shared/groundtruth: efficiency and latency assumed as NVLink4.
+	{Name: "nvlink-c2c", Kind: sim.LinkC2C, Raw: 450e9, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 200 * sim.Nanosecond, P2P: true},
 }
 
 // LookupLink returns the link preset with that name (case-insensitive).

@@ -111,6 +111,7 @@ func newCopy(o *opState) *copyState {
 		case PathStaged:
 			rec.Copy = CopyStaged
 			c.st[0], c.st[1] = dma(p.ToHost, p.Host), dma(p.FromHost, p.Host)
+			c.st[1].delay = satAdd(c.st[1].delay, m.Hosts[p.Host].StagingHandoff)
 			c.n, staging = 2, p.Host
 		}
 	}

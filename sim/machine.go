@@ -85,6 +85,10 @@ type Host struct {
 	// chunks may be in flight at once.
 	StagingChunk   int64
 	StagingBuffers int
+	// StagingHandoff is the driver's delay between a chunk's arrival in the
+	// staging buffer and the start of its second DMA, in GPU-to-GPU copies
+	// staged through this host.
+	StagingHandoff Time
 }
 
 // GPU is one device.

@@ -235,7 +235,7 @@ threads:
 	}
 }
 
-const stagingHost = `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB, staging_buffers: 2}`
+const stagingHost = `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB, staging_buffers: 2, staging_handoff: 0 us}`
 
 func TestPageableVsPinnedH2D(t *testing.T) {
 	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
@@ -314,6 +314,10 @@ threads:
 		t.Errorf("copy kind %v, want host-staged", staged.Copy)
 	}
 	near(t, "staged end", staged.End, us(5*dma), 4)
+	// With the driver's handoff h before each chunk's second DMA, the second
+	// leg takes h + T a chunk: it starts at T and runs 4 chunks: 5T + 4h.
+	handoff := strings.Replace(strings.Replace(topo, "{name: sw0}", "{name: sw0, p2p: false}", 1), "staging_handoff: 0 us", "staging_handoff: 10 us", 1)
+	near(t, "staged end with handoff", op(t, simulate(t, handoff, scen), "c").End, us(5*dma+4*10), 4)
 }
 
 func TestAPIOverheadMakesTinyKernelsLaunchBound(t *testing.T) {

@@ -123,7 +123,7 @@ func build(root spec.Node) *Topology {
 			hostsN.Errorf("a topology needs at least one host")
 		}
 		for _, hn := range list {
-			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers")
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff")
 			if !ok {
 				continue
 			}
@@ -133,6 +133,7 @@ func build(root spec.Node) *Topology {
 				MemoryBandwidth: models.DefaultMemoryBandwidth,
 				StagingChunk:    models.DefaultStagingChunk,
 				StagingBuffers:  models.DefaultStagingBuffers,
+				StagingHandoff:  models.DefaultStagingHandoff,
 			}
 			p2p := true
 			var nameNode spec.Node
@@ -169,6 +170,9 @@ func build(root spec.Node) *Topology {
 					}
 					h.StagingChunk = v
 				}
+			}
+			if n, ok := hm.Get("staging_handoff"); ok {
+				h.StagingHandoff, _ = n.Time(spec.NonNeg)
 			}
 			if n, ok := hm.Get("staging_buffers"); ok {
 				v, _ := n.Int(1, 1024)

@@ -53,6 +53,12 @@ Usage:
         print a topology (a file or a shipped name) and the path between GPU pairs
   gpusim topo list
         list the shipped topologies
+  gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json]
+        predict nccl-tests' table (all_reduce_perf, all_gather_perf, ...)
+  gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json]
+        predict nvbandwidth's matrices
+  gpusim p2p-test --topology T [--json]
+        predict the CUDA sample p2pBandwidthLatencyTest's matrices
   gpusim version
         print the version
 
@@ -77,6 +83,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdValidate(args[1:], stdout, stderr)
 	case "topo":
 		err = cmdTopo(args[1:], stdout, stderr)
+	case "nccl-tests":
+		err = cmdNCCLTests(args[1:], stdout, stderr)
+	case "nvbandwidth":
+		err = cmdNVBandwidth(args[1:], stdout, stderr)
+	case "p2p-test":
+		err = cmdP2PTest(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -84,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, validate, topo, version, help\n", args[0])
+		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, validate, topo, nccl-tests, nvbandwidth, p2p-test, version, help\n", args[0])
 		return exitInput
 	}
 	return report(err, stderr)

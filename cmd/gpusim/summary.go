@@ -36,14 +36,14 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 
 	fmt.Fprintln(w, "\nGPUs (share of the makespan):")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  gpu\tcompute\tcopy only\tidle\twaiting on: host\tdata\tother GPU\tdone\tkernels\tcopies")
+	fmt.Fprintln(tw, "  gpu\tcompute\tcomm\tcopy only\tidle\twaiting on: host\tdata\tother GPU\tdone\tkernels\tcopies\tcollectives")
 	for _, g := range res.GPUs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Copy, span), pct(g.Idle(), span),
-			pct(g.IdleHost, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Comm, span), pct(g.Copy, span), pct(g.Idle(), span),
+			pct(g.IdleHost, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies, g.Collectives)
 	}
 	tw.Flush()
 	for _, g := range res.GPUs {
-		if g.Kernels+g.Copies == 0 {
+		if g.Kernels+g.Copies+g.Collectives == 0 {
 			if peerCopies(res, g.Name) > 0 {
 				fmt.Fprintf(w, "  %s runs no ops of its own; it takes part in %d copies issued on other GPUs' streams.\n", g.Name, peerCopies(res, g.Name))
 			} else {
@@ -165,6 +165,8 @@ func pathKind(res *sim.Result, s sim.PathStep) string {
 		return "copy " + r.Copy.String()
 	case sim.OpSync, sim.OpAwait:
 		return r.Kind.String() + " return"
+	case sim.OpCollective:
+		return r.Coll.Name
 	}
 	return r.Kind.String()
 }

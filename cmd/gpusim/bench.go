@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"gpusim/internal/units"
+	"gpusim/mirror"
+	"gpusim/models"
+)
+
+const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json]"
+
+// parseSize reads nccl-tests sizes: a number with an optional K, M, G
+// (powers of 1024) or any gpusim size unit.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(t, "K") || strings.HasSuffix(t, "k"):
+		mult, t = 1<<10, t[:len(t)-1]
+	case strings.HasSuffix(t, "M"):
+		mult, t = 1<<20, t[:len(t)-1]
+	case strings.HasSuffix(t, "G"):
+		mult, t = 1<<30, t[:len(t)-1]
+	}
+	v, err := units.Parse(t, units.Bytes)
+	if err != nil || v < 0 || v*float64(mult) >= 1<<62 || v != math.Trunc(v) {
+		return 0, fmt.Errorf("%q is not a size: use bytes with an optional K, M or G (powers of 1024), such as 8 or 8G", s)
+	}
+	return int64(v) * mult, nil
+}
+
+type sizeFlag struct {
+	v   *int64
+	set bool
+}
+
+func (s *sizeFlag) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return fmt.Sprint(*s.v)
+}
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s.v, s.set = n, true
+	return nil
+}
+
+func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("nccl-tests", ncclSynopsis, stderr)
+	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
+	op := fs.String("op", "all_reduce", "the operation: "+strings.Join(mirror.NCCLTestOpNames, ", "))
+	gpus := fs.Int("gpus", 0, "use the first `N` GPUs (default: all)")
+	fs.IntVar(gpus, "g", 0, "same as --gpus")
+	cfg := mirror.NCCLTestsConfig{MinBytes: 32 << 20, MaxBytes: 32 << 20, Factor: 1, StepBytes: 1 << 20}
+	fs.Var(&sizeFlag{v: &cfg.MinBytes}, "b", "minimum size in bytes (K, M, G: powers of 1024)")
+	fs.Var(&sizeFlag{v: &cfg.MaxBytes}, "e", "maximum size in bytes")
+	fs.Int64Var(&cfg.Factor, "f", 1, "multiply the size by this factor each step")
+	fs.Var(&sizeFlag{v: &cfg.StepBytes}, "i", "add this many bytes each step when -f is 1")
+	dtype := fs.String("d", "float", "data type: float, half, bfloat16, double, int8")
+	algo := fs.String("algo", "", "force an algorithm, as NCCL_ALGO: ring, tree, nvls")
+	proto := fs.String("proto", "", "force a protocol, as NCCL_PROTO: simple, ll, ll128")
+	asJSON := fs.Bool("json", false, `print {"op", "gpus", "rows": [...]} instead of the table`)
+	if helpRequested(fs, ncclSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || *topo == "" {
+		return &usageError{"usage: " + ncclSynopsis}
+	}
+	if _, ok := mirror.NCCLTestOps[*op]; !ok {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: unknown --op %q; operations: %s", *op, strings.Join(mirror.NCCLTestOpNames, ", "))}
+	}
+	if cfg.Factor < 1 || cfg.MinBytes > cfg.MaxBytes {
+		return &usageError{"gpusim nccl-tests: need -f >= 1 and -b <= -e"}
+	}
+	dt, ok := map[string]models.DType{"float": models.FP32, "half": models.FP16, "bfloat16": models.BF16, "double": models.FP64, "int8": models.INT8}[*dtype]
+	if !ok {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: unknown -d %q; types: float, half, bfloat16, double, int8", *dtype)}
+	}
+	cfg.DType, cfg.Op, cfg.GPUs = dt, *op, *gpus
+	cfg.Algorithm, cfg.Protocol = strings.ToLower(*algo), strings.ToLower(*proto)
+	t, err := loadTopology(*topo)
+	if err != nil {
+		return err
+	}
+	rows, err := mirror.NCCLTests(t, cfg)
+	if err != nil {
+		return fmt.Errorf("gpusim nccl-tests: %v", err)
+	}
+	if *asJSON {
+		n := cfg.GPUs
+		if n <= 0 {
+			n = len(t.Machine.GPUs)
+		}
+		return mirror.WriteNCCLTestsJSON(stdout, cfg, n, rows)
+	}
+	mirror.WriteNCCLTests(stdout, t, cfg, rows)
+	return nil
+}
+
+const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json]"
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("nvbandwidth", nvbSynopsis, stderr)
+	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
+	var tests listFlag
+	fs.Var(&tests, "t", "run this test (repeatable; default: all of "+strings.Join(mirror.NVBandwidthTests, ", ")+")")
+	fs.Var(&tests, "testcase", "same as -t")
+	buf := fs.Int64("buffer-size", mirror.NVBandwidthDefaultBuffer>>20, "copy size in MiB, as nvbandwidth's -b")
+	fs.Int64Var(buf, "b", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size")
+	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"unit", "rows", "cols", "matrix"}}} instead`)
+	if helpRequested(fs, nvbSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || *topo == "" {
+		return &usageError{"usage: " + nvbSynopsis}
+	}
+	if *buf <= 0 || *buf > 1<<20 {
+		return &usageError{"gpusim nvbandwidth: --buffer-size is a number of MiB from 1 to 1048576"}
+	}
+	if len(tests) == 0 {
+		tests = mirror.NVBandwidthTests
+	}
+	for _, tc := range tests {
+		if !contains(mirror.NVBandwidthTests, tc) {
+			return &usageError{fmt.Sprintf("gpusim nvbandwidth: unknown test %q; tests: %s", tc, strings.Join(mirror.NVBandwidthTests, ", "))}
+		}
+	}
+	t, err := loadTopology(*topo)
+	if err != nil {
+		return err
+	}
+	var all []*mirror.Matrix
+	if !*asJSON {
+		fmt.Fprintf(stdout, "gpusim nvbandwidth: predicted for %s, buffer size %d MiB\n\n", t.Name, *buf)
+	}
+	for _, tc := range tests {
+		ms, err := mirror.NVBandwidth(t.Machine, tc, *buf<<20)
+		if err != nil {
+			return fmt.Errorf("gpusim nvbandwidth: %v", err)
+		}
+		all = append(all, ms...)
+		if !*asJSON {
+			fmt.Fprintf(stdout, "Running %s.\n", tc)
+			for _, m := range ms {
+				mirror.WriteMatrix(stdout, m)
+			}
+			fmt.Fprintf(stdout, "SUM %s %.2f\n\n", tc, ms[len(ms)-1].Sum())
+		}
+	}
+	if *asJSON {
+		return mirror.WriteMatricesJSON(stdout, all)
+	}
+	return nil
+}
+
+const p2pSynopsis = "gpusim p2p-test --topology T [--json]"
+
+func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("p2p-test", p2pSynopsis, stderr)
+	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
+	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"unit", "rows", "cols", "matrix"}}} instead`)
+	if helpRequested(fs, p2pSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || *topo == "" {
+		return &usageError{"usage: " + p2pSynopsis}
+	}
+	t, err := loadTopology(*topo)
+	if err != nil {
+		return err
+	}
+	ms, err := mirror.P2PTest(t.Machine)
+	if err != nil {
+		return fmt.Errorf("gpusim p2p-test: %v", err)
+	}
+	if *asJSON {
+		return mirror.WriteMatricesJSON(stdout, ms)
+	}
+	fmt.Fprintf(stdout, "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test] predicted by gpusim for %s\n", t.Name)
+	for i, g := range t.Machine.GPUs {
+		fmt.Fprintf(stdout, "Device: %d, %s\n", i, g.Model)
+	}
+	mirror.WriteP2P(stdout, ms)
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,261 @@
+// Package mirror predicts what the benchmarks people already trust would
+// print on a topology: NVIDIA's nccl-tests (all_reduce_perf and friends),
+// nvbandwidth, and the CUDA sample p2pBandwidthLatencyTest. Each measurement
+// is a small program run on the simulator, built with the tool's own method
+// (buffer sizes, repeat counts, which stream issues what, what is timed), as
+// shared/groundtruth/methods.md describes them from their sources. The
+// package also holds the published measurements of real machines and the
+// accuracy report that compares them with the predictions.
+package mirror
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// Matrix is one table of results: a cell per row and column, nil where the
+// tool prints N/A.
+type Matrix struct {
+	// Name is the test's name ("host_to_device_memcpy_ce").
+	Name string
+	// Title is the line the tool prints above the table.
+	Title string
+	// Unit is "GB/s", "ns" or "us".
+	Unit       string
+	Rows, Cols []string
+	Cells      [][]*float64
+}
+
+func newMatrix(name, title, unit string, rows, cols []string) *Matrix {
+	m := &Matrix{Name: name, Title: title, Unit: unit, Rows: rows, Cols: cols}
+	m.Cells = make([][]*float64, len(rows))
+	for i := range m.Cells {
+		m.Cells[i] = make([]*float64, len(cols))
+	}
+	return m
+}
+
+func (m *Matrix) set(r, c int, v float64) { m.Cells[r][c] = &v }
+
+// Sum returns the sum of the cells that have a value.
+func (m *Matrix) Sum() float64 {
+	s := 0.0
+	for _, row := range m.Cells {
+		for _, v := range row {
+			if v != nil {
+				s += *v
+			}
+		}
+	}
+	return s
+}
+
+// Values returns the cells that have a value, row by row.
+func (m *Matrix) Values() []float64 {
+	var out []float64
+	for _, row := range m.Cells {
+		for _, v := range row {
+			if v != nil {
+				out = append(out, *v)
+			}
+		}
+	}
+	return out
+}
+
+// builder assembles a program for one measurement.
+type builder struct {
+	m       *sim.Machine
+	p       *sim.Program
+	streams map[[2]int]int // (gpu, n) -> stream
+	n       int
+}
+
+func newBuilder(m *sim.Machine, name string) *builder {
+	return &builder{m: m, p: &sim.Program{Name: name}, streams: map[[2]int]int{}}
+}
+
+// stream returns GPU g's k-th stream.
+func (b *builder) stream(g, k int) int {
+	key := [2]int{g, k}
+	if s, ok := b.streams[key]; ok {
+		return s
+	}
+	b.p.Streams = append(b.p.Streams, sim.Stream{GPU: g, Name: "s" + strconv.Itoa(k)})
+	b.streams[key] = len(b.p.Streams) - 1
+	return len(b.p.Streams) - 1
+}
+
+// thread adds a thread on host h and returns its index.
+func (b *builder) thread(h int) int {
+	b.p.Threads = append(b.p.Threads, sim.Thread{Name: "t" + strconv.Itoa(len(b.p.Threads)), Host: h})
+	return len(b.p.Threads) - 1
+}
+
+// add appends op to thread t with a fresh id and returns the id.
+func (b *builder) add(t int, op sim.Op) string {
+	b.n++
+	op.ID = "op" + strconv.Itoa(b.n)
+	b.p.Threads[t].Ops = append(b.p.Threads[t].Ops, op)
+	return op.ID
+}
+
+// run simulates the program and indexes the records by id.
+func (b *builder) run() (map[string]*sim.OpRecord, *sim.Result, error) {
+	res, err := sim.Run(b.m, b.p)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs := make(map[string]*sim.OpRecord, len(res.Ops))
+	for i := range res.Ops {
+		recs[res.Ops[i].ID] = &res.Ops[i]
+	}
+	return recs, res, nil
+}
+
+// copySpec is one stream of copies of a measurement.
+type copySpec struct {
+	src, dst int // nodes
+	gpu      int // the GPU whose stream issues them
+	bytes    int64
+	repeat   int
+	noPeer   bool
+}
+
+// timeCopies runs every spec at once, each on a stream (and a thread) of its
+// own, as a tool that holds its streams behind a latch until all is enqueued,
+// and returns for each the time from its first copy's start to its last
+// copy's end.
+func timeCopies(m *sim.Machine, specs []copySpec) ([]sim.Time, error) {
+	b := newBuilder(m, "copies")
+	ids := make([][2]string, len(specs))
+	for i, s := range specs {
+		t := b.thread(m.GPUs[s.gpu].Host)
+		st := b.stream(s.gpu, i)
+		// The latch: a kernel that holds the stream until every copy is
+		// enqueued, so that the host's launch cost is not timed.
+		latch := satMul(m.Hosts[m.GPUs[s.gpu].Host].APIOverhead, sim.Time(s.repeat+2))
+		b.add(t, sim.Op{Kind: sim.OpKernel, Stream: st, Duration: latch, SMShare: 1.0 / 1024})
+		for k := 0; k < s.repeat; k++ {
+			id := b.add(t, sim.Op{Kind: sim.OpCopy, Stream: st, Src: s.src, Dst: s.dst, Bytes: s.bytes, NoPeerAccess: s.noPeer})
+			if k == 0 {
+				ids[i][0] = id
+			}
+			ids[i][1] = id
+		}
+	}
+	recs, _, err := b.run()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sim.Time, len(specs))
+	for i := range specs {
+		out[i] = recs[ids[i][1]].End - recs[ids[i][0]].Start
+	}
+	return out, nil
+}
+
+func satMul(t, n sim.Time) sim.Time {
+	if n > 0 && t > sim.MaxTime/n {
+		return sim.MaxTime
+	}
+	return t * n
+}
+
+// gbps is bytes over a time in GB/s (1e9 bytes per second, as the tools mean).
+func gbps(bytes float64, t sim.Time) float64 {
+	if t <= 0 {
+		return math.Inf(1)
+	}
+	return bytes / t.Seconds() / 1e9
+}
+
+func gpuIndexNames(m *sim.Machine) []string {
+	out := make([]string, len(m.GPUs))
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}
+
+// WriteMatrix prints a matrix the way nvbandwidth does: the title, a header
+// of column indices, then rows, each cell "%.2f" in 10 columns, N/A where
+// empty.
+func WriteMatrix(w io.Writer, m *Matrix) {
+	fmt.Fprintln(w, m.Title)
+	var b strings.Builder
+	b.WriteString("          ")
+	for _, c := range m.Cols {
+		fmt.Fprintf(&b, "%10s", c)
+	}
+	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	for i, r := range m.Rows {
+		b.Reset()
+		fmt.Fprintf(&b, "%3s", r)
+		b.WriteString("       ")
+		for _, v := range m.Cells[i] {
+			if v == nil {
+				fmt.Fprintf(&b, "%10s", "N/A")
+			} else {
+				fmt.Fprintf(&b, "%10.2f", *v)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+// WriteMatricesJSON writes {"tests": {NAME: {"unit", "rows", "cols",
+// "matrix"}}}, a null for each empty cell, in the order given.
+func WriteMatricesJSON(w io.Writer, ms []*Matrix) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"tests":{`)
+	for i, m := range ms {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		fmt.Fprintf(bw, "\n  %s:{\"title\":%s,\"unit\":%s,\"rows\":%s,\"cols\":%s,\"matrix\":[", strconv.Quote(m.Name), strconv.Quote(m.Title), strconv.Quote(m.Unit), quoteList(m.Rows), quoteList(m.Cols))
+		for r, row := range m.Cells {
+			if r > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("[")
+			for c, v := range row {
+				if c > 0 {
+					bw.WriteString(",")
+				}
+				if v == nil {
+					bw.WriteString("null")
+				} else {
+					bw.WriteString(strconv.FormatFloat(round(*v, 2), 'f', -1, 64))
+				}
+			}
+			bw.WriteString("]")
+		}
+		bw.WriteString("]}")
+	}
+	bw.WriteString("\n}}\n")
+	return bw.Flush()
+}
+
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// topology loads a shipped topology, for tests and the accuracy report.
+func topology(name string) (*topologies.Topology, error) { return topologies.LoadShipped(name) }

@@ -1,0 +1,276 @@
+package mirror
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"gpusim/models"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// nccl-tests (methods.md §4): one process drives every GPU from one thread;
+// per size, one untimed op, then 20 ops enqueued back to back (each a group
+// of one NCCL call per GPU) and a stream synchronize on every GPU, timed by a
+// host clock: the time printed is the wall time over 20, so it includes the
+// host's launch cost when that is the longer. algbw = size / time (1e9 B/s);
+// busbw = algbw x the collective's factor.
+
+// NCCLTestOps maps nccl-tests operation names to collectives.
+var NCCLTestOps = map[string]string{
+	"all_reduce":     models.AllReduce,
+	"all_gather":     models.AllGather,
+	"reduce_scatter": models.ReduceScatter,
+	"broadcast":      models.Broadcast,
+	"reduce":         models.Reduce,
+	"alltoall":       models.AllToAll,
+	"sendrecv":       models.SendRecv,
+}
+
+// NCCLTestOpNames lists the operations in a fixed order.
+var NCCLTestOpNames = []string{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"}
+
+const ncclIters = 20
+
+// NCCLTestsConfig is what all_reduce_perf and friends take on their command line.
+type NCCLTestsConfig struct {
+	Op        string // nccl-tests name: all_reduce, ...
+	GPUs      int    // -g: the first n GPUs of the topology
+	MinBytes  int64  // -b
+	MaxBytes  int64  // -e
+	Factor    int64  // -f (1: step by StepBytes instead)
+	StepBytes int64  // -i
+	DType     models.DType
+	Algorithm string // NCCL_ALGO, "" for the tuner's choice
+	Protocol  string // NCCL_PROTO
+}
+
+// NCCLRow is one line of the table.
+type NCCLRow struct {
+	Size, Count int64
+	Time        sim.Time
+	AlgBW       float64 // GB/s
+	BusBW       float64 // GB/s
+	Algorithm   string
+	Protocol    string
+}
+
+// busFactor is nccl-tests' bus bandwidth factor.
+func busFactor(op string, n int) float64 {
+	f := float64(n)
+	switch op {
+	case "all_reduce":
+		return 2 * (f - 1) / f
+	case "all_gather", "reduce_scatter", "alltoall":
+		return (f - 1) / f
+	}
+	return 1
+}
+
+// Sizes lists the sizes nccl-tests steps through.
+func (c NCCLTestsConfig) Sizes() []int64 {
+	var out []int64
+	for s := c.MinBytes; s <= c.MaxBytes && len(out) < 1000; {
+		out = append(out, s)
+		if c.Factor > 1 {
+			s *= c.Factor
+		} else {
+			step := c.StepBytes
+			if step <= 0 {
+				step = 1 << 20
+			}
+			s += step
+		}
+	}
+	return out
+}
+
+func dtypeSize(d models.DType) int64 {
+	switch d {
+	case models.FP64:
+		return 8
+	case models.FP16, models.BF16:
+		return 2
+	case models.FP8, models.INT8:
+		return 1
+	}
+	return 4
+}
+
+// NCCLTests predicts nccl-tests' table for cfg on topology t.
+func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
+	kind, ok := NCCLTestOps[cfg.Op]
+	if !ok {
+		return nil, fmt.Errorf("unknown operation %q; operations: %s", cfg.Op, strings.Join(NCCLTestOpNames, ", "))
+	}
+	m := t.Machine
+	n := cfg.GPUs
+	if n <= 0 {
+		n = len(m.GPUs)
+	}
+	if n > len(m.GPUs) {
+		return nil, fmt.Errorf("-g %d: topology %s has %d GPUs", n, t.Name, len(m.GPUs))
+	}
+	if cfg.DType == "" {
+		cfg.DType = models.FP32
+	}
+	elt := dtypeSize(cfg.DType)
+	var rows []NCCLRow
+	for _, size := range cfg.Sizes() {
+		// nccl-tests rounds per-rank counts of all-gather, reduce-scatter and
+		// all-to-all down to 16 bytes.
+		count := size / elt
+		if kind == models.AllGather || kind == models.ReduceScatter || kind == models.AllToAll {
+			per := (size / int64(n)) &^ 15
+			count = per / elt
+			size = per * int64(n)
+		}
+		gpus := make([]int, n)
+		for i := range gpus {
+			gpus[i] = i
+		}
+		plan, err := models.BuildCollective(m, t.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: size, Algorithm: cfg.Algorithm, Protocol: cfg.Protocol})
+		if err != nil {
+			return nil, err
+		}
+		tm, err := timeCollective(m, plan, n)
+		if err != nil {
+			return nil, err
+		}
+		alg := gbps(float64(size), tm)
+		rows = append(rows, NCCLRow{Size: size, Count: count, Time: tm, AlgBW: alg, BusBW: alg * busFactor(cfg.Op, n), Algorithm: plan.Algorithm, Protocol: plan.Protocol})
+	}
+	return rows, nil
+}
+
+// timeCollective runs one untimed op, then 20 timed ones and a synchronize of
+// every stream, and returns the wall time of the timed part over 20.
+func timeCollective(m *sim.Machine, plan *sim.CollPlan, n int) (sim.Time, error) {
+	b := newBuilder(m, "nccl-tests")
+	th := b.thread(m.GPUs[0].Host)
+	streams := make([]int, n)
+	for i := range streams {
+		streams[i] = b.stream(i, 0)
+	}
+	coll := sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0]}
+	b.add(th, coll)
+	for _, s := range streams {
+		b.add(th, sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: s})
+	}
+	first := ""
+	for i := 0; i < ncclIters; i++ {
+		id := b.add(th, coll)
+		if i == 0 {
+			first = id + "@" + m.GPUs[0].Name
+		}
+	}
+	last := ""
+	for _, s := range streams {
+		last = b.add(th, sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: s})
+	}
+	recs, _, err := b.run()
+	if err != nil {
+		return 0, err
+	}
+	return (recs[last].End - recs[first].Call) / ncclIters, nil
+}
+
+// WriteNCCLTests prints the table in nccl-tests' layout (out-of-place and
+// in-place columns; the simulator predicts the same for both).
+func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, rows []NCCLRow) {
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	n := cfg.GPUs
+	if n <= 0 {
+		n = len(t.Machine.GPUs)
+	}
+	dt := cfg.DType
+	if dt == "" {
+		dt = models.FP32
+	}
+	fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs (predicted)\n", cfg.Op, t.Name, n)
+	fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %s warmup iters: 1 iters: %d\n#\n", n, cfg.MinBytes, cfg.MaxBytes, stepText(cfg), ncclIters)
+	fmt.Fprintln(bw, "#                                                              out-of-place                       in-place          ")
+	fmt.Fprintln(bw, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
+	fmt.Fprintln(bw, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ")
+	redop, root := "sum", "-1"
+	switch cfg.Op {
+	case "all_gather", "alltoall", "sendrecv":
+		redop = "none"
+	case "broadcast":
+		redop, root = "none", "0"
+	case "reduce":
+		root = "0"
+	}
+	sum := 0.0
+	for _, r := range rows {
+		us := r.Time.Seconds() * 1e6
+		cols := fmt.Sprintf("%7s %6s %6s %6s", num(us, 7), num(r.AlgBW, 6), num(r.BusBW, 6), "N/A")
+		fmt.Fprintf(bw, "%12d  %12d  %8s  %6s  %6s  %s  %s\n", r.Size, r.Count, typeName(dt), redop, root, cols, cols)
+		sum += 2 * r.BusBW
+	}
+	fmt.Fprintln(bw, "# Out of bounds values : 0 OK")
+	avg := 0.0
+	if len(rows) > 0 {
+		avg = sum / float64(2*len(rows))
+	}
+	fmt.Fprintf(bw, "# Avg bus bandwidth    : %g \n#\n", round(avg, 4))
+}
+
+func stepText(c NCCLTestsConfig) string {
+	if c.Factor > 1 {
+		return strconv.FormatInt(c.Factor, 10) + "(factor)"
+	}
+	return strconv.FormatInt(c.StepBytes, 10) + "(bytes)"
+}
+
+// num prints v in width w with 2 decimals if they fit, else 1, else 0, as
+// nccl-tests does.
+func num(v float64, w int) string {
+	for _, d := range []int{2, 1, 0} {
+		s := strconv.FormatFloat(v, 'f', d, 64)
+		if len(s) <= w {
+			return s
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func typeName(d models.DType) string {
+	switch d {
+	case models.FP32:
+		return "float"
+	case models.FP64:
+		return "double"
+	case models.FP16:
+		return "half"
+	case models.BF16:
+		return "bfloat16"
+	case models.INT8:
+		return "int8"
+	case models.FP8:
+		return "f8e4m3"
+	}
+	return string(d)
+}
+
+// WriteNCCLTestsJSON writes {"op", "gpus", "rows": [{"size_bytes", "time_us",
+// "algbw_gbps", "busbw_gbps", ...}]}.
+func WriteNCCLTestsJSON(w io.Writer, cfg NCCLTestsConfig, n int, rows []NCCLRow) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "{\"op\":%s,\"gpus\":%d,\"rows\":[", strconv.Quote(cfg.Op), n)
+	for i, r := range rows {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		fmt.Fprintf(bw, "\n  {\"size_bytes\":%d,\"count\":%d,\"time_us\":%s,\"algbw_gbps\":%s,\"busbw_gbps\":%s,\"algorithm\":%s,\"protocol\":%s}",
+			r.Size, r.Count, fnum(r.Time.Seconds()*1e6), fnum(r.AlgBW), fnum(r.BusBW), strconv.Quote(r.Algorithm), strconv.Quote(r.Protocol))
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+func fnum(v float64) string { return strconv.FormatFloat(round(v, 4), 'f', -1, 64) }

@@ -1,0 +1,198 @@
+package mirror
+
+import (
+	"fmt"
+	"strings"
+
+	"gpusim/sim"
+)
+
+// nvbandwidth v0.8 (methods.md §5): 512 MiB buffers, 16 copies per
+// measurement timed between events while a spin kernel holds the streams
+// until everything is enqueued; copy-engine copies are cuMemcpyAsync; "read"
+// tests issue the copy from the GPU that reads (the destination), "write"
+// tests from the source; bidirectional host tests add a reverse copy of twice
+// the size; the "all" tests run every GPU at once, the others copying twice
+// the size; the latency tests chase pointers (one load at a time) over a
+// 2 MiB buffer.
+
+// NVBandwidthDefaultBuffer is nvbandwidth's default buffer size (v0.7 and later).
+const NVBandwidthDefaultBuffer = 512 << 20
+
+const nvbLoop = 16
+
+// NVBandwidthTests lists the tests gpusim mirrors, in nvbandwidth's order.
+var NVBandwidthTests = []string{
+	"host_to_device_memcpy_ce",
+	"device_to_host_memcpy_ce",
+	"host_to_device_bidirectional_memcpy_ce",
+	"device_to_host_bidirectional_memcpy_ce",
+	"device_to_device_memcpy_read_ce",
+	"device_to_device_memcpy_write_ce",
+	"device_to_device_bidirectional_memcpy_read_ce",
+	"device_to_device_bidirectional_memcpy_write_ce",
+	"all_to_host_memcpy_ce",
+	"host_to_all_memcpy_ce",
+	"host_device_latency_sm",
+	"device_to_device_latency_sm",
+}
+
+// NVBandwidth runs one nvbandwidth test on m with the given buffer size and
+// returns its matrices (most tests have one; bidirectional device-to-device
+// tests have three: each direction and their total).
+func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
+	g := len(m.GPUs)
+	gpus := gpuIndexNames(m)
+	host := func(i int) int { return m.Hosts[m.GPUs[i].Host].Node }
+	node := func(i int) int { return m.GPUs[i].Node }
+	size := float64(buffer) * nvbLoop
+	hostTest := func(title string, measured func(d int) copySpec, others func(d, o int) []copySpec) ([]*Matrix, error) {
+		mx := newMatrix(test, title, "GB/s", []string{"0"}, gpus)
+		for d := 0; d < g; d++ {
+			specs := []copySpec{measured(d)}
+			if others != nil {
+				for o := 0; o < g; o++ {
+					specs = append(specs, others(d, o)...)
+				}
+			}
+			ts, err := timeCopies(m, specs)
+			if err != nil {
+				return nil, err
+			}
+			mx.set(0, d, gbps(size, ts[0]))
+		}
+		return []*Matrix{mx}, nil
+	}
+	h2d := func(d int, scale int64) copySpec {
+		return copySpec{src: host(d), dst: node(d), gpu: d, bytes: buffer * scale, repeat: nvbLoop}
+	}
+	d2h := func(d int, scale int64) copySpec {
+		return copySpec{src: node(d), dst: host(d), gpu: d, bytes: buffer * scale, repeat: nvbLoop}
+	}
+	switch test {
+	case "host_to_device_memcpy_ce":
+		return hostTest("memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)", func(d int) copySpec { return h2d(d, 1) }, nil)
+	case "device_to_host_memcpy_ce":
+		return hostTest("memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)", func(d int) copySpec { return d2h(d, 1) }, nil)
+	case "host_to_device_bidirectional_memcpy_ce":
+		return hostTest("memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)", func(d int) copySpec { return h2d(d, 1) },
+			func(d, o int) []copySpec {
+				if o != d {
+					return nil
+				}
+				return []copySpec{d2h(d, 2)}
+			})
+	case "device_to_host_bidirectional_memcpy_ce":
+		return hostTest("memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)", func(d int) copySpec { return d2h(d, 1) },
+			func(d, o int) []copySpec {
+				if o != d {
+					return nil
+				}
+				return []copySpec{h2d(d, 2)}
+			})
+	case "all_to_host_memcpy_ce":
+		return hostTest("memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)", func(d int) copySpec { return d2h(d, 1) },
+			func(d, o int) []copySpec {
+				if o == d {
+					return nil
+				}
+				return []copySpec{d2h(o, 2)}
+			})
+	case "host_to_all_memcpy_ce":
+		return hostTest("memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)", func(d int) copySpec { return h2d(d, 1) },
+			func(d, o int) []copySpec {
+				if o == d {
+					return nil
+				}
+				return []copySpec{h2d(o, 2)}
+			})
+	case "device_to_device_memcpy_read_ce", "device_to_device_memcpy_write_ce":
+		read := strings.Contains(test, "read")
+		title := "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)"
+		if read {
+			title = "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)"
+		}
+		mx := newMatrix(test, title, "GB/s", gpus, gpus)
+		for i := 0; i < g; i++ {
+			for j := 0; j < g; j++ {
+				if i == j || !peer(m, i, j) {
+					continue
+				}
+				// Row i reads from (or writes to) column j; the copy is
+				// issued by the GPU that reads.
+				s := copySpec{src: node(i), dst: node(j), gpu: i, bytes: buffer, repeat: nvbLoop}
+				if read {
+					s = copySpec{src: node(j), dst: node(i), gpu: i, bytes: buffer, repeat: nvbLoop}
+				}
+				ts, err := timeCopies(m, []copySpec{s})
+				if err != nil {
+					return nil, err
+				}
+				mx.set(i, j, gbps(size, ts[0]))
+			}
+		}
+		return []*Matrix{mx}, nil
+	case "device_to_device_bidirectional_memcpy_read_ce", "device_to_device_bidirectional_memcpy_write_ce":
+		read := strings.Contains(test, "read")
+		word := "Write"
+		if read {
+			word = "Read"
+		}
+		one := newMatrix(test, fmt.Sprintf("memcpy CE GPU(row) <-> GPU(column) %s1 bandwidth (GB/s)", word), "GB/s", gpus, gpus)
+		two := newMatrix(test+"_"+strings.ToLower(word)+"2", fmt.Sprintf("memcpy CE GPU(row) <-> GPU(column) %s2 bandwidth (GB/s)", word), "GB/s", gpus, gpus)
+		tot := newMatrix(test+"_total", "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)", "GB/s", gpus, gpus)
+		one.Name = test
+		for i := 0; i < g; i++ {
+			for j := 0; j < g; j++ {
+				if i == j || !peer(m, i, j) {
+					continue
+				}
+				a := copySpec{src: node(i), dst: node(j), gpu: i, bytes: buffer, repeat: nvbLoop}
+				b := copySpec{src: node(j), dst: node(i), gpu: j, bytes: buffer, repeat: nvbLoop}
+				if read {
+					a = copySpec{src: node(j), dst: node(i), gpu: i, bytes: buffer, repeat: nvbLoop}
+					b = copySpec{src: node(i), dst: node(j), gpu: j, bytes: buffer, repeat: nvbLoop}
+				}
+				ts, err := timeCopies(m, []copySpec{a, b})
+				if err != nil {
+					return nil, err
+				}
+				one.set(i, j, gbps(size, ts[0]))
+				two.set(i, j, gbps(size, ts[1]))
+				tot.set(i, j, gbps(size, ts[0])+gbps(size, ts[1]))
+			}
+		}
+		return []*Matrix{one, two, tot}, nil
+	case "host_device_latency_sm":
+		mx := newMatrix(test, "memory latency SM CPU(row) <-> GPU(column) (ns)", "ns", []string{"0"}, gpus)
+		for d := 0; d < g; d++ {
+			rt, _ := m.Route(node(d), host(d))
+			mx.set(0, d, loadLatency(m, rt).Seconds()*1e9)
+		}
+		return []*Matrix{mx}, nil
+	case "device_to_device_latency_sm":
+		mx := newMatrix(test, "memory latency SM GPU(row) <-> GPU(column) (ns)", "ns", gpus, gpus)
+		for i := 0; i < g; i++ {
+			for j := 0; j < g; j++ {
+				if i == j || !peer(m, i, j) {
+					continue
+				}
+				mx.set(i, j, loadLatency(m, m.PathBetween(i, j).Route).Seconds()*1e9)
+			}
+		}
+		return []*Matrix{mx}, nil
+	}
+	return nil, fmt.Errorf("unknown nvbandwidth test %q; tests: %s", test, strings.Join(NVBandwidthTests, ", "))
+}
+
+// peer reports whether GPUs i and j can access each other's memory (P2P).
+func peer(m *sim.Machine, i, j int) bool {
+	k := m.PathBetween(i, j).Kind
+	return k == sim.PathNVLink || k == sim.PathP2P
+}
+
+// loadLatency is the time of one dependent load over a route: the request
+// out and the data back, each paying every link's latency.
+func loadLatency(m *sim.Machine, rt sim.Route) sim.Time {
+	return 2 * rt.Latency(m)
+}

@@ -1,0 +1,124 @@
+package mirror
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"gpusim/sim"
+)
+
+// p2pBandwidthLatencyTest (cuda-samples; methods.md §6): 40,000,000 ints
+// (160 MB) a copy, 5 copies per measurement, cudaMemcpyPeerAsync on a stream
+// of the row's GPU behind a delay kernel, timed with events. P2P=Disabled
+// leaves peer access off, so the copy is staged through host memory.
+// Bidirectional runs the reverse copy on the column GPU's stream at the same
+// time and counts both. The diagonal is a copy within one GPU, counted twice
+// (read and write). Latency: 100 copies of 16 bytes; the GPU latency is their
+// time over 100, the CPU latency the host's time to enqueue one.
+const (
+	p2pBytes        = 40_000_000 * 4
+	p2pRepeat       = 5
+	p2pLatencyBytes = 16
+	p2pLatencyCount = 100
+)
+
+// P2PTest returns the matrices of p2pBandwidthLatencyTest, in its order.
+func P2PTest(m *sim.Machine) ([]*Matrix, error) {
+	g := len(m.GPUs)
+	gpus := gpuIndexNames(m)
+	node := func(i int) int { return m.GPUs[i].Node }
+	var out []*Matrix
+	for _, bidir := range []bool{false, true} {
+		for _, enabled := range []bool{false, true} {
+			name, title := "unidirectional", "Unidirectional P2P=%s Bandwidth Matrix (GB/s)"
+			if bidir {
+				name, title = "bidirectional", "Bidirectional P2P=%s Bandwidth Matrix (GB/s)"
+			}
+			state := "Disabled"
+			if enabled {
+				state = "Enabled"
+				if !bidir {
+					title = "Unidirectional P2P=%s Bandwidth (P2P Writes) Matrix (GB/s)"
+				}
+			}
+			mx := newMatrix(fmt.Sprintf("%s_p2p_%s", name, strings.ToLower(state)), fmt.Sprintf(title, state), "GB/s", gpus, gpus)
+			for i := 0; i < g; i++ {
+				for j := 0; j < g; j++ {
+					specs := []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pBytes, repeat: p2pRepeat, noPeer: !enabled}}
+					if bidir {
+						specs = append(specs, copySpec{src: node(j), dst: node(i), gpu: j, bytes: p2pBytes, repeat: p2pRepeat, noPeer: !enabled})
+					}
+					ts, err := timeCopies(m, specs)
+					if err != nil {
+						return nil, err
+					}
+					t := ts[0]
+					if bidir {
+						t = max(ts[0], ts[1])
+					}
+					v := gbps(float64(p2pBytes*p2pRepeat*len(specs)), t)
+					if i == j {
+						v *= 2 // read and write
+					}
+					mx.set(i, j, v)
+				}
+			}
+			out = append(out, mx)
+		}
+	}
+	for _, enabled := range []bool{false, true} {
+		state, title := "Disabled", "P2P=Disabled Latency Matrix (us)"
+		if enabled {
+			state, title = "Enabled", "P2P=Enabled Latency (P2P Writes) Matrix (us)"
+		}
+		gpuM := newMatrix("latency_p2p_"+strings.ToLower(state)+"_gpu", title, "us", gpus, gpus)
+		cpuM := newMatrix("latency_p2p_"+strings.ToLower(state)+"_cpu", title+" (CPU)", "us", gpus, gpus)
+		for i := 0; i < g; i++ {
+			for j := 0; j < g; j++ {
+				ts, err := timeCopies(m, []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pLatencyBytes, repeat: p2pLatencyCount, noPeer: !enabled}})
+				if err != nil {
+					return nil, err
+				}
+				gpuM.set(i, j, ts[0].Seconds()*1e6/p2pLatencyCount)
+				cpuM.set(i, j, m.Hosts[m.GPUs[i].Host].APIOverhead.Seconds()*1e6)
+			}
+		}
+		out = append(out, gpuM, cpuM)
+	}
+	return out, nil
+}
+
+// WriteP2P prints the matrices as p2pBandwidthLatencyTest does: "D\D" (or
+// "GPU"/"CPU" for latency) headers and "%6.02f" cells.
+func WriteP2P(w io.Writer, ms []*Matrix) {
+	for _, mx := range ms {
+		corner := "D\\D"
+		if mx.Unit == "us" {
+			corner = "GPU"
+			if strings.HasSuffix(mx.Name, "_cpu") {
+				corner = "CPU"
+			} else {
+				fmt.Fprintln(w, mx.Title)
+			}
+		} else {
+			fmt.Fprintln(w, mx.Title)
+		}
+		fmt.Fprintf(w, "%6s", corner)
+		for _, c := range mx.Cols {
+			fmt.Fprintf(w, " %6s", c)
+		}
+		fmt.Fprintln(w)
+		for i, r := range mx.Rows {
+			fmt.Fprintf(w, "%6s", r)
+			for _, v := range mx.Cells[i] {
+				if v == nil {
+					fmt.Fprintf(w, " %6s", "N/A")
+				} else {
+					fmt.Fprintf(w, " %6.02f", *v)
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
