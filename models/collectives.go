@@ -343,9 +343,22 @@ func (p *planner) findRings() {
 		}
 		candidates = [][]int{order}
 	}
+	allNVLink := func(order []int) bool {
+		for i := range order {
+			if !edges[order[i]][order[(i+1)%n]].nvlink {
+				return false
+			}
+		}
+		return true
+	}
 	for len(p.rings) < 8 {
 		best, bestBW := -1, 0.0
 		for i, c := range candidates {
+			// Once a ring runs over NVLink alone, the others stay on
+			// NVLink too, as NCCL's channels do.
+			if len(p.rings) > 0 && allNVLink(p.rings[0].order) && !allNVLink(c) {
+				continue
+			}
 			if bw := ringBW(c); bw > bestBW*(1+1e-9) {
 				best, bestBW = i, bw
 			}
@@ -774,3 +787,4 @@ func (p *planner) planSendRecv(plan *sim.CollPlan, proto int) {
 		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: math.Inf(1), Delay: lat})
 	}
 }
+

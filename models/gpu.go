@@ -131,6 +131,10 @@ var gpus = []GPU{
 		// Local 16-byte copy latency 2.48-3.34 us, the diagonal of the
 		// P2P-enabled latency matrix (measured.md §2b); the median is ~3.1 us.
 		CopyOverhead: 3100 * sim.Nanosecond,
+		// Device-local copies reach 1539-1584 GB/s (the diagonal of
+		// p2pBandwidthLatencyTest, counting read and write, measured.md §2b)
+		// of 2039: 0.77.
+		MemoryEfficiency: 0.77,
 	},
 	{
 		// NVIDIA Tesla V100 datasheet, V100 SXM2: FP64 7.8, FP32 15.7, tensor
@@ -179,7 +183,9 @@ func init() {
 	for i := range gpus {
 		g := &gpus[i]
 		g.ComputeEfficiency = DefaultComputeEfficiency
-		g.MemoryEfficiency = DefaultMemoryEfficiency
+		if g.MemoryEfficiency == 0 {
+			g.MemoryEfficiency = DefaultMemoryEfficiency
+		}
 		g.KernelOverhead = DefaultKernelOverhead
 	}
 }

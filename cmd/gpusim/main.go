@@ -59,6 +59,8 @@ Usage:
         predict nvbandwidth's matrices
   gpusim p2p-test --topology T [--json]
         predict the CUDA sample p2pBandwidthLatencyTest's matrices
+  gpusim accuracy
+        print the accuracy report (docs/accuracy.md): predictions against published measurements
   gpusim version
         print the version
 
@@ -89,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdNVBandwidth(args[1:], stdout, stderr)
 	case "p2p-test":
 		err = cmdP2PTest(args[1:], stdout, stderr)
+	case "accuracy":
+		err = cmdAccuracy(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK

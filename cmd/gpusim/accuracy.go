@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"gpusim/mirror"
+)
+
+func cmdAccuracy(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintln(stdout, "usage: gpusim accuracy\n\nPrints docs/accuracy.md: every published measurement a shipped topology covers, gpusim's prediction and the error.")
+			return nil
+		}
+		return &usageError{"usage: gpusim accuracy (it takes no arguments)"}
+	}
+	rep, err := mirror.Accuracy()
+	if err != nil {
+		return &failError{err}
+	}
+	rep.WriteMarkdown(stdout)
+	return nil
+}

@@ -1,0 +1,177 @@
+package mirror
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"gpusim/models"
+	"gpusim/topologies"
+)
+
+// TestAccuracyReport regenerates docs/accuracy.md and fails when the
+// committed file is stale, when any figure's error passes its bound, or
+// when the median error over large messages passes the stated bound.
+func TestAccuracyReport(t *testing.T) {
+	rep, err := Accuracy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range rep.CheckBounds() {
+		t.Error(msg)
+	}
+	if m := rep.LargeMedianError(); !(m < MedianErrorBound) {
+		t.Errorf("median error over large messages %.1f%%, bound %.0f%%", 100*m, 100*MedianErrorBound)
+	}
+	var buf bytes.Buffer
+	rep.WriteMarkdown(&buf)
+	committed, err := os.ReadFile("../docs/accuracy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, buf.Bytes()) {
+		t.Error("docs/accuracy.md is stale: run go run ./cmd/gpusim accuracy > docs/accuracy.md")
+	}
+	if len(rep.Rows) < 40 {
+		t.Errorf("only %d reference figures", len(rep.Rows))
+	}
+}
+
+// A toy machine: one host, two GPUs on one PCIe switch with P2P, links given
+// by numbers so that every expected figure is computed by hand.
+const toy = `
+name: toy
+hosts: [{name: cpu0, api_overhead: 3 us, memory_bandwidth: 1000 GB/s, staging_handoff: 0 us}]
+gpus:
+  - {name: gpu0, model: H100-SXM, copy_overhead: 0 us, memory_bandwidth: 1000 GB/s, memory_efficiency: 1}
+  - {name: gpu1, model: H100-SXM, copy_overhead: 0 us, memory_bandwidth: 1000 GB/s, memory_efficiency: 1}
+switches: [{name: sw0}]
+links:
+  - {ends: [gpu0, sw0], bandwidth: 20 GB/s, sm_bandwidth: 16 GB/s}
+  - {ends: [gpu1, sw0], bandwidth: 20 GB/s, sm_bandwidth: 16 GB/s}
+  - {ends: [sw0, cpu0], bandwidth: 10 GB/s, sm_bandwidth: 8 GB/s, latency: 1 us}
+`
+
+func loadToy(t *testing.T) *topologies.Topology {
+	t.Helper()
+	tp, err := topologies.Load("toy.yaml", []byte(toy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+func TestNVBandwidthOnAToyMachine(t *testing.T) {
+	tp := loadToy(t)
+	m := tp.Machine
+	tol := 1e-6
+	check := func(test string, r, c int, want float64) {
+		t.Helper()
+		ms, err := NVBandwidth(m, test, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := ms[0].Cells[r][c]
+		if v == nil || math.Abs(*v-want) > tol*want {
+			t.Errorf("%s[%d][%d] = %v, want %g", test, r, c, v, want)
+		}
+	}
+	// 16 copies of 64 MiB, each paying the route's 1 us latency, at the
+	// 10 GB/s uplink.
+	per := float64(64<<20) / 10e9
+	check("host_to_device_memcpy_ce", 0, 1, float64(16*(64<<20))/(16*(per+1e-6))/1e9)
+	// Peer copies: 64 MiB at 20 GB/s, no latency.
+	check("device_to_device_memcpy_write_ce", 0, 1, 20)
+	// All to host: gpu1 copies twice the size at once; both share the
+	// 10 GB/s uplink, 5 each, until gpu0's 16 copies end (to within the
+	// microseconds when one copy waits its latency and the other runs alone).
+	tol = 1e-4
+	check("all_to_host_memcpy_ce", 0, 0, float64(16*(64<<20))/(16*(float64(64<<20)/5e9+1e-6))/1e9)
+	tol = 1e-6
+	ms, _ := NVBandwidth(m, "device_to_device_memcpy_read_ce", 64<<20)
+	if ms[0].Cells[0][0] != nil {
+		t.Error("the diagonal of a device-to-device test should be N/A")
+	}
+	// Pointer chase to the host: out and back over the 1 us uplink.
+	check("host_device_latency_sm", 0, 0, 2000)
+	if _, err := NVBandwidth(m, "nope", 1); err == nil || !strings.Contains(err.Error(), "host_to_device_memcpy_ce") {
+		t.Errorf("unknown test: %v", err)
+	}
+}
+
+func TestP2PTestOnAToyMachine(t *testing.T) {
+	tp := loadToy(t)
+	ms, err := P2PTest(tp.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string, r, c int) float64 {
+		for _, m := range ms {
+			if m.Name == name {
+				return *m.Cells[r][c]
+			}
+		}
+		t.Fatalf("no matrix %s", name)
+		return 0
+	}
+	// P2P: 20 GB/s. Disabled: staged through cpu0 in 2 MiB chunks over two
+	// buffers, each leg at the 10 GB/s uplink in its own direction with 1 us of
+	// latency: the two legs pipeline, ~10 GB/s. Diagonal: read and write at
+	// the 1000 GB/s memory, counted twice: 1000.
+	if v := get("unidirectional_p2p_enabled", 0, 1); math.Abs(v-20) > 1e-6 {
+		t.Errorf("P2P enabled %g, want 20", v)
+	}
+	chunk := float64(2 << 20)
+	legs := chunk/10e9 + 1e-6
+	n := math.Ceil(160e6 / chunk)
+	staged := 5 * 160e6 / (5 * (n + 1) * legs) / 1e9
+	if v := get("unidirectional_p2p_disabled", 0, 1); math.Abs(v-staged) > 0.02*staged {
+		t.Errorf("P2P disabled %g, want about %g", v, staged)
+	}
+	if v := get("unidirectional_p2p_enabled", 1, 1); math.Abs(v-1000) > 1e-3 {
+		t.Errorf("diagonal %g, want 1000", v)
+	}
+	// Bidirectional P2P: both directions at 20, counted together.
+	if v := get("bidirectional_p2p_enabled", 0, 1); math.Abs(v-40) > 1e-6 {
+		t.Errorf("bidirectional %g, want 40", v)
+	}
+	// CPU latency is the API overhead.
+	if v := get("latency_p2p_enabled_cpu", 0, 1); math.Abs(v-3) > 1e-9 {
+		t.Errorf("CPU latency %g, want 3", v)
+	}
+}
+
+func TestNCCLTestsFormulas(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		n    int
+		want float64
+	}{{"all_reduce", 8, 1.75}, {"all_gather", 4, 0.75}, {"reduce_scatter", 2, 0.5}, {"broadcast", 8, 1}, {"reduce", 8, 1}, {"alltoall", 8, 0.875}, {"sendrecv", 8, 1}} {
+		if got := busFactor(tc.op, tc.n); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("busFactor(%s, %d) = %g, want %g", tc.op, tc.n, got, tc.want)
+		}
+	}
+	sizes := NCCLTestsConfig{MinBytes: 8, MaxBytes: 64, Factor: 2}.Sizes()
+	if len(sizes) != 4 || sizes[0] != 8 || sizes[3] != 64 {
+		t.Errorf("sizes %v", sizes)
+	}
+	// On the toy's two GPUs a large ring all-reduce is bound by the 16 GB/s
+	// kernel-driven links: busbw approaches 16.
+	tp := loadToy(t)
+	rows, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", MinBytes: 1 << 30, MaxBytes: 1 << 30, Factor: 2, Protocol: "simple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bus := rows[0].BusBW; bus > 16 || bus < 15.9 {
+		t.Errorf("busbw %g, want just under 16", bus)
+	}
+	if rows[0].Count != (1<<30)/4 {
+		t.Errorf("count %d, want %d floats", rows[0].Count, (1<<30)/4)
+	}
+	if _, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", GPUs: 3, MinBytes: 8, MaxBytes: 8}); err == nil {
+		t.Error("3 GPUs on a 2-GPU topology accepted")
+	}
+	_ = models.AllReduce
+}
