@@ -787,4 +787,3 @@ func (p *planner) planSendRecv(plan *sim.CollPlan, proto int) {
 		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: math.Inf(1), Delay: lat})
 	}
 }
-
