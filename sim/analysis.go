@@ -180,6 +180,7 @@ const (
 	atEnd pathAt = iota
 	atHostEnd
 	atIssued
+	atStaged // (a mode, not a time) the staging of a pageable copy before its start
 )
 
 func pathTime(r *OpRecord, at pathAt) Time {
@@ -220,9 +221,14 @@ func criticalPath(res *Result) []PathStep {
 		mode := at
 		if at == atHostEnd {
 			switch {
-			case pageable:
+			case pageable && rec.HostEnd > rec.Start:
 				part = PartStaging
-				mode = atEnd // its host side ends after the copy starts: follow its start
+				mode = atEnd // its host side waited for the copy to start: follow its start
+			case pageable:
+				// Staged before the copy even started: the host's memcpys
+				// alone took the time since the call was issued.
+				part = PartStaging
+				mode = atStaged
 			case onStream:
 				mode = atIssued
 			default:
@@ -231,6 +237,8 @@ func criticalPath(res *Result) []PathStep {
 		}
 		next, nextAt := -1, atEnd
 		switch {
+		case mode == atStaged:
+			next, nextAt = cur, atIssued
 		case mode == atIssued:
 			part = PartAPI
 			next, nextAt = rec.ThreadPrev, atHostEnd

@@ -120,6 +120,8 @@ type solver struct {
 	epoch   uint64
 	solveEv Event
 	solves  uint64
+	// oversubscribe breaks the solver for tests (see runOptions).
+	oversubscribe bool
 
 	// scratch
 	compRes   []int
@@ -340,6 +342,11 @@ func (s *solver) solveComponent(r0 int) {
 		s.advance(f, now)
 	}
 	s.fill()
+	if s.oversubscribe {
+		for _, f := range s.compFlows {
+			f.rate *= 1.5
+		}
+	}
 	// Loads and statistics.
 	for _, ri := range s.compRes {
 		s.res[ri].rem = 0 // reused as the new load

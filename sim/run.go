@@ -28,6 +28,17 @@ func (e *DeadlockError) Error() string {
 // It returns an error for invalid input, for time overflow and for deadlock;
 // on deadlock the partial result is returned too.
 func Run(m *Machine, p *Program) (*Result, error) {
+	return runWith(m, p, runOptions{})
+}
+
+// runOptions are knobs for the package's own tests.
+type runOptions struct {
+	// oversubscribe breaks the flow solver on purpose (rates 1.5x what the
+	// resources allow), so that tests can show their checks catch it.
+	oversubscribe bool
+}
+
+func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -35,6 +46,7 @@ func Run(m *Machine, p *Program) (*Result, error) {
 		return nil, err
 	}
 	r := newRun(m, p)
+	r.s.oversubscribe = opt.oversubscribe
 	r.e.run()
 	if r.e.err != nil {
 		return nil, r.e.err
