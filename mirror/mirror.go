@@ -186,20 +186,19 @@ func gpuIndexNames(m *sim.Machine) []string {
 }
 
 // WriteMatrix prints a matrix the way nvbandwidth does: the title, a header
-// of column indices, then rows, each cell "%.2f" in 10 columns, N/A where
-// empty.
+// of column indices in 10 columns each after a 2-column row label, then the
+// rows, each cell "%.2f" in 10 columns, N/A where empty.
 func WriteMatrix(w io.Writer, m *Matrix) {
 	fmt.Fprintln(w, m.Title)
 	var b strings.Builder
-	b.WriteString("          ")
+	b.WriteString("  ")
 	for _, c := range m.Cols {
 		fmt.Fprintf(&b, "%10s", c)
 	}
-	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	fmt.Fprintln(w, b.String())
 	for i, r := range m.Rows {
 		b.Reset()
-		fmt.Fprintf(&b, "%3s", r)
-		b.WriteString("       ")
+		fmt.Fprintf(&b, "%2s", r)
 		for _, v := range m.Cells[i] {
 			if v == nil {
 				fmt.Fprintf(&b, "%10s", "N/A")

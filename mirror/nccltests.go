@@ -70,20 +70,42 @@ func busFactor(op string, n int) float64 {
 	return 1
 }
 
-// Sizes lists the sizes nccl-tests steps through.
+// Check reports a configuration nccl-tests would loop on or that
+// overflows.
+func (c NCCLTestsConfig) Check() error {
+	switch {
+	case c.MinBytes < 0 || c.MaxBytes < c.MinBytes:
+		return fmt.Errorf("need 0 <= -b <= -e, got -b %d -e %d", c.MinBytes, c.MaxBytes)
+	case c.Factor < 1:
+		return fmt.Errorf("-f must be at least 1")
+	case c.Factor > 1 && c.MinBytes == 0 && c.MaxBytes > 0:
+		return fmt.Errorf("-b 0 with -f %d never grows: give -b at least 1", c.Factor)
+	case c.Factor == 1 && c.StepBytes <= 0 && c.MaxBytes > c.MinBytes:
+		return fmt.Errorf("-i must be at least 1 when -f is 1")
+	case c.GPUs < 0:
+		return fmt.Errorf("-g %d: the number of GPUs cannot be negative", c.GPUs)
+	case len(c.Sizes()) > 1000:
+		return fmt.Errorf("-b %d -e %d steps through more than 1000 sizes", c.MinBytes, c.MaxBytes)
+	}
+	return nil
+}
+
+// Sizes lists the sizes nccl-tests steps through (at most 1001).
 func (c NCCLTestsConfig) Sizes() []int64 {
 	var out []int64
-	for s := c.MinBytes; s <= c.MaxBytes && len(out) < 1000; {
+	for s := c.MinBytes; s <= c.MaxBytes && len(out) <= 1000; {
 		out = append(out, s)
+		next := s + c.StepBytes
 		if c.Factor > 1 {
-			s *= c.Factor
-		} else {
-			step := c.StepBytes
-			if step <= 0 {
-				step = 1 << 20
+			if s > (1<<62)/c.Factor {
+				break
 			}
-			s += step
+			next = s * c.Factor
 		}
+		if next <= s {
+			break
+		}
+		s = next
 	}
 	return out
 }
@@ -117,12 +139,18 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	if cfg.DType == "" {
 		cfg.DType = models.FP32
 	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	elt := dtypeSize(cfg.DType)
 	var rows []NCCLRow
 	for _, size := range cfg.Sizes() {
 		// nccl-tests rounds per-rank counts of all-gather, reduce-scatter and
 		// all-to-all down to 16 bytes.
+		// Whole elements: nccl-tests' count; all-gather, reduce-scatter and
+		// all-to-all split it per rank, rounded down to 16 bytes.
 		count := size / elt
+		size = count * elt
 		if kind == models.AllGather || kind == models.ReduceScatter || kind == models.AllToAll {
 			per := (size / int64(n)) &^ 15
 			count = per / elt
@@ -194,8 +222,8 @@ func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, ro
 	fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs (predicted)\n", cfg.Op, t.Name, n)
 	fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %s warmup iters: 1 iters: %d\n#\n", n, cfg.MinBytes, cfg.MaxBytes, stepText(cfg), ncclIters)
 	fmt.Fprintln(bw, "#                                                              out-of-place                       in-place          ")
-	fmt.Fprintln(bw, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
-	fmt.Fprintln(bw, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ")
+	fmt.Fprintln(bw, "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong")
+	fmt.Fprintln(bw, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        ")
 	redop, root := "sum", "-1"
 	switch cfg.Op {
 	case "all_gather", "alltoall", "sendrecv":
@@ -208,7 +236,7 @@ func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, ro
 	sum := 0.0
 	for _, r := range rows {
 		us := r.Time.Seconds() * 1e6
-		cols := fmt.Sprintf("%7s %6s %6s %6s", num(us, 7), num(r.AlgBW, 6), num(r.BusBW, 6), "N/A")
+		cols := fmt.Sprintf("%7s  %6s  %6s  %6s", num(us, 7), num(r.AlgBW, 6), num(r.BusBW, 6), "N/A")
 		fmt.Fprintf(bw, "%12d  %12d  %8s  %6s  %6s  %s  %s\n", r.Size, r.Count, typeName(dt), redop, root, cols, cols)
 		sum += 2 * r.BusBW
 	}

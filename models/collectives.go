@@ -82,9 +82,28 @@ var protoWire = [3]float64{2, 1 / 0.92, 1}
 var (
 	llMaxBw       = map[string]float64{"volta": 39.0, "ampere": 87.7, "ada": 87.7, "hopper": 141.0}
 	perChLL128Bw  = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
-	perChTreeBw   = map[string]float64{"volta": 26.5, "ampere": 24.0, "ada": 24.0, "hopper": 38.7}
-	treeAlgFactor = 0.5 * 0.92 // NCCL: tree bus bandwidth x0.92, algorithm bandwidth half of it
+	perChTreeBw      = map[string]float64{"volta": 26.5, "ampere": 24.0, "ada": 24.0, "hopper": 38.7}
+	perChTreeLL128Bw = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
 )
+
+// treeCorrection is NCCL's treeCorrectionFactor[proto][log2(bytes/64)]
+// (tuning.cc; methods.md §1.5), for tree all-reduce bandwidths.
+var treeCorrection = [3][24]float64{
+	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+}
+
+func treeCorrectionFactor(proto int, bytes int64) float64 {
+	if bytes < 64 {
+		return 1
+	}
+	i := int(math.Floor(math.Log2(float64(bytes >> 6))))
+	if i < 0 || i >= 24 {
+		return 1
+	}
+	return treeCorrection[proto][i]
+}
 
 // NVLSEfficiency is the fraction of the NVSwitch links' kernel-driven
 // bandwidth that an NVLS all-reduce's algorithm bandwidth reaches. Fitted to
@@ -118,7 +137,9 @@ type CollSpec struct {
 	Bytes int64
 	// Algorithm and Protocol: "" or "auto" lets the tuner choose.
 	Algorithm, Protocol string
-	// Channels overrides the channel count (0: 16 over NVLink, 4 otherwise).
+	// Channels overrides the channel count (0: 24 over NVLink, 4 otherwise:
+	// twice the 12 and 2 channels NCCL's search finds on NVLink and PCIe
+	// machines, methods.md §2.5-2.6).
 	Channels int
 	// SMShare overrides the share of SMs the kernels claim (0: one SM per
 	// channel, as NCCL runs one block per channel).
@@ -173,11 +194,14 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	}
 	p.findRings()
 	p.findNVLS()
+	if len(p.rings) == 0 {
+		return nil, fmt.Errorf("%s", p.unreachable())
+	}
 	p.chans = spec.Channels
 	if p.chans <= 0 {
 		p.chans = 4
 		if p.nvlink {
-			p.chans = 16
+			p.chans = 24
 		}
 	}
 	share := spec.SMShare
@@ -193,7 +217,9 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	}
 	plan := &sim.CollPlan{Name: spec.Kind, Algorithm: algo, Protocol: protoNames[proto], Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
 	if n == 1 {
+		// One rank: an out-of-place call still copies its buffer within the GPU.
 		plan.StartDelay = sim.Time(baseLatency["ring"][proto] * float64(sim.Microsecond))
+		task(plan, sim.CollTask{From: 0, To: 0, Bytes: float64(spec.Bytes), Wire: 1, Bound: math.Inf(1)})
 		return plan, nil
 	}
 	switch algo {
@@ -253,8 +279,11 @@ type edge struct {
 func (p *planner) edge(a, b int) edge {
 	m := p.m
 	ga, gb := p.spec.GPUs[a], p.spec.GPUs[b]
-	path := m.PathBetween(ga, gb)
+	path := m.CollectivePath(ga, gb)
 	var e edge
+	if path.Kind == sim.PathNone {
+		return edge{} // no route: bandwidth 0
+	}
 	e.bw = math.Inf(1)
 	add := func(rt sim.Route) {
 		for _, h := range rt.Hops {
@@ -280,6 +309,18 @@ func (p *planner) edge(a, b int) edge {
 		add(path.Route)
 	}
 	return e
+}
+
+// unreachable names a pair of ranks with no path between them.
+func (p *planner) unreachable() string {
+	for a := range p.spec.GPUs {
+		for b := range p.spec.GPUs {
+			if a != b && p.m.CollectivePath(p.spec.GPUs[a], p.spec.GPUs[b]).Kind == sim.PathNone {
+				return fmt.Sprintf("%s and %s cannot reach each other: no route, and no host reachable from both", p.m.GPUs[p.spec.GPUs[a]].Name, p.m.GPUs[p.spec.GPUs[b]].Name)
+			}
+		}
+	}
+	return "no ring over the ranks has any bandwidth"
 }
 
 // findRings finds up to 8 rings, each the cycle over the ranks whose weakest
@@ -363,7 +404,7 @@ func (p *planner) findRings() {
 				best, bestBW = i, bw
 			}
 		}
-		if best < 0 || (len(p.rings) > 0 && bestBW < 0.1*p.rings[0].bw) {
+		if best < 0 || bestBW <= 0 || (len(p.rings) > 0 && bestBW < 0.1*p.rings[0].bw) {
 			break
 		}
 		order := candidates[best]
@@ -375,7 +416,7 @@ func (p *planner) findRings() {
 			}
 		}
 	}
-	p.nvlink = true
+	p.nvlink = len(p.rings) > 0
 	for _, r := range p.rings {
 		for i := range r.order {
 			if !edges[r.order[i]][r.order[(i+1)%n]].nvlink {
@@ -466,6 +507,33 @@ func (p *planner) ringBusBW(proto int) float64 {
 	return bw
 }
 
+// totalRingBW sums the rings' bandwidths.
+func (p *planner) totalRingBW() float64 {
+	t := 0.0
+	for _, r := range p.rings {
+		t += r.bw
+	}
+	return t
+}
+
+// treeAlgBW is NCCL's tree all-reduce algorithm bandwidth (tuning.cc;
+// methods.md §1.2, §1.5): Simple x0.92 and per-channel capped, LL /3.8 and
+// capped at llMaxBw, LL128 x7/9 and per-channel capped; half of that, times
+// the tree correction factor for the size.
+func (p *planner) treeAlgBW(proto int) float64 {
+	bus := p.totalRingBW()
+	searchCh := float64(max(1, p.chans/2))
+	switch proto {
+	case protoSimple:
+		bus = math.Min(0.92*bus, searchCh*perChTreeBw[p.arch]*1e9)
+	case protoLL:
+		bus = math.Min(bus/3.8, llMaxBw[p.arch]*1e9)
+	case protoLL128:
+		bus = math.Min(bus*7/9, searchCh*perChTreeLL128Bw[p.arch]*1e9)
+	}
+	return bus * 0.5 * treeCorrectionFactor(proto, p.spec.Bytes)
+}
+
 // busToAlg converts bus bandwidth to algorithm bandwidth (nccl-tests).
 func (p *planner) busToAlg() float64 {
 	n := float64(p.n)
@@ -510,10 +578,8 @@ func (p *planner) predict(algo string, proto int) float64 {
 		if kind != AllReduce {
 			return -1
 		}
-		searchCh := float64(max(1, p.chans/2))
-		bus := math.Min(p.rings[0].bw/protoWire[proto]*0.92, searchCh*perChTreeBw[p.arch]*1e9)
 		lat := p.baseLat("tree", proto) + sim.Time(2*(p.n-1))*p.hwLat("tree", proto)
-		return lat.Seconds() + size/(bus*0.5)
+		return lat.Seconds() + size/p.treeAlgBW(proto)
 	case "nvls":
 		if kind != AllReduce || p.nvls < 0 || proto != protoSimple {
 			return -1
@@ -618,12 +684,7 @@ func (p *planner) share(i int) float64 {
 // bound is a protocol's rate cap for one ring's transfers: LL's absolute
 // cap and LL128's per-channel cap, shared by the rings in proportion.
 func (p *planner) bound(proto, ringIdx int) float64 {
-	capped := p.ringBusBW(proto)
-	uncapped := p.ringBusBW(protoSimple) / protoWire[proto]
-	if capped >= uncapped*(1-1e-12) {
-		return math.Inf(1)
-	}
-	return capped * p.share(ringIdx)
+	return p.capBus(proto) * p.share(ringIdx)
 }
 
 // planRing: all-reduce, all-gather, reduce-scatter on every ring.
@@ -656,12 +717,19 @@ func (p *planner) planRing(plan *sim.CollPlan, proto int) {
 	}
 }
 
-// planChain: a pipelined chain over the first ring's order. For trees
-// (all-reduce), the data goes up to the chain's head with reductions and
-// back down; for broadcast, from the root down; for reduce, up to the root.
+// planChain: a pipelined chain over each ring's order, carrying the ring's
+// share of the data. For trees (all-reduce), chunks go up the chain to its
+// head with reductions and back down; for broadcast, from the root down; for
+// reduce, up to the root.
 func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
+	for ri := range p.rings {
+		p.planOneChain(plan, proto, algo, ri)
+	}
+}
+
+func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri int) {
 	n := p.n
-	order := append([]int(nil), p.rings[0].order...)
+	order := append([]int(nil), p.rings[ri].order...)
 	// Rotate so that the root heads the chain.
 	root := p.spec.Root
 	if algo == "tree" {
@@ -671,25 +739,22 @@ func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
 		order = append(order[1:], order[0])
 	}
 	lat := p.hwLat(algo, proto)
-	k := chunks(p.spec.Bytes, proto)
-	chunk := float64(p.spec.Bytes) / float64(k)
-	bound := math.Inf(1)
+	bytes := int64(float64(p.spec.Bytes) * p.share(ri))
+	k := chunks(bytes, proto)
+	chunk := float64(p.spec.Bytes) * p.share(ri) / float64(k)
+	bound := p.bound(proto, ri)
 	if algo == "tree" {
-		// NCCL's tree bus bandwidth: x0.92 and per-channel capped; its
-		// algorithm bandwidth is half that (methods.md §1.2).
-		searchCh := float64(max(1, p.chans/2))
-		bus := math.Min(p.rings[0].bw/protoWire[proto]*0.92, searchCh*perChTreeBw[p.arch]*1e9)
-		bound = bus * 0.5
-	} else if b := p.bound(proto, 0); !math.IsInf(b, 1) {
-		bound = b / p.share(0)
+		// NCCL's tree model, shared among the rings (methods.md §1.2).
+		bound = p.treeAlgBW(proto) * p.share(ri)
 	}
 	up := p.spec.Kind == Reduce || algo == "tree"
 	down := p.spec.Kind == Broadcast || algo == "tree"
-	last := make([]int, n) // per hop, the previous chunk's task
+	// last[slot] is the previous chunk's task on each hop: up hops use slots
+	// 0..n-2 (hop h joins order[h+1] to order[h]), down hops n-1..2n-3.
+	last := make([]int, 2*(n-1))
 	for i := range last {
 		last[i] = -1
 	}
-	upDone := make([]int, k)
 	// Each hop's latency delays the first chunk through it (the pipeline
 	// fill); later chunks follow at the hop's bandwidth.
 	delay := func(c int) sim.Time {
@@ -701,28 +766,16 @@ func (p *planner) planChain(plan *sim.CollPlan, proto int, algo string) {
 	for c := 0; c < k; c++ {
 		dep := -1
 		if up {
-			// hops from the tail towards the head: order[h+1] -> order[h]
 			for h := n - 2; h >= 0; h-- {
 				t := sim.CollTask{From: order[h+1], To: order[h], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c), Reduce: true}
 				t.Deps = deps(dep, last[h])
 				dep = task(plan, t)
 				last[h] = dep
 			}
-			upDone[c] = dep
 		}
 		if down {
-			dep = -1
-			if up {
-				dep = upDone[c]
-			}
 			for h := 0; h < n-1; h++ {
 				slot := n - 1 + h
-				if !up {
-					slot = h
-				}
-				for len(last) <= slot {
-					last = append(last, -1)
-				}
 				t := sim.CollTask{From: order[h], To: order[h+1], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c)}
 				t.Deps = deps(dep, last[slot])
 				dep = task(plan, t)
@@ -771,19 +824,35 @@ func (p *planner) planNVLS(plan *sim.CollPlan) {
 func (p *planner) planDirect(plan *sim.CollPlan, proto int) {
 	block := float64(p.spec.Bytes) / float64(p.n)
 	lat := p.hwLat("ring", proto)
+	// A protocol's bus bandwidth cap bounds each rank's sending, shared by
+	// its n-1 transfers.
+	bound := math.Inf(1)
+	if b := p.capBus(proto); !math.IsInf(b, 1) {
+		bound = b / float64(p.n-1)
+	}
 	for a := 0; a < p.n; a++ {
 		for b := 0; b < p.n; b++ {
 			if a != b {
-				task(plan, sim.CollTask{From: a, To: b, Bytes: block, Wire: protoWire[proto], Bound: math.Inf(1), Delay: lat})
+				task(plan, sim.CollTask{From: a, To: b, Bytes: block, Wire: protoWire[proto], Bound: bound, Delay: lat})
 			}
 		}
 	}
+}
+
+// capBus is the protocol's bus bandwidth cap, or +Inf when the links bind
+// first.
+func (p *planner) capBus(proto int) float64 {
+	capped := p.ringBusBW(proto)
+	if capped >= p.ringBusBW(protoSimple)/protoWire[proto]*(1-1e-12) {
+		return math.Inf(1)
+	}
+	return capped
 }
 
 // planSendRecv: each rank sends its buffer to the next rank.
 func (p *planner) planSendRecv(plan *sim.CollPlan, proto int) {
 	lat := p.hwLat("ring", proto)
 	for a := 0; a < p.n; a++ {
-		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: math.Inf(1), Delay: lat})
+		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: p.capBus(proto), Delay: lat})
 	}
 }

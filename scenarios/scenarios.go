@@ -14,6 +14,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"path"
 	"sort"
@@ -159,6 +160,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	b.ids = map[string]string{}
 	b.collSig = map[string]string{}
 	b.collRanks = map[string][]bool{}
+	b.collMode = map[string]bool{}
 	b.collWhere = map[string]string{}
 	if sn, ok := top.Get("semaphores"); ok {
 		sm, _ := sn.Map(anyKey(sn)...)
@@ -245,6 +247,7 @@ type builder struct {
 	// collRanks records which ranks of each rank-issued collective some op
 	// issues; collWhere where it first appears; collOrder the ids in order.
 	collRanks map[string][]bool
+	collMode  map[string]bool // collective id -> issued by rank
 	collWhere map[string]string
 	collOrder []string
 	// streamTime sums each stream's kernel durations, seconds.
@@ -477,10 +480,19 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 			op.ID = th.Name + "/" + strconv.Itoa(len(th.Ops))
 		}
 		key := op.ID
+		if op.Kind == sim.OpCollective {
+			// An id names either a collective issued whole or one issued
+			// rank by rank, never both.
+			byRank := op.OneRank
+			if prev, seen := b.collMode[op.ID]; seen && prev != byRank {
+				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: collective id %q is used both for a whole collective and for one issued by rank", t.where, op.ID))
+			}
+			b.collMode[op.ID] = byRank
+		}
 		if op.Kind == sim.OpCollective && op.OneRank {
 			key += "@" + strconv.Itoa(op.Rank)
 			if sig, seen := b.collSig[op.ID]; seen && sig != collSignature(&op) {
-				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs, size, algorithm)", t.where, op.ID))
+				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs, size, root, algorithm, protocol, channels or sm_share)", t.where, op.ID))
 			}
 			b.collSig[op.ID] = collSignature(&op)
 			if b.collRanks[op.ID] == nil {
@@ -995,10 +1007,15 @@ func (b *builder) collSigRanks(id string) []int {
 }
 
 // collSignature is what the ops issuing the ranks of one collective must
-// agree on.
+// agree on: the whole plan (summarized by a hash of its tasks) and the
+// streams' names.
 func collSignature(op *sim.Op) string {
 	c := op.Coll
-	return fmt.Sprintf("%s %v %d %s %s", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol)
+	h := fnv.New64a()
+	for _, t := range c.Tasks {
+		fmt.Fprintf(h, "%d %d %d %g %g %g %d %v %v;", t.From, t.To, t.Switch, t.Bytes, t.Wire, t.Bound, t.Delay, t.Reduce, t.Deps)
+	}
+	return fmt.Sprintf("%s %v %d %s %s %g %d %x", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol, c.SMShare, c.StartDelay, h.Sum64())
 }
 
 // streamFor returns GPU g's stream NAME, creating it on first use.

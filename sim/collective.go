@@ -104,7 +104,9 @@ func (c *collState) arrive(rank int) {
 	if c.arrived < len(c.parts) {
 		return
 	}
-	delete(r.colls, c.op.ID)
+	if r.colls[c.op.ID] == c {
+		delete(r.colls, c.op.ID)
+	}
 	// Every rank is in: the collective's execution begins. Parts that
 	// waited for the others record the last arrival's cause as theirs.
 	now := r.e.now
@@ -169,8 +171,14 @@ func (ct *collTask) Handle() {
 		addRoute(r.route(t.Switch, m.GPUs[ct.dst].Node))
 	case ct.dst < 0:
 		addRoute(r.route(m.GPUs[ct.src].Node, t.Switch))
+	case ct.src == ct.dst:
+		// Within one GPU (a one-rank collective's out-of-place copy): read
+		// and write its memory.
+		g := r.gpus[ct.src]
+		uses = append(uses, use{res: g.memRes, coef: 2})
+		base = math.Min(base, m.GPUs[ct.src].MemoryBandwidth/2)
 	default:
-		p := r.path(ct.src, ct.dst)
+		p := r.collPath(ct.src, ct.dst)
 		switch p.Kind {
 		case PathStaged:
 			// NCCL's SHM transport: the sender writes into host memory, the

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -446,6 +447,9 @@ type GPUPath struct {
 	// pinned memory stages the bytes and the two legs.
 	Host             int
 	ToHost, FromHost Route
+	// Relay is the GPU a collective's NVLink path passes through (see
+	// CollectivePath), or -1.
+	Relay int
 }
 
 // PathBetween returns how bytes move from GPU a to GPU b (indices into GPUs).
@@ -494,6 +498,44 @@ func (m *Machine) StagedPath(a, b int) GPUPath {
 		return GPUPath{Kind: PathNone}
 	}
 	return GPUPath{Kind: PathStaged, Host: best, ToHost: to, FromHost: from}
+}
+
+// CollectivePath returns how a collective library moves bytes from GPU a to
+// GPU b: like PathBetween, except that two GPUs without an NVLink path
+// between them relay through a GPU both reach over NVLink, as NCCL does
+// (path type NVB, P2P through an intermediate GPU), before falling back to
+// PCIe or host memory. Relay is that GPU, or -1.
+func (m *Machine) CollectivePath(a, b int) GPUPath {
+	p := m.PathBetween(a, b)
+	p.Relay = -1
+	if p.Kind == PathNVLink || p.Kind == PathLocal || p.Kind == PathNone && len(m.GPUs) < 3 {
+		return p
+	}
+	best, bestBW := -1, 0.0
+	var bestRoute Route
+	for k := range m.GPUs {
+		if k == a || k == b {
+			continue
+		}
+		r1, ok1 := m.bfs(m.GPUs[a].Node, m.GPUs[k].Node, true)
+		r2, ok2 := m.bfs(m.GPUs[k].Node, m.GPUs[b].Node, true)
+		if !ok1 || !ok2 || !m.p2pAllowed(m.GPUs[a].Node, r1) || !m.p2pAllowed(m.GPUs[k].Node, r2) {
+			continue
+		}
+		bw := math.Inf(1)
+		for _, h := range append(append([]Hop(nil), r1.Hops...), r2.Hops...) {
+			l := &m.Links[h.Link]
+			bw = math.Min(bw, l.Bandwidth/l.KernelCoef())
+		}
+		if bw > bestBW {
+			best, bestBW = k, bw
+			bestRoute = Route{Hops: append(append([]Hop(nil), r1.Hops...), r2.Hops...)}
+		}
+	}
+	if best < 0 {
+		return p
+	}
+	return GPUPath{Kind: PathNVLink, Route: bestRoute, Relay: best}
 }
 
 // p2pAllowed reports whether every intermediate node and every link of r

@@ -342,12 +342,28 @@ func (p *Program) checkCollective(m *Machine, op *Op) string {
 			return fmt.Sprintf("rank %d: its stream is not a stream of %s", i, m.GPUs[g].Name)
 		}
 	}
+	pairs := map[[2]int]bool{}
 	for i, t := range c.Tasks {
 		if t.From < -1 || t.From >= len(c.Ranks) || t.To < -1 || t.To >= len(c.Ranks) || (t.From < 0 && t.To < 0) {
 			return fmt.Sprintf("task %d: bad ranks %d -> %d", i, t.From, t.To)
 		}
 		if (t.From < 0 || t.To < 0) && (t.Switch < 0 || t.Switch >= len(m.Nodes) || m.Nodes[t.Switch].Kind != NodeSwitch) {
 			return fmt.Sprintf("task %d: a transfer to or from a switch needs a switch", i)
+		}
+		if t.From >= 0 && t.To >= 0 && t.From != t.To && !pairs[[2]int{t.From, t.To}] {
+			pairs[[2]int{t.From, t.To}] = true
+			if m.CollectivePath(c.Ranks[t.From], c.Ranks[t.To]).Kind == PathNone {
+				return fmt.Sprintf("%s and %s cannot reach each other", m.GPUs[c.Ranks[t.From]].Name, m.GPUs[c.Ranks[t.To]].Name)
+			}
+		}
+		if t.From < 0 || t.To < 0 {
+			g := t.From
+			if g < 0 {
+				g = t.To
+			}
+			if _, ok := m.Route(m.GPUs[c.Ranks[g]].Node, t.Switch); !ok {
+				return fmt.Sprintf("%s cannot reach switch %s", m.GPUs[c.Ranks[g]].Name, m.Nodes[t.Switch].Name)
+			}
 		}
 		if t.Bytes < 0 || !(t.Wire >= 1) || !(t.Bound > 0) || t.Delay < 0 {
 			return fmt.Sprintf("task %d: bytes %g, wire %g, bound %g, delay %d out of range", i, t.Bytes, t.Wire, t.Bound, t.Delay)

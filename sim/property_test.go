@@ -335,7 +335,7 @@ func expectedTraffic(m *Machine, p *Program, res *Result) []float64 {
 			}
 			for _, t := range op.Coll.Tasks {
 				a, b := op.Coll.Ranks[t.From], op.Coll.Ranks[t.To]
-				path := m.PathBetween(a, b)
+				path := m.CollectivePath(a, b)
 				wire := t.Bytes * t.Wire
 				if path.Kind == PathStaged {
 					for _, rt := range []Route{path.ToHost, path.FromHost} {

@@ -89,6 +89,16 @@ func (r *run) route(a, b int) Route {
 	return rt
 }
 
+func (r *run) collPath(a, b int) GPUPath {
+	k := [2]int{-1 - a, b}
+	p, ok := r.paths[k]
+	if !ok {
+		p = r.m.CollectivePath(a, b)
+		r.paths[k] = p
+	}
+	return p
+}
+
 func (r *run) path(a, b int) GPUPath {
 	k := [2]int{a, b}
 	p, ok := r.paths[k]
@@ -629,7 +639,12 @@ func (t *threadState) issueCollective(op *Op) {
 	r := t.r
 	now := r.e.now
 	first := r.res.Ops[t.curRec]
-	c := r.collective(op)
+	var c *collState
+	if op.OneRank {
+		c = r.collective(op)
+	} else {
+		c = newCollective(r, op)
+	}
 	var parts []*opState
 	for i, g := range op.Coll.Ranks {
 		if op.OneRank && i != op.Rank {

@@ -82,8 +82,12 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if _, ok := mirror.NCCLTestOps[*op]; !ok {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: unknown --op %q; operations: %s", *op, strings.Join(mirror.NCCLTestOpNames, ", "))}
 	}
-	if cfg.Factor < 1 || cfg.MinBytes > cfg.MaxBytes {
-		return &usageError{"gpusim nccl-tests: need -f >= 1 and -b <= -e"}
+	if *gpus < 0 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d: the number of GPUs cannot be negative", *gpus)}
+	}
+	cfg.GPUs = *gpus
+	if err := cfg.Check(); err != nil {
+		return &usageError{"gpusim nccl-tests: " + err.Error()}
 	}
 	dt, ok := map[string]models.DType{"float": models.FP32, "half": models.FP16, "bfloat16": models.BF16, "double": models.FP64, "int8": models.INT8}[*dtype]
 	if !ok {
@@ -165,8 +169,9 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "Running %s.\n", tc)
 			for _, m := range ms {
 				mirror.WriteMatrix(stdout, m)
+				fmt.Fprintf(stdout, "SUM %s %.2f\n", m.Name, m.Sum())
 			}
-			fmt.Fprintf(stdout, "SUM %s %.2f\n\n", tc, ms[len(ms)-1].Sum())
+			fmt.Fprintln(stdout)
 		}
 	}
 	if *asJSON {
