@@ -80,8 +80,8 @@ var protoWire = [3]float64{2, 1 / 0.92, 1}
 // absolute bus bandwidth cap, and the per-channel caps of LL128 rings and of
 // trees, GB/s. Ada (SM89) uses NCCL's Ampere row.
 var (
-	llMaxBw       = map[string]float64{"volta": 39.0, "ampere": 87.7, "ada": 87.7, "hopper": 141.0}
-	perChLL128Bw  = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
+	llMaxBw          = map[string]float64{"volta": 39.0, "ampere": 87.7, "ada": 87.7, "hopper": 141.0}
+	perChLL128Bw     = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
 	perChTreeBw      = map[string]float64{"volta": 26.5, "ampere": 24.0, "ada": 24.0, "hopper": 38.7}
 	perChTreeLL128Bw = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
 )
