@@ -76,6 +76,56 @@ type Scenario struct {
 	// Vars are the values used, after --set; VarNames lists them in file order.
 	Vars     map[string]string
 	VarNames []string
+	// Sweep lists the swept vars and their values, in file order.
+	Sweep []SweepVar
+}
+
+// SweepVar is one swept var and its values.
+type SweepVar struct {
+	Name   string
+	Values []string
+}
+
+// Point is one combination of swept values, in the order of the sweep's vars.
+type Point []string
+
+// Points returns the cartesian product of the sweep's values: the first var
+// varies slowest, the last fastest. A scenario without a sweep has one
+// point, with no values.
+func Points(sweep []SweepVar) []Point {
+	out := []Point{{}}
+	for _, sv := range sweep {
+		var next []Point
+		for _, p := range out {
+			for _, v := range sv.Values {
+				q := append(append(Point(nil), p...), v)
+				next = append(next, q)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// CountPoints returns how many points a sweep has, saturating at max.
+func CountPoints(sweep []SweepVar, limit int) int {
+	n := 1
+	for _, sv := range sweep {
+		if len(sv.Values) > 0 && n > limit/len(sv.Values) {
+			return limit
+		}
+		n *= len(sv.Values)
+	}
+	return n
+}
+
+// Set returns the point as --set overrides for Load.
+func (p Point) Set(sweep []SweepVar) map[string]string {
+	m := map[string]string{}
+	for i, v := range p {
+		m[sweep[i].Name] = v
+	}
+	return m
 }
 
 // Load reads a scenario from data; file names it in messages and anchors a
@@ -89,7 +139,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 		opt.MaxOps = DefaultMaxOps
 	}
 	b := &builder{file: file, opt: opt, sc: &Scenario{File: file, Vars: map[string]string{}}}
-	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads")
+	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep")
 	// Vars first: they are literal, and substituted everywhere else.
 	if vn, ok := top.Get("vars"); ok {
 		vm, _ := vn.Map(anyKey(vn)...)
@@ -101,6 +151,37 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 			}
 			if s, ok := v.Scalar(); ok {
 				b.sc.Vars[k] = s
+				b.sc.VarNames = append(b.sc.VarNames, k)
+			}
+		}
+	}
+	// Swept vars: each a list of values; a var the sweep names but vars do
+	// not define takes its first value by default.
+	if sn, ok := top.Get("sweep"); ok {
+		sm, _ := sn.Map(anyKey(sn)...)
+		for _, k := range sm.Keys() {
+			kn := sm.KeyNode(k)
+			if _, ok := kn.Name(); !ok {
+				continue
+			}
+			v, _ := sm.Get(k)
+			list, ok := v.Seq()
+			if !ok {
+				continue
+			}
+			if len(list) == 0 {
+				v.Errorf("a swept var needs at least one value")
+				continue
+			}
+			sv := SweepVar{Name: k}
+			for _, x := range list {
+				if s, ok := x.Scalar(); ok {
+					sv.Values = append(sv.Values, s)
+				}
+			}
+			b.sc.Sweep = append(b.sc.Sweep, sv)
+			if _, defined := b.sc.Vars[k]; !defined && len(sv.Values) > 0 {
+				b.sc.Vars[k] = sv.Values[0]
 				b.sc.VarNames = append(b.sc.VarNames, k)
 			}
 		}
@@ -123,7 +204,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 		return nil, errors.New(strings.Join(setErrs, "\n"))
 	}
 	for _, k := range top.Keys() {
-		if k != "vars" {
+		if k != "vars" && k != "sweep" {
 			v, _ := top.Get(k)
 			v.Substitute(b.sc.Vars, b.sc.VarNames)
 		}

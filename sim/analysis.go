@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 )
@@ -107,7 +108,11 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 					st.IdleHost += d
 				}
 			case maxIssued > t:
-				st.IdleHost += d
+				if ii < len(byIssue) && awaitingInput(res, byIssue[ii], t) {
+					st.IdleInput += d
+				} else {
+					st.IdleHost += d
+				}
 			default:
 				st.IdleDone += d
 			}
@@ -129,6 +134,20 @@ func streamOps(res *Result) [][]int {
 		}
 	}
 	return out
+}
+
+// awaitingInput reports whether, at time t, the thread that issues op next
+// was blocked awaiting an input semaphore.
+func awaitingInput(res *Result, next int, t Time) bool {
+	i := next
+	for steps := 0; i >= 0 && steps < 1_000_000; steps++ {
+		rec := &res.Ops[i]
+		if rec.Call <= t {
+			return rec.Kind == OpAwait && rec.Sem >= 0 && res.Program.Semaphores[rec.Sem].Input && t < rec.End
+		}
+		i = rec.ThreadPrev
+	}
+	return false
 }
 
 // blame follows what op i waits for at time t to the op that holds it up and
@@ -261,4 +280,108 @@ func criticalPath(res *Result) []PathStep {
 	}
 	slices.Reverse(path)
 	return path
+}
+
+// PathShare is one category of the critical path and its share of the makespan.
+type PathShare struct {
+	What  string // "kernels", "communication", "copies (h2d)", "host launch overhead", ...
+	Share float64
+}
+
+// PathShares groups the critical path by what each step was, largest first
+// (ties by name).
+func (r *Result) PathShares() []PathShare {
+	if r.Makespan <= 0 {
+		return nil
+	}
+	by := map[string]Time{}
+	for _, s := range r.CriticalPath {
+		by[pathCategory(r, s)] += s.Time
+	}
+	var out []PathShare
+	for k, t := range by {
+		if t > 0 {
+			out = append(out, PathShare{k, float64(t) / float64(r.Makespan)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Share != out[j].Share {
+			return out[i].Share > out[j].Share
+		}
+		return out[i].What < out[j].What
+	})
+	return out
+}
+
+func pathCategory(r *Result, s PathStep) string {
+	rec := &r.Ops[s.Record]
+	switch {
+	case s.Part == PartAPI:
+		return "host launch overhead"
+	case s.Part == PartStaging:
+		return "pageable staging"
+	}
+	switch rec.Kind {
+	case OpKernel:
+		return "kernels"
+	case OpCollective:
+		return "communication"
+	case OpCopy:
+		return "copies (" + rec.Copy.String() + ")"
+	case OpHost:
+		return "host work"
+	case OpAwait:
+		if rec.Sem >= 0 && r.Program.Semaphores[rec.Sem].Input {
+			return "input"
+		}
+		return "host synchronization"
+	}
+	return "synchronization"
+}
+
+// BusiestLink returns the link direction with the highest utilization over
+// the run, or ok false when no link carried anything.
+func (r *Result) BusiestLink() (l LinkStats, name string, ok bool) {
+	best := -1.0
+	for _, x := range r.Links {
+		if x.Used <= 0 {
+			continue
+		}
+		if u := x.Utilization(r.Makespan); u > best {
+			best, l, ok = u, x, true
+		}
+	}
+	if ok {
+		name = linkDirName(r.Machine, Hop{Link: l.Link, Reverse: l.Reverse})
+	}
+	return l, name, ok
+}
+
+// Bottleneck names in words what bounds the run: the largest share of the
+// critical path, and the busiest link when it is nearly saturated.
+func (r *Result) Bottleneck() string {
+	shares := r.PathShares()
+	if len(shares) == 0 {
+		return "nothing ran"
+	}
+	top := shares[0]
+	words := map[string]string{
+		"kernels":              "compute-bound",
+		"communication":        "communication-bound",
+		"host launch overhead": "launch-bound",
+		"host work":            "host-bound",
+		"input":                "input-bound",
+		"pageable staging":     "staging-bound",
+		"host synchronization": "synchronization-bound",
+		"synchronization":      "synchronization-bound",
+	}
+	w, ok := words[top.What]
+	if !ok {
+		w = "copy-bound"
+	}
+	msg := fmt.Sprintf("%s: %.0f%% of the critical path is %s", w, 100*top.Share, top.What)
+	if l, name, ok := r.BusiestLink(); ok && l.Utilization(r.Makespan) >= 0.5 {
+		msg += fmt.Sprintf("; busiest link %s at %.0f%%", name, 100*l.Utilization(r.Makespan))
+	}
+	return msg
 }

@@ -157,6 +157,9 @@ type Stream struct {
 type Semaphore struct {
 	Name    string
 	Initial int
+	// Input marks a queue of input batches (a data loader's): a GPU idle
+	// while the thread that feeds it awaits this semaphore is waiting on input.
+	Input bool
 }
 
 // Thread is a host thread and its ops, run in program order.

@@ -73,6 +73,8 @@ type OpRecord struct {
 	Src    int // copies: node read
 	Dst    int // copies: node written
 	Engine int // copies: the copy engine of the stream's GPU used; -1 otherwise
+	// Sem is the semaphore of a signal or await; -1 otherwise.
+	Sem int
 	// Target is, for waits and event syncs, the record of the event record
 	// they depended on; -1 if none (the event had not been recorded).
 	Target int
@@ -104,8 +106,10 @@ type GPUStats struct {
 	// IdleData: issued work waited on copies (or a copy engine);
 	// IdleGPU: issued work waited on another GPU (including a collective
 	// waiting for its other ranks);
+	// IdleInput: the thread feeding it waited for input batches (an await
+	// on an input semaphore, such as a data loader's);
 	// IdleDone: the GPU had finished everything it was given.
-	IdleHost, IdleData, IdleGPU, IdleDone Time
+	IdleHost, IdleData, IdleGPU, IdleInput, IdleDone Time
 	// Kernels, Copies and Collectives count the ops run.
 	Kernels, Copies, Collectives int
 	// EngineBusy is the busy time of each copy engine.
@@ -113,7 +117,7 @@ type GPUStats struct {
 }
 
 // Idle returns the GPU's total idle time.
-func (g GPUStats) Idle() Time { return g.IdleHost + g.IdleData + g.IdleGPU + g.IdleDone }
+func (g GPUStats) Idle() Time { return g.IdleHost + g.IdleData + g.IdleGPU + g.IdleInput + g.IdleDone }
 
 // ResourceStats is the use of one shared capacity over the run.
 type ResourceStats struct {

@@ -460,7 +460,7 @@ func (t *threadState) newRecord(op *Op) int {
 	rec := OpRecord{
 		ID: op.ID, Kind: op.Kind, Thread: t.idx, Stream: -1, GPU: -1, Event: -1,
 		Call: now, Issued: now, Start: -1, End: -1, HostEnd: -1,
-		Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1,
+		Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1, Sem: -1,
 		ThreadPrev: t.prev, Cause: t.prev, CauseKind: CauseHost,
 	}
 	if t.prev < 0 {
@@ -480,6 +480,8 @@ func (t *threadState) newRecord(op *Op) int {
 		}
 	}
 	switch op.Kind {
+	case OpSignal, OpAwait:
+		rec.Sem = op.Sem
 	case OpEventRecord, OpEventWait:
 		rec.Event = op.Event
 	case OpSync:

@@ -47,6 +47,10 @@ const usage = `gpusim predicts how multi-GPU workloads behave on a machine.
 Usage:
   gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict] [--max-ops N]
         simulate a scenario and print a summary (or JSON)
+  gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--shard i/n] [--resume]
+        run every point of the scenario's sweep: block, in parallel
+  gpusim sweep merge FILE... [--csv FILE] [--json]
+        join the tables of sharded sweeps
   gpusim validate FILE
         check a topology or scenario file without running it
   gpusim topo show TOPOLOGY
@@ -93,6 +97,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdP2PTest(args[1:], stdout, stderr)
 	case "accuracy":
 		err = cmdAccuracy(args[1:], stdout, stderr)
+	case "sweep":
+		err = cmdSweep(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -100,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, validate, topo, nccl-tests, nvbandwidth, p2p-test, version, help\n", args[0])
+		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, sweep, validate, topo, nccl-tests, nvbandwidth, p2p-test, accuracy, version, help\n", args[0])
 		return exitInput
 	}
 	return report(err, stderr)

@@ -1,0 +1,513 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+
+	"gpusim/scenarios"
+	"gpusim/sim"
+)
+
+const sweepSynopsis = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--shard i/n] [--resume] [--set k=v]...\n       gpusim sweep merge FILE... [--csv FILE] [--json]"
+
+// sweepRow is one point of a sweep.
+type sweepRow struct {
+	Index      int        `json:"point"`
+	Values     []string   `json:"values"`
+	MakespanS  float64    `json:"makespan_s"`
+	IdleMean   float64    `json:"idle_mean"`
+	IdleMax    float64    `json:"idle_max"`
+	GPUIdle    []gpuShare `json:"idle_per_gpu"`
+	Link       string     `json:"busiest_link"`
+	LinkUtil   float64    `json:"busiest_link_util"`
+	Bottleneck string     `json:"bottleneck"`
+	Error      string     `json:"error,omitempty"`
+}
+
+type gpuShare struct {
+	GPU  string  `json:"gpu"`
+	Idle float64 `json:"idle"`
+}
+
+// sweepTable is a sweep's results, complete or partial.
+type sweepTable struct {
+	Scenario string     `json:"scenario"`
+	Vars     []string   `json:"vars"`
+	Total    int        `json:"points_total"`
+	Shard    string     `json:"shard,omitempty"`
+	Partial  bool       `json:"partial"`
+	Rows     []sweepRow `json:"rows"`
+}
+
+func cmdSweep(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return cmdSweepMerge(args[1:], stdout, stderr)
+	}
+	fs := newFlagSet("sweep", sweepSynopsis, stderr)
+	jobs := fs.Int("j", runtime.NumCPU(), "run `N` points at once")
+	csvOut := fs.String("csv", "", "write the table as CSV to `FILE` (written atomically)")
+	asJSON := fs.Bool("json", false, "print the table as JSON")
+	shard := fs.String("shard", "", "run only points i, i+n, i+2n, ... (`i/n`); default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shards")
+	shards := fs.Int("shards", 0, "the shard count when JOB_COMPLETION_INDEX gives the index (Kubernetes Indexed Jobs)")
+	resume := fs.Bool("resume", false, "keep the points already in --csv FILE and run only the missing ones")
+	set := setFlag{}
+	fs.Var(set, "set", "override a var that is not swept: name=value (repeatable)")
+	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse points that expand to more than `N` ops")
+	if helpRequested(fs, sweepSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{"usage: " + sweepSynopsis}
+	}
+	if *jobs < 1 {
+		return &usageError{"gpusim sweep: -j must be at least 1"}
+	}
+	if *resume && *csvOut == "" {
+		return &usageError{"gpusim sweep: --resume needs --csv FILE, the file to resume"}
+	}
+	shardI, shardN, err := shardOf(*shard, *shards)
+	if err != nil {
+		return err
+	}
+	// Load once with the defaults to learn the sweep.
+	base, err := loadScenario(pos[0], set, *maxOps)
+	if err != nil {
+		return err
+	}
+	if len(base.Sweep) == 0 {
+		return fmt.Errorf("%s: no sweep: block; add one mapping vars to lists of values, such as sweep: {batch: [64 MiB, 256 MiB]}", base.File)
+	}
+	for k := range set {
+		for _, sv := range base.Sweep {
+			if sv.Name == k {
+				return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
+			}
+		}
+	}
+	const maxPoints = 1_000_000
+	if n := scenarios.CountPoints(base.Sweep, maxPoints+1); n > maxPoints {
+		return fmt.Errorf("%s: the sweep has more than %d points", base.File, maxPoints)
+	}
+	points := scenarios.Points(base.Sweep)
+	table := &sweepTable{Scenario: base.Name, Total: len(points)}
+	for _, sv := range base.Sweep {
+		table.Vars = append(table.Vars, sv.Name)
+	}
+	if shardN > 1 {
+		table.Shard = fmt.Sprintf("%d/%d", shardI, shardN)
+	}
+	done := map[int]sweepRow{}
+	if *resume {
+		prev, err := readSweepFile(*csvOut)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if prev != nil {
+			if strings.Join(prev.Vars, ",") != strings.Join(table.Vars, ",") || prev.Total != table.Total {
+				return fmt.Errorf("%s: it holds a different sweep (vars %v, %d points) than %s (vars %v, %d points)", *csvOut, prev.Vars, prev.Total, base.File, table.Vars, table.Total)
+			}
+			for _, r := range prev.Rows {
+				done[r.Index] = r
+			}
+		}
+	}
+	var todo []int
+	for i := range points {
+		if i%shardN != shardI {
+			continue
+		}
+		if _, ok := done[i]; ok {
+			continue
+		}
+		todo = append(todo, i)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	results := make(chan sweepRow)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < *jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results <- runPoint(pos[0], base, points[i], i, set, *maxOps)
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for _, i := range todo {
+			select {
+			case <-ctx.Done():
+				return
+			case next <- i:
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	bar := newProgress(stderr, len(todo))
+	for r := range results {
+		done[r.Index] = r
+		bar.step()
+	}
+	bar.finish()
+	interrupted := ctx.Err() != nil
+	for i := range points {
+		if r, ok := done[i]; ok && i%shardN == shardI {
+			table.Rows = append(table.Rows, r)
+		}
+	}
+	table.Partial = interrupted
+	if *csvOut != "" {
+		if err := writeFileAtomic(*csvOut, func(w io.Writer) error { return writeSweepCSV(w, table) }); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		if err := writeSweepJSON(stdout, table); err != nil {
+			return &failError{err}
+		}
+	} else if *csvOut == "" || !interrupted {
+		writeSweepText(stdout, table)
+	}
+	if interrupted {
+		return &failError{fmt.Errorf("interrupted: %d of %d points done; the file is marked partial: rerun with --resume to finish it", len(table.Rows), countShard(len(points), shardI, shardN))}
+	}
+	return nil
+}
+
+func countShard(total, i, n int) int {
+	c := 0
+	for k := 0; k < total; k++ {
+		if k%n == i {
+			c++
+		}
+	}
+	return c
+}
+
+// shardOf reads --shard i/n, or the batch system's environment.
+func shardOf(flagValue string, shards int) (int, int, error) {
+	parse := func(i, n string, what string) (int, int, error) {
+		a, err1 := strconv.Atoi(strings.TrimSpace(i))
+		b, err2 := strconv.Atoi(strings.TrimSpace(n))
+		if err1 != nil || err2 != nil || b < 1 || a < 0 || a >= b {
+			return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: %s: want an index i and a count n with 0 <= i < n", what)}
+		}
+		return a, b, nil
+	}
+	if flagValue != "" {
+		i, n, ok := strings.Cut(flagValue, "/")
+		if !ok {
+			return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shard %q: write it as i/n, such as 0/4", flagValue)}
+		}
+		return parse(i, n, "--shard "+flagValue)
+	}
+	if id, ok := os.LookupEnv("SLURM_ARRAY_TASK_ID"); ok {
+		count := os.Getenv("SLURM_ARRAY_TASK_COUNT")
+		return parse(id, count, "SLURM_ARRAY_TASK_ID="+id+" SLURM_ARRAY_TASK_COUNT="+count)
+	}
+	if id, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
+		if shards < 1 {
+			return 0, 0, &usageError{"gpusim sweep: JOB_COMPLETION_INDEX is set: give the shard count with --shards N"}
+		}
+		return parse(id, strconv.Itoa(shards), "JOB_COMPLETION_INDEX="+id)
+	}
+	return 0, 1, nil
+}
+
+// runPoint loads and runs one point of the sweep.
+func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64) sweepRow {
+	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
+	over := setFlag{}
+	for k, v := range set {
+		over[k] = v
+	}
+	for k, v := range p.Set(base.Sweep) {
+		over[k] = v
+	}
+	sc, err := loadScenario(file, over, maxOps)
+	if err != nil {
+		row.Error = oneLine(err.Error())
+		return row
+	}
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		row.Error = oneLine(err.Error())
+		return row
+	}
+	row.MakespanS = res.Makespan.Seconds()
+	var sum float64
+	for _, g := range res.GPUs {
+		f := 0.0
+		if res.Makespan > 0 {
+			f = float64(g.Idle()) / float64(res.Makespan)
+		}
+		row.GPUIdle = append(row.GPUIdle, gpuShare{g.Name, f})
+		sum += f
+		row.IdleMax = max(row.IdleMax, f)
+	}
+	if len(res.GPUs) > 0 {
+		row.IdleMean = sum / float64(len(res.GPUs))
+	}
+	if l, name, ok := res.BusiestLink(); ok {
+		row.Link, row.LinkUtil = name, l.Utilization(res.Makespan)
+	}
+	row.Bottleneck = res.Bottleneck()
+	return row
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+func writeSweepCSV(w io.Writer, t *sweepTable) error {
+	bw := bufio.NewWriter(w)
+	state := "complete"
+	if t.Partial {
+		state = "partial"
+	}
+	shard := ""
+	if t.Shard != "" {
+		shard = " shard " + t.Shard
+	}
+	fmt.Fprintf(bw, "# gpusim sweep %s: %s, %d of %d points%s\n", t.Scenario, state, len(t.Rows), t.Total, shard)
+	cw := csv.NewWriter(bw)
+	header := append(append([]string{"point"}, t.Vars...), "makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error")
+	cw.Write(header)
+	for _, r := range t.Rows {
+		var idle []string
+		for _, g := range r.GPUIdle {
+			idle = append(idle, g.GPU+"="+fmtF(g.Idle))
+		}
+		rec := append(append([]string{strconv.Itoa(r.Index)}, r.Values...), fmtF(r.MakespanS), fmtF(r.IdleMean), fmtF(r.IdleMax),
+			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error)
+		cw.Write(rec)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func writeSweepJSON(w io.Writer, t *sweepTable) error {
+	b, err := json.MarshalIndent(t, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func writeSweepText(w io.Writer, t *sweepTable) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "point\t")
+	for _, v := range t.Vars {
+		fmt.Fprint(tw, v+"\t")
+	}
+	fmt.Fprintln(tw, "makespan\tidle mean\tidle max\tbusiest link\tutil\tbottleneck")
+	for _, r := range t.Rows {
+		fmt.Fprintf(tw, "%d\t", r.Index)
+		for _, v := range r.Values {
+			fmt.Fprint(tw, v+"\t")
+		}
+		if r.Error != "" {
+			fmt.Fprintf(tw, "error\t\t\t\t\t%s\n", r.Error)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f%%\t%s\t%.0f%%\t%s\n", sim.Time(r.MakespanS*1e12+0.5), 100*r.IdleMean, 100*r.IdleMax, r.Link, 100*r.LinkUtil, r.Bottleneck)
+	}
+	tw.Flush()
+}
+
+// readSweepFile reads a table written by --csv or --json.
+func readSweepFile(name string) (*sweepTable, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+		var tab sweepTable
+		if err := json.Unmarshal(data, &tab); err != nil {
+			return nil, fmt.Errorf("%s: not a sweep table: %v", name, err)
+		}
+		return &tab, nil
+	}
+	return parseSweepCSV(name, data)
+}
+
+func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
+	t := &sweepTable{}
+	lines := strings.SplitN(string(data), "\n", 2)
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "# gpusim sweep ") {
+		return nil, fmt.Errorf("%s:1:1: not a sweep table written by gpusim sweep --csv", name)
+	}
+	head := strings.TrimPrefix(lines[0], "# gpusim sweep ")
+	scen, rest, _ := strings.Cut(head, ": ")
+	t.Scenario = scen
+	var state string
+	var n int
+	if _, err := fmt.Sscanf(rest, "%s %d of %d points", &state, &n, &t.Total); err != nil {
+		return nil, fmt.Errorf("%s:1:1: cannot read the header %q", name, lines[0])
+	}
+	t.Partial = strings.TrimSuffix(state, ",") == "partial"
+	if i := strings.Index(rest, " shard "); i >= 0 {
+		t.Shard = strings.TrimSpace(rest[i+len(" shard "):])
+	}
+	cr := csv.NewReader(strings.NewReader(lines[1]))
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s:2:1: no header row", name)
+	}
+	h := recs[0]
+	nv := len(h) - 9
+	if nv < 0 || h[0] != "point" {
+		return nil, fmt.Errorf("%s:2:1: unexpected columns %v", name, h)
+	}
+	t.Vars = h[1 : 1+nv]
+	for ln, rec := range recs[1:] {
+		if len(rec) != len(h) {
+			return nil, fmt.Errorf("%s:%d:1: %d fields, the header has %d", name, ln+3, len(rec), len(h))
+		}
+		var r sweepRow
+		var err error
+		if r.Index, err = strconv.Atoi(rec[0]); err != nil {
+			return nil, fmt.Errorf("%s:%d:1: bad point %q", name, ln+3, rec[0])
+		}
+		r.Values = rec[1 : 1+nv]
+		f := rec[1+nv:]
+		r.MakespanS, _ = strconv.ParseFloat(f[0], 64)
+		r.IdleMean, _ = strconv.ParseFloat(f[1], 64)
+		r.IdleMax, _ = strconv.ParseFloat(f[2], 64)
+		for _, kv := range strings.Fields(f[3]) {
+			g, v, _ := strings.Cut(kv, "=")
+			x, _ := strconv.ParseFloat(v, 64)
+			r.GPUIdle = append(r.GPUIdle, gpuShare{g, x})
+		}
+		r.Link = f[4]
+		r.LinkUtil, _ = strconv.ParseFloat(f[5], 64)
+		r.Bottleneck, r.Error = f[6], f[7]
+		t.Rows = append(t.Rows, r)
+	}
+	return t, nil
+}
+
+func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep merge", sweepSynopsis, stderr)
+	csvOut := fs.String("csv", "", "write the merged table as CSV to `FILE`")
+	asJSON := fs.Bool("json", false, "print the merged table as JSON")
+	if helpRequested(fs, sweepSynopsis, args, stdout) {
+		return nil
+	}
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return &usageError{"usage: gpusim sweep merge FILE... [--csv FILE] [--json]"}
+	}
+	var merged *sweepTable
+	rows := map[int]sweepRow{}
+	for _, f := range files {
+		t, err := readSweepFile(f)
+		if err != nil {
+			return err
+		}
+		if merged == nil {
+			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total}
+		} else if strings.Join(t.Vars, ",") != strings.Join(merged.Vars, ",") || t.Total != merged.Total || t.Scenario != merged.Scenario {
+			return fmt.Errorf("%s: a different sweep (%s, vars %v, %d points) than %s (%s, vars %v, %d points)", f, t.Scenario, t.Vars, t.Total, files[0], merged.Scenario, merged.Vars, merged.Total)
+		}
+		merged.Partial = merged.Partial || t.Partial
+		for _, r := range t.Rows {
+			rows[r.Index] = r
+		}
+	}
+	var idx []int
+	for i := range rows {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		merged.Rows = append(merged.Rows, rows[i])
+	}
+	if len(merged.Rows) < merged.Total {
+		merged.Partial = true
+		fmt.Fprintf(stderr, "warning: the shards hold %d of %d points\n", len(merged.Rows), merged.Total)
+	}
+	if *csvOut != "" {
+		if err := writeFileAtomic(*csvOut, func(w io.Writer) error { return writeSweepCSV(w, merged) }); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeSweepJSON(stdout, merged)
+	}
+	if *csvOut == "" {
+		writeSweepText(stdout, merged)
+	}
+	return nil
+}
+
+// progress draws a bar on stderr when stderr is a terminal.
+type progress struct {
+	w     io.Writer
+	on    bool
+	total int
+	n     int
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	p := &progress{w: w, total: total}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	p.draw()
+	return p
+}
+
+func (p *progress) step() { p.n++; p.draw() }
+
+func (p *progress) draw() {
+	if !p.on || p.total == 0 {
+		return
+	}
+	const width = 30
+	fill := p.n * width / p.total
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d points", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.n, p.total)
+}
+
+func (p *progress) finish() {
+	if p.on && p.total > 0 {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const sweepScenario = `
+name: sw
+topology: ${topo}
+vars: {batch: 64 MiB}
+sweep:
+  topo: [pcie-2gpu, dgx-h100, dgx-a100]
+  memory: [pinned, pageable]
+  n: [1, 2, 3]
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat: {count: "${n}", ops: [{copy: {from: cpu0, to: gpu0, bytes: "${batch}", memory: "${memory}", stream: gpu0/c}}]}
+`
+
+func runCmd(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestSweepIsTheSameWhateverJAndShards runs a sweep with -j 1 and -j 8, and
+// as three shards merged, and requires the same CSV bytes each time.
+func TestSweepIsTheSameWhateverJAndShards(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "sw.yaml")
+	os.WriteFile(scen, []byte(sweepScenario), 0o644)
+	var want []byte
+	for _, j := range []string{"1", "8"} {
+		csv := filepath.Join(dir, "j"+j+".csv")
+		if _, e, code := runCmd(t, "sweep", scen, "-j", j, "--csv", csv); code != 0 {
+			t.Fatalf("-j %s: exit %d: %s", j, code, e)
+		}
+		got, _ := os.ReadFile(csv)
+		if want == nil {
+			want = got
+			if !bytes.Contains(got, []byte("complete, 18 of 18 points")) {
+				t.Fatalf("CSV header: %s", got)
+			}
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("-j %s gives a different table:\n%s\nwant:\n%s", j, got, want)
+		}
+	}
+	var shards []string
+	for i := 0; i < 3; i++ {
+		csv := filepath.Join(dir, "shard"+string(rune('0'+i))+".csv")
+		if _, e, code := runCmd(t, "sweep", scen, "--shard", string(rune('0'+i))+"/3", "--csv", csv); code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, code, e)
+		}
+		shards = append(shards, csv)
+	}
+	merged := filepath.Join(dir, "merged.csv")
+	if _, e, code := runCmd(t, append([]string{"sweep", "merge", "--csv", merged}, shards...)...); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, e)
+	}
+	if got, _ := os.ReadFile(merged); !bytes.Equal(got, want) {
+		t.Errorf("merged shards differ from the whole sweep:\n%s\nwant:\n%s", got, want)
+	}
+	t.Setenv("SLURM_ARRAY_TASK_ID", "1")
+	t.Setenv("SLURM_ARRAY_TASK_COUNT", "3")
+	out, _, _ := runCmd(t, "sweep", scen, "--json")
+	if !strings.Contains(out, `"shard": "1/3"`) || strings.Contains(out, `"point": 0,`) {
+		t.Errorf("SLURM shard 1/3 output:\n%s", out)
+	}
+}
+
+// TestSweepInterruptAndResume sends a real SIGINT to a running gpusim sweep:
+// it must stop, exit non-zero and leave a complete CSV marked partial; a
+// rerun with --resume must finish only the missing points and match a
+// sweep run in one go.
+func TestSweepInterruptAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "gpusim")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v: %s", err, out)
+	}
+	// 60 points of about 0.1 s each, one at a time.
+	scen := filepath.Join(dir, "slow.yaml")
+	os.WriteFile(scen, []byte(`
+name: slow
+topology: dgx-h100
+sweep:
+  i: [`+strings.TrimSuffix(strings.Repeat("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ", 6), ", ")+`]
+  k: [a]
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat: {count: 300, ops: [{kernel: {stream: gpu0/s, duration: "${i} us"}}, {allreduce: {gpus: all, bytes: 1 MiB, stream: comm}}]}
+`), 0o644)
+	csv := filepath.Join(dir, "slow.csv")
+	cmd := exec.Command(bin, "sweep", scen, "-j", "1", "--csv", csv)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if err == nil {
+		t.Fatalf("interrupted sweep exited 0 (it may have finished before the signal); stderr: %s", errb.String())
+	}
+	if !strings.Contains(errb.String(), "interrupted") || !strings.Contains(errb.String(), "--resume") {
+		t.Errorf("stderr %q does not say it was interrupted and how to resume", errb.String())
+	}
+	partial, rerr := os.ReadFile(csv)
+	if rerr != nil {
+		t.Fatalf("no CSV after the interrupt: %v", rerr)
+	}
+	if !bytes.Contains(partial, []byte(": partial, ")) {
+		t.Fatalf("CSV not marked partial:\n%s", firstLine(string(partial)))
+	}
+	if out, err := exec.Command(bin, "sweep", scen, "-j", "2", "--csv", csv, "--resume").CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v: %s", err, out)
+	}
+	whole := filepath.Join(dir, "whole.csv")
+	if out, err := exec.Command(bin, "sweep", scen, "-j", "2", "--csv", whole).CombinedOutput(); err != nil {
+		t.Fatalf("whole: %v: %s", err, out)
+	}
+	a, _ := os.ReadFile(csv)
+	b, _ := os.ReadFile(whole)
+	if !bytes.Equal(a, b) {
+		t.Errorf("resumed table differs from one run in one go:\n%s\nvs\n%s", firstLine(string(a)), firstLine(string(b)))
+	}
+}
+
