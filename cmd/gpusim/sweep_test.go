@@ -141,4 +141,3 @@ threads:
 		t.Errorf("resumed table differs from one run in one go:\n%s\nvs\n%s", firstLine(string(a)), firstLine(string(b)))
 	}
 }
-
