@@ -856,3 +856,34 @@ func (p *planner) planSendRecv(plan *sim.CollPlan, proto int) {
 		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: p.capBus(proto), Delay: lat})
 	}
 }
+
+// SendPlan is a point-to-point transfer of bytes from GPU a to GPU b, as an
+// ncclSend matched by an ncclRecv: a two-rank plan (rank 0 sends, rank 1
+// receives) with NCCL's Simple latencies for the path's link class.
+func SendPlan(m *sim.Machine, ms []GPU, a, b int, bytes int64) *sim.CollPlan {
+	return ExchangePlan(m, ms, a, b, bytes, -1)
+}
+
+// ExchangePlan is a send of ab bytes from GPU a to GPU b together with a send
+// of ba bytes from b to a (a grouped ncclSend/ncclRecv pair, as pipeline
+// schedules exchange activations and gradients); ba < 0 means none.
+func ExchangePlan(m *sim.Machine, ms []GPU, a, b int, ab, ba int64) *sim.CollPlan {
+	bytes := ab
+	hw := hwLatPCI
+	if m.CollectivePath(a, b).Kind == sim.PathNVLink {
+		hw = hwLatNVLink
+	}
+	share := 1.0
+	if sms := min(ms[a].SMs, ms[b].SMs); sms > 0 {
+		share = math.Min(1, 2/float64(sms)) // NCCL's point-to-point kernels run on a couple of blocks
+	}
+	plan := &sim.CollPlan{Name: "send", Algorithm: "p2p", Protocol: "simple", Bytes: bytes, Ranks: []int{a, b}, SMShare: share,
+		StartDelay: sim.Time(baseLatency["ring"][protoSimple] * float64(sim.Microsecond))}
+	lat := sim.Time(hw["ring"][protoSimple] * float64(sim.Microsecond))
+	task(plan, sim.CollTask{From: 0, To: 1, Bytes: float64(bytes), Wire: 1, Bound: math.Inf(1), Delay: lat})
+	if ba >= 0 {
+		plan.Name, plan.Bytes = "exchange", ab+ba
+		task(plan, sim.CollTask{From: 1, To: 0, Bytes: float64(ba), Wire: 1, Bound: math.Inf(1), Delay: lat})
+	}
+	return plan
+}

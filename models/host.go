@@ -8,6 +8,12 @@ const (
 	// time (measured.md §4, ahrefs/ocannl#488); ~3 us on an RTX 3080 host
 	// (facebookincubator/velox#6096).
 	DefaultAPIOverhead = 2700 * sim.Nanosecond
+	// DefaultGraphLaunch: a CUDA graph replay costs ~15 us fixed plus
+	// ~0.58 us per kernel node (the device's per-kernel time), measured with a
+	// synchronize after it; launching and synchronizing one kernel costs
+	// 6.3-7.5 us against 2.6-2.8 us for the launch alone, so ~4-5 us of the
+	// 15 is the synchronize (measured.md §4, ahrefs/ocannl#488): 10 us.
+	DefaultGraphLaunch = 10 * sim.Microsecond
 	// DefaultMemcpyBandwidth is one thread's staging memcpy rate. Pageable
 	// D2H at 32 MB reaches 8.5 GB/s against 24.6 pinned on an A100 PCIe host
 	// (measured.md §5, gengwg/gpu), so the staging copy bounds it at ~8.5.

@@ -139,7 +139,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 		opt.MaxOps = DefaultMaxOps
 	}
 	b := &builder{file: file, opt: opt, sc: &Scenario{File: file, Vars: map[string]string{}}}
-	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep")
+	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep", "training", "pipeline")
 	// Vars first: they are literal, and substituted everywhere else.
 	if vn, ok := top.Get("vars"); ok {
 		vm, _ := vn.Map(anyKey(vn)...)
@@ -255,15 +255,28 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 			b.p.Semaphores = append(b.p.Semaphores, sim.Semaphore{Name: k, Initial: int(init)})
 		}
 	}
-	if tn, ok := top.Require("threads", "a list of host threads, each with a name, a host and ops"); ok {
+	_, hasTraining := top.Get("training")
+	_, hasPipeline := top.Get("pipeline")
+	if tn, ok := top.Get("threads"); ok {
 		list, _ := tn.Seq()
-		if list != nil && len(list) == 0 {
+		if list != nil && len(list) == 0 && !hasTraining && !hasPipeline {
 			tn.Errorf("a scenario needs at least one thread")
 		}
 		names := map[string]string{}
 		for _, n := range list {
 			b.thread(n, names)
 		}
+	} else if !hasTraining && !hasPipeline {
+		top.Node().Errorf("missing \"threads\": a list of host threads, each with a name, a host and ops (or a training: or pipeline: generator)")
+	}
+	if x, ok := top.Get("training"); ok {
+		b.training(x)
+	}
+	if x, ok := top.Get("pipeline"); ok {
+		b.pipeline(x)
+	}
+	if b.p.NumOps() > int(b.opt.MaxOps) {
+		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", b.p.NumOps(), b.opt.MaxOps)
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
@@ -483,6 +496,7 @@ type tpl struct {
 	count  int64 // repeat count; body is set for repeats
 	body   []*tpl
 	repeat bool
+	graph  bool // each iteration of the repeat is a CUDA graph launch
 	bad    bool
 }
 
@@ -550,7 +564,11 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 	for _, t := range ts {
 		if t.repeat {
 			for i := int64(0); i < t.count; i++ {
+				first := len(th.Ops)
 				b.expand(th, t.body, suffix+"#"+strconv.FormatInt(i, 10))
+				if t.graph && len(th.Ops) > first {
+					th.Ops[first].GraphOps = len(th.Ops) - first
+				}
 			}
 			continue
 		}
@@ -610,11 +628,14 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 			n.Errorf("repeats nest deeper than %d", MaxRepeatDepth)
 			return nil
 		}
-		rm, ok := n.Map("count", "ops")
+		rm, ok := n.Map("count", "ops", "graph")
 		if !ok {
 			return nil
 		}
 		t.repeat = true
+		if gn, ok := rm.Get("graph"); ok {
+			t.graph, _ = gn.Bool()
+		}
 		if cn, ok := rm.Require("count", "how many times to run ops"); ok {
 			t.count, ok = cn.Int(0, 1<<62)
 			if !ok {
@@ -907,47 +928,13 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 	cs := models.CollSpec{Kind: kind}
 	ok := true
 	// Ranks.
-	gn, has := om.Require("gpus", "the GPUs taking part, in rank order, as a list or all")
+	gn, has := om.Require("gpus", "the GPUs taking part, in rank order: all, a count (the first N), or a list")
 	if !has {
 		return false
 	}
-	if gn.IsScalar() {
-		if s, _ := gn.Scalar(); s == "all" {
-			for i := range b.m.GPUs {
-				cs.GPUs = append(cs.GPUs, i)
-			}
-		} else {
-			gn.Errorf("gpus is a list of GPU names or all, got %q", s)
-			return false
-		}
-	} else {
-		list, _ := gn.Seq()
-		seen := map[int]bool{}
-		for _, x := range list {
-			s, good := x.Name()
-			if !good {
-				ok = false
-				continue
-			}
-			i := b.m.NodeIndex(s)
-			if i < 0 || b.m.Nodes[i].Kind != sim.NodeGPU {
-				x.Errorf("%q is not a GPU of topology %s; GPUs: %s", s, b.m.Name, b.gpuNames())
-				ok = false
-				continue
-			}
-			g := b.m.Nodes[i].Index
-			if seen[g] {
-				x.Errorf("%s is listed twice", s)
-				ok = false
-				continue
-			}
-			seen[g] = true
-			cs.GPUs = append(cs.GPUs, g)
-		}
-		if len(list) == 0 && list != nil {
-			gn.Errorf("a collective needs at least one GPU")
-			ok = false
-		}
+	cs.GPUs, ok = b.gpuList(gn)
+	if !ok {
+		return false
 	}
 	if bn, has := om.Require("bytes", "the size as nccl-tests counts it, such as 256 MiB"); has {
 		v, good := bn.ByteCount(spec.NonNeg)

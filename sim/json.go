@@ -48,6 +48,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.tkey("copy_ns", g.Copy)
 		j.tkey("idle_ns", g.Idle())
 		j.tkey("idle_host_ns", g.IdleHost)
+		j.tkey("idle_input_ns", g.IdleInput)
 		j.tkey("idle_data_ns", g.IdleData)
 		j.tkey("idle_gpu_ns", g.IdleGPU)
 		j.tkey("idle_done_ns", g.IdleDone)

@@ -75,6 +75,8 @@ type Host struct {
 	Cores int
 	// APIOverhead is the host time each CUDA-like call costs its thread.
 	APIOverhead Time
+	// GraphLaunch is the host time of launching a CUDA graph, whatever it holds.
+	GraphLaunch Time
 	// MemcpyBandwidth is one thread's memcpy rate, bytes/s, used when staging
 	// pageable copies through a pinned bounce buffer.
 	MemcpyBandwidth float64

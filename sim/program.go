@@ -90,6 +90,11 @@ type Op struct {
 	Bytes int64
 	// Memory is the kind of host memory of a copy to or from a host.
 	Memory MemoryKind
+	// GraphOps, on the first op of a CUDA graph instance, is the number of
+	// ops in it (this one and the ones after it on the thread): one launch
+	// costing the host's GraphLaunch issues them all. Graphs hold kernels,
+	// pinned copies, records, waits and collectives.
+	GraphOps int
 	// NoPeerAccess makes a GPU-to-GPU copy go through host memory even where
 	// P2P is possible, as cudaMemcpyPeer does when peer access is not enabled.
 	NoPeerAccess bool
@@ -209,6 +214,19 @@ func (p *Program) Validate(m *Machine) error {
 	ids := map[string]bool{}
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
+		for oi := 0; oi < len(t.Ops); oi++ {
+			op := &t.Ops[oi]
+			if op.GraphOps < 0 || op.GraphOps > len(t.Ops)-oi {
+				add(op, "graph of %d ops runs past the thread's end", op.GraphOps)
+				continue
+			}
+			for k := oi; k < oi+op.GraphOps; k++ {
+				g := &t.Ops[k]
+				if !g.Kind.OnStream() || (g.Kind == OpCopy && g.Memory == Pageable) || (k > oi && g.GraphOps != 0) {
+					add(g, "a CUDA graph holds kernels, pinned copies, records, waits and collectives only")
+				}
+			}
+		}
 		if t.Host < 0 || t.Host >= len(m.Hosts) {
 			add(nil, "thread %s: host index %d out of range", t.Name, t.Host)
 		}

@@ -529,6 +529,10 @@ func (t *threadState) start(op *Op) {
 		s.waiters = append(s.waiters, t)
 	default: // CUDA-like calls pay the API overhead first
 		t.phase = phOverhead
+		if op.GraphOps > 0 {
+			t.runCPU(r.m.Hosts[t.t.Host].GraphLaunch) // one launch for the whole graph
+			return
+		}
 		calls := Time(1)
 		if op.Kind == OpCollective && !op.OneRank {
 			calls = Time(len(op.Coll.Ranks)) // one library call per GPU, in a group
@@ -596,6 +600,25 @@ func (t *threadState) unblock() {
 func (t *threadState) afterOverhead(op *Op) {
 	r := t.r
 	now := r.e.now
+	if op.GraphOps > 1 {
+		// A CUDA graph: one launch issued every op of the instance. Issue
+		// all but the last here; the last goes through the normal path.
+		head := r.res.Ops[t.curRec]
+		for k := 0; k < op.GraphOps-1; k++ {
+			gop := &t.t.Ops[t.next]
+			rec := &r.res.Ops[t.curRec]
+			rec.Issued = now
+			t.issueStreamOp(gop)
+			rec = &r.res.Ops[t.curRec]
+			rec.HostEnd = now
+			t.prev = t.curRec
+			t.next++
+			t.curRec = t.newRecord(&t.t.Ops[t.next])
+			nr := &r.res.Ops[t.curRec]
+			nr.Call, nr.CauseKind, nr.Cause = head.Call, CauseHost, t.prev
+		}
+		op = &t.t.Ops[t.next]
+	}
 	rec := &r.res.Ops[t.curRec]
 	rec.Issued = now
 	if op.Kind == OpSync {
@@ -603,10 +626,25 @@ func (t *threadState) afterOverhead(op *Op) {
 		t.sync(op)
 		return
 	}
+	if o := t.issueStreamOp(op); o != nil && op.Kind == OpCopy && op.Memory == Pageable && o.cp.hostStage >= 0 {
+		// The call returns only once the host has staged the data (H2D) or
+		// copied it out of the staging buffer (D2H).
+		t.cur = o
+		t.block(phStaging)
+		o.cp.pump()
+		return
+	}
+	t.hostDone()
+}
+
+// issueStreamOp hands op (its record is t.curRec) to its stream(s); it
+// returns the op's state (nil for collectives).
+func (t *threadState) issueStreamOp(op *Op) *opState {
+	r := t.r
+	rec := &r.res.Ops[t.curRec]
 	if op.Kind == OpCollective {
 		t.issueCollective(op)
-		t.hostDone()
-		return
+		return nil
 	}
 	o := &opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
 	switch op.Kind {
@@ -624,15 +662,7 @@ func (t *threadState) afterOverhead(op *Op) {
 		o.cp = newCopy(o)
 	}
 	o.stream.enqueue(o)
-	if op.Kind == OpCopy && op.Memory == Pageable && o.cp.hostStage >= 0 {
-		// The call returns only once the host has staged the data (H2D) or
-		// copied it out of the staging buffer (D2H).
-		t.cur = o
-		t.block(phStaging)
-		o.cp.pump()
-		return
-	}
-	t.hostDone()
+	return o
 }
 
 // issueCollective enqueues a part of the collective on each rank's stream

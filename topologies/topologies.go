@@ -123,12 +123,13 @@ func build(root spec.Node) *Topology {
 			hostsN.Errorf("a topology needs at least one host")
 		}
 		for _, hn := range list {
-			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff")
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "graph_launch")
 			if !ok {
 				continue
 			}
 			h := sim.Host{
 				APIOverhead:     models.DefaultAPIOverhead,
+				GraphLaunch:     models.DefaultGraphLaunch,
 				MemcpyBandwidth: models.DefaultMemcpyBandwidth,
 				MemoryBandwidth: models.DefaultMemoryBandwidth,
 				StagingChunk:    models.DefaultStagingChunk,
@@ -152,6 +153,9 @@ func build(root spec.Node) *Topology {
 			}
 			if n, ok := hm.Get("api_overhead"); ok {
 				h.APIOverhead, _ = n.Time(spec.NonNeg)
+			}
+			if n, ok := hm.Get("graph_launch"); ok {
+				h.GraphLaunch, _ = n.Time(spec.NonNeg)
 			}
 			if n, ok := hm.Get("memcpy_bandwidth"); ok {
 				h.MemcpyBandwidth = bandwidth(n)

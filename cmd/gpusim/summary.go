@@ -36,10 +36,10 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 
 	fmt.Fprintln(w, "\nGPUs (share of the makespan):")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  gpu\tcompute\tcomm\tcopy only\tidle\twaiting on: host\tdata\tother GPU\tdone\tkernels\tcopies\tcollectives")
+	fmt.Fprintln(tw, "  gpu\tcompute\tcomm\tcopy only\tidle\twaiting on: host\tinput\tdata\tother GPU\tdone\tkernels\tcopies\tcollectives")
 	for _, g := range res.GPUs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Comm, span), pct(g.Copy, span), pct(g.Idle(), span),
-			pct(g.IdleHost, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies, g.Collectives)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Comm, span), pct(g.Copy, span), pct(g.Idle(), span),
+			pct(g.IdleHost, span), pct(g.IdleInput, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies, g.Collectives)
 	}
 	tw.Flush()
 	for _, g := range res.GPUs {
@@ -178,6 +178,7 @@ func dominantIdle(g sim.GPUStats) string {
 		name string
 	}{
 		{g.IdleHost, "waiting on the host (launches, host work, syncs)"},
+		{g.IdleInput, "waiting on input (the data loader)"},
 		{g.IdleData, "waiting on data (copies)"},
 		{g.IdleGPU, "waiting on another GPU"},
 		{g.IdleDone, "after finishing its work"},

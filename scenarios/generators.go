@@ -1,0 +1,662 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gpusim/internal/spec"
+	"gpusim/internal/units"
+	"gpusim/models"
+	"gpusim/sim"
+)
+
+// Workload generators expand a few lines of YAML into the threads, streams
+// and ops the engine runs, so every generated op is visible in --json and the
+// trace. Generated ids are hierarchical: "train/gpu0/s1/m0/fwd/L3".
+//
+//	training:  data-parallel (or ZeRO-3 sharded) training, one host thread per
+//	           GPU, gradient buckets all-reduced (or reduce-scattered) on a
+//	           communication stream, optionally fed by a data loader
+//	pipeline:  pipeline-parallel stages on different GPUs, GPipe or 1F1B,
+//	           activations and gradients sent between stages
+
+// gpuList reads "all", a count N (the first N GPUs), or a list of names.
+func (b *builder) gpuList(n spec.Node) ([]int, bool) {
+	if n.IsScalar() {
+		s, _ := n.Scalar()
+		if s == "all" {
+			out := make([]int, len(b.m.GPUs))
+			for i := range out {
+				out[i] = i
+			}
+			return out, true
+		}
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 || v > len(b.m.GPUs) {
+			n.Errorf("gpus is all, a count from 1 to %d (the first N GPUs), or a list of GPU names; got %q", len(b.m.GPUs), s)
+			return nil, false
+		}
+		out := make([]int, v)
+		for i := range out {
+			out[i] = i
+		}
+		return out, true
+	}
+	list, ok := n.Seq()
+	if !ok {
+		return nil, false
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, x := range list {
+		s, ok := x.Name()
+		if !ok {
+			return nil, false
+		}
+		i := b.m.NodeIndex(s)
+		if i < 0 || b.m.Nodes[i].Kind != sim.NodeGPU {
+			x.Errorf("%q is not a GPU of topology %s; GPUs: %s", s, b.m.Name, b.gpuNames())
+			return nil, false
+		}
+		g := b.m.Nodes[i].Index
+		if seen[g] {
+			x.Errorf("%s is listed twice", s)
+			return nil, false
+		}
+		seen[g] = true
+		out = append(out, g)
+	}
+	if len(out) == 0 {
+		n.Errorf("needs at least one GPU")
+		return nil, false
+	}
+	return out, true
+}
+
+// layer is one layer of a model: its parameters, the FLOPs of its forward
+// pass per sample, and the activation bytes it reads and writes per sample.
+type layer struct {
+	name        string
+	params      float64
+	flops       float64
+	activations float64
+}
+
+// Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
+// are Few-Shot Learners", Table 2.1: layers, d_model; 2048-token context,
+// 50257-token vocabulary). Per block: 12 d^2 parameters; forward FLOPs per
+// sample of s tokens 24 d^2 s (2 per parameter per token) plus 4 s^2 d for
+// attention (Kaplan et al. 2020, "Scaling Laws", Table 1); activations 34 s d
+// bytes per block in 16-bit training without recomputation (Korthikanti et
+// al. 2022, "Reducing Activation Recomputation", eq. 1, without the attention
+// scores that fused attention does not store). The LM head: V d parameters,
+// 2 V d s FLOPs.
+var transformerPresets = map[string][2]int{ // layers, d_model
+	"gpt3-125m": {12, 768},
+	"gpt3-350m": {24, 1024},
+	"gpt3-1.3b": {24, 2048},
+	"gpt3-2.7b": {32, 2560},
+	"gpt3-6.7b": {32, 4096},
+	"gpt3-13b":  {40, 5140},
+}
+
+func presetNames() string {
+	return "gpt3-125m, gpt3-350m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b"
+}
+
+func transformer(layers, d int, seq float64) []layer {
+	const vocab = 50257
+	fd := float64(d)
+	var out []layer
+	for i := 0; i < layers; i++ {
+		out = append(out, layer{
+			name:        "L" + strconv.Itoa(i),
+			params:      12 * fd * fd,
+			flops:       24*fd*fd*seq + 4*seq*seq*fd,
+			activations: 34 * seq * fd,
+		})
+	}
+	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd})
+	return out
+}
+
+// model reads a model: a preset name, or a list of layers.
+func (b *builder) model(n spec.Node, seq float64) ([]layer, bool) {
+	if n.IsScalar() {
+		s, _ := n.Scalar()
+		p, ok := transformerPresets[s]
+		if !ok {
+			n.Errorf("unknown model %q; presets: %s (or a list of layers: {params, flops, activations})", s, presetNames())
+			return nil, false
+		}
+		return transformer(p[0], p[1], seq), true
+	}
+	list, ok := n.Seq()
+	if !ok {
+		return nil, false
+	}
+	var out []layer
+	for i, x := range list {
+		lm, ok := x.Map("name", "params", "flops", "activations", "count")
+		if !ok {
+			return nil, false
+		}
+		l := layer{name: "L" + strconv.Itoa(len(out))}
+		if v, ok := lm.Get("name"); ok {
+			l.name, _ = v.Name()
+		}
+		if v, ok := lm.Require("params", "the layer's parameter count"); ok {
+			l.params, _ = v.Float(0, 1e15)
+		}
+		if v, ok := lm.Require("flops", "the forward pass's FLOPs per sample, such as 2 GFLOP"); ok {
+			l.flops, _ = v.Quantity(units.FLOPs, spec.NonNeg)
+		}
+		if v, ok := lm.Get("activations"); ok {
+			l.activations, _ = v.Quantity(units.Bytes, spec.NonNeg)
+		}
+		count := int64(1)
+		if v, ok := lm.Get("count"); ok {
+			count, _ = v.Int(1, 100000)
+		}
+		for k := int64(0); k < count; k++ {
+			c := l
+			if count > 1 {
+				c.name = l.name + "." + strconv.FormatInt(k, 10)
+			}
+			out = append(out, c)
+		}
+		_ = i
+	}
+	if len(out) == 0 {
+		n.Errorf("a model needs at least one layer")
+		return nil, false
+	}
+	return out, true
+}
+
+// gen helps build generated threads.
+type gen struct {
+	b     *builder
+	where string
+}
+
+func (g gen) stream(gpu int, name string) int { return g.b.streamFor(gpu, name) }
+
+func (g gen) event(name string) int {
+	if i, ok := g.b.events[name]; ok {
+		return i
+	}
+	i := len(g.b.p.Events)
+	g.b.events[name] = i
+	g.b.p.Events = append(g.b.p.Events, name)
+	return i
+}
+
+func (g gen) sem(name string, initial int, input bool) int {
+	if i, ok := g.b.sems[name]; ok {
+		return i
+	}
+	i := len(g.b.p.Semaphores)
+	g.b.sems[name] = i
+	g.b.p.Semaphores = append(g.b.p.Semaphores, sim.Semaphore{Name: name, Initial: initial, Input: input})
+	return i
+}
+
+func (g gen) op(th *sim.Thread, id string, op sim.Op) {
+	op.ID, op.Where = id, g.where
+	if op.SMShare == 0 && op.Kind == sim.OpKernel {
+		op.SMShare = 1
+	}
+	th.Ops = append(th.Ops, op)
+}
+
+// after makes stream to wait for the work issued so far on stream from.
+func (g gen) after(th *sim.Thread, id string, from, to int) {
+	e := g.event(id)
+	g.op(th, id+"/record", sim.Op{Kind: sim.OpEventRecord, Stream: from, Event: e})
+	g.op(th, id+"/wait", sim.Op{Kind: sim.OpEventWait, Stream: to, Event: e})
+}
+
+// training expands a training: block.
+func (b *builder) training(n spec.Node) {
+	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol")
+	if !ok {
+		return
+	}
+	g := gen{b: b, where: n.Pos()}
+	var gpus []int
+	if x, ok := tm.Require("gpus", "the GPUs training: all, a count, or a list"); ok {
+		gpus, ok = b.gpuList(x)
+		if !ok {
+			return
+		}
+	} else {
+		return
+	}
+	seq := 2048.0
+	if x, ok := tm.Get("seq"); ok {
+		seq, _ = x.Float(1, 1e7)
+	}
+	var layers []layer
+	if x, ok := tm.Require("model", "a preset ("+presetNames()+") or a list of layers"); ok {
+		if layers, ok = b.model(x, seq); !ok {
+			return
+		}
+	} else {
+		return
+	}
+	intField := func(key string, def, lo, hi int64) int64 {
+		if x, ok := tm.Get(key); ok {
+			v, _ := x.Int(lo, hi)
+			return v
+		}
+		return def
+	}
+	batch := float64(intField("batch", 8, 1, 1<<20))
+	steps := int(intField("steps", 2, 1, 100000))
+	accum := int(intField("accumulation", 1, 1, 10000))
+	dtype := models.BF16
+	if x, ok := tm.Get("dtype"); ok {
+		if s, ok := x.Scalar(); ok {
+			if dtype, ok = models.ParseDType(s); !ok {
+				x.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
+				return
+			}
+		}
+	}
+	bucket := 25.0 * (1 << 20) // PyTorch DDP's default bucket_cap_mb
+	if x, ok := tm.Get("bucket"); ok {
+		bucket, _ = x.Quantity(units.Bytes, spec.StrictlyPos)
+	}
+	overlap := true
+	if x, ok := tm.Get("overlap"); ok {
+		overlap, _ = x.Bool()
+	}
+	zero3 := false
+	if x, ok := tm.Get("sharding"); ok {
+		s, _ := x.Enum("none", "zero3")
+		zero3 = s == "zero3"
+	}
+	// Mixed-precision Adam keeps 16 bytes of state per parameter (ZeRO,
+	// Rajbhandari et al. 2020: 2 + 2 + 12); the update reads and writes it.
+	optBytes := 32.0
+	if x, ok := tm.Get("optimizer_bytes_per_param"); ok {
+		optBytes, _ = x.Float(0, 1e4)
+	}
+	syncEvery := true
+	if x, ok := tm.Get("sync_every_step"); ok {
+		syncEvery, _ = x.Bool()
+	}
+	algo, proto := "", ""
+	if x, ok := tm.Get("algorithm"); ok {
+		algo, _ = x.Enum(models.Algorithms...)
+	}
+	if x, ok := tm.Get("protocol"); ok {
+		proto, _ = x.Enum(models.Protocols...)
+	}
+	var loader *loaderSpec
+	if x, ok := tm.Get("dataloader"); ok {
+		if loader, ok = b.loaderSpec(x); !ok {
+			return
+		}
+	}
+	if n.ErrCount() > 0 {
+		return
+	}
+	elt := float64(dtypeBytes(dtype))
+	totalParams := 0.0
+	for _, l := range layers {
+		totalParams += l.params
+	}
+	nr := len(gpus)
+	// Buckets: backward goes from the last layer to the first; a bucket
+	// closes when its gradients reach the bucket size.
+	type bucketSpec struct {
+		bytes float64
+		after int // the layer whose backward closes it
+	}
+	var buckets []bucketSpec
+	acc := 0.0
+	for i := len(layers) - 1; i >= 0; i-- {
+		acc += layers[i].params * elt
+		if acc >= bucket || i == 0 {
+			buckets = append(buckets, bucketSpec{acc, i})
+			acc = 0
+		}
+	}
+	coll := func(kind string, bytes float64) (*sim.CollPlan, bool) {
+		plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: int64(bytes), Algorithm: algo, Protocol: proto})
+		if err != nil {
+			n.Errorf("%v", err)
+			return nil, false
+		}
+		return plan, true
+	}
+	plans := map[string]*sim.CollPlan{}
+	getPlan := func(kind string, bytes float64) *sim.CollPlan {
+		key := kind + strconv.FormatFloat(bytes, 'g', -1, 64)
+		if p, ok := plans[key]; ok {
+			return p
+		}
+		p, ok := coll(kind, bytes)
+		if !ok {
+			return nil
+		}
+		plans[key] = p
+		return p
+	}
+	gm := func(gpu int) models.GPU { return b.sc.Topology.GPUModels[gpu] }
+	kernel := func(gpu int, flops, bytes float64) (sim.Time, bool) {
+		d, err := models.KernelTime(gm(gpu), flops, dtype, bytes)
+		if err != nil {
+			n.Errorf("%v", err)
+			return 0, false
+		}
+		return d, true
+	}
+	for rank, gpu := range gpus {
+		name := "train/" + b.m.GPUs[gpu].Name
+		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host}
+		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
+		copyStream := g.stream(gpu, "copy")
+		var ready, free int
+		if loader != nil {
+			ready = g.sem(name+"/ready", 0, true)
+			free = g.sem(name+"/free", loader.workers*loader.prefetch, false)
+			b.loaderThreads(g, gpu, name, loader, steps*accum, batch, ready, free)
+		}
+		shard := 1.0
+		if zero3 {
+			shard = 1 / float64(nr)
+		}
+		for s := 0; s < steps; s++ {
+			sp := fmt.Sprintf("%s/s%d", name, s)
+			for m := 0; m < accum; m++ {
+				mp := fmt.Sprintf("%s/m%d", sp, m)
+				if loader != nil {
+					g.op(&th, mp+"/next-batch", sim.Op{Kind: sim.OpAwait, Sem: ready})
+					g.op(&th, mp+"/h2d", sim.Op{Kind: sim.OpCopy, Stream: copyStream, Src: b.m.Hosts[b.m.GPUs[gpu].Host].Node,
+						Dst: b.m.GPUs[gpu].Node, Bytes: int64(batch * loader.sampleBytes), Memory: loader.memory})
+					g.after(&th, mp+"/batch-in", copyStream, compute)
+					g.op(&th, mp+"/release", sim.Op{Kind: sim.OpSignal, Sem: free, Count: 1})
+				}
+				// Forward.
+				for li, l := range layers {
+					if zero3 {
+						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s", s, m, l.name), getPlan(models.AllGather, l.params*elt), comm, rank)
+						g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
+					}
+					d, ok := kernel(gpu, batch*l.flops, l.params*elt+batch*l.activations)
+					if !ok {
+						return
+					}
+					g.op(&th, mp+"/fwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+				}
+				// Backward, with gradient buckets.
+				last := m == accum-1
+				bi := 0
+				for li := len(layers) - 1; li >= 0; li-- {
+					l := layers[li]
+					if zero3 {
+						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s", s, m, l.name), getPlan(models.AllGather, l.params*elt), comm, rank)
+						g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
+					}
+					d, ok := kernel(gpu, 2*batch*l.flops, 2*l.params*elt+2*batch*l.activations)
+					if !ok {
+						return
+					}
+					g.op(&th, mp+"/bwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+					if last && overlap && bi < len(buckets) && buckets[bi].after == li {
+						g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d", s, bi), zero3, buckets[bi].bytes, getPlan, comm, rank)
+						bi++
+					}
+				}
+				if last && !overlap {
+					g.after(&th, mp+"/grads", compute, comm)
+					for ; bi < len(buckets); bi++ {
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d", s, bi), zero3, buckets[bi].bytes, getPlan, comm, rank)
+					}
+				}
+			}
+			// Optimizer step after the gradients are in.
+			g.after(&th, sp+"/reduced", comm, compute)
+			d, ok := kernel(gpu, 0, totalParams*shard*optBytes)
+			if !ok {
+				return
+			}
+			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+			if syncEvery {
+				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
+			}
+		}
+		b.p.Threads = append(b.p.Threads, th)
+	}
+}
+
+// collOp issues one rank's part of a collective with the given id.
+func (g gen) collOp(th *sim.Thread, id string, plan *sim.CollPlan, stream, rank int) {
+	if plan == nil {
+		return
+	}
+	streams := make([]int, len(plan.Ranks))
+	for i, gpu := range plan.Ranks {
+		streams[i] = g.stream(gpu, g.b.p.Streams[stream].Name)
+	}
+	g.op(th, id, sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0], OneRank: true, Rank: rank})
+}
+
+func (g gen) bucketOp(th *sim.Thread, id string, zero3 bool, bytes float64, getPlan func(string, float64) *sim.CollPlan, comm, rank int) {
+	kind := models.AllReduce
+	if zero3 {
+		kind = models.ReduceScatter
+	}
+	g.collOp(th, id, getPlan(kind, bytes), comm, rank)
+}
+
+func dtypeBytes(d models.DType) int {
+	switch d {
+	case models.FP64:
+		return 8
+	case models.FP32, models.TF32:
+		return 4
+	case models.FP8, models.INT8:
+		return 1
+	}
+	return 2
+}
+
+// loaderSpec is a data loader: worker threads preparing batches, each with
+// up to prefetch batches ready or in preparation (PyTorch's DataLoader
+// prefetch_factor, default 2: workers x prefetch batches in flight).
+type loaderSpec struct {
+	workers     int
+	sampleTime  sim.Time
+	sampleBytes float64
+	prefetch    int
+	memory      sim.MemoryKind
+}
+
+func (b *builder) loaderSpec(n spec.Node) (*loaderSpec, bool) {
+	lm, ok := n.Map("workers", "sample_time", "sample_bytes", "prefetch", "memory")
+	if !ok {
+		return nil, false
+	}
+	l := &loaderSpec{workers: 4, prefetch: 2}
+	if x, ok := lm.Get("workers"); ok {
+		v, _ := x.Int(1, 1024)
+		l.workers = int(v)
+	}
+	if x, ok := lm.Require("sample_time", "the CPU time to prepare one sample, such as 2 ms"); ok {
+		l.sampleTime, _ = x.Time(spec.NonNeg)
+	}
+	if x, ok := lm.Require("sample_bytes", "the size of one prepared sample, such as 600 KiB"); ok {
+		l.sampleBytes, _ = x.Quantity(units.Bytes, spec.NonNeg)
+	}
+	if x, ok := lm.Get("prefetch"); ok {
+		v, _ := x.Int(1, 1024)
+		l.prefetch = int(v)
+	}
+	if x, ok := lm.Get("memory"); ok {
+		if s, _ := x.Enum("pinned", "pageable"); s == "pageable" {
+			l.memory = sim.Pageable
+		}
+	}
+	return l, n.ErrCount() == 0
+}
+
+// loaderThreads adds the workers of one GPU's data loader: worker k prepares
+// batches k, k+W, k+2W, ...; each waits for a free prefetch slot, spends the
+// batch's CPU time, and posts the batch.
+func (b *builder) loaderThreads(g gen, gpu int, name string, l *loaderSpec, batches int, batch float64, ready, free int) {
+	per := sim.Time(math.Round(float64(l.sampleTime) * batch))
+	for w := 0; w < l.workers; w++ {
+		th := sim.Thread{Name: fmt.Sprintf("%s/loader%d", name, w), Host: b.m.GPUs[gpu].Host}
+		for i := w; i < batches; i += l.workers {
+			id := fmt.Sprintf("%s/batch%d", th.Name, i)
+			g.op(&th, id+"/slot", sim.Op{Kind: sim.OpAwait, Sem: free})
+			g.op(&th, id+"/prepare", sim.Op{Kind: sim.OpHost, Duration: per})
+			g.op(&th, id+"/post", sim.Op{Kind: sim.OpSignal, Sem: ready, Count: 1})
+		}
+		if len(th.Ops) > 0 {
+			b.p.Threads = append(b.p.Threads, th)
+		}
+	}
+}
+
+// pipeline expands a pipeline: block: one stage per GPU, micro-batches
+// scheduled GPipe (all forwards, then all backwards) or 1F1B (warm-up
+// forwards, then one forward and one backward in turn, then the remaining
+// backwards), activations and gradients sent between neighbouring stages.
+func (b *builder) pipeline(n spec.Node) {
+	pm, ok := n.Map("gpus", "schedule", "microbatches", "forward", "backward", "activation_bytes", "steps")
+	if !ok {
+		return
+	}
+	g := gen{b: b, where: n.Pos()}
+	var gpus []int
+	if x, ok := pm.Require("gpus", "one GPU per stage: all, a count, or a list"); ok {
+		if gpus, ok = b.gpuList(x); !ok {
+			return
+		}
+	} else {
+		return
+	}
+	schedule := "1f1b"
+	if x, ok := pm.Get("schedule"); ok {
+		schedule, _ = x.Enum("gpipe", "1f1b")
+	}
+	micro := int64(8)
+	if x, ok := pm.Get("microbatches"); ok {
+		micro, _ = x.Int(1, 100000)
+	}
+	var fwd, bwd sim.Time
+	if x, ok := pm.Require("forward", "each stage's forward time per micro-batch, such as 10 ms"); ok {
+		fwd, _ = x.Time(spec.NonNeg)
+	}
+	bwd = 2 * fwd
+	if x, ok := pm.Get("backward"); ok {
+		bwd, _ = x.Time(spec.NonNeg)
+	}
+	act := 0.0
+	if x, ok := pm.Get("activation_bytes"); ok {
+		act, _ = x.Quantity(units.Bytes, spec.NonNeg)
+	}
+	steps := int64(1)
+	if x, ok := pm.Get("steps"); ok {
+		steps, _ = x.Int(1, 100000)
+	}
+	if n.ErrCount() > 0 {
+		return
+	}
+	p := len(gpus)
+	M := int(micro)
+	mods := b.sc.Topology.GPUModels
+	for s, gpu := range gpus {
+		th := sim.Thread{Name: "stage" + strconv.Itoa(s), Host: b.m.GPUs[gpu].Host}
+		compute := g.stream(gpu, "compute")
+		for st := 0; st < int(steps); st++ {
+			pre := fmt.Sprintf("pipe/s%d", st)
+			kern := func(m int, what string, d sim.Time) {
+				g.op(&th, fmt.Sprintf("%s/stage%d/m%d/%s", pre, s, m, what), sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+			}
+			// One-way transfers between neighbours: the sender issues rank 0,
+			// the receiver rank 1, both with the same id.
+			actPlan := func(from int) *sim.CollPlan { return models.SendPlan(b.m, mods, gpus[from], gpus[from+1], int64(act)) }
+			gradPlan := func(from int) *sim.CollPlan { return models.SendPlan(b.m, mods, gpus[from], gpus[from-1], int64(act)) }
+			recvForward := func(m int) {
+				if s > 0 {
+					g.collOp(&th, fmt.Sprintf("%s/act%d/m%d", pre, s, m), actPlan(s-1), compute, 1)
+				}
+			}
+			sendForward := func(m int) {
+				if s < p-1 {
+					g.collOp(&th, fmt.Sprintf("%s/act%d/m%d", pre, s+1, m), actPlan(s), compute, 0)
+				}
+			}
+			recvBackward := func(m int) {
+				if s < p-1 {
+					g.collOp(&th, fmt.Sprintf("%s/grad%d/m%d", pre, s, m), gradPlan(s+1), compute, 1)
+				}
+			}
+			sendBackward := func(m int) {
+				if s > 0 {
+					g.collOp(&th, fmt.Sprintf("%s/grad%d/m%d", pre, s-1, m), gradPlan(s), compute, 0)
+				}
+			}
+			// Exchanges between stage k and k+1 at k's steady iteration i:
+			// k sends activation warm(k)+i and receives gradient i.
+			exchange := func(k, i, rank int) {
+				plan := models.ExchangePlan(b.m, mods, gpus[k], gpus[k+1], int64(act), int64(act))
+				g.collOp(&th, fmt.Sprintf("%s/xchg%d/i%d", pre, k, i), plan, compute, rank)
+			}
+			if schedule == "gpipe" {
+				for m := 0; m < M; m++ {
+					recvForward(m)
+					kern(m, "fwd", fwd)
+					sendForward(m)
+				}
+				for m := M - 1; m >= 0; m-- {
+					recvBackward(m)
+					kern(m, "bwd", bwd)
+					sendBackward(m)
+				}
+			} else {
+				// Megatron-LM's 1F1B without interleaving
+				// (forward_backward_pipelining_without_interleaving).
+				warm := min(p-s-1, M)
+				remaining := M - warm
+				for m := 0; m < warm; m++ {
+					recvForward(m)
+					kern(m, "fwd", fwd)
+					sendForward(m)
+				}
+				if remaining > 0 {
+					recvForward(warm)
+				}
+				for i := 0; i < remaining; i++ {
+					kern(warm+i, "fwd", fwd)
+					if s < p-1 {
+						exchange(s, i, 0) // send_forward_recv_backward
+					}
+					kern(i, "bwd", bwd)
+					if i == remaining-1 {
+						sendBackward(i)
+					} else if s > 0 {
+						exchange(s-1, i, 1) // send_backward_recv_forward
+					}
+				}
+				for i := 0; i < warm; i++ {
+					recvBackward(remaining + i)
+					kern(remaining+i, "bwd", bwd)
+					sendBackward(remaining + i)
+				}
+			}
+			g.op(&th, fmt.Sprintf("%s/stage%d/sync", pre, s), sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
+		}
+		b.p.Threads = append(b.p.Threads, th)
+	}
+}
