@@ -222,7 +222,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // training expands a training: block.
 func (b *builder) training(n spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share")
 	if !ok {
 		return
 	}
@@ -297,6 +297,13 @@ func (b *builder) training(n spec.Node) {
 	if x, ok := tm.Get("protocol"); ok {
 		proto, _ = x.Enum(models.Protocols...)
 	}
+	kernelShare, commShare := 1.0, 0.0
+	if x, ok := tm.Get("kernel_sm_share"); ok {
+		kernelShare, _ = x.Float(1e-6, 1)
+	}
+	if x, ok := tm.Get("comm_sm_share"); ok {
+		commShare, _ = x.Float(1e-6, 1)
+	}
 	var loader *loaderSpec
 	if x, ok := tm.Get("dataloader"); ok {
 		if loader, ok = b.loaderSpec(x); !ok {
@@ -328,7 +335,7 @@ func (b *builder) training(n spec.Node) {
 		}
 	}
 	coll := func(kind string, bytes float64) (*sim.CollPlan, bool) {
-		plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: int64(bytes), Algorithm: algo, Protocol: proto})
+		plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare})
 		if err != nil {
 			n.Errorf("%v", err)
 			return nil, false
@@ -393,7 +400,7 @@ func (b *builder) training(n spec.Node) {
 					if !ok {
 						return
 					}
-					g.op(&th, mp+"/fwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+					g.op(&th, mp+"/fwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 				}
 				// Backward, with gradient buckets.
 				last := m == accum-1
@@ -408,7 +415,7 @@ func (b *builder) training(n spec.Node) {
 					if !ok {
 						return
 					}
-					g.op(&th, mp+"/bwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+					g.op(&th, mp+"/bwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 					if last && overlap && bi < len(buckets) && buckets[bi].after == li {
 						g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
 						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d", s, bi), zero3, buckets[bi].bytes, getPlan, comm, rank)
@@ -428,7 +435,7 @@ func (b *builder) training(n spec.Node) {
 			if !ok {
 				return
 			}
-			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d})
+			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 			if syncEvery {
 				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
 			}
