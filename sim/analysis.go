@@ -294,9 +294,10 @@ func (r *Result) PathShares() []PathShare {
 	if r.Makespan <= 0 {
 		return nil
 	}
+	feeds := inputThreads(r.Program)
 	by := map[string]Time{}
 	for _, s := range r.CriticalPath {
-		by[pathCategory(r, s)] += s.Time
+		by[pathCategory(r, s, feeds)] += s.Time
 	}
 	var out []PathShare
 	for k, t := range by {
@@ -313,7 +314,22 @@ func (r *Result) PathShares() []PathShare {
 	return out
 }
 
-func pathCategory(r *Result, s PathStep) string {
+// inputThreads marks the threads that signal an input semaphore: a data
+// loader's workers.
+func inputThreads(p *Program) []bool {
+	out := make([]bool, len(p.Threads))
+	for i, th := range p.Threads {
+		for _, op := range th.Ops {
+			if op.Kind == OpSignal && p.Semaphores[op.Sem].Input {
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+func pathCategory(r *Result, s PathStep, feeds []bool) string {
 	rec := &r.Ops[s.Record]
 	switch {
 	case s.Part == PartAPI:
@@ -329,6 +345,9 @@ func pathCategory(r *Result, s PathStep) string {
 	case OpCopy:
 		return "copies (" + rec.Copy.String() + ")"
 	case OpHost:
+		if feeds[rec.Thread] {
+			return "input preparation"
+		}
 		return "host work"
 	case OpAwait:
 		if rec.Sem >= 0 && r.Program.Semaphores[rec.Sem].Input {
@@ -371,6 +390,7 @@ func (r *Result) Bottleneck() string {
 		"host launch overhead": "launch-bound",
 		"host work":            "host-bound",
 		"input":                "input-bound",
+		"input preparation":    "input-bound",
 		"pageable staging":     "staging-bound",
 		"host synchronization": "synchronization-bound",
 		"synchronization":      "synchronization-bound",

@@ -1,0 +1,281 @@
+package scenarios
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"gpusim/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite scenarios/README.md from the studies")
+
+// point is one run of a study.
+type point struct {
+	vars map[string]string
+	res  *sim.Result
+}
+
+func (p point) is(kv ...string) bool {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if p.vars[kv[i]] != kv[i+1] {
+			return false
+		}
+	}
+	return true
+}
+
+func find(ps []point, kv ...string) *sim.Result {
+	for _, p := range ps {
+		if p.is(kv...) {
+			return p.res
+		}
+	}
+	panic(fmt.Sprintf("no point %v", kv))
+}
+
+func ms(t sim.Time) float64 { return t.Seconds() * 1e3 }
+
+// study is one scenario of the library: the figure its table shows, and
+// the check of the conclusion its header comment states.
+type study struct {
+	name   string
+	metric string
+	value  func(*sim.Result) string
+	check  func([]point) error
+}
+
+func idleInput(res *sim.Result, g int) float64 {
+	return float64(res.GPUs[g].IdleInput) / float64(res.Makespan)
+}
+
+func computeShare(res *sim.Result, g int) float64 {
+	return float64(res.GPUs[g].Compute) / float64(res.Makespan)
+}
+
+var studies = []study{
+	{
+		name: "pinned-vs-pageable", metric: "H2D GB/s",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f", 8*256*(1<<20)/r.Makespan.Seconds()/1e9) },
+		check: func(ps []point) error {
+			pin, page := find(ps, "memory", "pinned").Makespan, find(ps, "memory", "pageable").Makespan
+			if ratio := float64(page) / float64(pin); ratio < 1.5 {
+				return fmt.Errorf("pageable/pinned = %.2f, want at least 1.5", ratio)
+			}
+			return nil
+		},
+	},
+	{
+		name: "gpu-to-gpu-paths", metric: "GB/s",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f", float64(1<<30)/r.Makespan.Seconds()/1e9) },
+		check: func(ps []point) error {
+			nv := find(ps, "topo", "dgx-h100", "dst", "gpu1").Makespan
+			p2p := find(ps, "topo", "pcie-4x-l40s", "dst", "gpu1").Makespan
+			staged := find(ps, "topo", "pcie-4x-l40s", "dst", "gpu2").Makespan
+			if r := float64(staged) / float64(nv); r < 10 {
+				return fmt.Errorf("staged/NVLink = %.1f, want at least 10", r)
+			}
+			if r := float64(staged) / float64(p2p); r < 1.15 {
+				return fmt.Errorf("staged/P2P = %.2f, want at least 1.15", r)
+			}
+			return nil
+		},
+	},
+	{
+		name: "dataloader-workers", metric: "gpu0 waiting on input",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f%%", 100*idleInput(r, 0)) },
+		check: func(ps []point) error {
+			if in := idleInput(find(ps, "workers", "1"), 0); in <= 0.5 {
+				return fmt.Errorf("1 worker: input wait %.1f%%, want more than half", 100*in)
+			}
+			for _, w := range []string{"4", "8", "16"} {
+				if in := idleInput(find(ps, "workers", w), 0); in >= 0.05 {
+					return fmt.Errorf("%s workers: input wait %.1f%%, want under 5%%", w, 100*in)
+				}
+			}
+			return nil
+		},
+	},
+	{
+		name: "allreduce-overlap", metric: "step (ms)",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f", ms(r.Makespan)/2) },
+		check: func(ps []point) error {
+			on := find(ps, "topo", "dgx-h100", "overlap", "true", "bucket", "25 MiB").Makespan
+			off := find(ps, "topo", "dgx-h100", "overlap", "false", "bucket", "25 MiB").Makespan
+			if r := float64(off) / float64(on); r < 1.05 {
+				return fmt.Errorf("DGX H100: without/with overlap = %.3f, want at least 1.05", r)
+			}
+			pc := find(ps, "topo", "pcie-8x-4090", "overlap", "true", "bucket", "25 MiB").Makespan
+			if r := float64(pc) / float64(on); r < 3 {
+				return fmt.Errorf("RTX 4090 / DGX H100 = %.2f, want at least 3", r)
+			}
+			for _, b := range []string{"25 MiB", "200 MiB"} {
+				on := find(ps, "topo", "pcie-8x-4090", "overlap", "true", "bucket", b).Makespan
+				off := find(ps, "topo", "pcie-8x-4090", "overlap", "false", "bucket", b).Makespan
+				if r := float64(off) / float64(on); r < 1.2 {
+					return fmt.Errorf("RTX 4090, %s buckets: without/with overlap = %.3f, want at least 1.2", b, r)
+				}
+			}
+			return nil
+		},
+	},
+	{
+		name: "launch-bound", metric: "ms",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.2f", ms(r.Makespan)) },
+		check: func(ps []point) error {
+			eager, graph := find(ps, "kernel", "2 us", "graph", "false").Makespan, find(ps, "kernel", "2 us", "graph", "true").Makespan
+			if r := float64(eager) / float64(graph); r < 1.3 {
+				return fmt.Errorf("2 us kernels: eager/graph = %.2f, want at least 1.3", r)
+			}
+			eager, graph = find(ps, "kernel", "20 us", "graph", "false").Makespan, find(ps, "kernel", "20 us", "graph", "true").Makespan
+			if r := float64(eager) / float64(graph); math.Abs(r-1) >= 0.05 {
+				return fmt.Errorf("20 us kernels: eager/graph = %.3f, want within 5%% of 1", r)
+			}
+			return nil
+		},
+	},
+	{
+		name: "numa-near-far", metric: "GB/s per GPU",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f", 8*256*(1<<20)/r.Makespan.Seconds()/1e9) },
+		check: func(ps []point) error {
+			near, far := find(ps, "from", "cpu0").Makespan, find(ps, "from", "cpu1").Makespan
+			if r := float64(far) / float64(near); r < 1.5 {
+				return fmt.Errorf("far/near = %.2f, want at least 1.5", r)
+			}
+			return nil
+		},
+	},
+	{
+		name: "dp-scaling", metric: "scaling efficiency",
+		value: nil, // filled per row below
+		check: func(ps []point) error {
+			one, eight := find(ps, "gpus", "1").Makespan, find(ps, "gpus", "8").Makespan
+			if r := float64(eight) / float64(one); r >= 1.10 {
+				return fmt.Errorf("8-GPU step / 1-GPU step = %.3f, want under 1.10", r)
+			}
+			return nil
+		},
+	},
+	{
+		name: "pipeline-bubble", metric: "bubble (model: (p-1)/(m+p-1))",
+		value: nil,
+		check: func(ps []point) error {
+			for _, p := range ps {
+				m := 0
+				fmt.Sscan(p.vars["microbatches"], &m)
+				want := 3.0 / float64(m+3)
+				if got := 1 - computeShare(p.res, 0); math.Abs(got-want) > 0.01 {
+					return fmt.Errorf("%s, %d micro-batches: bubble %.4f, want %.4f within 0.01", p.vars["schedule"], m, got, want)
+				}
+			}
+			return nil
+		},
+	},
+}
+
+// header returns a study's question and answer from its header comment.
+func header(src []byte) (question, answer string) {
+	var q, a []string
+	inAnswer := false
+	for _, line := range strings.Split(string(src), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		text := strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		switch {
+		case strings.HasPrefix(text, "Study: "):
+			q = append(q, strings.TrimPrefix(text, "Study: "))
+		case strings.HasPrefix(text, "Answer (asserted by TestLibrary): "):
+			inAnswer = true
+			a = append(a, strings.TrimPrefix(text, "Answer (asserted by TestLibrary): "))
+		case inAnswer:
+			a = append(a, text)
+		case len(a) == 0 && len(q) == 1 && !strings.Contains(strings.Join(q, " "), "?"):
+			q = append(q, text)
+		}
+	}
+	return strings.Join(q, " "), strings.Join(a, " ")
+}
+
+// TestLibrary runs every point of every study in scenarios/, checks the
+// conclusion each states in its header, and requires scenarios/README.md to
+// be what the studies produce (go test ./scenarios -run TestLibrary -update
+// rewrites it).
+func TestLibrary(t *testing.T) {
+	var readme bytes.Buffer
+	readme.WriteString("# Scenario library\n\n")
+	readme.WriteString("Each study answers one question from a few lines of YAML. Its header comment states the question\n")
+	readme.WriteString("and the answer; `TestLibrary` (scenarios/library_test.go) runs every point of its sweep and asserts\n")
+	readme.WriteString("the answer. The tables below are generated by `go test ./scenarios -run TestLibrary -update`;\n")
+	readme.WriteString("run one yourself with `gpusim sweep scenarios/NAME.yaml`.\n")
+	for _, st := range studies {
+		src, err := os.ReadFile(st.name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := Load(st.name+".yaml", src, Options{ReadFile: readShipped})
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		var ps []point
+		for _, pt := range Points(base.Sweep) {
+			set := pt.Set(base.Sweep)
+			sc, err := Load(st.name+".yaml", src, Options{ReadFile: readShipped, Set: set})
+			if err != nil {
+				t.Fatalf("%s %v: %v", st.name, set, err)
+			}
+			res, err := sim.Run(sc.Topology.Machine, sc.Program)
+			if err != nil {
+				t.Fatalf("%s %v: %v", st.name, set, err)
+			}
+			ps = append(ps, point{vars: set, res: res})
+		}
+		if err := st.check(ps); err != nil {
+			t.Errorf("%s: the conclusion in its header does not hold: %v", st.name, err)
+		}
+		q, a := header(src)
+		fmt.Fprintf(&readme, "\n## [%s](%s.yaml)\n\n**%s**\n\n%s\n\n", st.name, st.name, q, a)
+		fmt.Fprint(&readme, "|")
+		for _, sv := range base.Sweep {
+			fmt.Fprintf(&readme, " %s |", sv.Name)
+		}
+		fmt.Fprintf(&readme, " makespan | %s | bottleneck |\n|", st.metric)
+		for range base.Sweep {
+			fmt.Fprint(&readme, "---|")
+		}
+		fmt.Fprint(&readme, "---|---|---|\n")
+		for _, p := range ps {
+			fmt.Fprint(&readme, "|")
+			for _, sv := range base.Sweep {
+				fmt.Fprintf(&readme, " %s |", p.vars[sv.Name])
+			}
+			var v string
+			switch {
+			case st.value != nil:
+				v = st.value(p.res)
+			case st.name == "dp-scaling":
+				one := find(ps, "gpus", "1").Makespan
+				v = fmt.Sprintf("%.1f%%", 100*float64(one)/float64(p.res.Makespan))
+			case st.name == "pipeline-bubble":
+				m := 0
+				fmt.Sscan(p.vars["microbatches"], &m)
+				v = fmt.Sprintf("%.1f%% (%.1f%%)", 100*(1-computeShare(p.res, 0)), 100*3.0/float64(m+3))
+			}
+			fmt.Fprintf(&readme, " %s | %s | %s |\n", p.res.Makespan, v, p.res.Bottleneck())
+		}
+	}
+	if *update {
+		if err := os.WriteFile("README.md", readme.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	committed, err := os.ReadFile("README.md")
+	if err != nil || !bytes.Equal(committed, readme.Bytes()) {
+		t.Error("scenarios/README.md is stale: run go test ./scenarios -run TestLibrary -update")
+	}
+}
