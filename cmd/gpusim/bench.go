@@ -9,9 +9,10 @@ import (
 	"gpusim/internal/units"
 	"gpusim/mirror"
 	"gpusim/models"
+	"gpusim/plots"
 )
 
-const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json]"
+const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json] [--plot FILE]"
 
 // parseSize reads nccl-tests sizes: a number with an optional K, M, G
 // (powers of 1024) or any gpusim size unit.
@@ -69,6 +70,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	algo := fs.String("algo", "", "force an algorithm, as NCCL_ALGO: ring, tree, nvls")
 	proto := fs.String("proto", "", "force a protocol, as NCCL_PROTO: simple, ll, ll128")
 	asJSON := fs.Bool("json", false, `print {"op", "gpus", "rows": [...]} instead of the table`)
+	plotTo := fs.String("plot", "", "also draw busbw and algbw against size into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, ncclSynopsis, args, stdout) {
 		return nil
 	}
@@ -99,22 +101,32 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *plotTo != "" {
+		if _, err := plots.FormatOf(*plotTo); err != nil {
+			return &usageError{"gpusim nccl-tests: --plot " + err.Error()}
+		}
+	}
 	rows, err := mirror.NCCLTests(t, cfg)
 	if err != nil {
 		return fmt.Errorf("gpusim nccl-tests: %v", err)
 	}
-	if *asJSON {
-		n := cfg.GPUs
-		if n <= 0 {
-			n = len(t.Machine.GPUs)
+	n := cfg.GPUs
+	if n <= 0 {
+		n = len(t.Machine.GPUs)
+	}
+	if *plotTo != "" {
+		if err := plotNCCLTests(*plotTo, t, cfg, n, rows); err != nil {
+			return err
 		}
+	}
+	if *asJSON {
 		return mirror.WriteNCCLTestsJSON(stdout, cfg, n, rows)
 	}
 	mirror.WriteNCCLTests(stdout, t, cfg, rows)
 	return nil
 }
 
-const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json]"
+const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json] [--plot FILE]"
 
 type listFlag []string
 
@@ -130,6 +142,7 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	buf := fs.Int64("buffer-size", mirror.NVBandwidthDefaultBuffer>>20, "copy size in MiB, as nvbandwidth's -b")
 	fs.Int64Var(buf, "b", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size")
 	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"unit", "rows", "cols", "matrix"}}} instead`)
+	plotTo := fs.String("plot", "", "also draw each matrix as a heatmap into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, nvbSynopsis, args, stdout) {
 		return nil
 	}
@@ -149,6 +162,11 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	for _, tc := range tests {
 		if !contains(mirror.NVBandwidthTests, tc) {
 			return &usageError{fmt.Sprintf("gpusim nvbandwidth: unknown test %q; tests: %s", tc, strings.Join(mirror.NVBandwidthTests, ", "))}
+		}
+	}
+	if *plotTo != "" {
+		if _, err := plots.FormatOf(*plotTo); err != nil {
+			return &usageError{"gpusim nvbandwidth: --plot " + err.Error()}
 		}
 	}
 	t, err := loadTopology(*topo)
@@ -172,6 +190,11 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "SUM %s %.2f\n", m.Name, m.Sum())
 			}
 			fmt.Fprintln(stdout)
+		}
+	}
+	if *plotTo != "" {
+		if err := plotMatrices(*plotTo, t.Name, all); err != nil {
+			return err
 		}
 	}
 	if *asJSON {

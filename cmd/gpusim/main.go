@@ -6,10 +6,15 @@
 //
 // Usage:
 //
-//	gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict]
+//	gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--plot DIR] [--strict]
+//	gpusim sweep SCENARIO [-j N] [--csv FILE] [--plot DIR]
 //	gpusim validate FILE
-//	gpusim topo show TOPOLOGY
+//	gpusim topo show|plot|dot TOPOLOGY
+//	gpusim nccl-tests | nvbandwidth | p2p-test --topology T
+//	gpusim accuracy
 //	gpusim version
+//
+// Run "gpusim help" for every command and flag.
 //
 // Exit status: 0 success; 1 an output file could not be written or another
 // failure of the environment; 2 bad input (a malformed file, an unknown name,
@@ -45,11 +50,12 @@ func main() {
 const usage = `gpusim predicts how multi-GPU workloads behave on a machine.
 
 Usage:
-  gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict] [--max-ops N]
-        simulate a scenario and print a summary (or JSON)
-  gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--shard i/n] [--resume]
+  gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--plot DIR [--from T] [--to T]]
+        simulate a scenario and print a summary (or JSON); --plot draws its
+        timeline and utilization
+  gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume]
         run every point of the scenario's sweep: block, in parallel
-  gpusim sweep merge FILE... [--csv FILE] [--json]
+  gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR]
         join the tables of sharded sweeps
   gpusim validate FILE
         check a topology or scenario file without running it
@@ -57,9 +63,13 @@ Usage:
         print a topology (a file or a shipped name) and the path between GPU pairs
   gpusim topo list
         list the shipped topologies
-  gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json]
+  gpusim topo plot TOPOLOGY -o FILE
+        draw the predicted GPU-to-GPU bandwidth as a heatmap (.png, .svg, .pdf)
+  gpusim topo dot TOPOLOGY [-o FILE]
+        write the machine graph as Graphviz DOT
+  gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json] [--plot FILE]
         predict nccl-tests' table (all_reduce_perf, all_gather_perf, ...)
-  gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json]
+  gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json] [--plot FILE]
         predict nvbandwidth's matrices
   gpusim p2p-test --topology T [--json]
         predict the CUDA sample p2pBandwidthLatencyTest's matrices
@@ -226,6 +236,12 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
 	}
 	tmp := f.Name()
+	// CreateTemp makes the file private; outputs are ordinary files.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		os.Remove(tmp)

@@ -76,6 +76,9 @@ func TestReadmeQuickstart(t *testing.T) {
 	got := strings.Split(out.String(), "\n")
 	i := 0
 	for _, line := range strings.Split(string(block), "\n") {
+		if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "    ") {
+			break // the end of the indented sample
+		}
 		line = strings.TrimPrefix(line, "    ")
 		if strings.TrimSpace(line) == "" || strings.TrimSpace(line) == "..." {
 			continue

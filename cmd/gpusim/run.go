@@ -14,7 +14,7 @@ import (
 	"gpusim/topologies"
 )
 
-const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--strict] [--max-ops N]"
+const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--plot DIR [--from T] [--to T]] [--strict] [--max-ops N]"
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runSynopsis, stderr)
@@ -22,6 +22,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs.Var(set, "set", "override a scenario var: name=value (repeatable)")
 	asJSON := fs.Bool("json", false, "print one JSON document with every op instead of the summary")
 	trace := fs.String("trace", "", "write a Chrome/Perfetto trace to `FILE` (open it in ui.perfetto.dev)")
+	plotTo := fs.String("plot", "", "write timeline.png, timeline.svg and utilization.png into `DIR`")
+	var from, to timeFlag
+	fs.Var(&from, "from", "with --plot: start the timeline at this time, such as 1.5ms")
+	fs.Var(&to, "to", "with --plot: end the timeline at this time (default: the end of the run)")
 	strict := fs.Bool("strict", false, "treat warnings as errors (exit status 2)")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
 	if helpRequested(fs, runSynopsis, args, stdout) {
@@ -33,6 +37,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 1 {
 		return &usageError{"usage: " + runSynopsis}
+	}
+	if (from.set || to.set) && *plotTo == "" {
+		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR; add --plot"}
 	}
 	sc, err := loadScenario(pos[0], set, *maxOps)
 	if err != nil {
@@ -48,6 +55,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *trace != "" {
 		if err := writeFileAtomic(*trace, func(w io.Writer) error { return sim.WriteTrace(w, res) }); err != nil {
+			return err
+		}
+	}
+	if *plotTo != "" && dl == nil {
+		if err := plotRun(*plotTo, res, from, to); err != nil {
 			return err
 		}
 	}

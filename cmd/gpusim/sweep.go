@@ -23,7 +23,7 @@ import (
 	"gpusim/sim"
 )
 
-const sweepSynopsis = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--shard i/n] [--resume] [--set k=v]...\n       gpusim sweep merge FILE... [--csv FILE] [--json]"
+const sweepSynopsis = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume] [--set k=v]...\n       gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"
 
 // sweepRow is one point of a sweep.
 type sweepRow struct {
@@ -37,6 +37,7 @@ type sweepRow struct {
 	LinkUtil   float64    `json:"busiest_link_util"`
 	Bottleneck string     `json:"bottleneck"`
 	Error      string     `json:"error,omitempty"`
+	topology   string     // the point's machine, for plot titles (not written)
 }
 
 type gpuShare struct {
@@ -65,6 +66,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	shard := fs.String("shard", "", "run only points i, i+n, i+2n, ... (`i/n`); default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shards")
 	shards := fs.Int("shards", 0, "the shard count when JOB_COMPLETION_INDEX gives the index (Kubernetes Indexed Jobs)")
 	resume := fs.Bool("resume", false, "keep the points already in --csv FILE and run only the missing ones")
+	plotTo := fs.String("plot", "", "write sweep.png into `DIR`: the metric against the first swept var, a series per value of the others")
+	metric := fs.String("metric", "makespan", "the metric --plot draws: "+sweepMetricNames())
 	set := setFlag{}
 	fs.Var(set, "set", "override a var that is not swept: name=value (repeatable)")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse points that expand to more than `N` ops")
@@ -80,6 +83,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	if *jobs < 1 {
 		return &usageError{"gpusim sweep: -j must be at least 1"}
+	}
+	if err := checkSweepMetric(*metric); err != nil {
+		return err
 	}
 	if *resume && *csvOut == "" {
 		return &usageError{"gpusim sweep: --resume needs --csv FILE, the file to resume"}
@@ -183,6 +189,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if *plotTo != "" && len(table.Rows) > 0 {
+		if err := plotSweep(*plotTo, table, *metric); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		if err := writeSweepJSON(stdout, table); err != nil {
 			return &failError{err}
@@ -251,6 +262,7 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 		row.Error = oneLine(err.Error())
 		return row
 	}
+	row.topology = sc.Topology.Name
 	res, err := sim.Run(sc.Topology.Machine, sc.Program)
 	if err != nil {
 		row.Error = oneLine(err.Error())
@@ -423,6 +435,8 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sweep merge", sweepSynopsis, stderr)
 	csvOut := fs.String("csv", "", "write the merged table as CSV to `FILE`")
 	asJSON := fs.Bool("json", false, "print the merged table as JSON")
+	plotTo := fs.String("plot", "", "write sweep.png of the merged table into `DIR`")
+	metric := fs.String("metric", "makespan", "the metric --plot draws: "+sweepMetricNames())
 	if helpRequested(fs, sweepSynopsis, args, stdout) {
 		return nil
 	}
@@ -431,7 +445,10 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(files) == 0 {
-		return &usageError{"usage: gpusim sweep merge FILE... [--csv FILE] [--json]"}
+		return &usageError{"usage: gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"}
+	}
+	if err := checkSweepMetric(*metric); err != nil {
+		return err
 	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}
@@ -464,6 +481,11 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	if *csvOut != "" {
 		if err := writeFileAtomic(*csvOut, func(w io.Writer) error { return writeSweepCSV(w, merged) }); err != nil {
+			return err
+		}
+	}
+	if *plotTo != "" && len(merged.Rows) > 0 {
+		if err := plotSweep(*plotTo, merged, *metric); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"gpusim/internal/units"
 	"gpusim/models"
+	"gpusim/plots"
 	"gpusim/sim"
 	"gpusim/topologies"
 
@@ -82,7 +84,7 @@ func fileKind(data []byte) string {
 	return kind
 }
 
-const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list"
+const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE]"
 
 func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -112,6 +114,8 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		}
 		showTopology(stdout, t)
 		return nil
+	case "plot", "dot":
+		return cmdTopoDraw(args[0], args[1:], stdout, stderr)
 	}
 	return &usageError{fmt.Sprintf("gpusim topo: unknown subcommand %q; usage: %s", args[0], topoSynopsis)}
 }
@@ -253,4 +257,60 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// maxHeatmapGPUs bounds topo plot: beyond it the cells are too small to
+// read (and the n^2 copies it simulates take a while).
+const maxHeatmapGPUs = 64
+
+// cmdTopoDraw is "topo plot" (a heatmap of predicted peer bandwidth) and
+// "topo dot" (Graphviz DOT of the machine graph).
+func cmdTopoDraw(sub string, args []string, stdout, stderr io.Writer) error {
+	synopsis := "gpusim topo plot TOPOLOGY -o FILE"
+	if sub == "dot" {
+		synopsis = "gpusim topo dot TOPOLOGY [-o FILE]"
+	}
+	fs := newFlagSet("topo "+sub, synopsis, stderr)
+	out := fs.String("o", "", "write to `FILE` (plot: .png, .svg or .pdf; dot: default standard output)")
+	if helpRequested(fs, synopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || (sub == "plot" && *out == "") {
+		return &usageError{"usage: " + synopsis}
+	}
+	if sub == "plot" {
+		if _, err := plots.FormatOf(*out); err != nil {
+			return &usageError{"gpusim topo plot: -o " + err.Error()}
+		}
+	}
+	t, err := loadTopology(pos[0])
+	if err != nil {
+		return err
+	}
+	if sub == "dot" {
+		if *out == "" {
+			if err := plots.WriteDOT(stdout, t.Machine); err != nil {
+				return &failError{err}
+			}
+			return nil
+		}
+		return writeFileAtomic(*out, func(w io.Writer) error { return plots.WriteDOT(w, t.Machine) })
+	}
+	if len(t.Machine.GPUs) < 2 {
+		return fmt.Errorf("%s: one GPU: there is no peer bandwidth to plot", t.Name)
+	}
+	if n := len(t.Machine.GPUs); n > maxHeatmapGPUs {
+		return fmt.Errorf("%s: %d GPUs: a heatmap of every pair is readable up to %d; use gpusim topo show for the paths", t.Name, n, maxHeatmapGPUs)
+	}
+	p, err := plots.TopoHeatmap(t.Machine, "")
+	if err != nil {
+		return fmt.Errorf("gpusim topo plot: %v", err)
+	}
+	n := float64(len(t.Machine.GPUs))
+	side := plots.Pixels(math.Max(640, 160+90*n))
+	return writePlot(*out, p, side+plots.Pixels(60), side)
 }

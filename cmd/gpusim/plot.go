@@ -1,0 +1,345 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"gpusim/internal/units"
+	"gpusim/mirror"
+	"gpusim/plots"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// timeFlag is a --from/--to time such as "1.5ms".
+type timeFlag struct {
+	t   sim.Time
+	set bool
+}
+
+func (f *timeFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return f.t.String()
+}
+
+func (f *timeFlag) Set(s string) error {
+	v, err := units.Parse(s, units.Duration)
+	if err != nil || v < 0 || v > 1e6 {
+		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s", s)
+	}
+	f.t, f.set = sim.Time(math.Round(v*1e12)), true
+	return nil
+}
+
+// writePlot renders p atomically to name, in the format its extension
+// names.
+func writePlot(name string, p *plot.Plot, w, h vg.Length) error {
+	format, err := plots.FormatOf(name)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	return writeFileAtomic(name, func(out io.Writer) error { return plots.Write(out, p, w, h, format) })
+}
+
+// writePlotGrid renders plots as a grid of tiles to name.
+func writePlotGrid(name string, ps []*plot.Plot, cols int, w, h vg.Length) error {
+	format, err := plots.FormatOf(name)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	return writeFileAtomic(name, func(out io.Writer) error { return plots.WriteGrid(out, ps, cols, w, h, format) })
+}
+
+// plotDir makes the directory plots go into.
+func plotDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &failError{fmt.Errorf("cannot make the plot directory: %v", err)}
+	}
+	return nil
+}
+
+// plotRun writes timeline.png, timeline.svg and utilization.png of a run.
+func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
+	if err := plotDir(dir); err != nil {
+		return err
+	}
+	title := res.Program.Name + " on " + res.Machine.Name
+	opt := plots.TimelineOptions{Title: title, From: from.t}
+	if to.set {
+		opt.To = to.t
+		if to.t <= from.t {
+			return &usageError{fmt.Sprintf("gpusim run: --to %s is not after --from %s", to.t, from.t)}
+		}
+	}
+	if from.set && from.t >= res.Makespan && res.Makespan > 0 {
+		return &usageError{fmt.Sprintf("gpusim run: --from %s is not before the end of the run, %s", from.t, res.Makespan)}
+	}
+	if from.set || to.set {
+		end := res.Makespan
+		if to.set && to.t < end {
+			end = to.t
+		}
+		opt.Title += fmt.Sprintf(", %s to %s", from.t, end)
+	}
+	p, info, err := plots.Timeline(res, opt)
+	if err != nil {
+		return fmt.Errorf("gpusim run: %v", err)
+	}
+	for _, name := range []string{"timeline.png", "timeline.svg"} {
+		if err := writePlot(filepath.Join(dir, name), p, plots.TimelineWidth, info.Height); err != nil {
+			return err
+		}
+	}
+	us, err := plots.Utilization(res, title, 0)
+	if err != nil {
+		return fmt.Errorf("gpusim run: %v", err)
+	}
+	return writePlotGrid(filepath.Join(dir, "utilization.png"), us, 1, plots.TimelineWidth, plots.Pixels(420))
+}
+
+// sweepMetrics are the columns --metric can plot, with their axis labels.
+var sweepMetrics = []struct {
+	name, label string
+	value       func(r *sweepRow) float64
+}{
+	{"makespan", "makespan", func(r *sweepRow) float64 { return r.MakespanS }},
+	{"idle_mean", "mean GPU idle (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
+	{"idle_max", "largest GPU idle (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
+	{"busiest_link_util", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
+}
+
+func sweepMetricNames() string {
+	var n []string
+	for _, m := range sweepMetrics {
+		n = append(n, m.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func checkSweepMetric(name string) error {
+	for _, m := range sweepMetrics {
+		if m.name == name {
+			return nil
+		}
+	}
+	return &usageError{fmt.Sprintf("gpusim sweep: unknown --metric %q; metrics: %s", name, sweepMetricNames())}
+}
+
+// plotSweep writes DIR/sweep.png: the metric against the first swept var,
+// one series per combination of the others.
+func plotSweep(dir string, t *sweepTable, metric string) error {
+	if err := plotDir(dir); err != nil {
+		return err
+	}
+	p, err := sweepPlot(t, metric)
+	if err != nil {
+		return err
+	}
+	return writePlot(filepath.Join(dir, "sweep.png"), p, plots.Pixels(1100), plots.Pixels(700))
+}
+
+func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
+	var m = sweepMetrics[0]
+	for _, x := range sweepMetrics {
+		if x.name == metric {
+			m = x
+		}
+	}
+	if len(t.Vars) == 0 {
+		return nil, fmt.Errorf("%s: the sweep has no vars to plot against", t.Scenario)
+	}
+	// The x values, in the order of the sweep's first var.
+	var xs []string
+	xi := map[string]int{}
+	for _, r := range t.Rows {
+		if _, ok := xi[r.Values[0]]; !ok {
+			xi[r.Values[0]] = len(xs)
+			xs = append(xs, r.Values[0])
+		}
+	}
+	// Plain numbers go on a linear axis; anything else (sizes, names) is
+	// one tick per value, equally spaced, labelled as written.
+	numeric := true
+	xv := make([]float64, len(xs))
+	for i, s := range xs {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !finiteF(v) {
+			numeric = false
+			break
+		}
+		xv[i] = v
+	}
+	if !numeric {
+		for i := range xv {
+			xv[i] = float64(i)
+		}
+	}
+	// The y unit: seconds scaled to what reads well.
+	scale, unit := 1.0, ""
+	if m.name == "makespan" {
+		hi := 0.0
+		for _, r := range t.Rows {
+			hi = math.Max(hi, r.MakespanS)
+		}
+		switch {
+		case hi >= 10:
+			scale, unit = 1, "s"
+		case hi >= 10e-3:
+			scale, unit = 1e3, "ms"
+		default:
+			scale, unit = 1e6, "us"
+		}
+	}
+	var series []plots.Series
+	si := map[string]int{}
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		var parts []string
+		for k := 1; k < len(t.Vars); k++ {
+			parts = append(parts, t.Vars[k]+"="+r.Values[k])
+		}
+		key := strings.Join(parts, ", ")
+		n, ok := si[key]
+		if !ok {
+			n = len(series)
+			si[key] = n
+			name := key
+			if name == "" {
+				name = m.label
+			}
+			series = append(series, plots.Series{Name: name})
+		}
+		y := math.NaN()
+		if r.Error == "" {
+			y = m.value(r) * scale
+		}
+		series[n].X = append(series[n].X, xv[xi[r.Values[0]]])
+		series[n].Y = append(series[n].Y, y)
+	}
+	ylabel := m.label
+	if unit != "" {
+		ylabel += " (" + unit + ")"
+	}
+	// Name the machine when every point ran on the same one.
+	topology := ""
+	for i, r := range t.Rows {
+		if i == 0 || r.topology == topology {
+			topology = r.topology
+			continue
+		}
+		topology = ""
+		break
+	}
+	title := t.Scenario
+	if topology != "" {
+		title += " on " + topology
+	}
+	title += ": " + m.name + " against " + t.Vars[0]
+	if t.Partial || len(t.Rows) < t.Total {
+		title += fmt.Sprintf(" (%d of %d points)", len(t.Rows), t.Total)
+	}
+	var ticks []string
+	if !numeric {
+		ticks = xs
+	}
+	p, err := plots.Lines(title, t.Vars[0], ylabel, series, false, ticks)
+	if err != nil {
+		return nil, err
+	}
+	if numeric && len(xs) <= 16 {
+		// A tick at each swept value, as written in the scenario.
+		var ts []plot.Tick
+		for i, s := range xs {
+			ts = append(ts, plot.Tick{Value: xv[i], Label: strings.TrimSpace(s)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ts)
+	}
+	return p, nil
+}
+
+func finiteF(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// plotNCCLTests writes busbw and algbw against size.
+func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConfig, gpus int, rows []mirror.NCCLRow) error {
+	if _, err := plots.FormatOf(name); err != nil {
+		return &usageError{err.Error()}
+	}
+	bus := plots.Series{Name: "busbw"}
+	alg := plots.Series{Name: "algbw"}
+	for _, r := range rows {
+		bus.X, bus.Y = append(bus.X, float64(r.Size)), append(bus.Y, r.BusBW)
+		alg.X, alg.Y = append(alg.X, float64(r.Size)), append(alg.Y, r.AlgBW)
+	}
+	title := fmt.Sprintf("nccl-tests %s_perf on %s, %d GPUs (predicted)", cfg.Op, t.Name, gpus)
+	p, err := plots.Lines(title, "message size", "bandwidth (GB/s)", []plots.Series{bus, alg}, true, nil)
+	if err != nil {
+		return err
+	}
+	p.X.Tick.Marker = plots.SizeTicks{}
+	return writePlot(name, p, plots.Pixels(1100), plots.Pixels(700))
+}
+
+// plotMatrices writes one heatmap per matrix, in a grid.
+func plotMatrices(name, machine string, ms []*mirror.Matrix) error {
+	if _, err := plots.FormatOf(name); err != nil {
+		return &usageError{err.Error()}
+	}
+	var ps []*plot.Plot
+	var hs []vg.Length
+	maxCols := 1
+	for _, m := range ms {
+		v := make([][]float64, len(m.Rows))
+		for r := range m.Rows {
+			v[r] = make([]float64, len(m.Cols))
+			for c := range m.Cols {
+				v[r][c] = math.NaN()
+				if x := m.Cells[r][c]; x != nil {
+					v[r][c] = *x
+				}
+			}
+		}
+		p, err := plots.Heatmap(machine+": "+m.Name, axisOf(m.Title, "(column)"), axisOf(m.Title, "(row)"), m.Rows, m.Cols, v, nil, m.Unit)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+		hs = append(hs, plots.Pixels(float64(130+48*len(m.Rows))))
+		maxCols = max(maxCols, len(m.Cols))
+	}
+	w := plots.Pixels(math.Max(560, float64(160+64*maxCols)))
+	cols := 1
+	if len(ps) > 1 {
+		cols = 2
+	}
+	format, err := plots.FormatOf(name)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	return writeFileAtomic(name, func(out io.Writer) error { return plots.WriteSheet(out, ps, cols, w, hs, format) })
+}
+
+// axisOf names a matrix axis from the tool's title, "memcpy CE CPU(row) ->
+// GPU(column) ...": the word before the marker ("CPU"), as "source CPU" for
+// rows and "destination GPU" for columns.
+func axisOf(title, marker string) string {
+	role := map[string]string{"(row)": "row", "(column)": "column"}[marker]
+	i := strings.Index(title, marker)
+	if i < 0 {
+		return role
+	}
+	f := strings.Fields(title[:i])
+	if len(f) == 0 {
+		return role
+	}
+	return f[len(f)-1] + " (" + role + ")"
+}

@@ -1,0 +1,333 @@
+// Package plots draws gpusim's results for design reviews with gonum/plot:
+// timelines (a Gantt chart of every host thread, stream, copy engine and the
+// busiest links), utilization over time, sweep results, topology bandwidth
+// heatmaps and benchmark curves, and Graphviz DOT of the machine graph.
+// Every function returns the plot (so that tests can read its structure)
+// and Write renders it to an io.Writer as PNG, SVG or PDF.
+//
+//	p, info, err := plots.Timeline(res, plots.TimelineOptions{Title: "quickstart on pcie-2gpu"})
+//	err = plots.Write(w, p, plots.TimelineWidth, info.Height, "svg")
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"gpusim/sim"
+)
+
+// Pixels converts a size in pixels of a 96-dpi PNG to a vg length.
+func Pixels(px float64) vg.Length { return vg.Length(px) * vg.Inch / 96 }
+
+// TimelineWidth is the width of timelines: 1600 pixels.
+var TimelineWidth = Pixels(1600)
+
+// Formats lists the output formats Write accepts.
+var Formats = []string{"png", "svg", "pdf"}
+
+// FormatOf returns the format of a file name from its extension, or an
+// error naming the valid ones.
+func FormatOf(name string) (string, error) {
+	i := strings.LastIndexByte(name, '.')
+	if i >= 0 {
+		f := strings.ToLower(name[i+1:])
+		for _, x := range Formats {
+			if f == x {
+				return f, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: a plot's file name ends in .png, .svg or .pdf", name)
+}
+
+// Write renders p at w x h in format ("png", "svg" or "pdf"), its legend
+// (if any) to the right of the data, where it covers nothing.
+func Write(out io.Writer, p *plot.Plot, w, h vg.Length, format string) error {
+	c, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(c)
+	drawPlot(dc, p, legendWidth(dc, p))
+	_, err = c.WriteTo(out)
+	return err
+}
+
+// legendGap separates the data area from a legend beside it.
+const legendGap = vg.Length(14)
+
+// legendWidth is the width a plot's legend needs beside the data, 0 if it
+// has no entries.
+func legendWidth(c draw.Canvas, p *plot.Plot) vg.Length {
+	if p == nil {
+		return 0
+	}
+	w := p.Legend.Rectangle(c).Size().X
+	if w <= 0 {
+		return 0
+	}
+	return w + legendGap
+}
+
+// drawPlot draws p in c with its legend in a strip of width side on the
+// right, under the title (side 0: no strip).
+func drawPlot(c draw.Canvas, p *plot.Plot, side vg.Length) {
+	c = draw.Crop(c, 0, 0, 0, -vg.Points(5)) // room above the title
+	if side <= 0 {
+		p.Draw(c)
+		return
+	}
+	leg := p.Legend
+	p.Legend = plot.NewLegend() // drawn below, outside the data
+	p.Draw(draw.Crop(c, 0, -side, 0, 0))
+	p.Legend = leg
+	top := vg.Length(0)
+	if p.Title.Text != "" {
+		top = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding + legendGap
+	}
+	leg.Left, leg.Top = true, true
+	leg.XOffs, leg.YOffs = 0, 0
+	leg.Draw(draw.Crop(c, c.Size().X-side+legendGap, 0, 0, -top))
+}
+
+// WriteTiles renders plots stacked in one column, each w x h.
+func WriteTiles(out io.Writer, ps []*plot.Plot, w, h vg.Length, format string) error {
+	return WriteGrid(out, ps, 1, w, h, format)
+}
+
+// WriteGrid renders plots in a grid of cols columns, row by row, each tile
+// w x h.
+func WriteGrid(out io.Writer, ps []*plot.Plot, cols int, w, h vg.Length, format string) error {
+	if len(ps) == 0 {
+		return fmt.Errorf("nothing to draw")
+	}
+	cols = max(1, min(cols, len(ps)))
+	nrows := (len(ps) + cols - 1) / cols
+	c, err := draw.NewFormattedCanvas(w*vg.Length(cols), h*vg.Length(nrows), format)
+	if err != nil {
+		return err
+	}
+	rows := make([][]*plot.Plot, nrows)
+	for i := range rows {
+		rows[i] = make([]*plot.Plot, cols)
+	}
+	for i, p := range ps {
+		rows[i/cols][i%cols] = p
+	}
+	pad := vg.Points(6)
+	canvases := plot.Align(rows, draw.Tiles{Rows: nrows, Cols: cols, PadTop: pad, PadBottom: pad, PadLeft: pad, PadRight: pad, PadX: pad, PadY: pad}, draw.New(c))
+	// Reserve the same strip for legends in every tile of a column so
+	// that stacked time axes stay aligned.
+	side := make([]vg.Length, cols)
+	for i, p := range ps {
+		side[i%cols] = max(side[i%cols], legendWidth(canvases[i/cols][i%cols], p))
+	}
+	for i, p := range ps {
+		drawPlot(canvases[i/cols][i%cols], p, side[i%cols])
+	}
+	_, err = c.WriteTo(out)
+	return err
+}
+
+// newPlot returns a plot with gpusim's defaults: readable text at the
+// default size.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = font.Length(16)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = font.Length(13)
+		a.Tick.Label.Font.Size = font.Length(11)
+	}
+	p.Legend.TextStyle.Font.Size = font.Length(11)
+	p.Legend.Padding = vg.Points(3)
+	p.X.Tick.Marker, p.Y.Tick.Marker = NiceTicks{N: 10}, NiceTicks{N: 8}
+	return p
+}
+
+// Kind is the category an op is colored by.
+type Kind string
+
+// Kinds of bars, in legend order.
+const (
+	KindKernel   Kind = "kernel"
+	KindComm     Kind = "collective"
+	KindH2D      Kind = "copy H2D"
+	KindD2H      Kind = "copy D2H"
+	KindP2P      Kind = "copy P2P"
+	KindStaged   Kind = "copy staged"
+	KindD2D      Kind = "copy D2D"
+	KindHost     Kind = "host work"
+	KindAPI      Kind = "API call"
+	KindWait     Kind = "sync wait"
+	KindTransfer Kind = "link load"
+	KindCollWait Kind = "waiting for ranks"
+)
+
+var kindOrder = []Kind{KindKernel, KindComm, KindCollWait, KindH2D, KindD2H, KindP2P, KindStaged, KindD2D, KindHost, KindAPI, KindWait, KindTransfer}
+
+// kindColor is a palette chosen to be told apart (Okabe-Ito, plus greys).
+var kindColor = map[Kind]color.RGBA{
+	KindKernel:   {0, 114, 178, 255},   // blue
+	KindComm:     {213, 94, 0, 255},    // vermillion
+	KindCollWait: {240, 180, 140, 255}, // light vermillion
+	KindH2D:      {0, 158, 115, 255},   // bluish green
+	KindD2H:      {86, 180, 233, 255},  // sky blue
+	KindP2P:      {204, 121, 167, 255}, // reddish purple
+	KindStaged:   {230, 159, 0, 255},   // orange
+	KindD2D:      {117, 112, 179, 255}, // purple
+	KindHost:     {240, 228, 66, 255},  // yellow
+	KindAPI:      {170, 170, 170, 255}, // grey
+	KindWait:     {230, 200, 200, 255}, // pale red
+	KindTransfer: {90, 90, 90, 255},    // dark grey
+}
+
+func copyKind(k sim.CopyKind) Kind {
+	switch k {
+	case sim.CopyH2D:
+		return KindH2D
+	case sim.CopyD2H:
+		return KindD2H
+	case sim.CopyNVLink, sim.CopyP2P:
+		return KindP2P
+	case sim.CopyStaged:
+		return KindStaged
+	}
+	return KindD2D
+}
+
+// timeUnit picks the unit of a time axis for a span.
+func timeUnit(span sim.Time) (string, float64) {
+	switch {
+	case span >= 10*sim.Second:
+		return "s", 1e12
+	case span >= 10*sim.Millisecond:
+		return "ms", 1e9
+	case span >= 10*sim.Microsecond:
+		return "us", 1e6
+	}
+	return "ns", 1e3
+}
+
+// largerUnit is the time unit after unit: ns, us, ms, s.
+func largerUnit(unit string, scale float64) (string, float64) {
+	switch unit {
+	case "ns":
+		return "us", 1e6
+	case "us":
+		return "ms", 1e9
+	case "ms":
+		return "s", 1e12
+	}
+	return unit, scale
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// linkLabel names a link direction for a lane or legend: "gpu0->sw0 pcie"
+// for a link the topology left unnamed, "NAME gpu0->sw0" otherwise.
+func linkLabel(m *sim.Machine, l sim.LinkStats) string {
+	lk := m.Links[l.Link]
+	a, z := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
+	if l.Reverse {
+		a, z = z, a
+	}
+	if lk.Name == "link:"+m.Nodes[lk.A].Name+"-"+m.Nodes[lk.B].Name {
+		return fmt.Sprintf("%s->%s %s", a, z, lk.Kind)
+	}
+	return fmt.Sprintf("%s %s->%s", strings.TrimPrefix(lk.Name, "link:"), a, z)
+}
+
+// NiceTicks labels about N evenly spaced round values (1, 2 or 5 times a
+// power of ten apart), with unlabelled minor ticks between them.
+type NiceTicks struct{ N int }
+
+// Ticks implements plot.Ticker.
+func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
+	n := t.N
+	if n < 2 {
+		n = 10
+	}
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, f := range []float64{1, 2, 5, 10} {
+		if f*mag >= raw {
+			step = f * mag
+			break
+		}
+	}
+	minor := step / 5
+	if step/mag == 2 {
+		minor = step / 4
+	}
+	var ts []plot.Tick
+	first := math.Ceil(lo/minor-1e-9) * minor
+	for k := 0; ; k++ {
+		v := first + float64(k)*minor
+		if v > hi+minor*1e-9 || k > 10000 {
+			break
+		}
+		// Snap to the grid to print 0.3, not 0.30000000000000004.
+		v = math.Round(v/minor) * minor
+		tk := plot.Tick{Value: v}
+		if r := v / step; math.Abs(r-math.Round(r)) < 1e-6 {
+			tk.Label = strconv.FormatFloat(v, 'g', 8, 64)
+		}
+		ts = append(ts, tk)
+	}
+	return ts
+}
+
+// WriteSheet renders plots of different sizes in a grid of cols columns,
+// each w wide; hs are their heights, and a row is as high as its tallest.
+// Unlike WriteGrid it does not align axes: for independent plots such as
+// the matrices of a benchmark.
+func WriteSheet(out io.Writer, ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length, format string) error {
+	if len(ps) == 0 || len(hs) != len(ps) {
+		return fmt.Errorf("nothing to draw")
+	}
+	cols = max(1, min(cols, len(ps)))
+	var rowH []vg.Length
+	for i, h := range hs {
+		if i%cols == 0 {
+			rowH = append(rowH, 0)
+		}
+		rowH[len(rowH)-1] = max(rowH[len(rowH)-1], h)
+	}
+	var total vg.Length
+	for _, h := range rowH {
+		total += h
+	}
+	c, err := draw.NewFormattedCanvas(w*vg.Length(cols), total, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(c)
+	top := total
+	pad := vg.Points(8)
+	for r, h := range rowH {
+		for k := 0; k < cols && r*cols+k < len(ps); k++ {
+			p := ps[r*cols+k]
+			tile := draw.Crop(dc, w*vg.Length(k)+pad, -(w*vg.Length(cols-k-1) + pad), top-h+pad, -(total-top)-pad)
+			drawPlot(tile, p, legendWidth(tile, p))
+		}
+		top -= h
+	}
+	_, err = c.WriteTo(out)
+	return err
+}

@@ -1,0 +1,529 @@
+package plots_test
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+
+	"gpusim/plots"
+	"gpusim/scenarios"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// A PCIe Gen4 box: two GPUs under one switch, the host above it.
+const twoGPU = `
+name: box
+hosts:
+  - {name: cpu0, cores: 8}
+gpus:
+  - {name: gpu0, model: L40S, host: cpu0}
+  - {name: gpu1, model: L40S, host: cpu0}
+switches:
+  - {name: sw0, kind: pcie, p2p: true}
+links:
+  - {ends: [gpu0, sw0], type: pcie4x16}
+  - {ends: [gpu1, sw0], type: pcie4x16}
+  - {ends: [sw0, cpu0], type: pcie4x16}
+`
+
+// gpu0 computes 10 ms while a 100 MB pinned copy feeds it over PCIe
+// (about 4 ms at 26 GB/s); gpu1 computes 4 ms; the thread then syncs.
+// gpu1/idle is declared by a wait but runs no op.
+const fixed = `
+name: fixed
+topology: topo.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: k0, stream: gpu0/compute, duration: 10 ms}
+      - copy: {id: c1, from: cpu0, to: gpu0, bytes: 100 MB, memory: pinned, stream: gpu0/copy}
+      - kernel: {id: k1, stream: gpu1/compute, duration: 4 ms}
+      - sync: {stream: gpu0/compute}
+      - sync: {stream: gpu1/compute}
+`
+
+func run(t testing.TB, topo, scen string) *sim.Result {
+	t.Helper()
+	sc, err := scenarios.Load("scen.yaml", []byte(scen), scenarios.Options{
+		ReadFile: func(string) ([]byte, error) { return []byte(topo), nil },
+	})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res
+}
+
+func laneNames(info *plots.TimelineInfo) []string {
+	var n []string
+	for _, l := range info.Lanes {
+		n = append(n, l.Name)
+	}
+	return n
+}
+
+func TestTimelineStructure(t *testing.T) {
+	res := run(t, twoGPU, fixed)
+	p, info, err := plots.Timeline(res, plots.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hosts with their threads, then each GPU's streams and copy engines
+	// in the machine's order, then the link directions that carried bytes
+	// (the copy's path: cpu0 -> sw0 -> gpu0), in link order.
+	want := []string{"cpu0 main", "gpu0/compute", "gpu0/copy", "gpu0/ce0", "gpu1/compute", "sw0->gpu0 pcie", "cpu0->sw0 pcie"}
+	if got := laneNames(info); !reflect.DeepEqual(got, want) {
+		t.Errorf("lanes = %q, want %q", got, want)
+	}
+	groups := []string{"cpu0", "gpu0", "gpu0", "gpu0", "gpu1", "links", "links"}
+	for i, l := range info.Lanes {
+		if i < len(groups) && l.Group != groups[i] {
+			t.Errorf("lane %s in group %q, want %q", l.Name, l.Group, groups[i])
+		}
+		if l.Bars == 0 {
+			t.Errorf("lane %s has no bars; every op of the run is in the window", l.Name)
+		}
+	}
+	// The y axis names the lanes top to bottom.
+	ticks := p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)
+	var labels []string
+	for i := len(ticks) - 1; i >= 0; i-- {
+		labels = append(labels, ticks[i].Label)
+	}
+	if !reflect.DeepEqual(labels, want) {
+		t.Errorf("y tick labels top to bottom = %q, want %q", labels, want)
+	}
+	// Only the kinds the run has, in the legend's fixed order.
+	wantLegend := []plots.Kind{plots.KindKernel, plots.KindH2D, plots.KindAPI, plots.KindWait, plots.KindTransfer}
+	if !reflect.DeepEqual(info.Legend, wantLegend) {
+		t.Errorf("legend = %q, want %q", info.Legend, wantLegend)
+	}
+	// The run is a little over 10 ms (the kernel plus API calls): the axis
+	// is in ms from 0 to the makespan.
+	if info.Unit != "ms" || p.X.Label.Text != "time (ms)" {
+		t.Errorf("unit %q, label %q; want ms", info.Unit, p.X.Label.Text)
+	}
+	if info.XMin != 0 || p.X.Min != 0 {
+		t.Errorf("x starts at %g (axis %g), want 0", info.XMin, p.X.Min)
+	}
+	if info.XMax < 10 || info.XMax > 10.1 || p.X.Max != info.XMax {
+		t.Errorf("x ends at %g (axis %g), want the makespan, just over 10 ms", info.XMax, p.X.Max)
+	}
+	if math.Abs(info.XMax-float64(res.Makespan)/1e9) > 1e-9 {
+		t.Errorf("x ends at %g ms, the makespan is %s", info.XMax, res.Makespan)
+	}
+	if p.Title.Text != "fixed on box" {
+		t.Errorf("title %q, want the scenario and topology names", p.Title.Text)
+	}
+}
+
+func TestTimelineWindow(t *testing.T) {
+	res := run(t, twoGPU, fixed)
+	ms := sim.Millisecond
+	// 5 ms to 6 ms: only gpu0's long kernel and the thread's sync run then;
+	// the copy (done by about 4 ms) and gpu1's 4 ms kernel do not.
+	_, info, err := plots.Timeline(res, plots.TimelineOptions{From: 5 * ms, To: 6 * ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Unit != "us" || info.XMin != 5000 || info.XMax != 6000 {
+		t.Errorf("axis %g..%g %s, want 5000..6000 us", info.XMin, info.XMax, info.Unit)
+	}
+	bars := map[string]int{}
+	for _, l := range info.Lanes {
+		bars[l.Name] = l.Bars
+	}
+	for name, want := range map[string]int{"cpu0 main": 1, "gpu0/compute": 1, "gpu0/copy": 0, "gpu0/ce0": 0, "gpu1/compute": 0} {
+		if bars[name] != want {
+			t.Errorf("%s has %d bars in 5-6 ms, want %d", name, bars[name], want)
+		}
+	}
+	if !reflect.DeepEqual(info.Legend, []plots.Kind{plots.KindKernel, plots.KindWait}) {
+		t.Errorf("legend in 5-6 ms = %q, want kernel and sync wait", info.Legend)
+	}
+	// A window after the end is refused.
+	if _, _, err := plots.Timeline(res, plots.TimelineOptions{From: res.Makespan + ms}); err == nil {
+		t.Error("a window after the run: no error")
+	}
+}
+
+func TestTimelineSVGDeterministic(t *testing.T) {
+	render := func() []byte {
+		res := run(t, twoGPU, fixed)
+		p, info, err := plots.Timeline(res, plots.TimelineOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := plots.Write(&b, p, plots.TimelineWidth, info.Height, "svg"); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	a, b := render(), render()
+	if !bytes.Equal(a, b) {
+		t.Fatal("two renderings of the same run differ")
+	}
+	// The text a reader sees is in the SVG: title, lanes, legend, unit.
+	for _, s := range []string{"fixed on box", "gpu0/ce0", "cpu0->sw0 pcie", "copy H2D", "sync wait", "time (ms)"} {
+		if !bytes.Contains(a, []byte(">"+html.EscapeString(s)+"<")) {
+			t.Errorf("the SVG has no text %q", s)
+		}
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(a), []byte("<?xml")) {
+		t.Error("not an SVG document")
+	}
+}
+
+func TestWriteFormats(t *testing.T) {
+	res := run(t, twoGPU, fixed)
+	p, info, err := plots.Timeline(res, plots.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	magic := map[string]string{"png": "\x89PNG", "svg": "<?xml", "pdf": "%PDF"}
+	for f, m := range magic {
+		var b bytes.Buffer
+		if err := plots.Write(&b, p, plots.TimelineWidth, info.Height, f); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !bytes.HasPrefix(b.Bytes(), []byte(m)) {
+			t.Errorf("%s output starts %q", f, b.Bytes()[:8])
+		}
+	}
+	for name, want := range map[string]string{"a/b.PNG": "png", "x.svg": "svg", "r.pdf": "pdf"} {
+		if got, err := plots.FormatOf(name); err != nil || got != want {
+			t.Errorf("FormatOf(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	for _, name := range []string{"plot", "plot.jpg", "png"} {
+		if _, err := plots.FormatOf(name); err == nil || !strings.Contains(err.Error(), ".png, .svg or .pdf") {
+			t.Errorf("FormatOf(%q): %v, want an error naming the valid extensions", name, err)
+		}
+	}
+}
+
+// A hand-built result: gpu0 runs kernels over [0, 50) and [25, 75) ns and a
+// copy over [90, 100) ns; gpu1 runs nothing.
+func handResult() *sim.Result {
+	tp, err := topologies.Load("topo.yaml", []byte(twoGPU))
+	if err != nil {
+		panic(err)
+	}
+	ns := sim.Nanosecond
+	return &sim.Result{
+		Machine:  tp.Machine,
+		Program:  &sim.Program{Name: "hand"},
+		Makespan: 100 * ns,
+		Ops: []sim.OpRecord{
+			{Kind: sim.OpKernel, GPU: 0, Start: 0, End: 50 * ns},
+			{Kind: sim.OpKernel, GPU: 0, Start: 25 * ns, End: 75 * ns},
+			{Kind: sim.OpCopy, GPU: 0, Start: 90 * ns, End: 100 * ns},
+		},
+	}
+}
+
+func TestBusy(t *testing.T) {
+	compute, comm := plots.Busy(handResult(), 4)
+	// Bins of 25 ns. The kernels' union is [0, 75): the first three bins;
+	// the copy fills 10 of the last bin's 25 ns.
+	if want := []float64{1, 1, 1, 0}; !reflect.DeepEqual(compute[0], want) {
+		t.Errorf("gpu0 compute = %v, want %v", compute[0], want)
+	}
+	if want := []float64{0, 0, 0, 0.4}; !near(comm[0], want) {
+		t.Errorf("gpu0 communication = %v, want %v", comm[0], want)
+	}
+	if compute[1] != nil || comm[1] != nil {
+		t.Errorf("gpu1 ran nothing, got %v %v", compute[1], comm[1])
+	}
+	// 20 ns bins: 1, 1, 1, 0.75 (60..75), 0.
+	c5, _ := plots.Busy(handResult(), 5)
+	if want := []float64{1, 1, 1, 0.75, 0}; !near(c5[0], want) {
+		t.Errorf("gpu0 compute in 20 ns bins = %v, want %v", c5[0], want)
+	}
+}
+
+func TestLinkLoad(t *testing.T) {
+	res := handResult()
+	c := 32e9
+	// The first link direction carries half its capacity over [0, 30) ns,
+	// all of it over [30, 40), then nothing.
+	res.Links = []sim.LinkStats{{Link: 0, ResourceStats: sim.ResourceStats{Capacity: c, Used: 1,
+		Series: []sim.LoadPoint{{T: 0, Load: c / 2}, {T: 30 * sim.Nanosecond, Load: c}, {T: 40 * sim.Nanosecond, Load: 0}}}}}
+	// 20 ns bins: [0,20) 0.5; [20,40): 10 ns at 0.5 and 10 at 1 = 0.75.
+	if got, want := plots.LinkLoad(res, 0, 5), []float64{0.5, 0.75, 0, 0, 0}; !near(got, want) {
+		t.Errorf("load = %v, want %v", got, want)
+	}
+}
+
+func near(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestUtilizationStructure(t *testing.T) {
+	res := run(t, twoGPU, fixed)
+	ps, err := plots.Utilization(res, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 {
+		t.Fatalf("%d plots, want GPUs and links", len(ps))
+	}
+	for _, p := range ps {
+		if p.X.Min != 0 || math.Abs(p.X.Max-float64(res.Makespan)/1e9) > 1e-9 || p.X.Label.Text != "time (ms)" {
+			t.Errorf("%s: x %g..%g %q, want 0..makespan in ms", p.Title.Text, p.X.Min, p.X.Max, p.X.Label.Text)
+		}
+		if p.Y.Min != 0 || p.Y.Max < 1 {
+			t.Errorf("%s: y %g..%g, want 0 to at least 1", p.Title.Text, p.Y.Min, p.Y.Max)
+		}
+	}
+	if !strings.HasPrefix(ps[0].Title.Text, "fixed on box") {
+		t.Errorf("title %q", ps[0].Title.Text)
+	}
+	var b bytes.Buffer
+	if err := plots.WriteTiles(&b, ps, plots.TimelineWidth, plots.Pixels(400), "svg"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"gpu0 compute", "gpu0 communication and copies", "gpu1 compute", "sw0-&gt;gpu0 pcie", "load / capacity"} {
+		if !strings.Contains(b.String(), ">"+s+"<") {
+			t.Errorf("the SVG has no text %q", s)
+		}
+	}
+	if strings.Contains(b.String(), ">gpu1 communication") {
+		t.Error("gpu1 moved no data but has a communication curve")
+	}
+}
+
+// Peer paths: gpu0-gpu1 over NVLink; gpu2 shares a switch that does not
+// forward P2P, so its copies are staged through the host.
+const mixed = `
+name: mixed
+hosts:
+  - {name: cpu0}
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0}
+  - {name: gpu1, model: H100-SXM, host: cpu0}
+  - {name: gpu2, model: H100-SXM, host: cpu0}
+switches:
+  - {name: sw0, kind: pcie, p2p: false}
+links:
+  - {ends: [gpu0, gpu1], type: nvlink4, count: 2}
+  - {ends: [gpu0, sw0], type: pcie5x16}
+  - {ends: [gpu1, sw0], type: pcie5x16}
+  - {ends: [gpu2, sw0], type: pcie5x16}
+  - {ends: [sw0, cpu0], type: pcie5x16}
+`
+
+func TestPeerBandwidth(t *testing.T) {
+	tp, err := topologies.Load("mixed.yaml", []byte(mixed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, kinds, err := plots.PeerBandwidth(tp.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"", "NV", "HOST"}, {"NV", "", "HOST"}, {"HOST", "HOST", ""}}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("kinds = %q, want %q", kinds, want)
+	}
+	var nvlink, pcie float64
+	for _, l := range tp.Machine.Links {
+		switch l.Kind {
+		case sim.LinkNVLink:
+			nvlink = l.Bandwidth
+		case sim.LinkPCIe:
+			pcie = l.Bandwidth
+		}
+	}
+	for i := range bw {
+		if !math.IsNaN(bw[i][i]) {
+			t.Errorf("diagonal %d = %g, want empty", i, bw[i][i])
+		}
+	}
+	// A copy cannot beat the links it crosses; NVLink beats staging.
+	if v := bw[0][1]; v <= 0 || v > nvlink/1e9 {
+		t.Errorf("gpu0->gpu1 %g GB/s, want in (0, %g]", v, nvlink/1e9)
+	}
+	if v := bw[0][2]; v <= 0 || v > pcie/1e9 || v >= bw[0][1] {
+		t.Errorf("gpu0->gpu2 %g GB/s, want in (0, %g] and below NVLink's %g", v, pcie/1e9, bw[0][1])
+	}
+	p, err := plots.TopoHeatmap(tp.Machine, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min != -0.5 || p.X.Max != 2.5 || p.Y.Min != -0.5 || p.Y.Max != 2.5 {
+		t.Errorf("axes %g..%g x %g..%g, want a cell per GPU", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+	var cols []string
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		cols = append(cols, tk.Label)
+	}
+	if !reflect.DeepEqual(cols, []string{"gpu0", "gpu1", "gpu2"}) {
+		t.Errorf("columns %q", cols)
+	}
+	if !strings.Contains(p.Title.Text, "mixed") || !strings.Contains(p.Title.Text, "GB/s") || !strings.Contains(p.Title.Text, "HOST: staged") {
+		t.Errorf("title %q should name the machine, the unit and the path kinds", p.Title.Text)
+	}
+	var b bytes.Buffer
+	if err := plots.Write(&b, p, plots.Pixels(700), plots.Pixels(640), "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), ">NV<"); n != 2 {
+		t.Errorf("%d cells marked NV, want 2", n)
+	}
+}
+
+func TestWriteDOT(t *testing.T) {
+	tp, err := topologies.Load("mixed.yaml", []byte(mixed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := plots.WriteDOT(&b, tp.Machine); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, `graph "mixed" {`) || !strings.HasSuffix(out, "}\n") {
+		t.Errorf("not a DOT graph:\n%s", out)
+	}
+	// One edge per link, one node per host, GPU and switch.
+	if n := strings.Count(out, " -- "); n != 5 {
+		t.Errorf("%d edges, want 5", n)
+	}
+	if n := strings.Count(out, "shape="); n != 5 {
+		t.Errorf("%d nodes, want 5", n)
+	}
+	if !strings.Contains(out, `label="gpu0\nH100-SXM"`) {
+		t.Errorf("GPU labels should be name and model on two lines:\n%s", out)
+	}
+	if !strings.Contains(out, `label="sw0\npcie (no P2P)"`) {
+		t.Errorf("a switch that does not forward P2P should say so:\n%s", out)
+	}
+}
+
+func TestSizeTicks(t *testing.T) {
+	label := func(ts []plot.Tick) []string {
+		var l []string
+		for _, t := range ts {
+			if t.Label != "" {
+				l = append(l, t.Label)
+			}
+		}
+		return l
+	}
+	// 8 B to 8 GiB spans 2^3..2^33: labels every 2^4 beyond 10 labels.
+	got := label(plots.SizeTicks{}.Ticks(8, 8<<30))
+	want := []string{"16 B", "256 B", "4 KiB", "64 KiB", "1 MiB", "16 MiB", "256 MiB", "4 GiB"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("labels 8 B..8 GiB = %q, want %q", got, want)
+	}
+	got = label(plots.SizeTicks{}.Ticks(1<<20, 64<<20))
+	want = []string{"1 MiB", "4 MiB", "16 MiB", "64 MiB"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("labels 1..64 MiB = %q, want %q", got, want)
+	}
+	if s := plots.SizeLabel(1536); s != "1.5 KiB" {
+		t.Errorf("SizeLabel(1536) = %q", s)
+	}
+}
+
+func TestLinesAndHeatmap(t *testing.T) {
+	p, err := plots.Lines("t", "gpus", "makespan (ms)", []plots.Series{
+		{Name: "a", X: []float64{1, 2, 4}, Y: []float64{3, 2, math.NaN()}},
+		{Name: "b", X: []float64{1, 2, 4}, Y: []float64{5, 4, 3}},
+	}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Min != 0 || p.Y.Max != 5 || p.X.Min != 1 || p.X.Max != 4 {
+		t.Errorf("axes x %g..%g y %g..%g, want x 1..4, y from 0 to 5", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+	for _, tk := range p.Y.Tick.Marker.Ticks(0, 5) {
+		if strings.Contains(tk.Label, ".0") {
+			t.Errorf("tick label %q has needless zeros", tk.Label)
+		}
+	}
+	cat, err := plots.Lines("t", "bucket", "ms", []plots.Series{{Name: "a", X: []float64{0, 1}, Y: []float64{1, 2}}}, false, []string{"25 MiB", "200 MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.X.Min != -0.5 || cat.X.Max != 1.5 {
+		t.Errorf("categorical x %g..%g, want -0.5..1.5", cat.X.Min, cat.X.Max)
+	}
+	h, err := plots.Heatmap("m", "col", "row", []string{"r0"}, []string{"c0", "c1"}, [][]float64{{1, math.NaN()}}, nil, "GB/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Title.Text != "m (GB/s)" {
+		t.Errorf("heatmap title %q", h.Title.Text)
+	}
+	if _, err := plots.Heatmap("m", "", "", nil, nil, nil, nil, ""); err == nil {
+		t.Error("an empty matrix: no error")
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var l []string
+		for _, tk := range (plots.NiceTicks{N: 10}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				l = append(l, tk.Label)
+			}
+		}
+		return l
+	}
+	// 0..338 in about 10 steps: 338/10 = 33.8, rounded up to 50.
+	if got, want := labels(0, 338), []string{"0", "50", "100", "150", "200", "250", "300"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("0..338: %q, want %q", got, want)
+	}
+	// 88..92: 0.4 rounds up to 0.5.
+	if got, want := labels(88, 92), []string{"88", "88.5", "89", "89.5", "90", "90.5", "91", "91.5", "92"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("88..92: %q, want %q", got, want)
+	}
+	// 0..1.5: 0.15 rounds up to 0.2; labels print as written.
+	if got, want := labels(0, 1.5), []string{"0", "0.2", "0.4", "0.6", "0.8", "1", "1.2", "1.4"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("0..1.5: %q, want %q", got, want)
+	}
+}
+
+func TestTimelineLaneCap(t *testing.T) {
+	// MaxLanes+50 threads, each with 1 us of host work.
+	var b strings.Builder
+	b.WriteString("name: wide\ntopology: topo.yaml\nthreads:\n")
+	n := plots.MaxLanes + 50
+	for i := 0; i < n; i++ {
+		b.WriteString("  - {name: t" + strconv.Itoa(i) + ", host: cpu0, ops: [{host: {duration: 1 us}}]}\n")
+	}
+	res := run(t, twoGPU, b.String())
+	p, info, err := plots.Timeline(res, plots.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Lanes) != plots.MaxLanes || info.Dropped != 50 {
+		t.Errorf("%d lanes, %d dropped; want %d and 50", len(info.Lanes), info.Dropped, plots.MaxLanes)
+	}
+	if want := fmt.Sprintf("wide on box (first %d of %d lanes)", plots.MaxLanes, n); p.Title.Text != want {
+		t.Errorf("title %q, want %q", p.Title.Text, want)
+	}
+}

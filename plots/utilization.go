@@ -1,0 +1,182 @@
+package plots
+
+import (
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"gpusim/sim"
+)
+
+// UtilizationBins is how many time bins utilization curves have.
+const UtilizationBins = 200
+
+// Busy returns, for each GPU, the fraction of each of bins equal slices of
+// the run during which it computed (a kernel ran on one of its streams) and
+// communicated (a collective moved data or a copy ran on one of its
+// streams). Overlapping ops count once. A GPU with no such ops has nil.
+func Busy(res *sim.Result, bins int) (compute, comm [][]float64) {
+	m := res.Machine
+	span := max(res.Makespan, sim.Nanosecond)
+	width := float64(span) / float64(bins)
+	binOf := func(t sim.Time) float64 { return float64(t) / width }
+	type ivl struct{ a, b float64 }
+	ci := make([][]ivl, len(m.GPUs))
+	mi := make([][]ivl, len(m.GPUs))
+	for i := range res.Ops {
+		r := &res.Ops[i]
+		switch r.Kind {
+		case sim.OpKernel:
+			ci[r.GPU] = append(ci[r.GPU], ivl{binOf(r.Start), binOf(r.End)})
+		case sim.OpCollective:
+			mi[r.GPU] = append(mi[r.GPU], ivl{binOf(r.Begin), binOf(r.End)})
+		case sim.OpCopy:
+			mi[r.GPU] = append(mi[r.GPU], ivl{binOf(r.Start), binOf(r.End)})
+		}
+	}
+	frac := func(iv []ivl) []float64 {
+		if len(iv) == 0 {
+			return nil
+		}
+		// The union of the intervals, then its share of each bin.
+		sort.Slice(iv, func(i, j int) bool { return iv[i].a < iv[j].a })
+		var u []ivl
+		for _, x := range iv {
+			if n := len(u); n > 0 && x.a <= u[n-1].b {
+				u[n-1].b = max(u[n-1].b, x.b)
+				continue
+			}
+			u = append(u, x)
+		}
+		busy := make([]float64, bins)
+		for _, x := range u {
+			for k := int(x.a); k < bins && float64(k) < x.b; k++ {
+				if lo, hi := max(x.a, float64(k)), min(x.b, float64(k+1)); hi > lo {
+					busy[k] += hi - lo
+				}
+			}
+		}
+		return busy
+	}
+	compute = make([][]float64, len(m.GPUs))
+	comm = make([][]float64, len(m.GPUs))
+	for g := range m.GPUs {
+		compute[g], comm[g] = frac(ci[g]), frac(mi[g])
+	}
+	return compute, comm
+}
+
+// LinkLoad returns the mean load of a link direction (res.Links[i]) in
+// each of bins equal slices of the run, as a fraction of its capacity.
+func LinkLoad(res *sim.Result, i, bins int) []float64 {
+	span := max(res.Makespan, sim.Nanosecond)
+	width := float64(span) / float64(bins)
+	l := res.Links[i]
+	load := make([]float64, bins)
+	for k, pt := range l.Series {
+		end := span
+		if k+1 < len(l.Series) {
+			end = l.Series[k+1].T
+		}
+		a, z := float64(pt.T)/width, float64(end)/width
+		for q := int(a); q < bins && float64(q) < z; q++ {
+			if lo, hi := max(a, float64(q)), min(z, float64(q+1)); hi > lo {
+				load[q] += (hi - lo) * pt.Load / l.Capacity
+			}
+		}
+	}
+	return load
+}
+
+// busiestLinks returns the indices in res.Links of the n link directions
+// that carried the most bytes, busiest first.
+func busiestLinks(res *sim.Result, n int) []int {
+	var idx []int
+	for i, l := range res.Links {
+		if l.Used > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return res.Links[idx[a]].Used > res.Links[idx[b]].Used })
+	if len(idx) > n {
+		idx = idx[:n]
+	}
+	return idx
+}
+
+// steps turns per-bin values into the points of a step line over [0, span]
+// in the axis unit.
+func steps(v []float64, span, scale float64) plotter.XYs {
+	pts := make(plotter.XYs, len(v)+1)
+	w := span / float64(len(v))
+	for k, y := range v {
+		pts[k] = plotter.XY{X: float64(k) * w / scale, Y: y}
+	}
+	pts[len(v)] = plotter.XY{X: span / scale, Y: v[len(v)-1]}
+	return pts
+}
+
+// Utilization draws, over time, the busy fraction of each GPU (compute and
+// communication as separate curves) and the load of the busiest link
+// directions as a fraction of their capacity: two plots to stack.
+func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error) {
+	m := res.Machine
+	if title == "" {
+		title = res.Program.Name + " on " + m.Name
+	}
+	if links <= 0 {
+		links = 6
+	}
+	span := max(res.Makespan, sim.Nanosecond)
+	unit, scale := timeUnit(span)
+	line := func(v []float64, n int) (*plotter.Line, error) {
+		l, err := plotter.NewLine(steps(v, float64(span), scale))
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(n)
+		l.Width = vg.Points(1.5)
+		l.StepStyle = plotter.PostStep
+		return l, nil
+	}
+	compute, comm := Busy(res, UtilizationBins)
+	gp := newPlot(title+": GPU busy fraction", "time ("+unit+")", "busy fraction")
+	gp.Y.Min, gp.Y.Max = 0, 1.05
+	gp.X.Min, gp.X.Max = 0, float64(span)/scale
+	gp.X.Tick.Marker = NiceTicks{N: 12}
+	for g := range m.GPUs {
+		if compute[g] != nil {
+			l, err := line(compute[g], g)
+			if err != nil {
+				return nil, err
+			}
+			gp.Add(l)
+			gp.Legend.Add(m.GPUs[g].Name+" compute", l)
+		}
+		if comm[g] != nil {
+			l, err := line(comm[g], g)
+			if err != nil {
+				return nil, err
+			}
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			gp.Add(l)
+			gp.Legend.Add(m.GPUs[g].Name+" communication and copies", l)
+		}
+	}
+	lp := newPlot(title+": busiest links", "time ("+unit+")", "load / capacity")
+	lp.Y.Min, lp.Y.Max = 0, 1.05
+	lp.X.Min, lp.X.Max = 0, float64(span)/scale
+	lp.X.Tick.Marker = NiceTicks{N: 12}
+	for n, i := range busiestLinks(res, links) {
+		l, err := line(LinkLoad(res, i, UtilizationBins), n)
+		if err != nil {
+			return nil, err
+		}
+		lp.Add(l)
+		lp.Legend.Add(linkLabel(m, res.Links[i]), l)
+	}
+	return []*plot.Plot{gp, lp}, nil
+}
