@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,5 +73,37 @@ func TestBadInput(t *testing.T) {
 	}
 	if n < 40 {
 		t.Errorf("only %d bad inputs in testdata/bad", n)
+	}
+}
+
+// TestBadInputHuge feeds a 50 MB scenario (a million kernels listed one by
+// one) to every command that reads one, directly and as a scenario's
+// topology: each refuses it at once, naming the file and the limit, with
+// status 2, rather than spending minutes and gigabytes on it.
+func TestBadInputHuge(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	line := "      - kernel: {stream: gpu0/s, duration: 1 us}\n"
+	body := "name: big\ntopology: pcie-2gpu\nthreads:\n  - name: main\n    host: cpu0\n    ops:\n" + strings.Repeat(line, 49_999_000/len(line))
+	if err := os.WriteFile(big, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s:1:1: the file is 47.7 MiB; gpusim reads topologies and scenarios up to 16 MiB: write long programs with repeat: blocks or a generator (training:, pipeline:)\n", big)
+	if len(body) < 49_999_000 || len(body) > 50_000_000 {
+		t.Fatalf("the file is %d bytes, want just under 50 MB (47.7 MiB)", len(body))
+	}
+	for _, args := range [][]string{{"run", big}, {"validate", big}, {"sweep", big}, {"topo", "show", big}, {"nccl-tests", "--topology", big}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != exitInput || errb.String() != want {
+			t.Errorf("gpusim %s: exit %d, stderr %q; want %d, %q", args[0], code, errb.String(), exitInput, want)
+		}
+	}
+	scen := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scen, []byte("name: s\ntopology: big.yaml\nthreads: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", scen}, &out, &errb); code != exitInput || !strings.HasPrefix(errb.String(), scen+":2:11: topology: ") || !strings.Contains(errb.String(), "up to 16 MiB") {
+		t.Errorf("a scenario naming it as topology: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -257,3 +257,40 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// maxInput is the largest topology or scenario file gpusim reads: a
+// hand-written file is far smaller, and a generated one describes long
+// programs with repeat: blocks or generators rather than listing every op.
+const maxInput = 16 << 20
+
+// tooLargeError is a topology or scenario file over maxInput.
+type tooLargeError struct {
+	name string
+	size int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s:1:1: the file is %.1f MiB; gpusim reads topologies and scenarios up to %d MiB: write long programs with repeat: blocks or a generator (training:, pipeline:)",
+		e.name, float64(e.size)/(1<<20), maxInput>>20)
+}
+
+// readInput reads a topology or scenario file of at most maxInput bytes.
+func readInput(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInput+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInput {
+		size := int64(len(data))
+		if st, err := f.Stat(); err == nil && st.Size() > size {
+			size = st.Size()
+		}
+		return nil, &tooLargeError{name, size}
+	}
+	return data, nil
+}

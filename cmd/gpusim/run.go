@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -85,8 +84,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // loadScenario reads a scenario file, or a shipped scenario by name when no
 // such file exists.
 func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
-	data, err := os.ReadFile(name)
-	opt := scenarios.Options{Set: set, MaxOps: maxOps, ReadFile: os.ReadFile}
+	data, err := readInput(name)
+	opt := scenarios.Options{Set: set, MaxOps: maxOps, ReadFile: readInput}
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		return nil, err
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if src, ok := scenarios.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok && !strings.Contains(name, "/") {
@@ -96,7 +99,7 @@ func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, 
 					if b, ok := topologies.ShippedSource(strings.TrimSuffix(path.Base(p), ".yaml")); ok {
 						return b, nil
 					}
-					return os.ReadFile(p)
+					return readInput(p)
 				}
 				return scenarios.Load(path.Join("scenarios", strings.TrimSuffix(name, ".yaml")+".yaml"), src, opt)
 			}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,7 +37,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		return &usageError{"usage: " + validateSynopsis}
 	}
 	name := pos[0]
-	data, err := os.ReadFile(name)
+	data, err := readInput(name)
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
 	}
@@ -127,9 +133,16 @@ func firstLine(s string) string {
 
 // loadTopology reads a topology file, or a shipped topology by name.
 func loadTopology(name string) (*topologies.Topology, error) {
-	data, err := os.ReadFile(name)
+	data, err := readInput(name)
 	if err == nil {
 		return topologies.Load(name, data)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		var big *tooLargeError
+		if errors.As(err, &big) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
 	}
 	base := strings.TrimSuffix(filepath.Base(name), ".yaml")
 	if _, ok := topologies.ShippedSource(base); ok && !strings.ContainsAny(name, "/\\") {
