@@ -16,11 +16,28 @@ import (
 // coefficients c_i and bounds 1 it is proportional sharing (each flow gets
 // min(1, C/sum c_i)).
 //
-// Rates are re-solved whenever a flow starts or ends, but only for the
-// resources connected (through shared flows) to the change: the component.
-// A solve costs O((R + U) log R) for the R resources and U flow-resource uses
-// of the component: resources sit in a heap keyed by the level at which they
-// would saturate.
+// Rates are re-solved whenever flows start, end or change bounds, and only
+// for what the changes can affect. Two facts of progressive filling bound it
+// (for a change of one flow f; several changes compose):
+//
+//   - Removing f, whose rate was L, leaves every flow with a rate below L as
+//     it was, and every other flow at L or above: below level L the filling
+//     saturates the same resources in the same order (none of f's, or f
+//     would have frozen earlier).
+//   - Adding f leaves every flow below the level m at which f will freeze as
+//     it was, and the others at m or above, for the same reason; m is at
+//     least the level at which one of f's resources would saturate with f
+//     rising, a lower bound computed from the rates on those resources.
+//
+// So a solve takes L0, the least of those levels over the pending changes,
+// keeps every flow with a rate below L0 frozen at its rate, and fills the rest
+// from there: only the flows at L0 or above that connect, through resources
+// they share, to a changed flow. Resources saturated below L0 carry no such
+// flow, so the re-solved part is often a small corner of a large component.
+// A solve costs the scans of the visited resources' flow lists (rates are
+// kept beside the lists, so frozen flows are not touched) plus
+// O((R + U) log R) for the R resources and U uses of the re-solved flows:
+// resources sit in a heap keyed by the level at which they would saturate.
 //
 // CPU work is processor-shared outside the solver: a group (a host's cores)
 // lets each of its n running flows go at min(1, cores/n) of its own speed, by
@@ -37,7 +54,11 @@ type resource struct {
 	name     string
 	capacity float64 // units per second
 	flows    []*flow // active flows using it
-	track    bool    // keep a load series
+	// coefs and rates are, beside flows, each flow's coefficient here and
+	// its rate, or +Inf while a change to the flow awaits a solve.
+	coefs []float64
+	rates []float64
+	track bool // keep a load series
 
 	load       float64 // current sum of coefficient*rate
 	used       float64 // units carried so far
@@ -52,7 +73,11 @@ type resource struct {
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
 	nUnf    int     // unfrozen flows
-	heapPos int     // position in the filling heap, -1 if absent
+	newLoad float64 // the load the solve in progress gives it
+	// cross is a lower bound of the level at which the resource saturates
+	// with its changed flows rising, valid in solve crossMark.
+	cross     float64
+	crossMark uint64
 }
 
 // level is the filling level at which r saturates.
@@ -80,11 +105,14 @@ type flow struct {
 	last       Time // when remaining was last brought up to date
 	active     bool
 	registered bool // in its resources' flow lists
-	frozen     bool
-	mark       uint64
-	ev         Event
-	s          *solver
-	owner      flowOwner
+	// touched marks a flow started or re-bounded since the last solve.
+	touched bool
+	frozen  bool
+	next    float64 // the rate the solve in progress gives it
+	mark    uint64
+	ev      Event
+	s       *solver
+	owner   flowOwner
 	// grp is the processor-sharing group the flow runs in, if any; base is
 	// its speed with a core of its own.
 	grp    *group
@@ -114,9 +142,13 @@ func (g *group) share() float64 {
 
 // solver holds the resources and the active flows.
 type solver struct {
-	e       *engine
-	res     []resource
-	dirty   []int
+	e     *engine
+	res   []resource
+	dirty []int
+	// low is the least rate of a flow removed (or re-bounded) since the last
+	// solve; touched, the flows started or re-bounded since.
+	low     float64
+	touched []*flow
 	epoch   uint64
 	solveEv Event
 	solves  uint64
@@ -124,21 +156,31 @@ type solver struct {
 	oversubscribe bool
 
 	// scratch
+	thr       float64 // flows with a rate below it stay frozen in this solve
 	compRes   []int
 	compFlows []*flow
 	bounded   []*flow
-	heap      []int
+	heap      []heapEntry
+}
+
+// heapEntry is a resource in the filling heap with the saturation level it
+// had when pushed. Levels only rise during a filling, so an entry whose level
+// is stale is re-pushed when it reaches the top instead of being fixed at
+// every change (a lazy heap).
+type heapEntry struct {
+	level float64
+	res   int
 }
 
 func newSolver(e *engine) *solver {
-	s := &solver{e: e}
+	s := &solver{e: e, low: math.Inf(1)}
 	s.solveEv.Init(s)
 	return s
 }
 
 // addResource registers a resource and returns its index.
 func (s *solver) addResource(name string, capacity float64, track bool) int {
-	s.res = append(s.res, resource{name: name, capacity: capacity, track: track, heapPos: -1})
+	s.res = append(s.res, resource{name: name, capacity: capacity, track: track})
 	return len(s.res) - 1
 }
 
@@ -177,11 +219,31 @@ func (s *solver) start(f *flow, amount float64) {
 			r := &s.res[u.res]
 			u.pos = len(r.flows)
 			r.flows = append(r.flows, f)
+			r.coefs = append(r.coefs, u.coef)
+			r.rates = append(r.rates, math.Inf(1))
 			s.markDirty(u.res)
 		}
+		f.touched = true
+		s.touched = append(s.touched, f)
 	}
 	if f.grp != nil {
 		s.rebalance(f.grp)
+	}
+}
+
+// touch marks a registered flow whose bound changes: like removing it and
+// adding it again.
+func (s *solver) touch(f *flow) {
+	if !f.touched {
+		s.low = math.Min(s.low, f.rate)
+		f.touched = true
+		s.touched = append(s.touched, f)
+		for _, u := range f.uses {
+			s.res[u.res].rates[u.pos] = math.Inf(1)
+		}
+	}
+	for _, u := range f.uses {
+		s.markDirty(u.res)
 	}
 }
 
@@ -200,9 +262,7 @@ func (s *solver) rebalance(g *group) {
 			s.schedule(f)
 			continue
 		}
-		for _, u := range f.uses {
-			s.markDirty(u.res)
-		}
+		s.touch(f)
 	}
 }
 
@@ -248,9 +308,7 @@ func (s *solver) setBound(f *flow, b float64) {
 		}
 		return
 	}
-	for _, u := range f.uses {
-		s.markDirty(u.res)
-	}
+	s.touch(f)
 }
 
 // remove takes f out of its resources and group; complete says whether the
@@ -271,6 +329,8 @@ func (s *solver) remove(f *flow, complete bool) {
 		if u.pos != last {
 			moved := r.flows[last]
 			r.flows[u.pos] = moved
+			r.coefs[u.pos] = r.coefs[last]
+			r.rates[u.pos] = r.rates[last]
 			for j := range moved.uses {
 				if moved.uses[j].res == u.res && moved.uses[j].pos == last {
 					moved.uses[j].pos = u.pos
@@ -280,7 +340,15 @@ func (s *solver) remove(f *flow, complete bool) {
 		}
 		r.flows[last] = nil
 		r.flows = r.flows[:last]
+		r.coefs = r.coefs[:last]
+		r.rates = r.rates[:last]
 		s.markDirty(u.res)
+	}
+	if f.registered {
+		if !f.touched {
+			s.low = math.Min(s.low, f.rate)
+		}
+		f.touched = false // s.touched skips it: it is no longer active
 	}
 	if g := f.grp; g != nil && f.amount > 0 {
 		last := len(g.flows) - 1
@@ -297,33 +365,58 @@ func (s *solver) remove(f *flow, complete bool) {
 	f.last = s.e.now
 }
 
-// Handle runs a solve: re-computes the rates of every component touched since
-// the last solve.
+// Handle runs a solve: re-computes the rates that the changes since the last
+// solve can affect (see the top of this file).
 func (s *solver) Handle() {
-	for len(s.dirty) > 0 {
-		r := s.dirty[len(s.dirty)-1]
-		s.dirty = s.dirty[:len(s.dirty)-1]
-		if !s.res[r].dirty {
-			continue
-		}
-		s.solveComponent(r)
+	if len(s.dirty) == 0 {
+		return
 	}
-}
-
-// solveComponent re-solves the component that contains resource r0.
-func (s *solver) solveComponent(r0 int) {
 	s.solves++
 	s.epoch++
 	ep := s.epoch
 	now := s.e.now
+	// L0: the least rate a pending change can leave unaffected below it.
+	l0 := s.low
+	for _, f := range s.touched {
+		if !f.active || !f.touched {
+			continue
+		}
+		l0 = math.Min(l0, f.bound)
+		for _, u := range f.uses {
+			l0 = math.Min(l0, s.crossing(u.res, ep))
+		}
+	}
+	s.touched = s.touched[:0]
+	s.low = math.Inf(1)
+	// Flows below thr stay frozen; the margin keeps a flow that rounding put
+	// a hair below L0 among those re-solved.
+	thr := l0 * (1 - 1e-9)
+	s.thr = thr
+	// Visit the changed resources, and from them every resource of a flow
+	// that is re-solved.
 	s.compRes = s.compRes[:0]
 	s.compFlows = s.compFlows[:0]
-	s.res[r0].mark = ep
-	s.compRes = append(s.compRes, r0)
+	for _, ri := range s.dirty {
+		if r := &s.res[ri]; r.dirty && r.mark != ep {
+			r.mark = ep
+			s.compRes = append(s.compRes, ri)
+		}
+		s.res[ri].dirty = false
+	}
+	s.dirty = s.dirty[:0]
 	for i := 0; i < len(s.compRes); i++ {
 		r := &s.res[s.compRes[i]]
-		r.dirty = false
-		for _, f := range r.flows {
+		r.rem, r.wsum, r.nUnf, r.newLoad = r.capacity, 0, 0, 0
+		for k, rate := range r.rates {
+			if rate < thr {
+				c := r.coefs[k] * rate
+				r.rem -= c
+				r.newLoad += c
+				continue
+			}
+			r.wsum += r.coefs[k]
+			r.nUnf++
+			f := r.flows[k]
 			if f.mark == ep {
 				continue
 			}
@@ -336,60 +429,105 @@ func (s *solver) solveComponent(r0 int) {
 				}
 			}
 		}
-	}
-	// Bring every flow up to now at its old rate.
-	for _, f := range s.compFlows {
-		s.advance(f, now)
+		if r.rem < 0 {
+			r.rem = 0
+		}
 	}
 	s.fill()
 	if s.oversubscribe {
 		for _, f := range s.compFlows {
-			f.rate *= 1.5
+			f.next *= 1.5
+		}
+		for _, ri := range s.compRes {
+			r := &s.res[ri]
+			r.newLoad = 0
+		}
+		for _, f := range s.compFlows {
+			for _, u := range f.uses {
+				s.res[u.res].newLoad += u.coef * f.next
+			}
 		}
 	}
-	// Loads and statistics.
-	for _, ri := range s.compRes {
-		s.res[ri].rem = 0 // reused as the new load
-	}
+	// Flows whose rate changed: bring them up to now at the old rate, then
+	// reschedule their completion. The others keep their completion event.
 	for _, f := range s.compFlows {
+		f.touched = false
+		if f.next != f.rate {
+			s.advance(f, now)
+			f.rate = f.next
+			s.schedule(f)
+		}
 		for _, u := range f.uses {
-			s.res[u.res].rem += float64(u.coef * f.rate)
+			s.res[u.res].rates[u.pos] = f.rate
 		}
 	}
 	for _, ri := range s.compRes {
 		r := &s.res[ri]
-		s.setLoad(r, r.rem, now)
-	}
-	for _, f := range s.compFlows {
-		s.schedule(f)
+		if len(r.flows) == 0 {
+			r.newLoad = 0
+		}
+		s.setLoad(r, r.newLoad, now)
 	}
 }
 
-// fill sets the rates of the component's flows by progressive filling.
+// crossing returns a lower bound of the level at which resource ri would
+// saturate if its changed flows (rates +Inf) rose from zero with the
+// filling while the others kept their rates: the load at level x is
+// sum c*min(rate, x) over the others plus x times the changed flows'
+// coefficients. Starting from capacity/(sum of coefficients), each step
+// solves for x with the flows below the current x frozen, which stays at or
+// below the crossing and rises towards it.
+func (s *solver) crossing(ri int, ep uint64) float64 {
+	r := &s.res[ri]
+	if r.crossMark == ep {
+		return r.cross
+	}
+	r.crossMark = ep
+	w := 0.0
+	for _, c := range r.coefs {
+		w += c
+	}
+	if w <= 0 {
+		r.cross = math.Inf(1)
+		return r.cross
+	}
+	x := r.capacity / w
+	for it := 0; it < 4; it++ {
+		fixed, wu := 0.0, 0.0
+		for k, rate := range r.rates {
+			if rate < x {
+				fixed += r.coefs[k] * rate
+			} else {
+				wu += r.coefs[k]
+			}
+		}
+		nx := (r.capacity - fixed) / wu
+		if !(nx > x*(1+1e-3)) {
+			x = math.Max(x, nx)
+			break
+		}
+		x = nx
+	}
+	r.cross = x * (1 - 1e-9)
+	return r.cross
+}
+
+// fill sets the next rates of the component's flows by progressive filling.
 // Invariant: every unfrozen flow runs at the current level; a resource's
 // saturation level is rem/wsum; levels only rise.
 func (s *solver) fill() {
 	s.heap = s.heap[:0]
-	for _, ri := range s.compRes {
-		r := &s.res[ri]
-		r.rem, r.wsum, r.nUnf, r.heapPos = r.capacity, 0, 0, -1
-	}
 	s.bounded = s.bounded[:0]
 	for _, f := range s.compFlows {
 		f.frozen = false
-		f.rate = 0
+		f.next = 0
 		if !math.IsInf(f.bound, 1) {
 			s.bounded = append(s.bounded, f)
 		}
-		for _, u := range f.uses {
-			r := &s.res[u.res]
-			r.wsum += u.coef
-			r.nUnf++
-		}
 	}
 	for _, ri := range s.compRes {
-		if s.res[ri].nUnf > 0 {
-			s.heapPush(ri)
+		if r := &s.res[ri]; r.nUnf > 0 {
+			s.heapPush(heapEntry{r.level(), ri})
 		}
 	}
 	sortByBound(s.bounded)
@@ -399,26 +537,41 @@ func (s *solver) fill() {
 		for bi < len(s.bounded) && s.bounded[bi].frozen {
 			bi++
 		}
+		// Bring the top of the heap up to date.
+		for len(s.heap) > 0 {
+			top := s.heap[0]
+			r := &s.res[top.res]
+			if r.nUnf == 0 {
+				s.heapPop()
+				continue
+			}
+			if l := r.level(); l != top.level {
+				s.heapPop()
+				s.heapPush(heapEntry{l, top.res})
+				continue
+			}
+			break
+		}
 		haveRes, haveBound := len(s.heap) > 0, bi < len(s.bounded)
 		if !haveRes && !haveBound {
 			return
 		}
-		if haveBound && (!haveRes || s.bounded[bi].bound <= s.res[s.heap[0]].level()) {
+		if haveBound && (!haveRes || s.bounded[bi].bound <= s.heap[0].level) {
 			f := s.bounded[bi]
 			bi++
 			level = math.Max(level, f.bound)
 			s.freeze(f, f.bound)
 			continue
 		}
-		ri := s.heapPop()
-		r := &s.res[ri]
-		level = math.Max(level, r.level())
+		top := s.heapPop()
+		r := &s.res[top.res]
+		level = math.Max(level, top.level)
 		if math.IsNaN(level) || math.IsInf(level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
-		for _, f := range r.flows {
-			if !f.frozen {
-				s.freeze(f, level)
+		for k, rate := range r.rates {
+			if rate >= s.thr && !r.flows[k].frozen {
+				s.freeze(r.flows[k], level)
 			}
 		}
 	}
@@ -427,37 +580,28 @@ func (s *solver) fill() {
 // freeze fixes f's rate and takes it out of its resources' unfrozen sums.
 func (s *solver) freeze(f *flow, rate float64) {
 	f.frozen = true
-	f.rate = rate
+	f.next = rate
 	for _, u := range f.uses {
 		r := &s.res[u.res]
 		r.rem -= float64(u.coef * rate)
+		r.newLoad += float64(u.coef * rate)
 		if r.rem < 0 {
 			r.rem = 0
 		}
 		r.nUnf--
 		if r.nUnf == 0 {
 			r.wsum = 0
-			if r.heapPos >= 0 {
-				s.heapRemove(u.res)
-			}
 			continue
 		}
 		r.wsum -= u.coef
 		if r.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
 			r.wsum = 0
-			for _, g := range r.flows {
-				if !g.frozen {
-					for _, v := range g.uses {
-						if v.res == u.res {
-							r.wsum += v.coef
-						}
-					}
+			for k, rt := range r.rates {
+				if rt >= s.thr && !r.flows[k].frozen {
+					r.wsum += r.coefs[k]
 				}
 			}
-		}
-		if r.heapPos >= 0 {
-			s.heapFix(r.heapPos)
 		}
 	}
 }
@@ -472,66 +616,34 @@ func sortByBound(fs []*flow) {
 	}
 }
 
-// The filling heap: resource indices ordered by saturation level, then index.
+// The filling heap: entries ordered by level, then resource index.
 func (s *solver) heapLess(i, j int) bool {
-	a, b := &s.res[s.heap[i]], &s.res[s.heap[j]]
-	la, lb := a.level(), b.level()
-	if la != lb {
-		return la < lb
+	a, b := s.heap[i], s.heap[j]
+	if a.level != b.level {
+		return a.level < b.level
 	}
-	return s.heap[i] < s.heap[j]
+	return a.res < b.res
 }
 
-func (s *solver) heapSwap(i, j int) {
-	s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
-	s.res[s.heap[i]].heapPos = i
-	s.res[s.heap[j]].heapPos = j
-}
-
-func (s *solver) heapPush(ri int) {
-	s.res[ri].heapPos = len(s.heap)
-	s.heap = append(s.heap, ri)
-	s.heapUp(len(s.heap) - 1)
-}
-
-func (s *solver) heapPop() int {
-	ri := s.heap[0]
-	s.heapRemove(ri)
-	return ri
-}
-
-func (s *solver) heapRemove(ri int) {
-	i := s.res[ri].heapPos
-	n := len(s.heap) - 1
-	if i != n {
-		s.heapSwap(i, n)
-	}
-	s.heap = s.heap[:n]
-	s.res[ri].heapPos = -1
-	if i != n {
-		s.heapFix(i)
-	}
-}
-
-func (s *solver) heapFix(i int) {
-	if !s.heapDown(i) {
-		s.heapUp(i)
-	}
-}
-
-func (s *solver) heapUp(j int) {
+func (s *solver) heapPush(e heapEntry) {
+	s.heap = append(s.heap, e)
+	j := len(s.heap) - 1
 	for j > 0 {
 		i := (j - 1) / 2
 		if !s.heapLess(j, i) {
 			break
 		}
-		s.heapSwap(i, j)
+		s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
 		j = i
 	}
 }
 
-func (s *solver) heapDown(i0 int) bool {
-	i, n := i0, len(s.heap)
+func (s *solver) heapPop() heapEntry {
+	top := s.heap[0]
+	n := len(s.heap) - 1
+	s.heap[0] = s.heap[n]
+	s.heap = s.heap[:n]
+	i := 0
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -544,10 +656,10 @@ func (s *solver) heapDown(i0 int) bool {
 		if !s.heapLess(j, i) {
 			break
 		}
-		s.heapSwap(i, j)
+		s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
 		i = j
 	}
-	return i > i0
+	return top
 }
 
 // advance brings f's remaining work up to now at its current rate.
@@ -605,8 +717,14 @@ func (s *solver) schedule(f *flow) {
 	s.e.after(&f.ev, d)
 }
 
-// closeStats ends the busy-time accounting at time end.
+// closeStats ends the busy-time accounting at time end, counting what the
+// flows still active (a deadlock's, a collective's presence) carried.
 func (s *solver) closeStats(end Time) {
+	for i := range s.res {
+		for _, f := range s.res[i].flows {
+			s.advance(f, end)
+		}
+	}
 	for i := range s.res {
 		r := &s.res[i]
 		if r.load > 0 {
