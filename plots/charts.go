@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,13 +24,11 @@ type Series struct {
 
 // Lines draws series against a shared x axis (logarithmic when logX) with
 // points marked, a legend when there is more than one series, and labelled
-// axes. Categorical x values use Ticks names.
+// axes. Points are joined in order of x; a missing value (NaN) breaks the
+// line, so that nothing is drawn across a failed point. Categorical x
+// values (positions 0, 1, ...) use ticks as their names.
 func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []string) (*plot.Plot, error) {
 	p := newPlot(title, xlabel, ylabel)
-	if logX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
 	if ticks != nil {
 		var ts []plot.Tick
 		for i, t := range ticks {
@@ -39,32 +38,91 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 		p.X.Min, p.X.Max = -0.5, float64(len(ticks))-0.5
 	}
 	p.Y.Min = 0
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range series {
-		pts := make(plotter.XYs, 0, len(s.X))
+		type xy struct{ x, y float64 }
+		var pts []xy
 		for k := range s.X {
-			if finite(s.X[k]) && finite(s.Y[k]) && (!logX || s.X[k] > 0) {
-				pts = append(pts, plotter.XY{X: s.X[k], Y: s.Y[k]})
+			if finite(s.X[k]) && (!logX || s.X[k] > 0) {
+				pts = append(pts, xy{s.X[k], s.Y[k]})
 			}
 		}
-		if len(pts) == 0 {
+		sort.SliceStable(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
+		var all plotter.XYs
+		var run plotter.XYs
+		style := func(l *plotter.Line) {
+			l.Color = SeriesColor(i)
+			l.Width = vg.Points(1.5)
+		}
+		flush := func() error {
+			if len(run) > 1 {
+				l, err := plotter.NewLine(run)
+				if err != nil {
+					return err
+				}
+				style(l)
+				p.Add(l)
+			}
+			run = nil
+			return nil
+		}
+		for _, q := range pts {
+			if !finite(q.y) {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			run = append(run, plotter.XY{X: q.x, Y: q.y})
+			all = append(all, plotter.XY{X: q.x, Y: q.y})
+			lo, hi = math.Min(lo, q.x), math.Max(hi, q.x)
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
+		if len(all) == 0 {
 			continue
 		}
-		l, sc, err := plotter.NewLinePoints(pts)
+		sc, err := plotter.NewScatter(all)
 		if err != nil {
 			return nil, err
 		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		sc.Color = plotutil.Color(i)
+		sc.Color = SeriesColor(i)
 		sc.Shape = plotutil.Shape(i)
-		p.Add(l, sc)
+		p.Add(sc)
 		if len(series) > 1 {
-			p.Legend.Add(s.Name, l, sc)
+			thumb, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}})
+			style(thumb)
+			p.Legend.Add(s.Name, thumb, sc)
 		}
+	}
+	if logX {
+		// A log axis needs a positive range that is not a single point.
+		if !finite(lo) {
+			lo, hi = 1, 10
+		}
+		if hi <= lo {
+			lo, hi = lo/2, hi*2
+		}
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Min, p.X.Max = lo, hi
 	}
 	p.Legend.Top = true
 	return p, nil
 }
+
+// seriesColors tell up to 20 series apart (Tableau 20: its 10 colors, then
+// their light variants).
+var seriesColors = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
+	{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255},
+	{174, 199, 232, 255}, {255, 187, 120, 255}, {152, 223, 138, 255}, {255, 152, 150, 255}, {197, 176, 213, 255},
+	{196, 156, 148, 255}, {247, 182, 210, 255}, {199, 199, 199, 255}, {219, 219, 141, 255}, {158, 218, 229, 255},
+}
+
+// SeriesColor is the color of the i-th series (GPU, link, curve).
+func SeriesColor(i int) color.Color { return seriesColors[i%len(seriesColors)] }
 
 // heatPalette runs from white to a mid blue, dark enough to tell values
 // apart and light enough for black text.
@@ -94,7 +152,7 @@ func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 
 // Heatmap draws a matrix with a value (and a note) in each cell: rows and
-// columns labelled, empty cells (NaN) left blank.
+// columns labelled, empty cells (NaN) left blank but for their note.
 func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, notes [][]string, unit string) (*plot.Plot, error) {
 	if len(rows) == 0 || len(cols) == 0 {
 		return nil, fmt.Errorf("an empty matrix")
@@ -127,12 +185,20 @@ func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, n
 	for r := range rows {
 		for c := range cols {
 			x := v[r][c]
-			if !finite(x) {
-				continue
+			note := ""
+			if notes != nil {
+				note = notes[r][c]
 			}
-			text := strconv.FormatFloat(x, 'f', digits(x), 64)
-			if notes != nil && notes[r][c] != "" {
-				text += "\n" + notes[r][c]
+			var text string
+			switch {
+			case finite(x) && note != "":
+				text = strconv.FormatFloat(x, 'f', digits(x), 64) + "\n" + note
+			case finite(x):
+				text = strconv.FormatFloat(x, 'f', digits(x), 64)
+			case note != "":
+				text = note // an empty cell that says why
+			default:
+				continue
 			}
 			labels.XYs = append(labels.XYs, plotter.XY{X: float64(c), Y: float64(len(rows) - 1 - r)})
 			labels.Labels = append(labels.Labels, text)

@@ -23,7 +23,11 @@ func TestMergeBars(t *testing.T) {
 		t.Errorf("got %v, want one kernel bar over [0, 1.005]", got)
 	}
 	// Link loads merge to their mean over the span: 0.004 at 1 and 0.004
-	// at 0.5 give 0.75.
+	// at 0.5 give 0.75; with a gap as long between them, 0.5.
+	got = mergeBars([]bar{{x0: 0, x1: 0.004, kind: KindTransfer, level: 1}, {x0: 0.008, x1: 0.012, kind: KindTransfer, level: 0.5}}, 0.01)
+	if len(got) != 1 || got[0].level != 0.5 || got[0].x1 != 0.012 {
+		t.Errorf("got %v, want one bar over [0, 0.012] at level 0.5", got)
+	}
 	got = mergeBars([]bar{{x0: 0, x1: 0.004, kind: KindTransfer, level: 1}, {x0: 0.004, x1: 0.008, kind: KindTransfer, level: 0.5}}, 0.01)
 	if len(got) != 1 || got[0].level != 0.75 {
 		t.Errorf("got %v, want one bar at level 0.75", got)

@@ -51,7 +51,8 @@ func FormatOf(name string) (string, error) {
 
 // Write renders p at w x h in format ("png", "svg" or "pdf"), its legend
 // (if any) to the right of the data, where it covers nothing.
-func Write(out io.Writer, p *plot.Plot, w, h vg.Length, format string) error {
+func Write(out io.Writer, p *plot.Plot, w, h vg.Length, format string) (err error) {
+	defer recoverDraw(&err)
 	c, err := draw.NewFormattedCanvas(w, h, format)
 	if err != nil {
 		return err
@@ -60,6 +61,15 @@ func Write(out io.Writer, p *plot.Plot, w, h vg.Length, format string) error {
 	drawPlot(dc, p, legendWidth(dc, p))
 	_, err = c.WriteTo(out)
 	return err
+}
+
+// recoverDraw turns a panic of the plotting library (it panics on some
+// degenerate axes) into an error, so that a picture gpusim cannot draw is
+// reported, not a crash.
+func recoverDraw(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("cannot draw the plot: %v", r)
+	}
 }
 
 // legendGap separates the data area from a legend beside it.
@@ -106,7 +116,8 @@ func WriteTiles(out io.Writer, ps []*plot.Plot, w, h vg.Length, format string) e
 
 // WriteGrid renders plots in a grid of cols columns, row by row, each tile
 // w x h.
-func WriteGrid(out io.Writer, ps []*plot.Plot, cols int, w, h vg.Length, format string) error {
+func WriteGrid(out io.Writer, ps []*plot.Plot, cols int, w, h vg.Length, format string) (err error) {
+	defer recoverDraw(&err)
 	if len(ps) == 0 {
 		return fmt.Errorf("nothing to draw")
 	}
@@ -266,7 +277,7 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := mag
 	for _, f := range []float64{1, 2, 5, 10} {
-		if f*mag >= raw {
+		if f*mag >= raw*(1-1e-6) {
 			step = f * mag
 			break
 		}
@@ -286,7 +297,12 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 		v = math.Round(v/minor) * minor
 		tk := plot.Tick{Value: v}
 		if r := v / step; math.Abs(r-math.Round(r)) < 1e-6 {
-			tk.Label = strconv.FormatFloat(v, 'g', 8, 64)
+			// As many decimals as the step needs: 88.5, 50.000002.
+			dec := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+			tk.Label = strconv.FormatFloat(math.Round(r)*step, 'f', dec, 64)
+			if strings.Contains(tk.Label, ".") {
+				tk.Label = strings.TrimRight(strings.TrimRight(tk.Label, "0"), ".")
+			}
 		}
 		ts = append(ts, tk)
 	}
@@ -297,7 +313,8 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 // each w wide; hs are their heights, and a row is as high as its tallest.
 // Unlike WriteGrid it does not align axes: for independent plots such as
 // the matrices of a benchmark.
-func WriteSheet(out io.Writer, ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length, format string) error {
+func WriteSheet(out io.Writer, ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length, format string) (err error) {
+	defer recoverDraw(&err)
 	if len(ps) == 0 || len(hs) != len(ps) {
 		return fmt.Errorf("nothing to draw")
 	}

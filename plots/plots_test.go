@@ -527,3 +527,42 @@ func TestTimelineLaneCap(t *testing.T) {
 		t.Errorf("title %q, want %q", p.Title.Text, want)
 	}
 }
+
+func TestNiceTicksFarIntoARun(t *testing.T) {
+	// A 4 us window 50 s into a run, in seconds: labels must differ.
+	var labels []string
+	for _, tk := range (plots.NiceTicks{N: 4}).Ticks(50.000001, 50.000005) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"50.000001", "50.000002", "50.000003", "50.000004", "50.000005"}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+}
+
+func TestLinesSortsAndBreaks(t *testing.T) {
+	// Unsorted x and a failed point: the plot's x range covers the points,
+	// and a log axis over one size does not panic when drawn.
+	p, err := plots.Lines("t", "x", "y", []plots.Series{{Name: "a", X: []float64{4, 1, 8, 2}, Y: []float64{1, 2, math.NaN(), 3}}}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := plots.Write(&b, p, plots.Pixels(400), plots.Pixels(300), "svg"); err != nil {
+		t.Fatal(err)
+	}
+	for _, one := range [][]float64{{1}, {0}, {}} {
+		y := make([]float64, len(one))
+		p, err := plots.Lines("t", "size", "GB/s", []plots.Series{{Name: "a", X: one, Y: y}}, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(p.X.Min > 0 && p.X.Max > p.X.Min) {
+			t.Errorf("log x over %v: range %g..%g, want positive and wider than a point", one, p.X.Min, p.X.Max)
+		}
+		if err := plots.Write(&b, p, plots.Pixels(400), plots.Pixels(300), "png"); err != nil {
+			t.Errorf("log x over %v: %v", one, err)
+		}
+	}
+}

@@ -112,11 +112,13 @@ func mergeBars(bars []bar, pixel float64) []bar {
 				if wb > wa {
 					last.kind = b.kind // the longer one names the merged bar
 				}
-				if b.kind == KindTransfer && wa+wb > 0 {
-					// A link's load: the mean over the merged span.
-					last.level = (last.level*wa + b.level*wb) / (wa + wb)
+				x1 := math.Max(last.x1, b.x1)
+				if b.kind == KindTransfer && x1 > last.x0 {
+					// A link's load: the mean over the merged span, gaps
+					// counting as no load.
+					last.level = (last.level*wa + b.level*wb) / (x1 - last.x0)
 				}
-				last.x1 = math.Max(last.x1, b.x1)
+				last.x1 = x1
 				continue
 			}
 		}
@@ -136,15 +138,14 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 	if to <= 0 || to > res.Makespan {
 		to = res.Makespan
 	}
+	if res.Makespan == 0 {
+		from, to = 0, sim.Nanosecond // an empty run: an empty nanosecond
+	}
 	if from < 0 || from >= to {
-		if res.Makespan == 0 {
-			to = sim.Nanosecond
-		} else {
-			return nil, nil, fmt.Errorf("empty window: from %s to %s (the run ends at %s)", from, opt.To, res.Makespan)
-		}
+		return nil, nil, fmt.Errorf("empty window: from %s to %s (the run ends at %s)", from, opt.To, res.Makespan)
 	}
 	unit, scale := timeUnit(to - from)
-	if float64(to)/scale >= 1e4 && unit != "s" {
+	for float64(to)/scale >= 1e4 && unit != "s" {
 		// A window far into the run reads better in a larger unit: 88.5
 		// ms rather than 88500 us.
 		unit, scale = largerUnit(unit, scale)
@@ -177,6 +178,9 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		if end < from || start > to || (end == start && k != KindKernel) {
 			return
 		}
+		if (end == from && start < from) || (start == to && end > to) {
+			return // touches the window only at its edge
+		}
 		start, end = max(start, from), min(end, to)
 		bars[l] = append(bars[l], bar{x0: x(start), x1: x(end), kind: k})
 		used[k] = true
@@ -207,10 +211,16 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 	}
 	ceName := func(g, e int) string { return fmt.Sprintf("%s/ce%d", m.GPUs[g].Name, e) }
 	for g := range m.GPUs {
+		// A GPU's streams by name, so that every GPU lists them alike.
+		var names []string
 		for si, s := range p.Streams {
 			if s.GPU == g && ran[si] {
-				lane(p.StreamName(m, si), m.GPUs[g].Name)
+				names = append(names, p.StreamName(m, si))
 			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			lane(n, m.GPUs[g].Name)
 		}
 		var es []int
 		for e := range engines[g] {

@@ -21,7 +21,7 @@ func PeerBandwidth(m *sim.Machine) ([][]float64, [][]string, error) {
 	n := len(m.GPUs)
 	bw := make([][]float64, n)
 	kinds := make([][]string, n)
-	short := map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "-"}
+	short := map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "no path"}
 	for a := 0; a < n; a++ {
 		bw[a] = make([]float64, n)
 		kinds[a] = make([]string, n)
@@ -62,7 +62,19 @@ func TopoHeatmap(m *sim.Machine, title string) (*plot.Plot, error) {
 	if title == "" {
 		title = m.Name + ": predicted peer bandwidth"
 	}
-	return Heatmap(title+", 256 MiB copies\nNV: NVLink, P2P: PCIe peer-to-peer, HOST: staged through host memory", "destination GPU", "source GPU", names, names, bw, kinds, "GB/s")
+	key := "NV: NVLink, P2P: PCIe peer-to-peer, HOST: staged through host memory"
+	for _, row := range kinds {
+		for _, k := range row {
+			if k == "no path" {
+				key += "; no path: the GPUs cannot reach each other"
+				break
+			}
+		}
+		if strings.Contains(key, "no path") {
+			break
+		}
+	}
+	return Heatmap(title+", 256 MiB copies\n"+key, "destination GPU", "source GPU", names, names, bw, kinds, "GB/s")
 }
 
 // WriteDOT writes the machine graph as Graphviz DOT: hosts, GPUs and

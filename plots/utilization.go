@@ -5,7 +5,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"gpusim/sim"
@@ -137,7 +136,7 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 		if err != nil {
 			return nil, err
 		}
-		l.Color = plotutil.Color(n)
+		l.Color = SeriesColor(n)
 		l.Width = vg.Points(1.5)
 		l.StepStyle = plotter.PostStep
 		return l, nil

@@ -88,7 +88,7 @@ func TestBadInputHuge(t *testing.T) {
 	if err := os.WriteFile(big, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("%s:1:1: the file is 47.7 MiB; gpusim reads topologies and scenarios up to 16 MiB: write long programs with repeat: blocks or a generator (training:, pipeline:)\n", big)
+	want := fmt.Sprintf("%s:1:1: the file is 47.7 MiB (%d bytes); gpusim reads topologies and scenarios up to 16 MiB: write long programs with repeat: blocks or a generator (training:, pipeline:)\n", big, len(body))
 	if len(body) < 49_999_000 || len(body) > 50_000_000 {
 		t.Fatalf("the file is %d bytes, want just under 50 MB (47.7 MiB)", len(body))
 	}

@@ -193,6 +193,9 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *plotTo != "" {
+		if n := len(t.Machine.GPUs); n > maxHeatmapGPUs {
+			return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
+		}
 		if err := plotMatrices(*plotTo, t.Name, all); err != nil {
 			return err
 		}

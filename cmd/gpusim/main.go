@@ -270,8 +270,8 @@ type tooLargeError struct {
 }
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("%s:1:1: the file is %.1f MiB; gpusim reads topologies and scenarios up to %d MiB: write long programs with repeat: blocks or a generator (training:, pipeline:)",
-		e.name, float64(e.size)/(1<<20), maxInput>>20)
+	return fmt.Sprintf("%s:1:1: the file is %.1f MiB (%d bytes); gpusim reads topologies and scenarios up to %d MiB: write long programs with repeat: blocks or a generator (training:, pipeline:)",
+		e.name, float64(e.size)/(1<<20), e.size, maxInput>>20)
 }
 
 // readInput reads a topology or scenario file of at most maxInput bytes.

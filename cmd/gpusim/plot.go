@@ -70,6 +70,12 @@ func plotDir(dir string) error {
 
 // plotRun writes timeline.png, timeline.svg and utilization.png of a run.
 func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
+	if to.set && to.t <= from.t {
+		return &usageError{fmt.Sprintf("gpusim run: --to %s is not after --from %s", to.t, from.t)}
+	}
+	if from.set && from.t > 0 && from.t >= res.Makespan {
+		return &usageError{fmt.Sprintf("gpusim run: --from %s is not before the end of the run, %s", from.t, res.Makespan)}
+	}
 	if err := plotDir(dir); err != nil {
 		return err
 	}
@@ -77,23 +83,15 @@ func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
 	opt := plots.TimelineOptions{Title: title, From: from.t}
 	if to.set {
 		opt.To = to.t
-		if to.t <= from.t {
-			return &usageError{fmt.Sprintf("gpusim run: --to %s is not after --from %s", to.t, from.t)}
-		}
-	}
-	if from.set && from.t >= res.Makespan && res.Makespan > 0 {
-		return &usageError{fmt.Sprintf("gpusim run: --from %s is not before the end of the run, %s", from.t, res.Makespan)}
-	}
-	if from.set || to.set {
-		end := res.Makespan
-		if to.set && to.t < end {
-			end = to.t
-		}
-		opt.Title += fmt.Sprintf(", %s to %s", from.t, end)
 	}
 	p, info, err := plots.Timeline(res, opt)
 	if err != nil {
 		return fmt.Errorf("gpusim run: %v", err)
+	}
+	if from.set || to.set {
+		// The window in the axis unit, with the digits that tell its ends
+		// apart: "88 to 92 ms", "50.000001 to 50.000005 s".
+		p.Title.Text += fmt.Sprintf(", %s to %s %s", axisNumber(info.XMin, info.XMax-info.XMin), axisNumber(info.XMax, info.XMax-info.XMin), info.Unit)
 	}
 	for _, name := range []string{"timeline.png", "timeline.svg"} {
 		if err := writePlot(filepath.Join(dir, name), p, plots.TimelineWidth, info.Height); err != nil {
@@ -105,6 +103,19 @@ func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
 		return fmt.Errorf("gpusim run: %v", err)
 	}
 	return writePlotGrid(filepath.Join(dir, "utilization.png"), us, 1, plots.TimelineWidth, plots.Pixels(420))
+}
+
+// axisNumber writes v with enough decimals to tell apart values span apart.
+func axisNumber(v, span float64) string {
+	dec := 0
+	if span > 0 {
+		dec = max(0, int(math.Ceil(-math.Log10(span)))+1)
+	}
+	out := strconv.FormatFloat(v, 'f', min(dec, 9), 64)
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
 }
 
 // sweepMetrics are the columns --metric can plot, with their axis labels.
@@ -126,18 +137,27 @@ func sweepMetricNames() string {
 	return strings.Join(n, ", ")
 }
 
-func checkSweepMetric(name string) error {
+func checkSweepMetric(cmd, name string) error {
 	for _, m := range sweepMetrics {
 		if m.name == name {
 			return nil
 		}
 	}
-	return &usageError{fmt.Sprintf("gpusim sweep: unknown --metric %q; metrics: %s", name, sweepMetricNames())}
+	return &usageError{fmt.Sprintf("gpusim %s: unknown --metric %q; metrics: %s", cmd, name, sweepMetricNames())}
 }
 
 // plotSweep writes DIR/sweep.png: the metric against the first swept var,
 // one series per combination of the others.
 func plotSweep(dir string, t *sweepTable, metric string) error {
+	ok := 0
+	for _, r := range t.Rows {
+		if r.Error == "" {
+			ok++
+		}
+	}
+	if ok == 0 {
+		return fmt.Errorf("%s: no point of the sweep ran (see the error column): there is nothing to plot", filepath.Join(dir, "sweep.png"))
+	}
 	if err := plotDir(dir); err != nil {
 		return err
 	}
@@ -230,15 +250,24 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	if unit != "" {
 		ylabel += " (" + unit + ")"
 	}
-	// Name the machine when every point ran on the same one.
-	topology := ""
-	for i, r := range t.Rows {
-		if i == 0 || r.topology == topology {
-			topology = r.topology
+	// Name the machine when every point that loaded ran on the same one
+	// (a table read back from a file does not say).
+	topology, same := "", true
+	failed := 0
+	for _, r := range t.Rows {
+		if r.Error != "" {
+			failed++
+		}
+		if r.topology == "" {
 			continue
 		}
+		if topology != "" && r.topology != topology {
+			same = false
+		}
+		topology = r.topology
+	}
+	if !same {
 		topology = ""
-		break
 	}
 	title := t.Scenario
 	if topology != "" {
@@ -247,6 +276,9 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	title += ": " + m.name + " against " + t.Vars[0]
 	if t.Partial || len(t.Rows) < t.Total {
 		title += fmt.Sprintf(" (%d of %d points)", len(t.Rows), t.Total)
+	}
+	if failed > 0 {
+		title += fmt.Sprintf(" (%d failed, not drawn)", failed)
 	}
 	var ticks []string
 	if !numeric {
@@ -299,24 +331,28 @@ func plotMatrices(name, machine string, ms []*mirror.Matrix) error {
 	maxCols := 1
 	for _, m := range ms {
 		v := make([][]float64, len(m.Rows))
+		notes := make([][]string, len(m.Rows))
 		for r := range m.Rows {
 			v[r] = make([]float64, len(m.Cols))
+			notes[r] = make([]string, len(m.Cols))
 			for c := range m.Cols {
 				v[r][c] = math.NaN()
+				notes[r][c] = "N/A" // as the tool prints a pair it does not measure
 				if x := m.Cells[r][c]; x != nil {
-					v[r][c] = *x
+					v[r][c], notes[r][c] = *x, ""
 				}
 			}
 		}
-		p, err := plots.Heatmap(machine+": "+m.Name, axisOf(m.Title, "(column)"), axisOf(m.Title, "(row)"), m.Rows, m.Cols, v, nil, m.Unit)
+		p, err := plots.Heatmap(m.Name+"\n"+machine+", predicted", axisOf(m.Title, "(column)"), axisOf(m.Title, "(row)"), m.Rows, m.Cols, v, notes, m.Unit)
 		if err != nil {
 			return err
 		}
+		p.Title.TextStyle.Font.Size = 12
 		ps = append(ps, p)
 		hs = append(hs, plots.Pixels(float64(130+48*len(m.Rows))))
 		maxCols = max(maxCols, len(m.Cols))
 	}
-	w := plots.Pixels(math.Max(560, float64(160+64*maxCols)))
+	w := plots.Pixels(math.Max(640, float64(160+64*maxCols)))
 	cols := 1
 	if len(ps) > 1 {
 		cols = 2

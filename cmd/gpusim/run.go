@@ -57,7 +57,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if *plotTo != "" && dl == nil {
+	if *plotTo != "" {
+		// A deadlocked run is drawn too: its timeline shows who waits.
 		if err := plotRun(*plotTo, res, from, to); err != nil {
 			return err
 		}

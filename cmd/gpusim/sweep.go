@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -84,7 +85,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if *jobs < 1 {
 		return &usageError{"gpusim sweep: -j must be at least 1"}
 	}
-	if err := checkSweepMetric(*metric); err != nil {
+	if err := checkSweepMetric("sweep", *metric); err != nil {
 		return err
 	}
 	if *resume && *csvOut == "" {
@@ -189,17 +190,19 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if *plotTo != "" && len(table.Rows) > 0 {
-		if err := plotSweep(*plotTo, table, *metric); err != nil {
-			return err
-		}
-	}
 	if *asJSON {
 		if err := writeSweepJSON(stdout, table); err != nil {
 			return &failError{err}
 		}
 	} else if *csvOut == "" || !interrupted {
 		writeSweepText(stdout, table)
+	}
+	if *plotTo != "" {
+		if len(table.Rows) == 0 {
+			fmt.Fprintf(stderr, "warning: no points in this shard: %s not drawn\n", filepath.Join(*plotTo, "sweep.png"))
+		} else if err := plotSweep(*plotTo, table, *metric); err != nil {
+			return err
+		}
 	}
 	if interrupted {
 		return &failError{fmt.Errorf("interrupted: %d of %d points done; the file is marked partial: rerun with --resume to finish it", len(table.Rows), countShard(len(points), shardI, shardN))}
@@ -447,7 +450,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return &usageError{"usage: gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"}
 	}
-	if err := checkSweepMetric(*metric); err != nil {
+	if err := checkSweepMetric("sweep merge", *metric); err != nil {
 		return err
 	}
 	var merged *sweepTable
@@ -484,16 +487,17 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if *asJSON {
+		if err := writeSweepJSON(stdout, merged); err != nil {
+			return &failError{err}
+		}
+	} else if *csvOut == "" {
+		writeSweepText(stdout, merged)
+	}
 	if *plotTo != "" && len(merged.Rows) > 0 {
 		if err := plotSweep(*plotTo, merged, *metric); err != nil {
 			return err
 		}
-	}
-	if *asJSON {
-		return writeSweepJSON(stdout, merged)
-	}
-	if *csvOut == "" {
-		writeSweepText(stdout, merged)
 	}
 	return nil
 }
