@@ -68,20 +68,25 @@ type resource struct {
 	series     []LoadPoint
 
 	dirty bool
-	mark  uint64
-	// filling scratch
+}
+
+// fillState is a resource's scratch in a solve, kept apart from the
+// resource (s.fs[i] for s.res[i]) so that the solve's passes over it stay in
+// cache.
+type fillState struct {
+	mark    uint64  // the solve that visited it
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
-	nUnf    int     // unfrozen flows
 	newLoad float64 // the load the solve in progress gives it
+	nUnf    int     // unfrozen flows
 	// cross is a lower bound of the level at which the resource saturates
 	// with its changed flows rising, valid in solve crossMark.
 	cross     float64
 	crossMark uint64
 }
 
-// level is the filling level at which r saturates.
-func (r *resource) level() float64 { return r.rem / r.wsum }
+// level is the filling level at which the resource saturates.
+func (x *fillState) level() float64 { return x.rem / x.wsum }
 
 // use is one resource of a flow.
 type use struct {
@@ -144,6 +149,7 @@ func (g *group) share() float64 {
 type solver struct {
 	e     *engine
 	res   []resource
+	fs    []fillState
 	dirty []int
 	// low is the least rate of a flow removed (or re-bounded) since the last
 	// solve; touched, the flows started or re-bounded since.
@@ -181,6 +187,7 @@ func newSolver(e *engine) *solver {
 // addResource registers a resource and returns its index.
 func (s *solver) addResource(name string, capacity float64, track bool) int {
 	s.res = append(s.res, resource{name: name, capacity: capacity, track: track})
+	s.fs = append(s.fs, fillState{})
 	return len(s.res) - 1
 }
 
@@ -397,25 +404,27 @@ func (s *solver) Handle() {
 	s.compRes = s.compRes[:0]
 	s.compFlows = s.compFlows[:0]
 	for _, ri := range s.dirty {
-		if r := &s.res[ri]; r.dirty && r.mark != ep {
-			r.mark = ep
+		if s.res[ri].dirty && s.fs[ri].mark != ep {
+			s.fs[ri].mark = ep
 			s.compRes = append(s.compRes, ri)
 		}
 		s.res[ri].dirty = false
 	}
 	s.dirty = s.dirty[:0]
 	for i := 0; i < len(s.compRes); i++ {
-		r := &s.res[s.compRes[i]]
-		r.rem, r.wsum, r.nUnf, r.newLoad = r.capacity, 0, 0, 0
+		ri := s.compRes[i]
+		r, x := &s.res[ri], &s.fs[ri]
+		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
+		coefs := r.coefs[:len(r.rates)]
 		for k, rate := range r.rates {
 			if rate < thr {
-				c := r.coefs[k] * rate
-				r.rem -= c
-				r.newLoad += c
+				c := coefs[k] * rate
+				rem -= c
+				load += c
 				continue
 			}
-			r.wsum += r.coefs[k]
-			r.nUnf++
+			wsum += coefs[k]
+			nUnf++
 			f := r.flows[k]
 			if f.mark == ep {
 				continue
@@ -423,15 +432,13 @@ func (s *solver) Handle() {
 			f.mark = ep
 			s.compFlows = append(s.compFlows, f)
 			for _, u := range f.uses {
-				if s.res[u.res].mark != ep {
-					s.res[u.res].mark = ep
+				if s.fs[u.res].mark != ep {
+					s.fs[u.res].mark = ep
 					s.compRes = append(s.compRes, u.res)
 				}
 			}
 		}
-		if r.rem < 0 {
-			r.rem = 0
-		}
+		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
 	}
 	s.fill()
 	if s.oversubscribe {
@@ -439,12 +446,11 @@ func (s *solver) Handle() {
 			f.next *= 1.5
 		}
 		for _, ri := range s.compRes {
-			r := &s.res[ri]
-			r.newLoad = 0
+			s.fs[ri].newLoad = 0
 		}
 		for _, f := range s.compFlows {
 			for _, u := range f.uses {
-				s.res[u.res].newLoad += u.coef * f.next
+				s.fs[u.res].newLoad += u.coef * f.next
 			}
 		}
 	}
@@ -463,10 +469,11 @@ func (s *solver) Handle() {
 	}
 	for _, ri := range s.compRes {
 		r := &s.res[ri]
+		load := s.fs[ri].newLoad
 		if len(r.flows) == 0 {
-			r.newLoad = 0
+			load = 0
 		}
-		s.setLoad(r, r.newLoad, now)
+		s.setLoad(r, load, now)
 	}
 }
 
@@ -478,18 +485,18 @@ func (s *solver) Handle() {
 // solves for x with the flows below the current x frozen, which stays at or
 // below the crossing and rises towards it.
 func (s *solver) crossing(ri int, ep uint64) float64 {
-	r := &s.res[ri]
-	if r.crossMark == ep {
-		return r.cross
+	r, st := &s.res[ri], &s.fs[ri]
+	if st.crossMark == ep {
+		return st.cross
 	}
-	r.crossMark = ep
+	st.crossMark = ep
 	w := 0.0
 	for _, c := range r.coefs {
 		w += c
 	}
 	if w <= 0 {
-		r.cross = math.Inf(1)
-		return r.cross
+		st.cross = math.Inf(1)
+		return st.cross
 	}
 	x := r.capacity / w
 	for it := 0; it < 4; it++ {
@@ -508,8 +515,8 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 		}
 		x = nx
 	}
-	r.cross = x * (1 - 1e-9)
-	return r.cross
+	st.cross = x * (1 - 1e-9)
+	return st.cross
 }
 
 // fill sets the next rates of the component's flows by progressive filling.
@@ -526,9 +533,12 @@ func (s *solver) fill() {
 		}
 	}
 	for _, ri := range s.compRes {
-		if r := &s.res[ri]; r.nUnf > 0 {
-			s.heapPush(heapEntry{r.level(), ri})
+		if x := &s.fs[ri]; x.nUnf > 0 {
+			s.heap = append(s.heap, heapEntry{x.level(), ri})
 		}
+	}
+	for i := len(s.heap)/2 - 1; i >= 0; i-- {
+		s.heapDown(i)
 	}
 	sortByBound(s.bounded)
 	bi := 0
@@ -540,12 +550,12 @@ func (s *solver) fill() {
 		// Bring the top of the heap up to date.
 		for len(s.heap) > 0 {
 			top := s.heap[0]
-			r := &s.res[top.res]
-			if r.nUnf == 0 {
+			x := &s.fs[top.res]
+			if x.nUnf == 0 {
 				s.heapPop()
 				continue
 			}
-			if l := r.level(); l != top.level {
+			if l := x.level(); l != top.level {
 				s.heapPop()
 				s.heapPush(heapEntry{l, top.res})
 				continue
@@ -582,24 +592,26 @@ func (s *solver) freeze(f *flow, rate float64) {
 	f.frozen = true
 	f.next = rate
 	for _, u := range f.uses {
-		r := &s.res[u.res]
-		r.rem -= float64(u.coef * rate)
-		r.newLoad += float64(u.coef * rate)
-		if r.rem < 0 {
-			r.rem = 0
+		x := &s.fs[u.res]
+		c := float64(u.coef * rate)
+		x.rem -= c
+		x.newLoad += c
+		if x.rem < 0 {
+			x.rem = 0
 		}
-		r.nUnf--
-		if r.nUnf == 0 {
-			r.wsum = 0
+		x.nUnf--
+		if x.nUnf == 0 {
+			x.wsum = 0
 			continue
 		}
-		r.wsum -= u.coef
-		if r.wsum <= 0 {
+		x.wsum -= u.coef
+		if x.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
-			r.wsum = 0
+			r := &s.res[u.res]
+			x.wsum = 0
 			for k, rt := range r.rates {
 				if rt >= s.thr && !r.flows[k].frozen {
-					r.wsum += r.coefs[k]
+					x.wsum += r.coefs[k]
 				}
 			}
 		}
@@ -643,7 +655,12 @@ func (s *solver) heapPop() heapEntry {
 	n := len(s.heap) - 1
 	s.heap[0] = s.heap[n]
 	s.heap = s.heap[:n]
-	i := 0
+	s.heapDown(0)
+	return top
+}
+
+func (s *solver) heapDown(i int) {
+	n := len(s.heap)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -659,7 +676,6 @@ func (s *solver) heapPop() heapEntry {
 		s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
 		i = j
 	}
-	return top
 }
 
 // advance brings f's remaining work up to now at its current rate.

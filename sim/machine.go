@@ -359,44 +359,43 @@ func (m *Machine) bfs(a, b int, nvlinkOnly bool) (Route, bool) {
 		return Route{}, true
 	}
 	adj := m.adjacency()
-	prev := make([]int, len(m.Nodes)) // link used to reach the node, -1 unvisited
+	// One allocation: prev[v] is the link used to reach node v (-1 while
+	// unvisited), queue the FIFO of nodes to expand, which visits them in
+	// the same order as expanding the frontier layer by layer.
+	buf := make([]int32, 2*len(m.Nodes))
+	prev, queue := buf[:len(m.Nodes)], buf[len(m.Nodes):len(m.Nodes)]
 	for i := range prev {
 		prev[i] = -1
 	}
-	visited := make([]bool, len(m.Nodes))
-	visited[a] = true
-	frontier := []int{a}
-	for len(frontier) > 0 && !visited[b] {
-		var next []int
-		for _, u := range frontier {
-			if u != a && m.Nodes[u].Kind == NodeGPU {
-				continue // GPUs do not forward traffic
-			}
-			for _, li := range adj[u] {
-				l := m.Links[li]
-				if nvlinkOnly && !isNVLinkFabric(l.Kind) {
-					continue
-				}
-				v := l.B
-				if v == u {
-					v = l.A
-				}
-				if visited[v] {
-					continue
-				}
-				visited[v] = true
-				prev[v] = li
-				next = append(next, v)
-			}
+	visited := func(v int) bool { return v == a || prev[v] >= 0 }
+	queue = append(queue, int32(a))
+	for head := 0; head < len(queue) && !visited(b); head++ {
+		u := int(queue[head])
+		if u != a && m.Nodes[u].Kind == NodeGPU {
+			continue // GPUs do not forward traffic
 		}
-		frontier = next
+		for _, li := range adj[u] {
+			l := &m.Links[li]
+			if nvlinkOnly && !isNVLinkFabric(l.Kind) {
+				continue
+			}
+			v := l.B
+			if v == u {
+				v = l.A
+			}
+			if visited(v) {
+				continue
+			}
+			prev[v] = int32(li)
+			queue = append(queue, int32(v))
+		}
 	}
-	if !visited[b] {
+	if !visited(b) {
 		return Route{}, false
 	}
 	var hops []Hop
 	for v := b; v != a; {
-		li := prev[v]
+		li := int(prev[v])
 		l := m.Links[li]
 		if l.B == v {
 			hops = append(hops, Hop{Link: li})

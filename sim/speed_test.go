@@ -58,13 +58,16 @@ func TestSimGridSpeed(t *testing.T) {
 	if *speedCases == "" {
 		t.Skip("a measurement, not a test: run with -sim.speed all")
 	}
-	runner := simgridRunner(t)
+	runner := ""
+	if *speedSimGrid {
+		runner = simgridRunner(t)
+	}
 	want := map[string]bool{}
 	for _, n := range strings.Split(*speedCases, ",") {
 		want[strings.TrimSpace(n)] = true
 	}
 	fmt.Printf("%-24s %8s %12s %12s %8s %10s\n", "case", "solves", "gpusim_s", "simgrid_s", "ratio", "max_rel_err")
-	skipSimGrid := false
+	skipSimGrid := !*speedSimGrid
 	for _, sc := range benchCases {
 		if !want["all"] && !want[sc.name()] {
 			continue
@@ -103,7 +106,10 @@ func TestSimGridSpeed(t *testing.T) {
 	}
 }
 
-var speedLimit = flag.Float64("sim.speed-limit", 120, "seconds of SimGrid time after which TestSimGridSpeed stops running SimGrid")
+var (
+	speedLimit   = flag.Float64("sim.speed-limit", 120, "seconds of SimGrid time after which TestSimGridSpeed stops running SimGrid")
+	speedSimGrid = flag.Bool("sim.speed-simgrid", true, "run SimGrid in TestSimGridSpeed (false: time gpusim alone)")
+)
 
 // runSimgridTimed returns each flow's finish time and the runner's
 // simgrid_wall_s.
