@@ -163,6 +163,7 @@ type solver struct {
 
 	// scratch
 	thr       float64 // flows with a rate below it stay frozen in this solve
+	unfrozen  int     // flows of the solve not yet frozen
 	compRes   []int
 	compFlows []*flow
 	bounded   []*flow
@@ -525,6 +526,7 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 func (s *solver) fill() {
 	s.heap = s.heap[:0]
 	s.bounded = s.bounded[:0]
+	s.unfrozen = len(s.compFlows)
 	for _, f := range s.compFlows {
 		f.frozen = false
 		f.next = 0
@@ -543,7 +545,9 @@ func (s *solver) fill() {
 	sortByBound(s.bounded)
 	bi := 0
 	level := 0.0
-	for {
+	// Once every flow is frozen the resources left in the heap have nothing
+	// to give: most of a component's resources end that way.
+	for s.unfrozen > 0 {
 		for bi < len(s.bounded) && s.bounded[bi].frozen {
 			bi++
 		}
@@ -591,6 +595,7 @@ func (s *solver) fill() {
 func (s *solver) freeze(f *flow, rate float64) {
 	f.frozen = true
 	f.next = rate
+	s.unfrozen--
 	for _, u := range f.uses {
 		x := &s.fs[u.res]
 		c := float64(u.coef * rate)
