@@ -23,7 +23,7 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 		st.Name = m.GPUs[g].Name
 		st.EngineBusy = gs[g].ceBusy
 		ops := byGPU[g]
-		var ts []Time
+		ts := make([]Time, 0, 2+4*len(ops))
 		ts = append(ts, 0, res.Makespan)
 		var maxIssued Time = -1
 		for _, i := range ops {
@@ -49,7 +49,7 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 			delta int
 			what  int // 0 kernel, 1 copy, 2 collective running, 3 collective waiting for its ranks
 		}
-		var edges []edge // +1 at the start of an activity, -1 at its end
+		edges := make([]edge, 0, 2*len(ops)) // +1 at the start of an activity, -1 at its end
 		for _, i := range ops {
 			rec := &res.Ops[i]
 			switch {

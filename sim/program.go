@@ -211,7 +211,7 @@ func (p *Program) Validate(m *Machine) error {
 			add(nil, "stream %s: gpu index %d out of range", s.Name, s.GPU)
 		}
 	}
-	ids := map[string]bool{}
+	ids := make(map[string]bool, p.NumOps())
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
 		for oi := 0; oi < len(t.Ops); oi++ {

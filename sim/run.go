@@ -77,6 +77,7 @@ type run struct {
 	paths  map[[2]int]GPUPath
 	// colls holds the collectives whose ranks have not all arrived, by op ID.
 	colls map[string]*collState
+	slab  []opState // see newOpState
 }
 
 func (r *run) route(a, b int) Route {
@@ -201,10 +202,14 @@ type opState struct {
 	end     Time
 	waiters []waiter
 	kernel  *flow
-	cp      *copyState
-	ce      int  // copy engine held, -1
-	ceFrom  int  // record of the copy whose release granted the engine, -1
-	ceAt    Time // when the engine was granted
+	// kflow and kuse hold a kernel's flow, so that a kernel allocates
+	// nothing of its own.
+	kflow  flow
+	kuse   [1]use
+	cp     *copyState
+	ce     int  // copy engine held, -1
+	ceFrom int  // record of the copy whose release granted the engine, -1
+	ceAt   Time // when the engine was granted
 	// Collective parts: the collective, this part's rank, and its kernel's
 	// presence on the SMs.
 	coll     *collState
@@ -217,6 +222,16 @@ type waiter interface {
 }
 
 func (o *opState) record() *OpRecord { return &o.r.res.Ops[o.rec] }
+
+// newOpState returns a zeroed opState from a slab of them: one allocation
+// per 256 ops instead of one per op.
+func (r *run) newOpState() *opState {
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]opState, 0, 256)
+	}
+	r.slab = r.slab[:len(r.slab)+1]
+	return &r.slab[len(r.slab)-1]
+}
 
 func (o *opState) addWaiter(w waiter) { o.waiters = append(o.waiters, w) }
 
@@ -332,7 +347,9 @@ func (st *streamState) Handle() {
 			o.finish()
 		case OpKernel:
 			o.begin(kind, cause)
-			f := &flow{owner: o, bound: 1, uses: []use{{res: st.gpu.smRes, coef: o.op.SMShare}}}
+			o.kuse[0] = use{res: st.gpu.smRes, coef: o.op.SMShare}
+			o.kflow = flow{owner: o, bound: 1, uses: o.kuse[:]}
+			f := &o.kflow
 			o.kernel = f
 			r.s.start(f, o.op.Duration.Seconds())
 			st.gpu.addClaim(o.op.SMShare)
@@ -646,7 +663,8 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		t.issueCollective(op)
 		return nil
 	}
-	o := &opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
+	o := r.newOpState()
+	*o = opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
 	switch op.Kind {
 	case OpEventRecord:
 		r.events[op.Event] = o
@@ -693,7 +711,8 @@ func (t *threadState) issueCollective(op *Op) {
 		x.Issued, x.HostEnd = now, now
 		x.Bytes = op.Coll.Bytes
 		x.Coll = op.Coll
-		o := &opState{r: r, rec: rec, op: op, thread: t, stream: r.streams[op.Streams[i]], ce: -1, ceFrom: -1}
+		o := r.newOpState()
+		*o = opState{r: r, rec: rec, op: op, thread: t, stream: r.streams[op.Streams[i]], ce: -1, ceFrom: -1}
 		c.addPart(i, o)
 		parts = append(parts, o)
 	}
