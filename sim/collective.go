@@ -62,10 +62,14 @@ func newCollective(r *run, op *Op) *collState {
 	c := &collState{r: r, op: op, plan: op.Coll, parts: make([]*opState, len(op.Coll.Ranks)), last: -1}
 	c.startEv.Init(c)
 	c.left = make([]int, len(c.plan.Ranks))
+	deps := r.dependents(c.plan)
+	// One allocation for every task of this instance of the plan.
+	arr := make([]collTask, len(c.plan.Tasks))
 	c.tasks = make([]*collTask, len(c.plan.Tasks))
 	for i := range c.plan.Tasks {
 		t := &c.plan.Tasks[i]
-		ct := &collTask{c: c, t: t, pending: len(t.Deps), src: -1, dst: -1}
+		ct := &arr[i]
+		*ct = collTask{c: c, t: t, pending: len(t.Deps), dependents: deps[i], src: -1, dst: -1}
 		ct.delayEv.Init(ct)
 		ct.f.owner = ct
 		if t.From >= 0 {
@@ -76,12 +80,25 @@ func newCollective(r *run, op *Op) *collState {
 			ct.dst = c.plan.Ranks[t.To]
 			c.left[t.To]++
 		}
-		for _, d := range t.Deps {
-			c.tasks[d].dependents = append(c.tasks[d].dependents, i)
-		}
 		c.tasks[i] = ct
 	}
 	return c
+}
+
+// dependents returns, for each task of plan, the tasks that depend on it;
+// computed once per plan in a run, however many ops share the plan.
+func (r *run) dependents(plan *CollPlan) [][]int {
+	if d, ok := r.deps[plan]; ok {
+		return d
+	}
+	d := make([][]int, len(plan.Tasks))
+	for i, t := range plan.Tasks {
+		for _, x := range t.Deps {
+			d[x] = append(d[x], i)
+		}
+	}
+	r.deps[plan] = d
+	return d
 }
 
 // addPart registers rank's part.

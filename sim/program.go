@@ -212,6 +212,7 @@ func (p *Program) Validate(m *Machine) error {
 		}
 	}
 	ids := make(map[string]bool, p.NumOps())
+	reach := newReachCache(m)
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
 		for oi := 0; oi < len(t.Ops); oi++ {
@@ -283,11 +284,11 @@ func (p *Program) Validate(m *Machine) error {
 					add(op, "signal count %d is less than 1", op.Count)
 				}
 			case OpCopy:
-				if msg := p.checkCopy(m, op); msg != "" {
+				if msg := p.checkCopy(m, op, reach); msg != "" {
 					add(op, "%s", msg)
 				}
 			case OpCollective:
-				if msg := p.checkCollective(m, op); msg != "" {
+				if msg := p.checkCollective(m, op, reach); msg != "" {
 					add(op, "%s", msg)
 				}
 			}
@@ -299,7 +300,48 @@ func (p *Program) Validate(m *Machine) error {
 	return nil
 }
 
-func (p *Program) checkCopy(m *Machine, op *Op) string {
+// reachCache remembers, for one validation, which pairs of nodes can reach
+// each other, so that a program of a million copies or collectives between
+// the same few GPUs looks each route up once.
+type reachCache struct {
+	m     *Machine
+	route map[[2]int]bool
+	path  map[[3]int]bool // {kind, a, b}: 0 PathBetween, 1 CollectivePath
+	plans map[*CollPlan]string
+}
+
+func newReachCache(m *Machine) *reachCache {
+	return &reachCache{m: m, route: map[[2]int]bool{}, path: map[[3]int]bool{}, plans: map[*CollPlan]string{}}
+}
+
+func (c *reachCache) routes(a, b int) bool {
+	k := [2]int{a, b}
+	ok, seen := c.route[k]
+	if !seen {
+		_, ok = c.m.Route(a, b)
+		c.route[k] = ok
+	}
+	return ok
+}
+
+func (c *reachCache) gpuPath(collective bool, a, b int) bool {
+	k := [3]int{0, a, b}
+	if collective {
+		k[0] = 1
+	}
+	ok, seen := c.path[k]
+	if !seen {
+		if collective {
+			ok = c.m.CollectivePath(a, b).Kind != PathNone
+		} else {
+			ok = c.m.PathBetween(a, b).Kind != PathNone
+		}
+		c.path[k] = ok
+	}
+	return ok
+}
+
+func (p *Program) checkCopy(m *Machine, op *Op, reach *reachCache) string {
 	if op.Bytes < 0 {
 		return "negative size"
 	}
@@ -320,22 +362,22 @@ func (p *Program) checkCopy(m *Machine, op *Op) string {
 	}
 	switch {
 	case s.Kind == NodeHost:
-		if _, ok := m.Route(op.Src, op.Dst); !ok {
+		if !reach.routes(op.Src, op.Dst) {
 			return fmt.Sprintf("no route from %s to %s", s.Name, d.Name)
 		}
 	case d.Kind == NodeHost:
-		if _, ok := m.Route(op.Src, op.Dst); !ok {
+		if !reach.routes(op.Src, op.Dst) {
 			return fmt.Sprintf("no route from %s to %s", s.Name, d.Name)
 		}
 	default:
-		if m.PathBetween(s.Index, d.Index).Kind == PathNone {
+		if !reach.gpuPath(false, s.Index, d.Index) {
 			return fmt.Sprintf("no path from %s to %s", s.Name, d.Name)
 		}
 	}
 	return ""
 }
 
-func (p *Program) checkCollective(m *Machine, op *Op) string {
+func (p *Program) checkCollective(m *Machine, op *Op, reach *reachCache) string {
 	c := op.Coll
 	if c == nil {
 		return "collective without a plan"
@@ -363,6 +405,16 @@ func (p *Program) checkCollective(m *Machine, op *Op) string {
 			return fmt.Sprintf("rank %d: its stream is not a stream of %s", i, m.GPUs[g].Name)
 		}
 	}
+	if msg, ok := reach.plans[c]; ok {
+		return msg // a plan shared by many ops is checked once
+	}
+	msg := p.checkPlan(m, c, reach)
+	reach.plans[c] = msg
+	return msg
+}
+
+// checkPlan checks a collective's tasks.
+func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 	pairs := map[[2]int]bool{}
 	for i, t := range c.Tasks {
 		if t.From < -1 || t.From >= len(c.Ranks) || t.To < -1 || t.To >= len(c.Ranks) || (t.From < 0 && t.To < 0) {
@@ -373,7 +425,7 @@ func (p *Program) checkCollective(m *Machine, op *Op) string {
 		}
 		if t.From >= 0 && t.To >= 0 && t.From != t.To && !pairs[[2]int{t.From, t.To}] {
 			pairs[[2]int{t.From, t.To}] = true
-			if m.CollectivePath(c.Ranks[t.From], c.Ranks[t.To]).Kind == PathNone {
+			if !reach.gpuPath(true, c.Ranks[t.From], c.Ranks[t.To]) {
 				return fmt.Sprintf("%s and %s cannot reach each other", m.GPUs[c.Ranks[t.From]].Name, m.GPUs[c.Ranks[t.To]].Name)
 			}
 		}
@@ -382,7 +434,7 @@ func (p *Program) checkCollective(m *Machine, op *Op) string {
 			if g < 0 {
 				g = t.To
 			}
-			if _, ok := m.Route(m.GPUs[c.Ranks[g]].Node, t.Switch); !ok {
+			if !reach.routes(m.GPUs[c.Ranks[g]].Node, t.Switch) {
 				return fmt.Sprintf("%s cannot reach switch %s", m.GPUs[c.Ranks[g]].Name, m.Nodes[t.Switch].Name)
 			}
 		}

@@ -77,7 +77,7 @@ type run struct {
 	paths  map[[2]int]GPUPath
 	// colls holds the collectives whose ranks have not all arrived, by op ID.
 	colls map[string]*collState
-	slab  []opState // see newOpState
+	deps  map[*CollPlan][][]int // see dependents
 }
 
 func (r *run) route(a, b int) Route {
@@ -163,6 +163,7 @@ func newRun(m *Machine, p *Program) *run {
 	r.events = make([]*opState, len(p.Events))
 	r.routes = map[[2]int]Route{}
 	r.colls = map[string]*collState{}
+	r.deps = map[*CollPlan][][]int{}
 	r.paths = map[[2]int]GPUPath{}
 	for _, s := range p.Semaphores {
 		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
@@ -223,16 +224,6 @@ type waiter interface {
 
 func (o *opState) record() *OpRecord { return &o.r.res.Ops[o.rec] }
 
-// newOpState returns a zeroed opState from a slab of them: one allocation
-// per 256 ops instead of one per op.
-func (r *run) newOpState() *opState {
-	if len(r.slab) == cap(r.slab) {
-		r.slab = make([]opState, 0, 256)
-	}
-	r.slab = r.slab[:len(r.slab)+1]
-	return &r.slab[len(r.slab)-1]
-}
-
 func (o *opState) addWaiter(w waiter) { o.waiters = append(o.waiters, w) }
 
 // flowDone is a kernel's completion.
@@ -269,6 +260,11 @@ func (o *opState) finish() {
 	for _, w := range ws {
 		w.opDone(o)
 	}
+	// Others may keep pointing at a finished op (the latest record of an
+	// event, a stream's last op): drop what only a running op needs (a
+	// copy's stages, a collective's tasks) so that it holds little.
+	o.cp, o.coll, o.presence, o.kernel = nil, nil, nil, nil
+	o.target = nil
 }
 
 // streamState runs a stream's ops in FIFO order.
@@ -663,8 +659,7 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		t.issueCollective(op)
 		return nil
 	}
-	o := r.newOpState()
-	*o = opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
+	o := &opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
 	switch op.Kind {
 	case OpEventRecord:
 		r.events[op.Event] = o
@@ -711,8 +706,7 @@ func (t *threadState) issueCollective(op *Op) {
 		x.Issued, x.HostEnd = now, now
 		x.Bytes = op.Coll.Bytes
 		x.Coll = op.Coll
-		o := r.newOpState()
-		*o = opState{r: r, rec: rec, op: op, thread: t, stream: r.streams[op.Streams[i]], ce: -1, ceFrom: -1}
+		o := &opState{r: r, rec: rec, op: op, thread: t, stream: r.streams[op.Streams[i]], ce: -1, ceFrom: -1}
 		c.addPart(i, o)
 		parts = append(parts, o)
 	}
