@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"gpusim/scenarios"
 	"gpusim/sim"
+	"gpusim/topologies"
 )
 
 // engineScenario is the pure-engine workload: 8 threads, each launching
@@ -78,4 +80,51 @@ func BenchmarkFlows(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/case")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(solves), "ns/solve")
+}
+
+// scaleScenario is the shipped allreduce-overlap study (data-parallel GPT-3
+// 350M on a DGX H100, gradients all-reduced in 25 MiB buckets overlapped
+// with the backward pass) run for steps steps: 744 ops a step.
+func scaleScenario(b *testing.B, steps int) *scenarios.Scenario {
+	src, ok := scenarios.ShippedSource("allreduce-overlap")
+	if !ok {
+		b.Fatal("no shipped allreduce-overlap")
+	}
+	text := strings.Replace(string(src), "steps: 2\n", fmt.Sprintf("steps: %d\n", steps), 1)
+	sc, err := scenarios.Load("allreduce-overlap.yaml", []byte(text), scenarios.Options{
+		Set: map[string]string{"topo": "dgx-h100", "overlap": "true", "bucket": "25 MiB"},
+		ReadFile: func(p string) ([]byte, error) {
+			t, _ := topologies.ShippedSource("dgx-h100")
+			return t, nil
+		},
+		MaxOps: 1e8,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sc
+}
+
+// BenchmarkScale runs the training scenario grown to about 10^4, 10^5 and
+// 10^6 ops and reports the cost per op in time and allocated bytes, so that
+// growth in the cost per op shows.
+func BenchmarkScale(b *testing.B) {
+	for _, steps := range []int{14, 135, 1345} {
+		sc := scaleScenario(b, steps)
+		ops := sc.Program.NumOps()
+		b.Run(fmt.Sprintf("ops=%d", ops), func(b *testing.B) {
+			b.ReportAllocs()
+			var events uint64
+			for i := 0; i < b.N; i++ {
+				res, err := sim.Run(sc.Topology.Machine, sc.Program)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += res.Events
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*ops), "ns/op-simulated")
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+		})
+	}
 }

@@ -27,7 +27,9 @@ type collState struct {
 	began   bool
 	startEv Event
 	tasks   []*collTask
-	left    []int // per rank: unfinished tasks that send or receive for it
+	arr     []collTask // the tasks' storage, back to the run's pool when done
+	done    int        // tasks ended
+	left    []int      // per rank: unfinished tasks that send or receive for it
 }
 
 type collTask struct {
@@ -38,6 +40,7 @@ type collTask struct {
 	started    bool
 	running    bool // its flow is active
 	f          flow
+	usesBuf    [8]use // the flow's uses, without an allocation for short routes
 	delayEv    Event
 	base       float64 // data rate it reaches alone, for the SM-contention bound
 	src, dst   int     // GPUs (index into Machine.GPUs), -1 for a switch
@@ -63,13 +66,22 @@ func newCollective(r *run, op *Op) *collState {
 	c.startEv.Init(c)
 	c.left = make([]int, len(c.plan.Ranks))
 	deps := r.dependents(c.plan)
-	// One allocation for every task of this instance of the plan.
-	arr := make([]collTask, len(c.plan.Tasks))
+	// The tasks' storage: from the pool of finished instances of the same
+	// plan, or one allocation.
+	var arr []collTask
+	if pool := r.taskPool[c.plan]; len(pool) > 0 {
+		arr = pool[len(pool)-1]
+		r.taskPool[c.plan] = pool[:len(pool)-1]
+	} else {
+		arr = make([]collTask, len(c.plan.Tasks))
+	}
+	c.arr = arr
 	c.tasks = make([]*collTask, len(c.plan.Tasks))
 	for i := range c.plan.Tasks {
 		t := &c.plan.Tasks[i]
 		ct := &arr[i]
 		*ct = collTask{c: c, t: t, pending: len(t.Deps), dependents: deps[i], src: -1, dst: -1}
+		ct.f.uses = ct.usesBuf[:0]
 		ct.delayEv.Init(ct)
 		ct.f.owner = ct
 		if t.From >= 0 {
@@ -152,6 +164,17 @@ func (c *collState) launch() {
 			c.endPart(rank)
 		}
 	}
+	c.release()
+}
+
+// release returns the tasks' storage to the run's pool once every task has
+// ended (every part has then ended too, and nothing refers to the tasks).
+func (c *collState) release() {
+	if c.done < len(c.tasks) || c.arr == nil {
+		return
+	}
+	c.r.taskPool[c.plan] = append(c.r.taskPool[c.plan], c.arr)
+	c.arr, c.tasks = nil, nil
 }
 
 func (c *collState) startTask(i int) {
@@ -170,7 +193,7 @@ func (ct *collTask) Handle() {
 	r := c.r
 	m := r.m
 	t := ct.t
-	var uses []use
+	uses := ct.usesBuf[:0]
 	base := math.Inf(1)
 	addRoute := func(rt Route) {
 		for _, h := range rt.Hops {
@@ -255,6 +278,8 @@ func (ct *collTask) flowDone(*flow) {
 			}
 		}
 	}
+	c.done++
+	c.release()
 }
 
 // endPart ends a rank's part: its kernel leaves the SMs.

@@ -78,6 +78,8 @@ type run struct {
 	// colls holds the collectives whose ranks have not all arrived, by op ID.
 	colls map[string]*collState
 	deps  map[*CollPlan][][]int // see dependents
+	// taskPool holds the task storage of finished collectives, by plan.
+	taskPool map[*CollPlan][][]collTask
 }
 
 func (r *run) route(a, b int) Route {
@@ -164,6 +166,7 @@ func newRun(m *Machine, p *Program) *run {
 	r.routes = map[[2]int]Route{}
 	r.colls = map[string]*collState{}
 	r.deps = map[*CollPlan][][]int{}
+	r.taskPool = map[*CollPlan][][]collTask{}
 	r.paths = map[[2]int]GPUPath{}
 	for _, s := range p.Semaphores {
 		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
