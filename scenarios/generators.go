@@ -449,9 +449,17 @@ func (g gen) collOp(th *sim.Thread, id string, plan *sim.CollPlan, stream, rank 
 	if plan == nil {
 		return
 	}
-	streams := make([]int, len(plan.Ranks))
-	for i, gpu := range plan.Ranks {
-		streams[i] = g.stream(gpu, g.b.p.Streams[stream].Name)
+	key := collStreamsKey{plan, g.b.p.Streams[stream].Name}
+	streams, ok := g.b.collStreams[key]
+	if !ok {
+		streams = make([]int, len(plan.Ranks))
+		for i, gpu := range plan.Ranks {
+			streams[i] = g.stream(gpu, key.stream)
+		}
+		if g.b.collStreams == nil {
+			g.b.collStreams = map[collStreamsKey][]int{}
+		}
+		g.b.collStreams[key] = streams
 	}
 	g.op(th, id, sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0], OneRank: true, Rank: rank})
 }

@@ -347,6 +347,15 @@ type builder struct {
 	// streamTime sums each stream's kernel durations, seconds.
 	streamTime []float64
 	streamOver map[int]bool
+	// collStreams shares one streams slice among the generated collective
+	// ops with the same plan and stream name (a million ops, one slice each,
+	// would be 90 MB).
+	collStreams map[collStreamsKey][]int
+}
+
+type collStreamsKey struct {
+	plan   *sim.CollPlan
+	stream string
 }
 
 func (b *builder) loadTopology(n spec.Node) error {

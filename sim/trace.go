@@ -15,6 +15,9 @@ import (
 // utilization counter per link direction that carried traffic. Event waits
 // are flow arrows from the record to the wait. Timestamps are microseconds
 // written exactly (picosecond digits), so the same result gives the same bytes.
+// apiCallName names the CUDA call that issues each kind of stream op.
+var apiCallName = map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent ", OpCollective: "collective "}
+
 func WriteTrace(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	t := &tw{w: bw}
@@ -59,7 +62,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 			t.slice(hp, htid, r.Call, r.End, r.Kind.String()+" "+label, r.Kind.String(), r, res)
 			continue
 		}
-		call := map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent ", OpCollective: "collective "}[r.Kind]
+		call := apiCallName[r.Kind]
 		t.slice(hp, htid, r.Call, r.HostEnd, call+label, "api", r, res)
 		gp, stid := gpuPid(r.GPU), streamTid(r.Stream)
 		cat := r.Kind.String()
