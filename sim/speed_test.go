@@ -103,6 +103,9 @@ func TestSimGridSpeed(t *testing.T) {
 			}
 		}
 		fmt.Printf("%-24s %8d %12.3f %12.3f %8.3f %10.2g\n", sc.name(), res.Solves, gpusimWall, simgridWall, gpusimWall/simgridWall, worst)
+		if worst >= 1e-6 {
+			t.Errorf("%s: finish times differ from SimGrid's by up to %.3g (relative), want < 1e-6", sc.name(), worst)
+		}
 	}
 }
 
