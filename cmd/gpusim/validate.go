@@ -90,7 +90,7 @@ func fileKind(data []byte) string {
 	return kind
 }
 
-const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE]"
+const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE]"
 
 func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -122,6 +122,8 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "plot", "dot":
 		return cmdTopoDraw(args[0], args[1:], stdout, stderr)
+	case "import":
+		return cmdTopoImport(args[1:], stdout, stderr)
 	}
 	return &usageError{fmt.Sprintf("gpusim topo: unknown subcommand %q; usage: %s", args[0], topoSynopsis)}
 }
@@ -326,4 +328,62 @@ func cmdTopoDraw(sub string, args []string, stdout, stderr io.Writer) error {
 	n := float64(len(t.Machine.GPUs))
 	side := plots.Pixels(math.Max(640, 160+90*n))
 	return writePlot(*out, p, side+plots.Pixels(60), side)
+}
+
+const importSynopsis = "gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE]"
+
+// cmdTopoImport turns the text of `nvidia-smi topo -m` into a topology.
+func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("topo import", importSynopsis, stderr)
+	gpu := fs.String("gpu", "", "the GPU model (nvidia-smi topo -m names none; default: inferred from the NVLink counts): "+strings.Join(models.GPUNames(), ", "))
+	pcie := fs.String("pcie", "", "the GPUs' PCIe link type (default: the GPU model's)")
+	name := fs.String("name", "", "the topology's name (default: the file's name)")
+	out := fs.String("o", "", "write the topology YAML to `FILE` (default: standard output)")
+	if helpRequested(fs, importSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{"usage: " + importSynopsis + "\n(FILE is what nvidia-smi topo -m prints; - reads standard input)"}
+	}
+	var data []byte
+	file := pos[0]
+	if file == "-" {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxInput+1))
+		file = "stdin"
+		if err == nil && len(data) > maxInput {
+			err = &tooLargeError{file, int64(len(data))}
+		}
+	} else {
+		data, err = readInput(file)
+	}
+	if err != nil {
+		var big *tooLargeError
+		if errors.As(err, &big) {
+			return err
+		}
+		return fmt.Errorf("%s: cannot read: %v", file, unwrapPath(err))
+	}
+	n := *name
+	if n == "" {
+		n = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	text, _, err := topologies.FromNvidiaSMI(file, data, topologies.SMIOptions{GPU: *gpu, PCIe: *pcie, Name: n})
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err := io.WriteString(stdout, text)
+		if err != nil {
+			return &failError{err}
+		}
+		return nil
+	}
+	return writeFileAtomic(*out, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	})
 }

@@ -1,0 +1,428 @@
+package topologies
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gpusim/models"
+)
+
+// SMIOptions say what `nvidia-smi topo -m` does not: the GPU model, the
+// PCIe link type, and the topology's name.
+type SMIOptions struct {
+	// GPU is the GPU preset ("H100-SXM"); empty infers it from the NVLink
+	// counts where they tell (NV18: H100-SXM, NV12: A100-SXM4-80GB, NV1 and
+	// NV2: V100-SXM2), and is an error where there is no NVLink.
+	GPU string
+	// PCIe is the GPUs' PCIe link type ("pcie4x16"); empty takes the GPU
+	// preset's.
+	PCIe string
+	// Name of the topology; empty: "imported".
+	Name string
+}
+
+// smiMatrix is the parsed table of `nvidia-smi topo -m`.
+type smiMatrix struct {
+	cols []string   // device column names: GPU0.., NIC0.., mlx5_0..
+	rows []smiRow   // one per GPU row, in order
+	nics []smiRow   // rows of other devices (NICs)
+	rel  [][]string // rel[i][j]: GPU i to column j ("X", "NV12", "SYS", ...)
+}
+
+type smiRow struct {
+	name     string
+	line     int
+	cells    []string
+	cpus     string // CPU Affinity, "" if absent
+	numa     string // NUMA Affinity, "" if absent or N/A
+	cellCols []int  // the column of each cell in the line, 1-based
+}
+
+var smiRelations = "X, NV# (NVLink, # links), SYS, NODE, PHB, PXB, PIX"
+
+// FromNvidiaSMI turns the text of `nvidia-smi topo -m` into a topology: its
+// YAML (with comments saying what was inferred) and the loaded topology.
+// NVLink counts give direct links, or an NVSwitch when every pair shows the
+// same count and no GPU has that many ports for all its peers; PIX and PXB
+// (between GPUs, or to a NIC both reach by PIX) put GPUs under a shared PCIe
+// switch; CPU or NUMA affinity gives the hosts. Errors name file:line:col.
+func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology, error) {
+	mx, err := parseSMI(file, string(data))
+	if err != nil {
+		return "", nil, err
+	}
+	n := len(mx.rows)
+	// The GPU model.
+	maxNV, allNV, sameNV := 0, true, -1
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			k := nvCount(mx.rel[i][j])
+			maxNV = max(maxNV, k)
+			if k == 0 {
+				allNV = false
+			}
+			if sameNV == -1 {
+				sameNV = k
+			} else if sameNV != k {
+				sameNV = -2
+			}
+		}
+	}
+	model, inferred := opt.GPU, ""
+	if model == "" {
+		switch {
+		case maxNV == 18:
+			model, inferred = "H100-SXM", "NV18 (18 NVLink4 ports: H100 or H200 SXM; pass --gpu H200-SXM for an H200)"
+		case maxNV == 12:
+			model, inferred = "A100-SXM4-80GB", "NV12 (12 NVLink3 ports: A100 SXM4)"
+		case maxNV >= 1 && maxNV <= 2:
+			model, inferred = "V100-SXM2", "NV1/NV2 (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
+		default:
+			return "", nil, fmt.Errorf("%s:1:1: the table does not say which GPU this is (nvidia-smi topo -m names none): pass --gpu, one of %s", file, strings.Join(models.GPUNames(), ", "))
+		}
+	}
+	g, ok := models.LookupGPU(model)
+	if !ok {
+		return "", nil, fmt.Errorf("%s: unknown GPU model %q; models: %s", file, model, strings.Join(models.GPUNames(), ", "))
+	}
+	pcie := opt.PCIe
+	if pcie == "" {
+		pcie = g.PCIe
+	}
+	if _, ok := models.LookupLink(pcie); !ok {
+		return "", nil, fmt.Errorf("%s: unknown PCIe link type %q; types: %s", file, pcie, strings.Join(models.LinkNames(), ", "))
+	}
+	if maxNV > 0 && g.NVLinkGen == "" {
+		return "", nil, fmt.Errorf("%s: the table shows NVLink, which %s does not have: pass the right --gpu", file, model)
+	}
+	if maxNV > g.NVLinks && g.NVLinks > 0 {
+		return "", nil, fmt.Errorf("%s: the table shows NV%d, more links than the %d of %s: pass the right --gpu", file, maxNV, g.NVLinks, model)
+	}
+	// Hosts: one per NUMA node, or per distinct CPU affinity.
+	hostOf := make([]int, n)
+	var hostKeys, hostCPUs []string
+	for i, r := range mx.rows {
+		key := r.numa
+		if key == "" {
+			key = r.cpus
+		}
+		h := -1
+		for k, x := range hostKeys {
+			if x == key {
+				h = k
+			}
+		}
+		if h < 0 {
+			h = len(hostKeys)
+			hostKeys = append(hostKeys, key)
+			hostCPUs = append(hostCPUs, r.cpus)
+		}
+		hostOf[i] = h
+	}
+	// PCIe groups: GPUs related by PIX or PXB, directly or through a NIC
+	// both reach by PIX, share a switch.
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	union := func(a, b int) { parent[find(a)] = find(b) }
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j && (mx.rel[i][j] == "PIX" || mx.rel[i][j] == "PXB") {
+				union(i, j)
+			}
+		}
+	}
+	for c := n; c < len(mx.cols); c++ {
+		first := -1
+		for i := 0; i < n; i++ {
+			if mx.rel[i][c] == "PIX" {
+				if first >= 0 {
+					union(first, i)
+				}
+				first = i
+			}
+		}
+	}
+	groupOf := map[int][]int{}
+	var roots []int
+	for i := 0; i < n; i++ {
+		r := find(i)
+		if len(groupOf[r]) == 0 {
+			roots = append(roots, r)
+		}
+		groupOf[r] = append(groupOf[r], i)
+	}
+	var b strings.Builder
+	name := opt.Name
+	if name == "" {
+		name = "imported"
+	}
+	fmt.Fprintf(&b, "# Imported by gpusim topo import from %s (the text of nvidia-smi topo -m).\n", file)
+	fmt.Fprintf(&b, "# What the table does not say, and what was assumed:\n")
+	if inferred != "" {
+		fmt.Fprintf(&b, "# - GPU model %s, inferred from %s.\n", model, inferred)
+	} else {
+		fmt.Fprintf(&b, "# - GPU model %s, as given.\n", model)
+	}
+	fmt.Fprintf(&b, "# - PCIe links %s (the model's unless given), GPU to switch and switch to host alike.\n", pcie)
+	fmt.Fprintf(&b, "# - A host per NUMA node (or CPU affinity) with as many cores as logical CPUs listed;\n")
+	fmt.Fprintf(&b, "#   hosts joined by the upi socket-link preset.\n")
+	fmt.Fprintf(&b, "# - GPUs with PIX or PXB between them (or PIX to one NIC) share a PCIe switch; a pair\n")
+	fmt.Fprintf(&b, "#   shown as NV# hides its PCIe relation, so such GPUs get a switch only when a NIC\n")
+	fmt.Fprintf(&b, "#   reveals it. NICs are left out.\n")
+	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
+	fmt.Fprintf(&b, "description: %s\n", yamlString(fmt.Sprintf("%d x %s imported from nvidia-smi topo -m", n, model)))
+	b.WriteString("hosts:\n")
+	for h := range hostKeys {
+		fmt.Fprintf(&b, "  - {name: cpu%d", h)
+		if c := countCPUs(hostCPUs[h]); c > 0 {
+			fmt.Fprintf(&b, ", cores: %d", c)
+		}
+		b.WriteString("}\n")
+	}
+	b.WriteString("gpus:\n")
+	for i := range mx.rows {
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: %s, host: cpu%d}\n", i, model, hostOf[i])
+	}
+	nvswitch := allNV && sameNV > 0 && n >= 3 && sameNV*(n-1) > g.NVLinks
+	var switches, links []string
+	if nvswitch {
+		sw := "{name: nvswitch, kind: nvswitch"
+		if g.NVLinkGen == "nvlink4" {
+			sw += ", nvls: true"
+		}
+		switches = append(switches, sw+"}")
+		for i := 0; i < n; i++ {
+			links = append(links, fmt.Sprintf("{ends: [gpu%d, nvswitch], type: %s, count: %d}", i, g.NVLinkGen, sameNV))
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				if k := nvCount(mx.rel[i][j]); k > 0 {
+					links = append(links, fmt.Sprintf("{ends: [gpu%d, gpu%d], type: %s, count: %d}", i, j, g.NVLinkGen, k))
+				}
+			}
+		}
+	}
+	for k, r := range roots {
+		members := groupOf[r]
+		if len(members) == 1 {
+			links = append(links, fmt.Sprintf("{ends: [gpu%d, cpu%d], type: %s}", members[0], hostOf[members[0]], pcie))
+			continue
+		}
+		sw := fmt.Sprintf("pcie%d", k)
+		switches = append(switches, "{name: "+sw+"}")
+		for _, i := range members {
+			links = append(links, fmt.Sprintf("{ends: [gpu%d, %s], type: %s}", i, sw, pcie))
+		}
+		links = append(links, fmt.Sprintf("{ends: [%s, cpu%d], type: %s}", sw, hostOf[members[0]], pcie))
+	}
+	for h := 1; h < len(hostKeys); h++ {
+		links = append(links, fmt.Sprintf("{ends: [cpu%d, cpu%d], type: upi}", h-1, h))
+	}
+	if len(switches) > 0 {
+		b.WriteString("switches:\n")
+		for _, s := range switches {
+			b.WriteString("  - " + s + "\n")
+		}
+	}
+	b.WriteString("links:\n")
+	for _, l := range links {
+		b.WriteString("  - " + l + "\n")
+	}
+	text := b.String()
+	t, err := Load(name+".yaml", []byte(text))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: the imported topology does not load (a bug in topo import): %v", file, err)
+	}
+	return text, t, nil
+}
+
+// parseSMI reads the device table: a header naming the columns, then a row
+// per device.
+func parseSMI(file, text string) (*smiMatrix, error) {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	// The header is the first line whose first field is GPU0 and whose next
+	// line starts with GPU0 too (the first row).
+	hdr := -1
+	for i := 0; i+1 < len(lines); i++ {
+		f, nf := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(f) > 0 && f[0] == "GPU0" && len(nf) > 0 && nf[0] == "GPU0" {
+			hdr = i
+			break
+		}
+	}
+	if hdr < 0 {
+		return nil, fmt.Errorf("%s:1:1: no nvidia-smi topo -m table: want a header line naming GPU0 GPU1 ... and a row per GPU below it", file)
+	}
+	hf := strings.Fields(lines[hdr])
+	mx := &smiMatrix{}
+	for _, c := range hf {
+		if c == "CPU" || c == "NUMA" || c == "GPU" {
+			break
+		}
+		mx.cols = append(mx.cols, c)
+	}
+	hasCPU := strings.Contains(lines[hdr], "CPU Affinity")
+	hasNUMA := strings.Contains(lines[hdr], "NUMA Affinity")
+	ncols := len(mx.cols)
+	for li := hdr + 1; li < len(lines); li++ {
+		l := lines[li]
+		if strings.TrimSpace(l) == "" {
+			break
+		}
+		f, cols := fieldsWithColumns(l)
+		if len(f) == 0 || !isDeviceName(f[0], mx.cols) {
+			break // the legend below the table
+		}
+		r := smiRow{name: f[0], line: li + 1}
+		if len(f) < 1+ncols {
+			return nil, fmt.Errorf("%s:%d:%d: row %s has %d cells, the header names %d devices", file, li+1, cols[len(cols)-1], f[0], len(f)-1, ncols)
+		}
+		r.cells = f[1 : 1+ncols]
+		r.cellCols = cols[1 : 1+ncols]
+		rest := f[1+ncols:]
+		if hasCPU && len(rest) > 0 {
+			r.cpus = rest[0]
+			rest = rest[1:]
+		}
+		if hasNUMA && len(rest) > 0 && rest[0] != "N/A" {
+			r.numa = rest[0]
+		}
+		if strings.HasPrefix(r.name, "GPU") {
+			if want := fmt.Sprintf("GPU%d", len(mx.rows)); r.name != want {
+				return nil, fmt.Errorf("%s:%d:%d: row %s where %s was expected: rows list the GPUs in order", file, li+1, cols[0], r.name, want)
+			}
+			mx.rows = append(mx.rows, r)
+		} else {
+			mx.nics = append(mx.nics, r)
+		}
+	}
+	n := len(mx.rows)
+	if n == 0 {
+		return nil, fmt.Errorf("%s:%d:1: the table has no GPU rows", file, hdr+2)
+	}
+	for i := 0; i < n; i++ {
+		if mx.cols[i] != fmt.Sprintf("GPU%d", i) {
+			return nil, fmt.Errorf("%s:%d:1: column %d is %s: the header must name GPU0..GPU%d first", file, hdr+1, i+1, mx.cols[i], n-1)
+		}
+	}
+	mx.rel = make([][]string, n)
+	for i, r := range mx.rows {
+		mx.rel[i] = make([]string, ncols)
+		for j, c := range r.cells {
+			if !validRelation(c) {
+				return nil, fmt.Errorf("%s:%d:%d: %q is not a connection type; types: %s", file, r.line, r.cellCols[j], c, smiRelations)
+			}
+			if (i == j) != (c == "X") {
+				return nil, fmt.Errorf("%s:%d:%d: %q: X marks a GPU's own column and only it", file, r.line, r.cellCols[j], c)
+			}
+			mx.rel[i][j] = c
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if mx.rel[i][j] != mx.rel[j][i] {
+				r := mx.rows[i]
+				return nil, fmt.Errorf("%s:%d:%d: GPU%d to GPU%d is %s but GPU%d to GPU%d is %s: the table must be symmetric", file, r.line, r.cellCols[j], i, j, mx.rel[i][j], j, i, mx.rel[j][i])
+			}
+		}
+	}
+	if len(mx.rows) > 1024 {
+		return nil, fmt.Errorf("%s:%d:1: %d GPUs: gpusim imports tables of up to 1024", file, hdr+1, len(mx.rows))
+	}
+	return mx, nil
+}
+
+// fieldsWithColumns splits a line on blanks and returns each field with
+// its 1-based column.
+func fieldsWithColumns(l string) ([]string, []int) {
+	var f []string
+	var c []int
+	start := -1
+	for i, r := range l + " " {
+		if r == ' ' || r == '\t' {
+			if start >= 0 {
+				f = append(f, l[start:i])
+				c = append(c, start+1)
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return f, c
+}
+
+func isDeviceName(s string, cols []string) bool {
+	for _, c := range cols {
+		if c == s {
+			return true
+		}
+	}
+	return false
+}
+
+func validRelation(c string) bool {
+	switch c {
+	case "X", "SYS", "NODE", "PHB", "PXB", "PIX":
+		return true
+	}
+	return nvCount(c) > 0
+}
+
+// nvCount is the link count of "NV12", or 0.
+func nvCount(c string) int {
+	if !strings.HasPrefix(c, "NV") {
+		return 0
+	}
+	k, err := strconv.Atoi(c[2:])
+	if err != nil || k < 1 || k > 64 {
+		return 0
+	}
+	return k
+}
+
+// countCPUs counts the CPUs of an affinity list such as "0-19,40-59".
+func countCPUs(s string) int {
+	n := 0
+	for _, part := range strings.Split(s, ",") {
+		a, b, isRange := strings.Cut(part, "-")
+		lo, err1 := strconv.Atoi(a)
+		hi := lo
+		var err2 error
+		if isRange {
+			hi, err2 = strconv.Atoi(b)
+		}
+		if err1 != nil || err2 != nil || hi < lo || hi-lo > 1<<16 {
+			return 0
+		}
+		n += hi - lo + 1
+	}
+	return n
+}
+
+// yamlString quotes s for YAML when it needs it.
+func yamlString(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == ' ' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 && s[0] != ' ' && s[len(s)-1] != ' ' {
+		return s
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,201 @@
+package topologies
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gpusim/sim"
+)
+
+func importFile(t *testing.T, name string, opt SMIOptions) (string, *Topology) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/smi/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, tp, err := FromNvidiaSMI(name, data, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return text, tp
+}
+
+func nvLinks(m *sim.Machine) map[[2]string]float64 {
+	out := map[[2]string]float64{}
+	for _, l := range m.Links {
+		if l.Kind == sim.LinkNVLink {
+			out[[2]string{m.Nodes[l.A].Name, m.Nodes[l.B].Name}] = l.Bandwidth
+		}
+	}
+	return out
+}
+
+func TestImportDGX1(t *testing.T) {
+	text, tp := importFile(t, "dgx1.txt", SMIOptions{})
+	m := tp.Machine
+	if len(m.GPUs) != 8 || len(m.Hosts) != 2 {
+		t.Fatalf("%d GPUs, %d hosts; want 8 and 2", len(m.GPUs), len(m.Hosts))
+	}
+	for _, g := range m.GPUs {
+		if g.Model != "V100-SXM2" {
+			t.Errorf("%s is a %s; NV1/NV2 say V100-SXM2", g.Name, g.Model)
+		}
+	}
+	// CPU Affinity 0-19,40-59: 40 logical CPUs per host.
+	if m.Hosts[0].Cores != 40 || m.Hosts[1].Cores != 40 {
+		t.Errorf("cores %d, %d; want 40 each", m.Hosts[0].Cores, m.Hosts[1].Cores)
+	}
+	// GPU0's row: NV1 NV1 NV2 NV2 to GPU1..GPU4, SYS to the rest.
+	nv := nvLinks(m)
+	if len(nv) != 16 {
+		t.Errorf("%d NVLink links, want 16 (the table's NV pairs)", len(nv))
+	}
+	one := nv[[2]string{"gpu0", "gpu1"}]
+	if two := nv[[2]string{"gpu0", "gpu3"}]; one <= 0 || two != 2*one {
+		t.Errorf("gpu0-gpu1 (NV1) %g, gpu0-gpu3 (NV2) %g: want the second twice the first", one, two)
+	}
+	for a := 0; a < 8; a++ {
+		for b := 0; b < 8; b++ {
+			if a == b {
+				continue
+			}
+			want := sim.PathNVLink
+			if _, ok := nv[[2]string{m.GPUs[min(a, b)].Name, m.GPUs[max(a, b)].Name}]; !ok {
+				want = sim.PathStaged // SYS: across the sockets
+			}
+			if got := m.PathBetween(a, b).Kind; got != want {
+				t.Errorf("gpu%d -> gpu%d: path %v, want %v", a, b, got, want)
+			}
+		}
+	}
+	// The NICs reveal the PCIe switches: GPU0 and GPU1 are PIX to mlx5_0.
+	for _, pair := range [][2]string{{"gpu0", "gpu1"}, {"gpu2", "gpu3"}, {"gpu4", "gpu5"}, {"gpu6", "gpu7"}} {
+		if !strings.Contains(text, "{ends: ["+pair[0]+", pcie") {
+			t.Errorf("%s has no PCIe switch:\n%s", pair[0], text)
+		}
+	}
+	if n := strings.Count(text, "{name: pcie"); n != 4 {
+		t.Errorf("%d PCIe switches, want 4 (a pair of GPUs under each NIC's switch):\n%s", n, text)
+	}
+}
+
+func TestImportNVSwitchMachines(t *testing.T) {
+	for _, c := range []struct {
+		file, model, gen string
+		count, cores     int
+		nvls             bool
+	}{
+		{"dgx-a100.txt", "A100-SXM4-80GB", "nvlink3", 12, 128, false},
+		{"dgx-h100.txt", "H100-SXM", "nvlink4", 18, 52, true},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			text, tp := importFile(t, c.file, SMIOptions{Name: "x"})
+			m := tp.Machine
+			if len(m.GPUs) != 8 || len(m.Hosts) != 2 || m.Hosts[0].Cores != c.cores {
+				t.Fatalf("%d GPUs, %d hosts, %d cores; want 8, 2, %d", len(m.GPUs), len(m.Hosts), m.Hosts[0].Cores, c.cores)
+			}
+			if m.GPUs[0].Model != c.model {
+				t.Errorf("model %s, want %s", m.GPUs[0].Model, c.model)
+			}
+			// Every GPU pair shows the same NV count, more than a GPU has
+			// ports for 7 peers: an NVSwitch, each GPU with all its links.
+			want := "type: " + c.gen + ", count: " + itoa(c.count) + "}"
+			if n := strings.Count(text, "nvswitch], "+want); n != 8 {
+				t.Errorf("%d GPU-NVSwitch links %q, want 8:\n%s", n, want, text)
+			}
+			if strings.Contains(text, "nvls: true") != c.nvls {
+				t.Errorf("nvls: want %v:\n%s", c.nvls, text)
+			}
+			for b := 1; b < 8; b++ {
+				if got := m.PathBetween(0, b).Kind; got != sim.PathNVLink {
+					t.Errorf("gpu0 -> gpu%d: path %v, want NVLink", b, got)
+				}
+			}
+		})
+	}
+}
+
+// The imported H100 box moves a peer copy as fast as the shipped DGX H100:
+// both are 18 NVLink4 links a GPU into an NVSwitch.
+func TestImportedH100MatchesShipped(t *testing.T) {
+	_, imp := importFile(t, "dgx-h100.txt", SMIOptions{})
+	ship, err := LoadShipped("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyTime := func(m *sim.Machine) sim.Time {
+		p := &sim.Program{Name: "c", Streams: []sim.Stream{{GPU: 0, Name: "s"}}, Threads: []sim.Thread{{Name: "t", Host: 0,
+			Ops: []sim.Op{{ID: "c", Kind: sim.OpCopy, Stream: 0, Src: m.GPUs[0].Node, Dst: m.GPUs[5].Node, Bytes: 1 << 30}}}}}
+		res, err := sim.Run(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Ops[0].End - res.Ops[0].Start
+	}
+	if a, b := copyTime(imp.Machine), copyTime(ship.Machine); a != b {
+		t.Errorf("1 GiB gpu0 -> gpu5: imported %s, shipped %s", a, b)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestImportErrors(t *testing.T) {
+	h100, _ := os.ReadFile("testdata/smi/dgx-h100.txt")
+	for _, c := range []struct {
+		name, text string
+		opt        SMIOptions
+		want       string
+	}{
+		{"empty", "", SMIOptions{}, "t.txt:1:1: no nvidia-smi topo -m table"},
+		{"garbage", "\x00\x01 binary", SMIOptions{}, "no nvidia-smi topo -m table"},
+		{"bad cell", "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNVX\t X \n", SMIOptions{}, `t.txt:3:6: "NVX" is not a connection type; types: X, NV#`},
+		{"asymmetric", "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tPIX\t X \n", SMIOptions{}, "t.txt:2:10: GPU0 to GPU1 is NV4 but GPU1 to GPU0 is PIX: the table must be symmetric"},
+		{"short row", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\n", SMIOptions{}, "t.txt:3:"},
+		{"no nvlink", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n", SMIOptions{}, "does not say which GPU this is (nvidia-smi topo -m names none): pass --gpu"},
+		{"wrong gpu", string(h100), SMIOptions{GPU: "L40S"}, "the table shows NVLink, which L40S does not have"},
+		{"unknown gpu", string(h100), SMIOptions{GPU: "B300"}, `unknown GPU model "B300"`},
+		{"unknown pcie", string(h100), SMIOptions{PCIe: "pcie9x16"}, `unknown PCIe link type "pcie9x16"`},
+		{"X off the diagonal", "\tGPU0\tGPU1\nGPU0\t X \t X \nGPU1\t X \t X \n", SMIOptions{}, "X marks a GPU's own column and only it"},
+	} {
+		_, _, err := FromNvidiaSMI("t.txt", []byte(c.text), c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	// With --gpu a PCIe-only table imports: two L40S under one switch.
+	_, tp, err := FromNvidiaSMI("t.txt", []byte("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPIX\t0-15\nGPU1\tPIX\t X \t0-15\n"), SMIOptions{GPU: "L40S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := tp.Machine.PathBetween(0, 1).Kind; k != sim.PathP2P {
+		t.Errorf("two L40S PIX: path %v, want PCIe P2P", k)
+	}
+}
+
+func FuzzFromNvidiaSMI(f *testing.F) {
+	files, _ := filepath.Glob("testdata/smi/*.txt")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b, "")
+			f.Add(b, "L40S")
+		}
+	}
+	f.Add([]byte("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n"), "L40S")
+	f.Fuzz(func(t *testing.T, data []byte, gpu string) {
+		text, tp, err := FromNvidiaSMI("f.txt", data, SMIOptions{GPU: gpu})
+		if err != nil {
+			return
+		}
+		// What it writes loads again to the same machine.
+		again, err := Load("again.yaml", []byte(text))
+		if err != nil {
+			t.Fatalf("the imported YAML does not load: %v\n%s", err, text)
+		}
+		if len(again.Machine.GPUs) != len(tp.Machine.GPUs) || len(again.Machine.Links) != len(tp.Machine.Links) {
+			t.Fatalf("reloading changed the machine")
+		}
+	})
+}
