@@ -284,22 +284,22 @@ func (s *solver) markDirty(r int) {
 	}
 }
 
-// finish completes f: its whole amount counts as carried.
+// finish completes f and tells its owner.
 func (s *solver) finish(f *flow) {
 	if !f.active {
 		return
 	}
-	s.remove(f, true)
+	s.remove(f)
 	f.owner.flowDone(f)
 }
 
-// cancel ends f without its owner hearing of it; only what it carried counts.
+// cancel ends f without its owner hearing of it.
 func (s *solver) cancel(f *flow) {
 	if f == nil || !f.active {
 		return
 	}
 	s.advance(f, s.e.now)
-	s.remove(f, false)
+	s.remove(f)
 }
 
 // setBound changes the rate bound of an active flow.
@@ -319,9 +319,8 @@ func (s *solver) setBound(f *flow, b float64) {
 	s.touch(f)
 }
 
-// remove takes f out of its resources and group; complete says whether the
-// rest of its work counts as carried.
-func (s *solver) remove(f *flow, complete bool) {
+// remove takes f out of its resources and group.
+func (s *solver) remove(f *flow) {
 	s.e.q.Cancel(&f.ev)
 	for i := range f.uses {
 		if !f.registered {
@@ -329,9 +328,6 @@ func (s *solver) remove(f *flow, complete bool) {
 		}
 		u := f.uses[i]
 		r := &s.res[u.res]
-		if complete {
-			r.used += float64(u.coef * f.remaining)
-		}
 		// remove f from r.flows, keeping positions of the moved flow right
 		last := len(r.flows) - 1
 		if u.pos != last {
@@ -693,9 +689,6 @@ func (s *solver) advance(f *flow, now Time) {
 		done = f.remaining
 	}
 	f.remaining -= done
-	for _, u := range f.uses {
-		s.res[u.res].used += float64(u.coef * done)
-	}
 	f.last = now
 }
 
@@ -704,7 +697,11 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 		return
 	}
 	if r.load > 0 {
+		// What a resource carried is its load integrated over time: every
+		// change of a flow's rate passes through here, so the flows need not
+		// count their bytes on every resource.
 		r.busy += now - r.lastChange
+		r.used += float64(r.load * float64(now-r.lastChange) * 1e-12)
 	}
 	r.lastChange = now
 	r.load = load
@@ -738,18 +735,13 @@ func (s *solver) schedule(f *flow) {
 	s.e.after(&f.ev, d)
 }
 
-// closeStats ends the busy-time accounting at time end, counting what the
-// flows still active (a deadlock's, a collective's presence) carried.
+// closeStats ends the busy-time and carried-bytes accounting at time end.
 func (s *solver) closeStats(end Time) {
-	for i := range s.res {
-		for _, f := range s.res[i].flows {
-			s.advance(f, end)
-		}
-	}
 	for i := range s.res {
 		r := &s.res[i]
 		if r.load > 0 {
 			r.busy += end - r.lastChange
+			r.used += float64(r.load * float64(end-r.lastChange) * 1e-12)
 			r.lastChange = end
 		}
 	}
