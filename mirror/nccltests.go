@@ -110,18 +110,6 @@ func (c NCCLTestsConfig) Sizes() []int64 {
 	return out
 }
 
-func dtypeSize(d models.DType) int64 {
-	switch d {
-	case models.FP64:
-		return 8
-	case models.FP16, models.BF16:
-		return 2
-	case models.FP8, models.INT8:
-		return 1
-	}
-	return 4
-}
-
 // NCCLTests predicts nccl-tests' table for cfg on topology t.
 func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	kind, ok := NCCLTestOps[cfg.Op]
@@ -142,7 +130,7 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	elt := dtypeSize(cfg.DType)
+	elt := int64(cfg.DType.Size())
 	var rows []NCCLRow
 	for _, size := range cfg.Sizes() {
 		// nccl-tests rounds per-rank counts of all-gather, reduce-scatter and

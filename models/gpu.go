@@ -25,6 +25,19 @@ const (
 // DTypes lists the dtypes in a fixed order.
 var DTypes = []DType{FP64, FP32, TF32, FP16, BF16, FP8, INT8}
 
+// Size is the bytes of one element (tf32 is stored as fp32).
+func (d DType) Size() int {
+	switch d {
+	case FP64:
+		return 8
+	case FP16, BF16:
+		return 2
+	case FP8, INT8:
+		return 1
+	}
+	return 4
+}
+
 // GPU is a GPU model: what its datasheet says plus the efficiency factors
 // that turn peaks into what kernels and copies reach.
 type GPU struct {

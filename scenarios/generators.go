@@ -313,7 +313,7 @@ func (b *builder) training(n spec.Node) {
 	if n.ErrCount() > 0 {
 		return
 	}
-	elt := float64(dtypeBytes(dtype))
+	elt := float64(dtype.Size())
 	totalParams := 0.0
 	for _, l := range layers {
 		totalParams += l.params
@@ -470,18 +470,6 @@ func (g gen) bucketOp(th *sim.Thread, id string, zero3 bool, bytes float64, getP
 		kind = models.ReduceScatter
 	}
 	g.collOp(th, id, getPlan(kind, bytes), comm, rank)
-}
-
-func dtypeBytes(d models.DType) int {
-	switch d {
-	case models.FP64:
-		return 8
-	case models.FP32, models.TF32:
-		return 4
-	case models.FP8, models.INT8:
-		return 1
-	}
-	return 2
 }
 
 // loaderSpec is a data loader: worker threads preparing batches, each with
