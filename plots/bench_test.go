@@ -5,36 +5,15 @@ import (
 	"testing"
 
 	"gpusim/plots"
+	"gpusim/topologies"
 )
 
-// 8 GPUs, one thread each, 12,500 kernels of 5-20 us per GPU, each pair
-// of kernels followed by a 1 MiB copy to the next GPU: 100,000 ops.
-const eightGPU = `
-name: box8
-hosts:
-  - {name: cpu0}
-gpus:
-  - {name: gpu0, model: H100-SXM, host: cpu0}
-  - {name: gpu1, model: H100-SXM, host: cpu0}
-  - {name: gpu2, model: H100-SXM, host: cpu0}
-  - {name: gpu3, model: H100-SXM, host: cpu0}
-  - {name: gpu4, model: H100-SXM, host: cpu0}
-  - {name: gpu5, model: H100-SXM, host: cpu0}
-  - {name: gpu6, model: H100-SXM, host: cpu0}
-  - {name: gpu7, model: H100-SXM, host: cpu0}
-switches:
-  - {name: nvs, kind: nvswitch}
-links:
-  - {ends: [gpu0, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu1, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu2, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu3, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu4, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu5, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu6, nvs], type: nvlink4, count: 18}
-  - {ends: [gpu7, nvs], type: nvlink4, count: 18}
-  - {ends: [nvs, cpu0], type: pcie5x16}
-`
+// The shipped DGX H100 (8 GPUs on an NVSwitch); one thread per GPU, 12,500
+// ops each: kernels of 5-20 us and a 1 MiB copy to the next GPU, 100,000 ops.
+func eightGPU() string {
+	src, _ := topologies.ShippedSource("dgx-h100")
+	return string(src)
+}
 
 func benchScenario() string {
 	s := "name: many\ntopology: topo.yaml\nthreads:\n"
@@ -52,7 +31,7 @@ func benchScenario() string {
 // BenchmarkTimeline100k draws and renders to PNG the timeline of a run of
 // 100,000 ops (the issue's bar: under 5 s on one core).
 func BenchmarkTimeline100k(b *testing.B) {
-	res := run(b, eightGPU, benchScenario())
+	res := run(b, eightGPU(), benchScenario())
 	if len(res.Ops) != 100000 {
 		b.Fatalf("%d ops, want 100000", len(res.Ops))
 	}
@@ -73,7 +52,7 @@ func BenchmarkTimeline100k(b *testing.B) {
 // BenchmarkUtilization100k draws and renders the utilization plots of the
 // same run.
 func BenchmarkUtilization100k(b *testing.B) {
-	res := run(b, eightGPU, benchScenario())
+	res := run(b, eightGPU(), benchScenario())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ps, err := plots.Utilization(res, "", 0)

@@ -52,11 +52,7 @@ func Busy(res *sim.Result, bins int) (compute, comm [][]float64) {
 		}
 		busy := make([]float64, bins)
 		for _, x := range u {
-			for k := int(x.a); k < bins && float64(k) < x.b; k++ {
-				if lo, hi := max(x.a, float64(k)), min(x.b, float64(k+1)); hi > lo {
-					busy[k] += hi - lo
-				}
-			}
+			spread(busy, x.a, x.b, 1)
 		}
 		return busy
 	}
@@ -80,14 +76,18 @@ func LinkLoad(res *sim.Result, i, bins int) []float64 {
 		if k+1 < len(l.Series) {
 			end = l.Series[k+1].T
 		}
-		a, z := float64(pt.T)/width, float64(end)/width
-		for q := int(a); q < bins && float64(q) < z; q++ {
-			if lo, hi := max(a, float64(q)), min(z, float64(q+1)); hi > lo {
-				load[q] += (hi - lo) * pt.Load / l.Capacity
-			}
-		}
+		spread(load, float64(pt.T)/width, float64(end)/width, pt.Load/l.Capacity)
 	}
 	return load
+}
+
+// spread adds v times the overlap of [a, b) (in bins) with each bin.
+func spread(bins []float64, a, b, v float64) {
+	for k := int(a); k < len(bins) && float64(k) < b; k++ {
+		if lo, hi := max(a, float64(k)), min(b, float64(k+1)); hi > lo {
+			bins[k] += (hi - lo) * v
+		}
+	}
 }
 
 // busiestLinks returns the indices in res.Links of the n link directions

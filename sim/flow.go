@@ -298,7 +298,6 @@ func (s *solver) cancel(f *flow) {
 	if f == nil || !f.active {
 		return
 	}
-	s.advance(f, s.e.now)
 	s.remove(f)
 }
 

@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -190,26 +188,7 @@ func firstLines(s string, n int) string {
 // runSimgrid returns each flow's finish time in seconds.
 func runSimgrid(t *testing.T, runner, input string) map[string]float64 {
 	t.Helper()
-	cmd := exec.Command(runner)
-	cmd.Stdin = strings.NewReader(input)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("simgrid runner: %v: %s", err, errb.String())
-	}
-	finish := map[string]float64{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 3 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[2], 64)
-		if err != nil {
-			t.Fatalf("simgrid output %q: %v", sc.Text(), err)
-		}
-		finish[f[0]] = v
-	}
+	finish, _ := runSimgridTimed(t, runner, input)
 	return finish
 }
 

@@ -25,8 +25,7 @@ type SMIOptions struct {
 // smiMatrix is the parsed table of `nvidia-smi topo -m`.
 type smiMatrix struct {
 	cols []string   // device column names: GPU0.., NIC0.., mlx5_0..
-	rows []smiRow   // one per GPU row, in order
-	nics []smiRow   // rows of other devices (NICs)
+	rows []smiRow   // the GPU rows in order; NIC rows repeat the GPU rows' NIC columns
 	rel  [][]string // rel[i][j]: GPU i to column j ("X", "NV12", "SYS", ...)
 }
 
@@ -307,8 +306,6 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 				return nil, fmt.Errorf("%s:%d:%d: row %s where %s was expected: rows list the GPUs in order", file, li+1, cols[0], r.name, want)
 			}
 			mx.rows = append(mx.rows, r)
-		} else {
-			mx.nics = append(mx.nics, r)
 		}
 	}
 	n := len(mx.rows)

@@ -102,7 +102,7 @@ func TestImportNVSwitchMachines(t *testing.T) {
 			}
 			// Every GPU pair shows the same NV count, more than a GPU has
 			// ports for 7 peers: an NVSwitch, each GPU with all its links.
-			want := "type: " + c.gen + ", count: " + itoa(c.count) + "}"
+			want := "type: " + c.gen + ", count: " + strconv.Itoa(c.count) + "}"
 			if n := strings.Count(text, "nvswitch], "+want); n != 8 {
 				t.Errorf("%d GPU-NVSwitch links %q, want 8:\n%s", n, want, text)
 			}
@@ -139,8 +139,6 @@ func TestImportedH100MatchesShipped(t *testing.T) {
 		t.Errorf("1 GiB gpu0 -> gpu5: imported %s, shipped %s", a, b)
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestImportErrors(t *testing.T) {
 	h100, _ := os.ReadFile("testdata/smi/dgx-h100.txt")

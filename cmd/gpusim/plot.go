@@ -41,23 +41,24 @@ func (f *timeFlag) Set(s string) error {
 	return nil
 }
 
-// writePlot renders p atomically to name, in the format its extension
-// names.
-func writePlot(name string, p *plot.Plot, w, h vg.Length) error {
+// writePicture draws a picture atomically into name, in the format its
+// extension names.
+func writePicture(name string, draw func(out io.Writer, format string) error) error {
 	format, err := plots.FormatOf(name)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	return writeFileAtomic(name, func(out io.Writer) error { return plots.Write(out, p, w, h, format) })
+	return writeFileAtomic(name, func(out io.Writer) error { return draw(out, format) })
 }
 
-// writePlotGrid renders plots as a grid of tiles to name.
+// writePlot renders p into name.
+func writePlot(name string, p *plot.Plot, w, h vg.Length) error {
+	return writePicture(name, func(out io.Writer, format string) error { return plots.Write(out, p, w, h, format) })
+}
+
+// writePlotGrid renders plots as a grid of tiles into name.
 func writePlotGrid(name string, ps []*plot.Plot, cols int, w, h vg.Length) error {
-	format, err := plots.FormatOf(name)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	return writeFileAtomic(name, func(out io.Writer) error { return plots.WriteGrid(out, ps, cols, w, h, format) })
+	return writePicture(name, func(out io.Writer, format string) error { return plots.WriteGrid(out, ps, cols, w, h, format) })
 }
 
 // plotDir makes the directory plots go into.
@@ -303,9 +304,6 @@ func finiteF(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // plotNCCLTests writes busbw and algbw against size.
 func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConfig, gpus int, rows []mirror.NCCLRow) error {
-	if _, err := plots.FormatOf(name); err != nil {
-		return &usageError{err.Error()}
-	}
 	bus := plots.Series{Name: "busbw"}
 	alg := plots.Series{Name: "algbw"}
 	for _, r := range rows {
@@ -323,9 +321,6 @@ func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConf
 
 // plotMatrices writes one heatmap per matrix, in a grid.
 func plotMatrices(name, machine string, ms []*mirror.Matrix) error {
-	if _, err := plots.FormatOf(name); err != nil {
-		return &usageError{err.Error()}
-	}
 	var ps []*plot.Plot
 	var hs []vg.Length
 	maxCols := 1
@@ -357,11 +352,7 @@ func plotMatrices(name, machine string, ms []*mirror.Matrix) error {
 	if len(ps) > 1 {
 		cols = 2
 	}
-	format, err := plots.FormatOf(name)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	return writeFileAtomic(name, func(out io.Writer) error { return plots.WriteSheet(out, ps, cols, w, hs, format) })
+	return writePicture(name, func(out io.Writer, format string) error { return plots.WriteSheet(out, ps, cols, w, hs, format) })
 }
 
 // axisOf names a matrix axis from the tool's title, "memcpy CE CPU(row) ->
