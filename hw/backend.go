@@ -1,0 +1,1014 @@
+package hw
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"gpusim/hw/kernels"
+	"gpusim/sim"
+)
+
+// Clock is the host's clock as the backend reads it: Now is the time since
+// an arbitrary origin, Spin keeps the calling thread busy for d. The real
+// one is the monotonic wall clock; a fake driver brings its own (NewFake).
+type Clock interface {
+	Now() time.Duration
+	Spin(d time.Duration)
+}
+
+type wallClock struct{ t0 time.Time }
+
+func (c wallClock) Now() time.Duration { return time.Since(c.t0) }
+
+func (c wallClock) Spin(d time.Duration) {
+	end := time.Since(c.t0) + d
+	for time.Since(c.t0) < end {
+	}
+}
+
+// Options tune a hardware run.
+type Options struct {
+	// Clock is the host clock; nil uses the driver's own if it has one
+	// (the fake driver does), else the wall clock.
+	Clock Clock
+}
+
+// Info is what a hardware run found out beside the result.
+type Info struct {
+	// DriverVersion is the CUDA version of the driver (12080 for 12.8).
+	DriverVersion int
+	// Devices names each GPU the program used, by machine GPU index
+	// ("" for unused ones).
+	Devices []string
+	// Align is, per used GPU, the bound on the error of placing its event
+	// clock on the host clock (the width of the bracket around the
+	// reference event); zero for unused GPUs.
+	Align []time.Duration
+	// SpinOverhead is, per used GPU, the measured duration of a spin kernel
+	// asked to spin for zero time: the fixed cost of a kernel as events see
+	// it. Kernels are asked to spin for their duration less this, so they
+	// last their duration.
+	SpinOverhead []sim.Time
+	// Warnings about what the backend could not do as the program says.
+	Warnings []string
+}
+
+// Run executes p on the GPUs of the machine drv drives, with machine GPU i
+// as device i, and returns what happened in the simulator's result format:
+// one record per op with host-clock times (Call, HostEnd) and event-clock
+// times (Start, End) placed on the host clock. Each host thread is a
+// goroutine locked to its OS thread issuing its ops in program order. Every
+// kernel and copy is bracketed by two timing events (records and waits by
+// one, after them), recorded in the same call sequence: the host time of an
+// op therefore includes two cuEventRecord calls, which calibration measures
+// in the same way. Kernels are spin kernels holding ceil(SMShare x SMs)
+// SMs, one block per SM; copies move bytes between buffers allocated up
+// front (pinned with cuMemHostAlloc, pageable with mmap, device with
+// cuMemAlloc), checked against free memory first; host ops spin on the host
+// clock. Everything allocated is freed on every return path; cancelling
+// ctx stops the threads between ops.
+func Run(ctx context.Context, drv Driver, m *sim.Machine, p *sim.Program, opt Options) (*sim.Result, *Info, error) {
+	if err := p.Validate(m); err != nil {
+		return nil, nil, err
+	}
+	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock}
+	if b.clock == nil {
+		if c, ok := drv.(Clock); ok {
+			b.clock = c
+		} else {
+			b.clock = wallClock{time.Now()}
+		}
+	}
+	res, err := b.runAll(ctx)
+	if cerr := b.cleanup(); err == nil && cerr != nil {
+		err = fmt.Errorf("freeing what the run allocated: %w", cerr)
+	}
+	if err != nil {
+		return nil, b.info, err
+	}
+	return res, b.info, nil
+}
+
+func (b *backend) runAll(ctx context.Context) (*sim.Result, error) {
+	if err := b.setup(); err != nil {
+		return nil, err
+	}
+	if err := b.execute(ctx); err != nil {
+		return nil, err
+	}
+	return b.result()
+}
+
+type gpuDev struct {
+	used     bool
+	ctx      Context
+	retained bool
+	mod      Module
+	spin     Function
+	sms      int
+	shared   uint32
+	rd, wr   DevicePtr // read and write buffers for copies
+	bufBytes uint64
+	ref      Event    // the reference event of the clock alignment
+	refHost  sim.Time // its time on the host clock
+}
+
+type opTiming struct {
+	start, end Event // end only for markers
+	dev        int
+}
+
+type backend struct {
+	drv   Driver
+	m     *sim.Machine
+	p     *sim.Program
+	clock Clock
+	info  *Info
+
+	gpus     []gpuDev
+	streams  []Stream
+	events   []Event // program events
+	evGPU    []int   // the GPU whose context each program event lives in
+	pinned   HostPtr
+	pinBytes uint64
+	page     *pageable
+	timing   [][]opTiming // per thread, per op
+	origin   time.Duration
+	peer     map[[2]int]bool // GPU pairs with peer access enabled
+
+	// filled by execute
+	recs    [][]sim.OpRecord
+	threads []sim.ThreadStats
+	mu      sync.Mutex
+	warned  map[string]bool
+}
+
+func (b *backend) warn(format string, a ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := fmt.Sprintf(format, a...)
+	if b.warned == nil {
+		b.warned = map[string]bool{}
+	}
+	if !b.warned[s] {
+		b.warned[s] = true
+		b.info.Warnings = append(b.info.Warnings, s)
+	}
+}
+
+func (b *backend) setCurrent(g int) error { return b.drv.SetCurrent(b.gpus[g].ctx) }
+
+// setup checks the program against the devices and allocates everything.
+func (b *backend) setup() error {
+	m, p, drv := b.m, b.p, b.drv
+	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)), SpinOverhead: make([]sim.Time, len(m.GPUs))}
+	b.gpus = make([]gpuDev, len(m.GPUs))
+	v, err := drv.Version()
+	if err != nil {
+		return err
+	}
+	b.info.DriverVersion = v
+	// What the program uses.
+	var pinBytes, pageBytes uint64
+	need := make([]uint64, len(m.GPUs))
+	peers := map[[2]int]bool{}
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			op := &p.Threads[ti].Ops[oi]
+			switch op.Kind {
+			case sim.OpCollective:
+				return fmt.Errorf("%s: op %s is a collective: the hw backend runs no collective library (NCCL); replay scenarios without collectives", where(op), op.ID)
+			case sim.OpSync:
+				if op.Sync == sim.SyncDevice {
+					b.gpus[op.GPU].used = true
+				}
+			}
+			if op.GraphOps > 0 {
+				b.warn("CUDA graphs are issued op by op on hardware (the backend does not capture graphs): %s and the ops after it", op.ID)
+			}
+			if op.Kind.OnStream() {
+				b.gpus[p.Streams[op.Stream].GPU].used = true
+			}
+			if op.Kind != sim.OpCopy {
+				continue
+			}
+			n := uint64(op.Bytes)
+			src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
+			if src.Kind == sim.NodeHost || dst.Kind == sim.NodeHost {
+				if op.Memory == sim.Pageable {
+					pageBytes = max(pageBytes, n)
+				} else {
+					pinBytes = max(pinBytes, n)
+				}
+			}
+			if src.Kind == sim.NodeGPU {
+				b.gpus[src.Index].used = true
+				need[src.Index] = max(need[src.Index], n)
+			}
+			if dst.Kind == sim.NodeGPU {
+				b.gpus[dst.Index].used = true
+				need[dst.Index] = max(need[dst.Index], n)
+			}
+			if src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU && src.Index != dst.Index && !op.NoPeerAccess {
+				if k := m.PathBetween(src.Index, dst.Index).Kind; k == sim.PathNVLink || k == sim.PathP2P {
+					peers[[2]int{src.Index, dst.Index}] = true
+				}
+			}
+		}
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return err
+	}
+	for g := range b.gpus {
+		if b.gpus[g].used && g >= n {
+			return fmt.Errorf("the program uses %s (GPU %d of the topology) but this machine has %d GPU(s); use a topology with at most %d GPUs (gpusim topo discover writes this machine's)", m.GPUs[g].Name, g, n, n)
+		}
+	}
+	mod := kernels.PTX()
+	for g := range b.gpus {
+		d := &b.gpus[g]
+		if !d.used {
+			continue
+		}
+		if b.info.Devices[g], err = drv.DeviceName(g); err != nil {
+			return err
+		}
+		if d.ctx, err = drv.PrimaryCtxRetain(g); err != nil {
+			return err
+		}
+		d.retained = true
+		if err := drv.SetCurrent(d.ctx); err != nil {
+			return err
+		}
+		if d.sms, err = drv.Attribute(g, AttrSMs); err != nil {
+			return err
+		}
+		perSM, err := drv.Attribute(g, AttrSharedPerSM)
+		if err != nil {
+			return err
+		}
+		optin, err := drv.Attribute(g, AttrSharedPerBlockIn)
+		if err != nil {
+			return err
+		}
+		// More than half an SM's shared memory: one spin block per SM, so a
+		// kernel claiming all SMs keeps others' blocks waiting, as the
+		// model's SM shares say.
+		d.shared = uint32(min(perSM/2+1024, optin))
+		if d.mod, err = drv.ModuleLoad(mod); err != nil {
+			return fmt.Errorf("loading gpusim's kernels on %s: %w", m.GPUs[g].Name, err)
+		}
+		if d.spin, err = drv.ModuleFunction(d.mod, kernels.Spin); err != nil {
+			return err
+		}
+		if err := drv.SetMaxDynamicShared(d.spin, int(d.shared)); err != nil {
+			return err
+		}
+		// Device buffers: two per GPU (copies read one and write the other).
+		if need[g] > 0 {
+			free, _, err := drv.MemGetInfo()
+			if err != nil {
+				return err
+			}
+			const margin = 256 << 20 // left for the driver and the kernels
+			if 2*need[g]+margin > free {
+				return fmt.Errorf("%s needs %s of device memory for its copies but %s has %s free", p.Name, bytesStr(2*need[g]), m.GPUs[g].Name, bytesStr(free))
+			}
+			if d.rd, err = drv.MemAlloc(need[g]); err != nil {
+				return err
+			}
+			if d.wr, err = drv.MemAlloc(need[g]); err != nil {
+				return err
+			}
+			d.bufBytes = need[g]
+		}
+	}
+	// Peer access, both ways, where the topology routes copies peer to peer.
+	b.peer = map[[2]int]bool{}
+	for _, pr := range sortedPairs(peers) {
+		ok, err := drv.CanAccessPeer(pr[0], pr[1])
+		if err != nil {
+			return err
+		}
+		ok2, err := drv.CanAccessPeer(pr[1], pr[0])
+		if err != nil {
+			return err
+		}
+		if !ok || !ok2 {
+			b.warn("the topology routes copies between %s and %s peer to peer, but the driver reports no peer access: they run through host memory", m.GPUs[pr[0]].Name, m.GPUs[pr[1]].Name)
+			continue
+		}
+		for _, d := range [][2]int{pr, {pr[1], pr[0]}} {
+			if b.peer[d] {
+				continue
+			}
+			if err := b.setCurrent(d[0]); err != nil {
+				return err
+			}
+			if err := drv.EnablePeerAccess(b.gpus[d[1]].ctx); err != nil {
+				return err
+			}
+			b.peer[d] = true
+		}
+	}
+	if pinBytes > 0 {
+		if b.pinned, err = drv.MemHostAlloc(pinBytes); err != nil {
+			return err
+		}
+		b.pinBytes = pinBytes
+	}
+	if pageBytes > 0 {
+		if b.page, err = allocPageable(pageBytes); err != nil {
+			return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes), err)
+		}
+	}
+	// Streams.
+	b.streams = make([]Stream, len(p.Streams))
+	for i, s := range p.Streams {
+		if err := b.setCurrent(s.GPU); err != nil {
+			return err
+		}
+		if b.streams[i], err = drv.StreamCreate(); err != nil {
+			return err
+		}
+	}
+	// Program events live in the context of the GPU whose stream records
+	// them (CUDA requires it); one recorded on two GPUs is not supported.
+	b.evGPU = make([]int, len(p.Events))
+	for i := range b.evGPU {
+		b.evGPU[i] = -1
+	}
+	for ti := range p.Threads {
+		for _, op := range p.Threads[ti].Ops {
+			if op.Kind != sim.OpEventRecord {
+				continue
+			}
+			g := p.Streams[op.Stream].GPU
+			if e := b.evGPU[op.Event]; e >= 0 && e != g {
+				return fmt.Errorf("%s: event %s is recorded on streams of %s and %s: the hw backend needs each event on one GPU", where(&op), p.Events[op.Event], m.GPUs[e].Name, m.GPUs[g].Name)
+			}
+			b.evGPU[op.Event] = g
+		}
+	}
+	b.events = make([]Event, len(p.Events))
+	for i, g := range b.evGPU {
+		if g < 0 {
+			g = firstUsed(b.gpus)
+			if g < 0 {
+				continue
+			}
+			b.evGPU[i] = g
+		}
+		if err := b.setCurrent(g); err != nil {
+			return err
+		}
+		if b.events[i], err = drv.EventCreate(); err != nil {
+			return err
+		}
+	}
+	// Timing events, made before the run so making them is not timed.
+	b.timing = make([][]opTiming, len(p.Threads))
+	for ti := range p.Threads {
+		b.timing[ti] = make([]opTiming, len(p.Threads[ti].Ops))
+		for oi := range p.Threads[ti].Ops {
+			op := &p.Threads[ti].Ops[oi]
+			if !op.Kind.OnStream() {
+				continue
+			}
+			g := p.Streams[op.Stream].GPU
+			if err := b.setCurrent(g); err != nil {
+				return err
+			}
+			t := &b.timing[ti][oi]
+			t.dev = g
+			if t.end, err = drv.EventCreate(); err != nil {
+				return err
+			}
+			if op.Kind == sim.OpKernel || op.Kind == sim.OpCopy {
+				if t.start, err = drv.EventCreate(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// Warm up each used GPU and measure its spin kernel's fixed cost.
+	for g := range b.gpus {
+		if b.gpus[g].used {
+			if err := b.warmup(g); err != nil {
+				return err
+			}
+		}
+	}
+	return b.align()
+}
+
+func firstUsed(gs []gpuDev) int {
+	for i := range gs {
+		if gs[i].used {
+			return i
+		}
+	}
+	return -1
+}
+
+func sortedPairs(m map[[2]int]bool) [][2]int {
+	var out [][2]int
+	for k := range m {
+		a, c := k[0], k[1]
+		if a > c {
+			a, c = c, a
+		}
+		out = append(out, [2]int{a, c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i][0] != out[j][0] {
+			return out[i][0] < out[j][0]
+		}
+		return out[i][1] < out[j][1]
+	})
+	uniq := out[:0]
+	for i, x := range out {
+		if i == 0 || x != out[i-1] {
+			uniq = append(uniq, x)
+		}
+	}
+	return uniq
+}
+
+// warmup runs the spin kernel a few times on GPU g (the first launch pays
+// for loading the module) and measures a zero-time spin over all SMs
+// between two events queued behind a busy kernel, so the host's call gaps
+// are not in it: the median is the kernel's fixed cost on the GPU.
+func (b *backend) warmup(g int) error {
+	d := &b.gpus[g]
+	drv := b.drv
+	if err := drv.SetCurrent(d.ctx); err != nil {
+		return err
+	}
+	s, err := drv.StreamCreate()
+	if err != nil {
+		return err
+	}
+	defer drv.StreamDestroy(s)
+	e0, err := drv.EventCreate()
+	if err != nil {
+		return err
+	}
+	defer drv.EventDestroy(e0)
+	e1, err := drv.EventCreate()
+	if err != nil {
+		return err
+	}
+	defer drv.EventDestroy(e1)
+	const runs, busyNS = 9, 200_000 // 200 us of spinning covers the calls after it
+	var ms []float64
+	for i := 0; i < runs+2; i++ {
+		err := drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(busyNS))
+		if err == nil {
+			err = drv.EventRecord(e0, s)
+		}
+		if err == nil {
+			err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(0))
+		}
+		if err == nil {
+			err = drv.EventRecord(e1, s)
+		}
+		if err == nil {
+			err = drv.EventSynchronize(e1)
+		}
+		if err != nil {
+			return fmt.Errorf("running gpusim's spin kernel on %s: %w", b.m.GPUs[g].Name, err)
+		}
+		x, err := drv.EventElapsed(e0, e1)
+		if err != nil {
+			return err
+		}
+		if i >= 2 {
+			ms = append(ms, float64(x))
+		}
+	}
+	sort.Float64s(ms)
+	b.info.SpinOverhead[g] = msToTime(ms[len(ms)/2])
+	return nil
+}
+
+// align places each used GPU's event clock on the host clock: a reference
+// event is recorded on an idle stream between two host-clock readings; the
+// event's time is taken as the first reading and the bracket bounds the
+// error. The narrowest of several tries is kept.
+func (b *backend) align() error {
+	drv := b.drv
+	b.origin = b.clock.Now()
+	for g := range b.gpus {
+		d := &b.gpus[g]
+		if !d.used {
+			continue
+		}
+		if err := drv.SetCurrent(d.ctx); err != nil {
+			return err
+		}
+		s, err := drv.StreamCreate()
+		if err != nil {
+			return err
+		}
+		best := time.Duration(math.MaxInt64)
+		for i := 0; i < 5; i++ {
+			e, err := drv.EventCreate()
+			if err != nil {
+				drv.StreamDestroy(s)
+				return err
+			}
+			t0 := b.clock.Now()
+			err = drv.EventRecord(e, s)
+			if err == nil {
+				err = drv.EventSynchronize(e)
+			}
+			t1 := b.clock.Now()
+			if err != nil {
+				drv.EventDestroy(e)
+				drv.StreamDestroy(s)
+				return err
+			}
+			if t1-t0 < best {
+				best = t1 - t0
+				if d.ref != 0 {
+					drv.EventDestroy(d.ref)
+				}
+				d.ref, d.refHost = e, durToTime(t0-b.origin)
+			} else {
+				drv.EventDestroy(e)
+			}
+		}
+		b.info.Align[g] = best
+		if err := drv.StreamDestroy(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func durToTime(d time.Duration) sim.Time { return sim.Time(d) * sim.Nanosecond }
+
+func msToTime(ms float64) sim.Time { return sim.Time(math.Round(ms * 1e9)) } // 1 ms = 1e9 ps
+
+// sem is a counting semaphore between host threads.
+type sem struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	count int
+}
+
+func (b *backend) execute(ctx context.Context) error {
+	p := b.p
+	sems := make([]*sem, len(p.Semaphores))
+	for i, s := range p.Semaphores {
+		sems[i] = &sem{count: s.Initial}
+		sems[i].cond = sync.NewCond(&sems[i].mu)
+	}
+	b.recs = make([][]sim.OpRecord, len(p.Threads))
+	b.threads = make([]sim.ThreadStats, len(p.Threads))
+	errs := make([]error, len(p.Threads))
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var once sync.Once
+	abort := func() {
+		once.Do(func() {
+			close(stop)
+			for _, s := range sems { // wake awaiting threads so they see the stop
+				s.mu.Lock()
+				s.cond.Broadcast()
+				s.mu.Unlock()
+			}
+		})
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			abort()
+		case <-stop:
+		}
+	}()
+	for ti := range p.Threads {
+		wg.Add(1)
+		go func(ti int) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := b.thread(ti, sems, stop); err != nil {
+				errs[ti] = err
+				abort()
+			}
+		}(ti)
+	}
+	wg.Wait()
+	abort()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Let every stream finish before the events are read.
+	for g := range b.gpus {
+		if !b.gpus[g].used {
+			continue
+		}
+		if err := b.setCurrent(g); err != nil {
+			return err
+		}
+		if err := b.drv.CtxSynchronize(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *backend) now() sim.Time { return durToTime(b.clock.Now() - b.origin) }
+
+// thread runs one host thread's ops in order.
+func (b *backend) thread(ti int, sems []*sem, stop chan struct{}) error {
+	p, drv := b.p, b.drv
+	th := &p.Threads[ti]
+	recs := make([]sim.OpRecord, len(th.Ops))
+	b.recs[ti] = recs
+	st := &b.threads[ti]
+	st.Name = th.Name
+	cur := -1
+	streamSeq := map[int]int{}
+	for oi := range th.Ops {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		op := &th.Ops[oi]
+		r := &recs[oi]
+		*r = sim.OpRecord{ID: op.ID, Kind: op.Kind, Thread: ti, Stream: -1, GPU: -1, Event: -1,
+			Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1, Sem: -1, ThreadPrev: oi - 1, Cause: -1}
+		tm := &b.timing[ti][oi]
+		if op.Kind.OnStream() {
+			r.Stream = op.Stream
+			r.GPU = p.Streams[op.Stream].GPU
+			r.StreamSeq = streamSeq[op.Stream]
+			streamSeq[op.Stream]++
+			if cur != r.GPU {
+				if err := b.setCurrent(r.GPU); err != nil {
+					return err
+				}
+				cur = r.GPU
+			}
+		}
+		s := Stream(0)
+		if op.Stream >= 0 && op.Stream < len(b.streams) {
+			s = b.streams[op.Stream]
+		}
+		r.Call = b.now()
+		var err error
+		switch op.Kind {
+		case sim.OpKernel:
+			d := &b.gpus[r.GPU]
+			grid := uint32(math.Ceil(op.SMShare * float64(d.sms)))
+			grid = max(1, min(grid, uint32(d.sms)))
+			spin := max(0, op.Duration-b.info.SpinOverhead[r.GPU])
+			ns := uint64(spin / sim.Nanosecond)
+			if err = drv.EventRecord(tm.start, s); err == nil {
+				err = drv.Launch(d.spin, grid, kernels.SpinBlock, d.shared, s, U64(ns))
+			}
+			if err == nil {
+				err = drv.EventRecord(tm.end, s)
+			}
+			r.HostEnd = b.now()
+			r.Issued = r.HostEnd
+			st.CPU += r.HostEnd - r.Call
+		case sim.OpCopy:
+			r.Bytes, r.Src, r.Dst, r.Memory = op.Bytes, op.Src, op.Dst, op.Memory
+			if err = drv.EventRecord(tm.start, s); err == nil {
+				r.Copy, err = b.copy(op, s)
+			}
+			if err == nil {
+				err = drv.EventRecord(tm.end, s)
+			}
+			r.HostEnd = b.now()
+			r.Issued = r.HostEnd
+			if op.Memory == sim.Pageable && (r.Copy == sim.CopyH2D || r.Copy == sim.CopyD2H) {
+				st.Blocked += r.HostEnd - r.Call
+			} else {
+				st.CPU += r.HostEnd - r.Call
+			}
+		case sim.OpEventRecord, sim.OpEventWait:
+			r.Event = op.Event
+			if op.Kind == sim.OpEventRecord {
+				err = drv.EventRecord(b.events[op.Event], s)
+			} else {
+				err = drv.StreamWaitEvent(s, b.events[op.Event])
+			}
+			if err == nil {
+				err = drv.EventRecord(tm.end, s)
+			}
+			r.HostEnd = b.now()
+			r.Issued = r.HostEnd
+			st.CPU += r.HostEnd - r.Call
+		case sim.OpSync:
+			r.Issued, r.Start = r.Call, r.Call
+			switch op.Sync {
+			case sim.SyncStream:
+				r.Stream, r.GPU = op.Stream, p.Streams[op.Stream].GPU
+				err = drv.StreamSynchronize(b.streams[op.Stream])
+			case sim.SyncEvent:
+				r.Event = op.Event
+				err = drv.EventSynchronize(b.events[op.Event])
+			case sim.SyncDevice:
+				r.GPU = op.GPU
+				if err = b.setCurrent(op.GPU); err == nil {
+					cur = op.GPU
+					err = drv.CtxSynchronize()
+				}
+			}
+			r.HostEnd = b.now()
+			r.End = r.HostEnd
+			st.Blocked += r.HostEnd - r.Call
+		case sim.OpHost:
+			r.Issued, r.Start = r.Call, r.Call
+			b.clock.Spin(time.Duration(op.Duration / sim.Nanosecond))
+			r.HostEnd = b.now()
+			r.End = r.HostEnd
+			st.CPU += r.HostEnd - r.Call
+		case sim.OpSignal:
+			r.Sem = op.Sem
+			r.Issued, r.Start = r.Call, r.Call
+			sm := sems[op.Sem]
+			sm.mu.Lock()
+			sm.count += max(op.Count, 1)
+			sm.cond.Broadcast()
+			sm.mu.Unlock()
+			r.HostEnd = b.now()
+			r.End = r.HostEnd
+		case sim.OpAwait:
+			r.Sem = op.Sem
+			r.Issued = r.Call
+			sm := sems[op.Sem]
+			sm.mu.Lock()
+			for sm.count == 0 {
+				select {
+				case <-stop:
+					sm.mu.Unlock()
+					return nil
+				default:
+				}
+				sm.cond.Wait()
+			}
+			sm.count--
+			sm.mu.Unlock()
+			r.Start = b.now()
+			r.HostEnd, r.End = r.Start, r.Start
+			st.Blocked += r.HostEnd - r.Call
+		}
+		if err != nil {
+			return fmt.Errorf("%s: op %s: %w", where(op), op.ID, err)
+		}
+		st.End = r.HostEnd
+	}
+	return nil
+}
+
+// copy issues one copy on stream s and says which path it takes.
+func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
+	m, drv := b.m, b.drv
+	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
+	n := uint64(op.Bytes)
+	host := func() HostPtr {
+		if op.Memory == sim.Pageable {
+			return b.page.ptr()
+		}
+		return b.pinned
+	}
+	switch {
+	case src.Kind == sim.NodeHost && dst.Kind == sim.NodeGPU:
+		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, host(), n, s)
+	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeHost:
+		return sim.CopyD2H, drv.MemcpyDtoHAsync(host(), b.gpus[src.Index].rd, n, s)
+	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU:
+		a, c := src.Index, dst.Index
+		if a == c {
+			return sim.CopyD2D, drv.MemcpyDtoDAsync(b.gpus[a].wr, b.gpus[a].rd, n, s)
+		}
+		kind := sim.CopyStaged
+		if b.peer[[2]int{a, c}] && !op.NoPeerAccess {
+			kind = sim.CopyP2P
+			if m.PathBetween(a, c).Kind == sim.PathNVLink {
+				kind = sim.CopyNVLink
+			}
+		}
+		return kind, drv.MemcpyPeerAsync(b.gpus[c].wr, b.gpus[c].ctx, b.gpus[a].rd, b.gpus[a].ctx, n, s)
+	}
+	return sim.CopyNone, fmt.Errorf("a copy from %s to %s: the hw backend copies between a host and a GPU or between GPUs", src.Name, dst.Name)
+}
+
+func where(op *sim.Op) string {
+	if op.Where != "" {
+		return op.Where
+	}
+	return "program"
+}
+
+// result reads the timing events and assembles the records.
+func (b *backend) result() (*sim.Result, error) {
+	m, p, drv := b.m, b.p, b.drv
+	res := &sim.Result{Machine: m, Program: p}
+	base := make([]int, len(p.Threads))
+	n := 0
+	for ti := range p.Threads {
+		base[ti] = n
+		n += len(b.recs[ti])
+	}
+	res.Ops = make([]sim.OpRecord, 0, n)
+	at := func(g int, e Event) (sim.Time, error) {
+		ms, err := drv.EventElapsed(b.gpus[g].ref, e)
+		if err != nil {
+			return 0, err
+		}
+		return b.gpus[g].refHost + msToTime(float64(ms)), nil
+	}
+	for ti := range p.Threads {
+		for oi := range b.recs[ti] {
+			r := b.recs[ti][oi]
+			if r.ThreadPrev >= 0 {
+				r.ThreadPrev += base[ti]
+				r.Cause, r.CauseKind = r.ThreadPrev, sim.CauseHost
+			}
+			tm := b.timing[ti][oi]
+			if r.Kind.OnStream() {
+				end, err := at(tm.dev, tm.end)
+				if err != nil {
+					return nil, err
+				}
+				r.Start, r.End, r.Begin = end, end, end
+				if tm.start != 0 {
+					if r.Start, err = at(tm.dev, tm.start); err != nil {
+						return nil, err
+					}
+					r.Begin = r.Start
+				}
+				// The start event runs inside the call, so an op may start
+				// before the call returns, but not before it was made: the
+				// clocks' alignment error could say so by a microsecond.
+				if r.Start < r.Call {
+					r.Start, r.Begin = r.Call, r.Call
+					r.End = max(r.End, r.Start)
+				}
+			} else {
+				r.Begin = r.Start
+			}
+			res.Ops = append(res.Ops, r)
+		}
+	}
+	for i := range res.Ops {
+		res.Makespan = max(res.Makespan, res.Ops[i].End, res.Ops[i].HostEnd)
+	}
+	res.Threads = b.threads
+	res.GPUs = gpuStats(m, res)
+	res.Warnings = append(res.Warnings, b.info.Warnings...)
+	return res, nil
+}
+
+// gpuStats splits each GPU's time: kernels (Compute), then copies while no
+// kernel ran (Copy); the hardware gives no cause for idle time, so idle
+// time before the GPU's last op ends counts as waiting for the host
+// (IdleHost) and the rest as done.
+func gpuStats(m *sim.Machine, res *sim.Result) []sim.GPUStats {
+	out := make([]sim.GPUStats, len(m.GPUs))
+	for g := range out {
+		out[g].Name = m.GPUs[g].Name
+		var kern, cp [][2]sim.Time
+		last := sim.Time(0)
+		for _, r := range res.Ops {
+			if r.GPU != g || !r.Kind.OnStream() {
+				continue
+			}
+			switch r.Kind {
+			case sim.OpKernel:
+				out[g].Kernels++
+				kern = append(kern, [2]sim.Time{r.Start, r.End})
+			case sim.OpCopy:
+				out[g].Copies++
+				cp = append(cp, [2]sim.Time{r.Start, r.End})
+			}
+			last = max(last, r.End)
+		}
+		k := union(kern)
+		both := union(append(append([][2]sim.Time{}, kern...), cp...))
+		out[g].Compute = k
+		out[g].Copy = both - k
+		out[g].IdleHost = max(0, last-both)
+		out[g].IdleDone = max(0, res.Makespan-max(last, 0))
+		if out[g].IdleHost+both+out[g].IdleDone < res.Makespan {
+			out[g].IdleHost += res.Makespan - (out[g].IdleHost + both + out[g].IdleDone)
+		}
+	}
+	return out
+}
+
+// union is the total length of a set of intervals.
+func union(iv [][2]sim.Time) sim.Time {
+	sort.Slice(iv, func(i, j int) bool { return iv[i][0] < iv[j][0] })
+	var total, end sim.Time
+	end = -1
+	var start sim.Time
+	for _, x := range iv {
+		if x[0] > end {
+			if end >= 0 {
+				total += end - start
+			}
+			start, end = x[0], x[1]
+		} else if x[1] > end {
+			end = x[1]
+		}
+	}
+	if end >= 0 {
+		total += end - start
+	}
+	return total
+}
+
+// cleanup frees whatever setup made, whatever happened, and returns the
+// first error the driver gave while doing so.
+func (b *backend) cleanup() error {
+	drv := b.drv
+	var first error
+	do := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for ti := range b.timing {
+		for _, t := range b.timing[ti] {
+			if t.start == 0 && t.end == 0 {
+				continue
+			}
+			do(drv.SetCurrent(b.gpus[t.dev].ctx))
+			if t.start != 0 {
+				do(drv.EventDestroy(t.start))
+			}
+			if t.end != 0 {
+				do(drv.EventDestroy(t.end))
+			}
+		}
+	}
+	for i, e := range b.events {
+		if e != 0 {
+			do(drv.SetCurrent(b.gpus[b.evGPU[i]].ctx))
+			do(drv.EventDestroy(e))
+		}
+	}
+	for i, s := range b.streams {
+		if s != 0 {
+			do(drv.SetCurrent(b.gpus[b.p.Streams[i].GPU].ctx))
+			do(drv.StreamDestroy(s))
+		}
+	}
+	if b.pinned != 0 {
+		do(drv.MemFreeHost(b.pinned))
+	}
+	if b.page != nil {
+		do(b.page.free())
+	}
+	for g := range b.gpus {
+		d := &b.gpus[g]
+		if !d.retained {
+			continue
+		}
+		do(drv.SetCurrent(d.ctx))
+		if d.ref != 0 {
+			do(drv.EventDestroy(d.ref))
+		}
+		if d.rd != 0 {
+			do(drv.MemFree(d.rd))
+		}
+		if d.wr != 0 {
+			do(drv.MemFree(d.wr))
+		}
+		if d.mod != 0 {
+			do(drv.ModuleUnload(d.mod))
+		}
+		do(drv.PrimaryCtxRelease(g))
+	}
+	return first
+}
+
+func bytesStr(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

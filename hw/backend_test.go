@@ -1,0 +1,313 @@
+package hw
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"gpusim/scenarios"
+	"gpusim/sim"
+)
+
+const testTopology = `
+name: two
+hosts: [{name: cpu0, cores: 8, api_overhead: 1 us}]
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0}
+  - {name: gpu1, model: H100-SXM, host: cpu0}
+switches: [{name: nvs, kind: nvswitch}]
+links:
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+  - {ends: [gpu0, nvs], type: nvlink4, count: 18}
+  - {ends: [gpu1, nvs], type: nvlink4, count: 18}
+`
+
+func load(t *testing.T, src string) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Load("test.yaml", []byte(src), scenarios.Options{ReadFile: func(string) ([]byte, error) {
+		return []byte(testTopology), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// The fake's model, chosen so that every time below is a whole number of
+// microseconds.
+func testConfig() FakeConfig {
+	return FakeConfig{
+		Devices: 2, SMs: 100,
+		APICost:        time.Microsecond,
+		Latency:        2 * time.Microsecond,
+		KernelOverhead: 3 * time.Microsecond,
+		H2D:            FakePath{Latency: 5 * time.Microsecond, Bandwidth: 10e9},
+		D2H:            FakePath{Latency: 4 * time.Microsecond, Bandwidth: 20e9},
+		D2D:            FakePath{Latency: 1 * time.Microsecond, Bandwidth: 1000e9},
+		Peer:           FakePath{Latency: 2 * time.Microsecond, Bandwidth: 100e9},
+	}
+}
+
+const oneThread = `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {id: up, from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/copy}
+      - record: {event: e, stream: gpu0/copy}
+      - wait: {event: e, stream: gpu0/compute}
+      - kernel: {id: k, stream: gpu0/compute, duration: 100 us, sm_share: 0.5}
+      - copy: {id: down, from: gpu0, to: cpu0, bytes: 2 MB, stream: gpu0/compute}
+      - copy: {id: peer, from: gpu0, to: gpu1, bytes: 10 MB, stream: gpu0/compute}
+      - host: {id: think, duration: 7 us}
+      - sync: {stream: gpu0/compute}
+`
+
+func rec(t *testing.T, res *sim.Result, id string) sim.OpRecord {
+	t.Helper()
+	for _, r := range res.Ops {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no op %s", id)
+	return sim.OpRecord{}
+}
+
+func TestRunTimesEachOp(t *testing.T) {
+	sc := load(t, oneThread)
+	f := NewFake(testConfig())
+	res, info, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+	const us = sim.Microsecond
+	// Each stream op is bracketed: record(start), the call, record(end),
+	// each costing the API cost c = 1 us. On an idle stream the start event
+	// lands c before the op's own call, so a measured duration is the op's
+	// time plus c; on a busy stream both wait, and it is the op's time. The
+	// backend asks the spin kernel for its duration less the spin overhead,
+	// measured on a busy stream: the kernel overhead, 3 us.
+	if got, want := info.SpinOverhead[0], 3*us; got != want {
+		t.Errorf("spin overhead %v, want %v", got, want)
+	}
+	cases := []struct {
+		id   string
+		want sim.Time
+	}{
+		{"up", 1*us + 5*us + 100*us}, // idle stream: c + 5 us + 1 MB at 10 GB/s
+		{"k", 100 * us},              // waits for the upload; asked for 97 us: 3 + 97
+		{"down", 4*us + 100*us},      // queued behind k: 4 us + 2 MB at 20 GB/s
+		{"peer", 2*us + 100*us},      // queued: 2 us + 10 MB at 100 GB/s
+	}
+	for _, c := range cases {
+		r := rec(t, res, c.id)
+		// Event times are float32 milliseconds: exact to a nanosecond here.
+		if got := r.End - r.Start; got < c.want-sim.Nanosecond || got > c.want+sim.Nanosecond {
+			t.Errorf("%s lasted %v, want %v", c.id, got, c.want)
+		}
+	}
+	if r := rec(t, res, "think"); r.End-r.Start != 7*us {
+		t.Errorf("host op lasted %v, want 7us", r.End-r.Start)
+	}
+	if r := rec(t, res, "peer"); r.Copy != sim.CopyNVLink {
+		t.Errorf("peer copy kind %v, want nvlink", r.Copy)
+	}
+	// The ops on gpu0/compute run back to back after the wait: the kernel
+	// starts when the upload's end was recorded (its Start is its start
+	// event, recorded while the stream still waited).
+	k, down := rec(t, res, "k"), rec(t, res, "down")
+	if down.Start != k.End {
+		t.Errorf("down started at %v, kernel ended at %v: the stream should run them back to back", down.Start, k.End)
+	}
+	// The sync returns when the stream is done: it ends with the last op.
+	if s, p := res.Ops[len(res.Ops)-1], rec(t, res, "peer"); s.End < p.End {
+		t.Errorf("sync ended at %v before the peer copy at %v", s.End, p.End)
+	}
+	// The reference event is recorded between two clock readings c + L
+	// apart (the record costs c and the event lands L after it; the sync's
+	// own cost is spent waiting): the alignment bound.
+	if got, want := info.Align[0], 3*time.Microsecond; got != want {
+		t.Errorf("alignment bound %v, want %v", got, want)
+	}
+	if res.GPUs[0].Kernels != 1 || res.GPUs[0].Copies != 3 {
+		t.Errorf("gpu0 counted %d kernels and %d copies, want 1 and 3", res.GPUs[0].Kernels, res.GPUs[0].Copies)
+	}
+	if c := res.GPUs[0].Compute; c < 100*us-sim.Nanosecond || c > 100*us+sim.Nanosecond {
+		t.Errorf("gpu0 compute %v, want 100us", res.GPUs[0].Compute)
+	}
+}
+
+// TestRunBracketsEveryOp checks the call sequence: each kernel and copy
+// between two event records, issued on the thread in program order.
+func TestRunBracketsEveryOp(t *testing.T) {
+	sc := load(t, oneThread)
+	f := NewFake(testConfig())
+	if _, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	calls := f.Calls()
+	// The run proper starts after the last alignment sync.
+	start := 0
+	for i, c := range calls {
+		if c == "cuMemcpyHtoDAsync_v2" {
+			start = i - 1 // its start event
+			break
+		}
+	}
+	var seq []string
+	for _, c := range calls[start:] {
+		if c == "cuCtxSetCurrent" {
+			continue
+		}
+		seq = append(seq, c)
+		if c == "cuStreamSynchronize" {
+			break
+		}
+	}
+	want := []string{
+		"cuEventRecord", "cuMemcpyHtoDAsync_v2", "cuEventRecord",
+		"cuEventRecord", "cuEventRecord", // the program's record, then its marker
+		"cuStreamWaitEvent", "cuEventRecord",
+		"cuEventRecord", "cuLaunchKernel", "cuEventRecord",
+		"cuEventRecord", "cuMemcpyDtoHAsync_v2", "cuEventRecord",
+		"cuEventRecord", "cuMemcpyPeerAsync", "cuEventRecord",
+		"cuStreamSynchronize",
+	}
+	if strings.Join(seq, " ") != strings.Join(want, " ") {
+		t.Errorf("calls:\n got %v\nwant %v", seq, want)
+	}
+}
+
+func TestRunFreesEverythingOnError(t *testing.T) {
+	for _, call := range []string{"cuMemAlloc_v2", "cuMemHostAlloc", "cuModuleLoadDataEx", "cuLaunchKernel", "cuStreamCreate", "cuEventCreate", "cuMemcpyPeerAsync", "cuEventElapsedTime"} {
+		for _, after := range []int{0, 1, 3} {
+			cfg := testConfig()
+			cfg.Fail = map[string]int{call: errOutOfMemory}
+			cfg.FailAfter = map[string]int{call: after}
+			f := NewFake(cfg)
+			sc := load(t, oneThread)
+			_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+			var ce *CUDAError
+			if err == nil {
+				// A call made fewer times than after+1 cannot fail.
+				n := 0
+				for _, c := range f.Calls() {
+					if c == call {
+						n++
+					}
+				}
+				if n > after {
+					t.Errorf("%s failing from call %d: no error", call, after)
+				}
+			} else if !errors.As(err, &ce) || ce.Call != call || !strings.Contains(err.Error(), "CUDA_ERROR_OUT_OF_MEMORY") {
+				t.Errorf("%s failing: error %v does not name it", call, err)
+			}
+			if live := f.Live(); len(live) > 0 {
+				t.Errorf("%s failing from call %d: not freed: %v", call, after, live)
+			}
+		}
+	}
+}
+
+func TestRunRefuses(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+		cfg             func(*FakeConfig)
+	}{
+		{"too few GPUs", oneThread, "this machine has 1 GPU", func(c *FakeConfig) { c.Devices = 1 }},
+		{"collective", `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - allreduce: {id: ar, gpus: [gpu0, gpu1], bytes: 1 MB, stream: comm}
+`, "collective", nil},
+	}
+	for _, c := range cases {
+		cfg := testConfig()
+		if c.cfg != nil {
+			c.cfg(&cfg)
+		}
+		f := NewFake(cfg)
+		sc := load(t, c.src)
+		_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+		if live := f.Live(); len(live) > 0 {
+			t.Errorf("%s: not freed: %v", c.name, live)
+		}
+	}
+}
+
+func TestRunNoPeerAccessWarns(t *testing.T) {
+	cfg := testConfig()
+	cfg.NoPeer = true
+	f := NewFake(cfg)
+	sc := load(t, oneThread)
+	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rec(t, res, "peer"); r.Copy != sim.CopyStaged {
+		t.Errorf("peer copy without peer access: kind %v, want host-staged", r.Copy)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "no peer access") {
+		t.Errorf("warnings %q, want one about peer access", res.Warnings)
+	}
+}
+
+func TestRunSemaphoresAcrossThreads(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+semaphores: {ready: 0}
+threads:
+  - name: a
+    host: cpu0
+    ops:
+      - host: {id: work, duration: 50 us}
+      - signal: {semaphore: ready}
+  - name: b
+    host: cpu0
+    ops:
+      - await: {id: got, semaphore: ready}
+      - kernel: {id: k, stream: gpu0/compute, duration: 20 us}
+      - sync: {stream: gpu0/compute}
+`)
+	f := NewFake(testConfig())
+	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake's clock is shared by both threads, so only order is certain:
+	// the await ends after the host work.
+	if got, work := rec(t, res, "got"), rec(t, res, "work"); got.End < work.End {
+		t.Errorf("await returned at %v before the signaller's work ended at %v", got.End, work.End)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	sc := load(t, oneThread)
+	f := NewFake(testConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := Run(ctx, f, sc.Topology.Machine, sc.Program, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+}

@@ -1,0 +1,171 @@
+package hw
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Handles the driver gives out. They are opaque: the real driver's are C
+// pointers (or, for device memory, addresses in the GPU's address space);
+// the fake driver's are small integers.
+type (
+	Context   uintptr
+	Stream    uintptr
+	Event     uintptr
+	Module    uintptr
+	Function  uintptr
+	DevicePtr uint64
+	HostPtr   uintptr
+)
+
+// Attr is a device attribute (CUdevice_attribute).
+type Attr int32
+
+// The device attributes the backend and calibration read, with the values of
+// CUdevice_attribute in cuda.h (CUDA 12 and 13 agree).
+const (
+	AttrSMs              Attr = 16 // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	AttrClockKHz         Attr = 13 // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+	AttrPCIBus           Attr = 33 // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+	AttrPCIDevice        Attr = 34 // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+	AttrMemoryClockKHz   Attr = 36 // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
+	AttrMemoryBusWidth   Attr = 37 // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
+	AttrCopyEngines      Attr = 40 // CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
+	AttrPCIDomain        Attr = 50 // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+	AttrCCMajor          Attr = 75 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	AttrCCMinor          Attr = 76 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	AttrSharedPerSM      Attr = 81 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	AttrSharedPerBlockIn Attr = 97 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+)
+
+// Driver is the part of the CUDA driver API that gpusim calls: what the
+// backend and calibration need, nothing more. Every call that takes no
+// context works on the calling OS thread's current context (SetCurrent), as
+// in CUDA. The real implementation is Open's; NewFake's runs the same calls
+// against a timing model, for tests without a GPU.
+type Driver interface {
+	// Version is the CUDA version the driver supports (12080 for 12.8).
+	Version() (int, error)
+	DeviceCount() (int, error)
+	DeviceName(dev int) (string, error)
+	Attribute(dev int, a Attr) (int, error)
+	TotalMem(dev int) (uint64, error)
+	// PrimaryCtxRetain returns dev's primary context (the runtime's); each
+	// retain needs a PrimaryCtxRelease.
+	PrimaryCtxRetain(dev int) (Context, error)
+	PrimaryCtxRelease(dev int) error
+	SetCurrent(Context) error
+	CtxSynchronize() error
+	MemGetInfo() (free, total uint64, err error)
+	MemAlloc(bytes uint64) (DevicePtr, error)
+	MemFree(DevicePtr) error
+	// MemHostAlloc allocates pinned (page-locked) host memory, portable to
+	// every context.
+	MemHostAlloc(bytes uint64) (HostPtr, error)
+	MemFreeHost(HostPtr) error
+	CanAccessPeer(dev, peer int) (bool, error)
+	// EnablePeerAccess lets the current context access peer's memory.
+	EnablePeerAccess(peer Context) error
+	MemcpyHtoDAsync(dst DevicePtr, src HostPtr, bytes uint64, s Stream) error
+	MemcpyDtoHAsync(dst HostPtr, src DevicePtr, bytes uint64, s Stream) error
+	MemcpyDtoDAsync(dst, src DevicePtr, bytes uint64, s Stream) error
+	MemcpyPeerAsync(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, bytes uint64, s Stream) error
+	// StreamCreate makes a non-blocking stream in the current context.
+	StreamCreate() (Stream, error)
+	StreamDestroy(Stream) error
+	StreamSynchronize(Stream) error
+	StreamWaitEvent(Stream, Event) error
+	// EventCreate makes an event with timing in the current context.
+	EventCreate() (Event, error)
+	EventDestroy(Event) error
+	EventRecord(Event, Stream) error
+	EventSynchronize(Event) error
+	// EventElapsed is the time from start to end in milliseconds (the
+	// driver's resolution is about half a microsecond).
+	EventElapsed(start, end Event) (float32, error)
+	// ModuleLoad JIT-compiles a NUL-terminated PTX image in the current
+	// context; a failure carries the compiler's log.
+	ModuleLoad(image []byte) (Module, error)
+	ModuleFunction(Module, string) (Function, error)
+	ModuleUnload(Module) error
+	// SetMaxDynamicShared lets f be launched with up to bytes of dynamic
+	// shared memory (needed above 48 KiB).
+	SetMaxDynamicShared(f Function, bytes int) error
+	// Launch runs f on grid blocks of block threads with shared bytes of
+	// dynamic shared memory; args are its parameters, each 4 or 8 bytes.
+	Launch(f Function, grid, block, shared uint32, s Stream, args ...Arg) error
+	// Close releases the library (the real driver's handle stays loaded for
+	// the process, as dlclose of libcuda is unsafe).
+	Close() error
+}
+
+// Arg is one kernel parameter.
+type Arg struct {
+	Value uint64
+	Size  int // 4 or 8
+}
+
+// U64 and U32 are kernel parameters of 8 and 4 bytes.
+func U64(v uint64) Arg { return Arg{v, 8} }
+func U32(v uint32) Arg { return Arg{uint64(v), 4} }
+
+// UnavailableError says gpusim cannot reach a GPU: no driver library, no
+// device, or no permission. The command line exits with status 3 on it.
+type UnavailableError struct {
+	// What is missing, in words ("no NVIDIA driver found: ...").
+	What string
+}
+
+func (e *UnavailableError) Error() string { return e.What }
+
+// IsUnavailable reports whether err says no GPU can be used.
+func IsUnavailable(err error) bool {
+	var u *UnavailableError
+	return errors.As(err, &u)
+}
+
+// CUDAError is a CUresult other than CUDA_SUCCESS from a named call.
+type CUDAError struct {
+	Call string
+	Code int
+	Name string // "CUDA_ERROR_OUT_OF_MEMORY", when known
+	Log  string // the JIT compiler's log, for module loads
+}
+
+func (e *CUDAError) Error() string {
+	name := e.Name
+	if name == "" {
+		name = errorNames[e.Code]
+	}
+	if name == "" {
+		name = "unknown error"
+	}
+	s := fmt.Sprintf("%s: %s (%d)", e.Call, name, e.Code)
+	if e.Log != "" {
+		s += ": " + e.Log
+	}
+	return s
+}
+
+// Code values of CUresult that gpusim names when the driver cannot (cuda.h).
+const (
+	errInvalidValue  = 1
+	errOutOfMemory   = 2
+	errNoDevice      = 100
+	errInvalidPTX    = 218
+	errNotReady      = 600
+	errLaunchFailed  = 719
+	errNotPermitted  = 800
+	errPeerAlreadyOn = 704
+)
+
+var errorNames = map[int]string{
+	1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY", 3: "CUDA_ERROR_NOT_INITIALIZED",
+	4: "CUDA_ERROR_DEINITIALIZED", 100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE",
+	200: "CUDA_ERROR_INVALID_IMAGE", 201: "CUDA_ERROR_INVALID_CONTEXT", 209: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+	218: "CUDA_ERROR_INVALID_PTX", 222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 400: "CUDA_ERROR_INVALID_HANDLE",
+	500: "CUDA_ERROR_NOT_FOUND", 600: "CUDA_ERROR_NOT_READY", 700: "CUDA_ERROR_ILLEGAL_ADDRESS",
+	701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 702: "CUDA_ERROR_LAUNCH_TIMEOUT", 704: "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+	705: "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", 719: "CUDA_ERROR_LAUNCH_FAILED", 800: "CUDA_ERROR_NOT_PERMITTED",
+	801: "CUDA_ERROR_NOT_SUPPORTED", 999: "CUDA_ERROR_UNKNOWN",
+}

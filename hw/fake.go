@@ -1,0 +1,538 @@
+package hw
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"gpusim/hw/kernels"
+)
+
+// FakePath is a copy path of the fake driver: time = Latency + bytes/Bandwidth.
+type FakePath struct {
+	Latency   time.Duration
+	Bandwidth float64 // bytes/s
+}
+
+func (p FakePath) time(n uint64) time.Duration {
+	return p.Latency + time.Duration(math.Round(float64(n)/p.Bandwidth*1e9))
+}
+
+// FakeConfig describes the machine a fake driver pretends to drive. Its
+// timing model is deliberately simple (each stream runs its ops in order, no
+// copy-engine or link sharing) and exactly known, so tests can compute what a
+// run must measure by hand.
+type FakeConfig struct {
+	Devices int
+	Name    string // device name, "Fake GPU" if empty
+	SMs     int    // 132 if zero
+	// MemoryBytes is each device's memory (80 GB if zero).
+	MemoryBytes uint64
+	// APICost is the host time of every driver call.
+	APICost time.Duration
+	// Latency is the time from a call to its op reaching the GPU.
+	Latency time.Duration
+	// KernelOverhead is the fixed GPU time of every kernel.
+	KernelOverhead time.Duration
+	// H2D, D2H, D2D and Peer time copies; Pageable, if its bandwidth is
+	// set, times host-to-device and device-to-host copies from pageable
+	// memory (which block the calling thread until done).
+	H2D, D2H, D2D, Peer, Pageable FakePath
+	// MemoryBandwidth (bytes/s) times the copy kernel, FLOPS the FMA kernel.
+	MemoryBandwidth, FLOPS float64
+	// NoPeer makes CanAccessPeer say no.
+	NoPeer bool
+	// Fail makes the named call (as in CUDA: "cuMemAlloc_v2") fail with
+	// the given CUresult, from its FailAfter-th call on (0: the first).
+	Fail      map[string]int
+	FailAfter map[string]int
+}
+
+// Fake is a Driver that runs no GPU: it keeps a host clock and per-stream
+// timelines under FakeConfig's model, logs every call, and counts what is
+// allocated, so tests can check call sequences, timings and cleanup.
+// It is also the Clock of runs that use it.
+type Fake struct {
+	cfg FakeConfig
+
+	mu      sync.Mutex
+	now     time.Duration
+	cur     Context
+	next    uintptr
+	calls   []string
+	count   map[string]int
+	streams map[Stream]*fakeStream
+	events  map[Event]*fakeEvent
+	live    map[string]int // kind -> live objects
+	funcs   map[Function]string
+}
+
+type fakeStream struct {
+	dev  int
+	tail time.Duration
+}
+
+type fakeEvent struct {
+	dev      int
+	at       time.Duration
+	recorded bool
+}
+
+// NewFake returns a fake driver.
+func NewFake(cfg FakeConfig) *Fake {
+	if cfg.SMs == 0 {
+		cfg.SMs = 132
+	}
+	if cfg.Name == "" {
+		cfg.Name = "Fake GPU"
+	}
+	if cfg.MemoryBytes == 0 {
+		cfg.MemoryBytes = 80e9
+	}
+	return &Fake{cfg: cfg, next: 0x1000, count: map[string]int{}, streams: map[Stream]*fakeStream{},
+		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}}
+}
+
+// Calls returns the driver calls made so far, in order.
+func (f *Fake) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// Live returns what is allocated and not freed, by kind ("stream", "event",
+// "device memory", "pinned memory", "module", "context"), as sorted
+// "kind: n" lines; empty when everything was freed.
+func (f *Fake) Live() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for k, n := range f.live {
+		if n != 0 {
+			out = append(out, fmt.Sprintf("%s: %d", k, n))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Now and Spin make the fake its runs' host clock.
+func (f *Fake) Now() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *Fake) Spin(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now += d
+}
+
+// call logs a call, charges its host cost, and returns the injected failure.
+// The caller holds f.mu.
+func (f *Fake) call(name string) error {
+	f.calls = append(f.calls, name)
+	f.now += f.cfg.APICost
+	k := f.count[name]
+	f.count[name]++
+	if code, ok := f.cfg.Fail[name]; ok && k >= f.cfg.FailAfter[name] {
+		return &CUDAError{Call: name, Code: code}
+	}
+	return nil
+}
+
+func (f *Fake) handle(kind string) uintptr {
+	f.next += 0x10
+	f.live[kind]++
+	return f.next
+}
+
+func (f *Fake) dev() int { return int(f.cur) - 1 }
+
+func (f *Fake) lock(name string) (func(), error) {
+	f.mu.Lock()
+	if err := f.call(name); err != nil {
+		f.mu.Unlock()
+		return func() {}, err
+	}
+	return f.mu.Unlock, nil
+}
+
+func (f *Fake) Version() (int, error) {
+	unlock, err := f.lock("cuDriverGetVersion")
+	defer unlock()
+	return 13000, err
+}
+
+func (f *Fake) DeviceCount() (int, error) {
+	unlock, err := f.lock("cuDeviceGetCount")
+	defer unlock()
+	return f.cfg.Devices, err
+}
+
+func (f *Fake) checkDev(dev int) error {
+	if dev < 0 || dev >= f.cfg.Devices {
+		return &CUDAError{Call: "cuDeviceGet", Code: 101}
+	}
+	return nil
+}
+
+func (f *Fake) DeviceName(dev int) (string, error) {
+	unlock, err := f.lock("cuDeviceGetName")
+	defer unlock()
+	if err == nil {
+		err = f.checkDev(dev)
+	}
+	return f.cfg.Name, err
+}
+
+func (f *Fake) Attribute(dev int, a Attr) (int, error) {
+	unlock, err := f.lock("cuDeviceGetAttribute")
+	defer unlock()
+	if err == nil {
+		err = f.checkDev(dev)
+	}
+	switch a {
+	case AttrSMs:
+		return f.cfg.SMs, err
+	case AttrSharedPerSM:
+		return 233472, err // H100: 228 KiB per SM
+	case AttrSharedPerBlockIn:
+		return 232448, err // H100: 227 KiB per block, opted in
+	case AttrCopyEngines:
+		return 3, err
+	case AttrClockKHz:
+		return 1980000, err
+	case AttrCCMajor:
+		return 9, err
+	}
+	return 0, err
+}
+
+func (f *Fake) TotalMem(dev int) (uint64, error) {
+	unlock, err := f.lock("cuDeviceTotalMem_v2")
+	defer unlock()
+	return f.cfg.MemoryBytes, err
+}
+
+func (f *Fake) PrimaryCtxRetain(dev int) (Context, error) {
+	unlock, err := f.lock("cuDevicePrimaryCtxRetain")
+	defer unlock()
+	if err == nil {
+		err = f.checkDev(dev)
+	}
+	if err != nil {
+		return 0, err
+	}
+	f.live["context"]++
+	return Context(dev + 1), nil
+}
+
+func (f *Fake) PrimaryCtxRelease(dev int) error {
+	unlock, err := f.lock("cuDevicePrimaryCtxRelease_v2")
+	defer unlock()
+	if err == nil {
+		f.live["context"]--
+	}
+	return err
+}
+
+func (f *Fake) SetCurrent(c Context) error {
+	unlock, err := f.lock("cuCtxSetCurrent")
+	defer unlock()
+	if err == nil {
+		f.cur = c
+	}
+	return err
+}
+
+func (f *Fake) CtxSynchronize() error {
+	unlock, err := f.lock("cuCtxSynchronize")
+	defer unlock()
+	for _, s := range f.streams {
+		if s.dev == f.dev() {
+			f.now = max(f.now, s.tail)
+		}
+	}
+	return err
+}
+
+func (f *Fake) MemGetInfo() (uint64, uint64, error) {
+	unlock, err := f.lock("cuMemGetInfo_v2")
+	defer unlock()
+	return f.cfg.MemoryBytes - 1<<30, f.cfg.MemoryBytes, err
+}
+
+func (f *Fake) MemAlloc(n uint64) (DevicePtr, error) {
+	unlock, err := f.lock("cuMemAlloc_v2")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	return DevicePtr(f.handle("device memory")), nil
+}
+
+func (f *Fake) MemFree(DevicePtr) error {
+	unlock, err := f.lock("cuMemFree_v2")
+	defer unlock()
+	if err == nil {
+		f.live["device memory"]--
+	}
+	return err
+}
+
+func (f *Fake) MemHostAlloc(n uint64) (HostPtr, error) {
+	unlock, err := f.lock("cuMemHostAlloc")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	return HostPtr(f.handle("pinned memory")), nil
+}
+
+func (f *Fake) MemFreeHost(HostPtr) error {
+	unlock, err := f.lock("cuMemFreeHost")
+	defer unlock()
+	if err == nil {
+		f.live["pinned memory"]--
+	}
+	return err
+}
+
+func (f *Fake) CanAccessPeer(dev, peer int) (bool, error) {
+	unlock, err := f.lock("cuDeviceCanAccessPeer")
+	defer unlock()
+	return !f.cfg.NoPeer && dev != peer, err
+}
+
+func (f *Fake) EnablePeerAccess(Context) error {
+	unlock, err := f.lock("cuCtxEnablePeerAccess")
+	defer unlock()
+	return err
+}
+
+// enqueue places work of duration d on stream s, issued now; it returns the
+// work's end. The caller holds f.mu.
+func (f *Fake) enqueue(s Stream, d time.Duration) (time.Duration, error) {
+	st, ok := f.streams[s]
+	if !ok {
+		return 0, &CUDAError{Call: "enqueue", Code: 400}
+	}
+	start := max(f.now+f.cfg.Latency, st.tail)
+	st.tail = start + d
+	return st.tail, nil
+}
+
+func (f *Fake) memcpy(name string, s Stream, d time.Duration, blocking bool) error {
+	unlock, err := f.lock(name)
+	defer unlock()
+	if err != nil {
+		return err
+	}
+	end, err := f.enqueue(s, d)
+	if err == nil && blocking {
+		f.now = max(f.now, end)
+	}
+	return err
+}
+
+// pageable reports whether a host pointer is not one of the fake's pinned
+// allocations (the fake hands out small handles; pageable memory is real).
+func (f *Fake) pageable(p HostPtr) bool { return uintptr(p) > 1<<32 }
+
+func (f *Fake) MemcpyHtoDAsync(dst DevicePtr, src HostPtr, n uint64, s Stream) error {
+	if f.pageable(src) && f.cfg.Pageable.Bandwidth > 0 {
+		return f.memcpy("cuMemcpyHtoDAsync_v2", s, f.cfg.Pageable.time(n), true)
+	}
+	return f.memcpy("cuMemcpyHtoDAsync_v2", s, f.cfg.H2D.time(n), false)
+}
+
+func (f *Fake) MemcpyDtoHAsync(dst HostPtr, src DevicePtr, n uint64, s Stream) error {
+	if f.pageable(dst) && f.cfg.Pageable.Bandwidth > 0 {
+		return f.memcpy("cuMemcpyDtoHAsync_v2", s, f.cfg.Pageable.time(n), true)
+	}
+	return f.memcpy("cuMemcpyDtoHAsync_v2", s, f.cfg.D2H.time(n), false)
+}
+
+func (f *Fake) MemcpyDtoDAsync(dst, src DevicePtr, n uint64, s Stream) error {
+	return f.memcpy("cuMemcpyDtoDAsync_v2", s, f.cfg.D2D.time(n), false)
+}
+
+func (f *Fake) MemcpyPeerAsync(dst DevicePtr, dctx Context, src DevicePtr, sctx Context, n uint64, s Stream) error {
+	return f.memcpy("cuMemcpyPeerAsync", s, f.cfg.Peer.time(n), false)
+}
+
+func (f *Fake) StreamCreate() (Stream, error) {
+	unlock, err := f.lock("cuStreamCreate")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	s := Stream(f.handle("stream"))
+	f.streams[s] = &fakeStream{dev: f.dev()}
+	return s, nil
+}
+
+func (f *Fake) StreamDestroy(s Stream) error {
+	unlock, err := f.lock("cuStreamDestroy_v2")
+	defer unlock()
+	if err == nil {
+		delete(f.streams, s)
+		f.live["stream"]--
+	}
+	return err
+}
+
+func (f *Fake) StreamSynchronize(s Stream) error {
+	unlock, err := f.lock("cuStreamSynchronize")
+	defer unlock()
+	if st, ok := f.streams[s]; ok && err == nil {
+		f.now = max(f.now, st.tail)
+	}
+	return err
+}
+
+func (f *Fake) StreamWaitEvent(s Stream, e Event) error {
+	unlock, err := f.lock("cuStreamWaitEvent")
+	defer unlock()
+	st, ok := f.streams[s]
+	ev, ok2 := f.events[e]
+	if err == nil && ok && ok2 && ev.recorded {
+		st.tail = max(st.tail, ev.at)
+	}
+	return err
+}
+
+func (f *Fake) EventCreate() (Event, error) {
+	unlock, err := f.lock("cuEventCreate")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	e := Event(f.handle("event"))
+	f.events[e] = &fakeEvent{dev: f.dev()}
+	return e, nil
+}
+
+func (f *Fake) EventDestroy(e Event) error {
+	unlock, err := f.lock("cuEventDestroy_v2")
+	defer unlock()
+	if err == nil {
+		delete(f.events, e)
+		f.live["event"]--
+	}
+	return err
+}
+
+func (f *Fake) EventRecord(e Event, s Stream) error {
+	unlock, err := f.lock("cuEventRecord")
+	defer unlock()
+	if err != nil {
+		return err
+	}
+	ev, ok := f.events[e]
+	if !ok {
+		return &CUDAError{Call: "cuEventRecord", Code: 400}
+	}
+	at, err := f.enqueue(s, 0)
+	ev.at, ev.recorded = at, true
+	return err
+}
+
+func (f *Fake) EventSynchronize(e Event) error {
+	unlock, err := f.lock("cuEventSynchronize")
+	defer unlock()
+	if ev, ok := f.events[e]; ok && err == nil && ev.recorded {
+		f.now = max(f.now, ev.at)
+	}
+	return err
+}
+
+func (f *Fake) EventElapsed(start, end Event) (float32, error) {
+	unlock, err := f.lock("cuEventElapsedTime")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	a, ok := f.events[start]
+	b, ok2 := f.events[end]
+	if !ok || !ok2 || !a.recorded || !b.recorded {
+		return 0, &CUDAError{Call: "cuEventElapsedTime", Code: 400}
+	}
+	return float32(float64(b.at-a.at) / 1e6), nil
+}
+
+func (f *Fake) ModuleLoad(image []byte) (Module, error) {
+	unlock, err := f.lock("cuModuleLoadDataEx")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	if len(image) == 0 || image[len(image)-1] != 0 {
+		return 0, &CUDAError{Call: "cuModuleLoadDataEx", Code: errInvalidPTX, Log: "image not NUL-terminated"}
+	}
+	return Module(f.handle("module")), nil
+}
+
+func (f *Fake) ModuleFunction(m Module, name string) (Function, error) {
+	unlock, err := f.lock("cuModuleGetFunction")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	switch name {
+	case kernels.Spin, kernels.Copy, kernels.FMA:
+	default:
+		return 0, &CUDAError{Call: "cuModuleGetFunction(" + name + ")", Code: 500}
+	}
+	f.next += 0x10
+	fn := Function(f.next)
+	f.funcs[fn] = name
+	return fn, nil
+}
+
+func (f *Fake) ModuleUnload(Module) error {
+	unlock, err := f.lock("cuModuleUnload")
+	defer unlock()
+	if err == nil {
+		f.live["module"]--
+	}
+	return err
+}
+
+func (f *Fake) SetMaxDynamicShared(Function, int) error {
+	unlock, err := f.lock("cuFuncSetAttribute")
+	defer unlock()
+	return err
+}
+
+func (f *Fake) Launch(fn Function, grid, block, shared uint32, s Stream, args ...Arg) error {
+	unlock, err := f.lock("cuLaunchKernel")
+	defer unlock()
+	if err != nil {
+		return err
+	}
+	d := f.cfg.KernelOverhead
+	switch f.funcs[fn] {
+	case kernels.Spin:
+		d += time.Duration(args[0].Value)
+	case kernels.Copy:
+		if f.cfg.MemoryBandwidth > 0 {
+			d += time.Duration(float64(args[2].Value) * kernels.CopyBytesPerElem * 2 / f.cfg.MemoryBandwidth * 1e9)
+		}
+	case kernels.FMA:
+		if f.cfg.FLOPS > 0 {
+			flops := float64(grid) * float64(block) * float64(args[1].Value) * kernels.FMAFlopsPerIter
+			d += time.Duration(flops / f.cfg.FLOPS * 1e9)
+		}
+	default:
+		return &CUDAError{Call: "cuLaunchKernel", Code: 400}
+	}
+	_, err = f.enqueue(s, d)
+	return err
+}
+
+func (f *Fake) Close() error { return nil }
