@@ -20,6 +20,10 @@ var allowed = map[string][]string{
 	"scenarios":      {"sim", "models", "topologies", "internal/spec", "internal/units"},
 	"mirror":         {"sim", "models", "topologies"},
 	"plots":          {"sim"},
+	"hw":             {"sim", "models", "topologies", "hw/kernels"},
+	"hw/kernels":     {},
+	"hw/discover":    {"sim", "models", "topologies"},
+	"calibrate":      {"hw", "hw/kernels", "sim", "models", "topologies"},
 	"cmd/gpusim":     {"*"},
 }
 

@@ -54,6 +54,11 @@ type Info struct {
 	// it. Kernels are asked to spin for their duration less this, so they
 	// last their duration.
 	SpinOverhead []sim.Time
+	// IssueGap is, per used GPU, how much earlier than the op itself the
+	// start event of an op issued to an idle stream runs: the time between
+	// the two calls reaching the GPU. The start of such ops is moved by it
+	// (on a busy stream both wait for the op before, and there is no gap).
+	IssueGap []sim.Time
 	// Warnings about what the backend could not do as the program says.
 	Warnings []string
 }
@@ -136,7 +141,7 @@ type backend struct {
 	evGPU    []int   // the GPU whose context each program event lives in
 	pinned   HostPtr
 	pinBytes uint64
-	page     *pageable
+	page     *Pageable
 	timing   [][]opTiming // per thread, per op
 	origin   time.Duration
 	peer     map[[2]int]bool // GPU pairs with peer access enabled
@@ -166,7 +171,8 @@ func (b *backend) setCurrent(g int) error { return b.drv.SetCurrent(b.gpus[g].ct
 // setup checks the program against the devices and allocates everything.
 func (b *backend) setup() error {
 	m, p, drv := b.m, b.p, b.drv
-	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)), SpinOverhead: make([]sim.Time, len(m.GPUs))}
+	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)),
+		SpinOverhead: make([]sim.Time, len(m.GPUs)), IssueGap: make([]sim.Time, len(m.GPUs))}
 	b.gpus = make([]gpuDev, len(m.GPUs))
 	v, err := drv.Version()
 	if err != nil {
@@ -324,7 +330,7 @@ func (b *backend) setup() error {
 		b.pinBytes = pinBytes
 	}
 	if pageBytes > 0 {
-		if b.page, err = allocPageable(pageBytes); err != nil {
+		if b.page, err = AllocPageable(pageBytes); err != nil {
 			return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes), err)
 		}
 	}
@@ -443,8 +449,9 @@ func sortedPairs(m map[[2]int]bool) [][2]int {
 
 // warmup runs the spin kernel a few times on GPU g (the first launch pays
 // for loading the module) and measures a zero-time spin over all SMs
-// between two events queued behind a busy kernel, so the host's call gaps
-// are not in it: the median is the kernel's fixed cost on the GPU.
+// between two events, queued behind a busy kernel (so the host's call gaps
+// are not in it: the kernel's fixed cost on the GPU) and on an idle stream
+// (the difference is the issue gap).
 func (b *backend) warmup(g int) error {
 	d := &b.gpus[g]
 	drv := b.drv
@@ -467,34 +474,49 @@ func (b *backend) warmup(g int) error {
 	}
 	defer drv.EventDestroy(e1)
 	const runs, busyNS = 9, 200_000 // 200 us of spinning covers the calls after it
-	var ms []float64
-	for i := 0; i < runs+2; i++ {
-		err := drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(busyNS))
-		if err == nil {
-			err = drv.EventRecord(e0, s)
+	measure := func(busy bool) (sim.Time, error) {
+		var ms []float64
+		for i := 0; i < runs+2; i++ {
+			var err error
+			if busy {
+				err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(busyNS))
+			}
+			if err == nil {
+				err = drv.EventRecord(e0, s)
+			}
+			if err == nil {
+				err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(0))
+			}
+			if err == nil {
+				err = drv.EventRecord(e1, s)
+			}
+			if err == nil {
+				err = drv.EventSynchronize(e1)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("running gpusim's spin kernel on %s: %w", b.m.GPUs[g].Name, err)
+			}
+			x, err := drv.EventElapsed(e0, e1)
+			if err != nil {
+				return 0, err
+			}
+			if i >= 2 {
+				ms = append(ms, float64(x))
+			}
 		}
-		if err == nil {
-			err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(0))
-		}
-		if err == nil {
-			err = drv.EventRecord(e1, s)
-		}
-		if err == nil {
-			err = drv.EventSynchronize(e1)
-		}
-		if err != nil {
-			return fmt.Errorf("running gpusim's spin kernel on %s: %w", b.m.GPUs[g].Name, err)
-		}
-		x, err := drv.EventElapsed(e0, e1)
-		if err != nil {
-			return err
-		}
-		if i >= 2 {
-			ms = append(ms, float64(x))
-		}
+		sort.Float64s(ms)
+		return msToTime(ms[len(ms)/2]), nil
 	}
-	sort.Float64s(ms)
-	b.info.SpinOverhead[g] = msToTime(ms[len(ms)/2])
+	busy, err := measure(true)
+	if err != nil {
+		return err
+	}
+	idle, err := measure(false)
+	if err != nil {
+		return err
+	}
+	b.info.SpinOverhead[g] = busy
+	b.info.IssueGap[g] = max(0, idle-busy)
 	return nil
 }
 
@@ -786,7 +808,7 @@ func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 	n := uint64(op.Bytes)
 	host := func() HostPtr {
 		if op.Memory == sim.Pageable {
-			return b.page.ptr()
+			return b.page.Ptr()
 		}
 		return b.pinned
 	}
@@ -855,20 +877,47 @@ func (b *backend) result() (*sim.Result, error) {
 					if r.Start, err = at(tm.dev, tm.start); err != nil {
 						return nil, err
 					}
-					r.Begin = r.Start
-				}
-				// The start event runs inside the call, so an op may start
-				// before the call returns, but not before it was made: the
-				// clocks' alignment error could say so by a microsecond.
-				if r.Start < r.Call {
-					r.Start, r.Begin = r.Call, r.Call
-					r.End = max(r.End, r.Start)
 				}
 			} else {
 				r.Begin = r.Start
 			}
 			res.Ops = append(res.Ops, r)
 		}
+	}
+	// Ops whose start event found their stream idle began one issue gap
+	// after it; none starts before the call that issued it (the clocks'
+	// alignment error could say so by a microsecond).
+	prevEnd := make([]sim.Time, len(p.Streams))
+	for i := range prevEnd {
+		prevEnd[i] = -1
+	}
+	order := make([]int, 0, len(res.Ops))
+	for i := range res.Ops {
+		if res.Ops[i].Kind.OnStream() {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, c int) bool {
+		ra, rc := &res.Ops[order[a]], &res.Ops[order[c]]
+		if ra.Stream != rc.Stream {
+			return ra.Stream < rc.Stream
+		}
+		return ra.StreamSeq < rc.StreamSeq
+	})
+	for _, i := range order {
+		r := &res.Ops[i]
+		if r.Kind == sim.OpKernel || r.Kind == sim.OpCopy {
+			gap := b.info.IssueGap[r.GPU]
+			if r.Start > prevEnd[r.Stream]+gap/2 {
+				r.Start = min(r.Start+gap, r.End)
+			}
+		}
+		if r.Start < r.Call {
+			r.Start = r.Call
+			r.End = max(r.End, r.Start)
+		}
+		r.Begin = r.Start
+		prevEnd[r.Stream] = max(prevEnd[r.Stream], r.End)
 	}
 	for i := range res.Ops {
 		res.Makespan = max(res.Makespan, res.Ops[i].End, res.Ops[i].HostEnd)
@@ -978,7 +1027,7 @@ func (b *backend) cleanup() error {
 		do(drv.MemFreeHost(b.pinned))
 	}
 	if b.page != nil {
-		do(b.page.free())
+		do(b.page.Free())
 	}
 	for g := range b.gpus {
 		d := &b.gpus[g]

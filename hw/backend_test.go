@@ -3,6 +3,7 @@ package hw
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -92,21 +93,25 @@ func TestRunTimesEachOp(t *testing.T) {
 	const us = sim.Microsecond
 	// Each stream op is bracketed: record(start), the call, record(end),
 	// each costing the API cost c = 1 us. On an idle stream the start event
-	// lands c before the op's own call, so a measured duration is the op's
-	// time plus c; on a busy stream both wait, and it is the op's time. The
-	// backend asks the spin kernel for its duration less the spin overhead,
-	// measured on a busy stream: the kernel overhead, 3 us.
+	// lands c before the op's own call: the issue gap, measured at start
+	// as c (a zero-time kernel takes c + 3 us on an idle stream, 3 us on a
+	// busy one), by which the backend moves such starts. On a busy stream
+	// both wait and there is no gap. The backend asks the spin kernel for
+	// its duration less the spin overhead: the kernel overhead, 3 us.
 	if got, want := info.SpinOverhead[0], 3*us; got != want {
 		t.Errorf("spin overhead %v, want %v", got, want)
+	}
+	if got, want := info.IssueGap[0], 1*us; got != want {
+		t.Errorf("issue gap %v, want %v", got, want)
 	}
 	cases := []struct {
 		id   string
 		want sim.Time
 	}{
-		{"up", 1*us + 5*us + 100*us}, // idle stream: c + 5 us + 1 MB at 10 GB/s
-		{"k", 100 * us},              // waits for the upload; asked for 97 us: 3 + 97
-		{"down", 4*us + 100*us},      // queued behind k: 4 us + 2 MB at 20 GB/s
-		{"peer", 2*us + 100*us},      // queued: 2 us + 10 MB at 100 GB/s
+		{"up", 5*us + 100*us},   // idle stream: 5 us + 1 MB at 10 GB/s
+		{"k", 100 * us},         // waits for the upload; asked for 97 us: 3 + 97
+		{"down", 4*us + 100*us}, // queued behind k: 4 us + 2 MB at 20 GB/s
+		{"peer", 2*us + 100*us}, // queued: 2 us + 10 MB at 100 GB/s
 	}
 	for _, c := range cases {
 		r := rec(t, res, c.id)
@@ -309,5 +314,43 @@ func TestRunCancelled(t *testing.T) {
 	}
 	if live := f.Live(); len(live) > 0 {
 		t.Errorf("not freed: %v", live)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	const us = sim.Microsecond
+	mk := func(durs ...sim.Time) *sim.Result {
+		res := &sim.Result{}
+		at := sim.Time(0)
+		for i, d := range durs {
+			kind := sim.OpKernel
+			if i == len(durs)-1 {
+				kind = sim.OpSync
+			}
+			res.Ops = append(res.Ops, sim.OpRecord{ID: string(rune('a' + i)), Kind: kind, Start: at, End: at + d})
+			at += d
+		}
+		res.Makespan = at
+		return res
+	}
+	// Durations 100, 200, 400 us measured; predicted 110 (+10%), 190 (-5%),
+	// 400 (0); the sync (excluded from the median) 50 vs 100.
+	pred, meas := mk(110*us, 190*us, 400*us, 50*us), mk(100*us, 200*us, 400*us, 100*us)
+	c, err := Compare(pred, meas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Timed != 3 || math.Abs(c.MedianAbsRel-0.05) > 1e-12 {
+		t.Errorf("median |error| %v over %d ops, want 0.05 over 3", c.MedianAbsRel, c.Timed)
+	}
+	// Makespans 750 vs 800 us: -6.25%.
+	if math.Abs(c.MakespanRel-(-0.0625)) > 1e-12 {
+		t.Errorf("makespan error %v, want -0.0625", c.MakespanRel)
+	}
+	if w := c.Worst(2); len(w) != 2 || w[0].ID != "a" || w[1].ID != "b" {
+		t.Errorf("worst ops %v, want a then b", w)
+	}
+	if _, err := Compare(pred, mk(1*us)); err == nil {
+		t.Error("comparing different programs: no error")
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"unsafe"
 )
 
-// pageable is ordinary host memory for pageable copies: an anonymous
+// Pageable is ordinary host memory for pageable copies: an anonymous
 // mapping, never the Go heap (the garbage collector must not see the
 // driver's pointer into it), touched page by page so first-touch faults are
 // not timed.
-type pageable struct{ b []byte }
+type Pageable struct{ b []byte }
 
-func allocPageable(n uint64) (*pageable, error) {
+// AllocPageable maps n bytes of pageable memory.
+func AllocPageable(n uint64) (*Pageable, error) {
 	if n == 0 {
 		n = 1
 	}
@@ -24,9 +25,14 @@ func allocPageable(n uint64) (*pageable, error) {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 1
 	}
-	return &pageable{b}, nil
+	return &Pageable{b}, nil
 }
 
-func (p *pageable) ptr() HostPtr { return HostPtr(unsafe.Pointer(&p.b[0])) }
+// Ptr is the memory's address, for the driver.
+func (p *Pageable) Ptr() HostPtr { return HostPtr(unsafe.Pointer(&p.b[0])) }
 
-func (p *pageable) free() error { return syscall.Munmap(p.b) }
+// Bytes is the memory.
+func (p *Pageable) Bytes() []byte { return p.b }
+
+// Free unmaps the memory.
+func (p *Pageable) Free() error { return syscall.Munmap(p.b) }

@@ -4,12 +4,19 @@ package hw
 
 import "errors"
 
-type pageable struct{}
+// Pageable is ordinary host memory (Linux only).
+type Pageable struct{}
 
-func allocPageable(n uint64) (*pageable, error) {
+// AllocPageable fails off Linux.
+func AllocPageable(n uint64) (*Pageable, error) {
 	return nil, errors.New("pageable host memory: Linux only")
 }
 
-func (p *pageable) ptr() HostPtr { return 0 }
+// Ptr is zero off Linux.
+func (p *Pageable) Ptr() HostPtr { return 0 }
 
-func (p *pageable) free() error { return nil }
+// Bytes is nil off Linux.
+func (p *Pageable) Bytes() []byte { return nil }
+
+// Free does nothing off Linux.
+func (p *Pageable) Free() error { return nil }

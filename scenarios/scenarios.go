@@ -64,6 +64,10 @@ type Options struct {
 	ReadFile func(name string) ([]byte, error)
 	// MaxOps limits the ops after expanding repeats; zero means DefaultMaxOps.
 	MaxOps int64
+	// Topology, if set, replaces the topology the scenario names (as
+	// gpusim replay --topology does with a calibrated one); the names the
+	// scenario uses must exist in it.
+	Topology *topologies.Topology
 }
 
 // Scenario is a loaded workload bound to its machine.
@@ -361,6 +365,10 @@ type collStreamsKey struct {
 func (b *builder) loadTopology(n spec.Node) error {
 	s, ok := n.String()
 	if !ok {
+		return nil
+	}
+	if b.opt.Topology != nil {
+		b.sc.Topology = b.opt.Topology
 		return nil
 	}
 	if strings.Contains(s, "/") || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml") {

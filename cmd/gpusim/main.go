@@ -11,6 +11,7 @@
 //	gpusim validate FILE
 //	gpusim topo show|plot|dot TOPOLOGY
 //	gpusim nccl-tests | nvbandwidth | p2p-test --topology T
+//	gpusim topo discover | gpusim replay SCENARIO | gpusim calibrate
 //	gpusim accuracy
 //	gpusim version
 //
@@ -18,7 +19,8 @@
 //
 // Exit status: 0 success; 1 an output file could not be written or another
 // failure of the environment; 2 bad input (a malformed file, an unknown name,
-// a deadlock, a warning under --strict).
+// a deadlock, a warning under --strict); 3 a command that needs a GPU found
+// none it can use (no driver library, no device, no permission).
 package main
 
 import (
@@ -31,6 +33,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"gpusim/hw"
 )
 
 // Exit statuses.
@@ -75,6 +79,14 @@ Usage:
         predict nvbandwidth's matrices
   gpusim p2p-test --topology T [--json]
         predict the CUDA sample p2pBandwidthLatencyTest's matrices
+  gpusim topo discover [-o FILE] [--name NAME]
+        read this machine's GPUs, links and PCIe tree through NVML into a topology
+  gpusim run SCENARIO --backend hw [--topology FILE] ...
+        run the scenario on this machine's GPUs instead of the simulator
+  gpusim replay SCENARIO [--topology FILE] [--json] [--plot DIR] [--top N]
+        run a scenario on the simulator and on the GPUs; compare op by op
+  gpusim calibrate [--topology FILE] [-o FILE] [--quick] [--budget DURATION]
+        measure copies, kernels and host overheads on the GPUs; fit the model
   gpusim accuracy
         print the accuracy report (docs/accuracy.md): predictions against published measurements
   gpusim version
@@ -111,6 +123,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdAccuracy(args[1:], stdout, stderr)
 	case "sweep":
 		err = cmdSweep(args[1:], stdout, stderr)
+	case "replay":
+		err = cmdReplay(args[1:], stdout, stderr)
+	case "calibrate":
+		err = cmdCalibrate(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -118,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, sweep, validate, topo, nccl-tests, nvbandwidth, p2p-test, accuracy, version, help\n", args[0])
+		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, sweep, replay, calibrate, validate, topo, nccl-tests, nvbandwidth, p2p-test, accuracy, version, help\n", args[0])
 		return exitInput
 	}
 	return report(err, stderr)
@@ -131,6 +147,10 @@ func report(err error, stderr io.Writer) int {
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
+	}
+	if hw.IsUnavailable(err) {
+		fmt.Fprintln(stderr, "gpusim: "+firstLine(err.Error()))
+		return exitNoGPU
 	}
 	var fe *failError
 	if errors.As(err, &fe) {

@@ -10,11 +10,19 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"gpusim/hw"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"gpusim": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		// gpusim on a fake GPU (hw.NewFake with fakeGPU's numbers), for
+		// the transcripts of run --backend hw, replay and calibrate.
+		"gpusim-fakegpu": func() {
+			openDriver = func() (hw.Driver, error) { return hw.NewFake(fakeGPU()), nil }
+			os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		},
 	})
 }
 

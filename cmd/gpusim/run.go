@@ -13,7 +13,7 @@ import (
 	"gpusim/topologies"
 )
 
-const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--plot DIR [--from T] [--to T]] [--strict] [--max-ops N]"
+const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--backend sim|hw] [--topology FILE] [--json] [--trace FILE] [--plot DIR [--from T] [--to T]] [--strict] [--max-ops N]"
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runSynopsis, stderr)
@@ -27,6 +27,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&to, "to", "with --plot: end the timeline at this time (default: the end of the run)")
 	strict := fs.Bool("strict", false, "treat warnings as errors (exit status 2)")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
+	backend := fs.String("backend", "sim", "`sim` simulates; hw runs the scenario on this machine's GPUs (GPU i of the topology is device i)")
+	topo := fs.String("topology", "", "use this topology `FILE` (or shipped name) instead of the scenario's")
 	if helpRequested(fs, runSynopsis, args, stdout) {
 		return nil
 	}
@@ -40,11 +42,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if (from.set || to.set) && *plotTo == "" {
 		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR; add --plot"}
 	}
-	sc, err := loadScenario(pos[0], set, *maxOps)
+	if *backend != "sim" && *backend != "hw" {
+		return &usageError{fmt.Sprintf("gpusim run: --backend %q: want sim or hw", *backend)}
+	}
+	var top *topologies.Topology
+	if *topo != "" {
+		t, err := loadTopology(*topo)
+		if err != nil {
+			return err
+		}
+		top = t
+	}
+	sc, err := loadScenarioOn(pos[0], set, *maxOps, top)
 	if err != nil {
 		return err
 	}
-	res, runErr := sim.Run(sc.Topology.Machine, sc.Program)
+	var res *sim.Result
+	var runErr error
+	if *backend == "hw" {
+		if res, _, runErr = runOnGPU(sc, stderr); runErr != nil {
+			return runErr
+		}
+	} else {
+		res, runErr = sim.Run(sc.Topology.Machine, sc.Program)
+	}
 	var dl *sim.DeadlockError
 	if runErr != nil && !errors.As(runErr, &dl) {
 		return fmt.Errorf("%s: %v", sc.File, runErr)
@@ -85,8 +106,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // loadScenario reads a scenario file, or a shipped scenario by name when no
 // such file exists.
 func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
+	return loadScenarioOn(name, set, maxOps, nil)
+}
+
+// loadScenarioOn is loadScenario with the scenario's topology replaced by
+// top, when top is not nil.
+func loadScenarioOn(name string, set setFlag, maxOps int64, top *topologies.Topology) (*scenarios.Scenario, error) {
 	data, err := readInput(name)
-	opt := scenarios.Options{Set: set, MaxOps: maxOps, ReadFile: readInput}
+	opt := scenarios.Options{Set: set, MaxOps: maxOps, ReadFile: readInput, Topology: top}
 	var big *tooLargeError
 	if errors.As(err, &big) {
 		return nil, err

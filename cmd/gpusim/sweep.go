@@ -508,6 +508,8 @@ type progress struct {
 	on    bool
 	total int
 	n     int
+	what  string // after the count: "points" unless set by at
+	width int    // of the last line drawn, to blank it out
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -523,13 +525,26 @@ func newProgress(w io.Writer, total int) *progress {
 
 func (p *progress) step() { p.n++; p.draw() }
 
+// at moves the bar to done of total, saying what was just done.
+func (p *progress) at(done, total int, what string) {
+	p.n, p.total, p.what = done, total, what
+	p.draw()
+}
+
 func (p *progress) draw() {
 	if !p.on || p.total == 0 {
 		return
 	}
 	const width = 30
-	fill := p.n * width / p.total
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d points", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.n, p.total)
+	fill := min(width, p.n*width/p.total)
+	what := p.what
+	if what == "" {
+		what = "points"
+	}
+	line := fmt.Sprintf("\r[%s%s] %d/%d %s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.n, p.total, what)
+	pad := max(0, p.width-len(line))
+	p.width = len(line)
+	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
 }
 
 func (p *progress) finish() {

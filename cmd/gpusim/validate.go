@@ -90,7 +90,7 @@ func fileKind(data []byte) string {
 	return kind
 }
 
-const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE]"
+const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE] | gpusim topo discover [-o FILE] [--name NAME]"
 
 func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -124,6 +124,8 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		return cmdTopoDraw(args[0], args[1:], stdout, stderr)
 	case "import":
 		return cmdTopoImport(args[1:], stdout, stderr)
+	case "discover":
+		return cmdTopoDiscover(args[1:], stdout, stderr)
 	}
 	return &usageError{fmt.Sprintf("gpusim topo: unknown subcommand %q; usage: %s", args[0], topoSynopsis)}
 }

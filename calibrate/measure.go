@@ -1,0 +1,886 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"gpusim/hw"
+	"gpusim/hw/kernels"
+)
+
+// Options say how much to measure.
+type Options struct {
+	// Quick measures fewer sizes and repeats (a minute or less on one GPU).
+	Quick bool
+	// Budget bounds the whole calibration; measurements that would start
+	// after it are skipped and listed in Result.Skipped. Zero: 10 minutes.
+	Budget time.Duration
+	// Clock is the host clock; nil uses the driver's if it has one (the
+	// fake does), else the wall clock.
+	Clock hw.Clock
+	// Progress, if set, is told after each measurement how many of how many
+	// are done and what ran.
+	Progress func(done, total int, what string)
+}
+
+// PathFit is a fitted copy path: what Fit says, plus the samples' spread.
+type PathFit struct {
+	Name string // "h2d pinned gpu0"
+	LatencyBandwidth
+	// Spread is the largest relative spread (P90-P10)/median among the
+	// sizes measured.
+	Spread float64
+	Sizes  int
+}
+
+// Result is everything a calibration measured.
+type Result struct {
+	Date          time.Time
+	DriverVersion int
+	Devices       []Device
+	// Copy paths, fitted as latency + size/bandwidth from copies queued
+	// back to back behind a busy kernel (so host call gaps are out).
+	H2D, D2H, H2DPageable, D2HPageable, D2D []PathFit // per GPU
+	P2P                                     []PathFit // per ordered pair with peer access
+	// Aggregate rates (bytes/s) of copies run at once, at the largest size.
+	Bidirectional    []float64 // per GPU: H2D and D2H on two streams
+	AllH2D           float64   // H2D on every GPU at once, in all
+	P2PBidirectional []float64 // per pair in P2P order (i<j): both ways at once
+	// CopyEngineScaling is, per GPU, the aggregate H2D+D2H rate with 1, 2,
+	// 3 and 4 streams copying at once (half each way).
+	CopyEngineScaling [][]float64
+	// Host time per call (seconds): a kernel launch alone; a kernel op as
+	// the hw backend issues it (launch between two event records); an
+	// event record; a stream synchronize on an idle stream; and the time
+	// from an event's completion to the return of an event synchronize
+	// waiting on it (record on an idle stream, then sync).
+	Launch, BracketedOp, EventRecord, IdleStreamSync, EventRoundTrip float64
+	// KernelOverhead is per GPU the GPU time of an empty kernel over all SMs
+	// (seconds), measured behind a busy kernel.
+	KernelOverhead []float64
+	// HostMemcpy is one thread's memcpy rate between pageable buffers.
+	HostMemcpy float64
+	// MemoryKernel (bytes read + written per second) and FMA (FP32 FLOP/s)
+	// per GPU.
+	MemoryKernel, FMA []float64
+	// Skipped lists measurements left out for the budget.
+	Skipped []string
+}
+
+// Device is what the driver says about one GPU.
+type Device struct {
+	Name                     string
+	SMs, CopyEngines         int
+	ClockKHz                 int
+	MemoryBytes              uint64
+	ComputeMajor, ComputeMin int
+}
+
+type wall struct{ t0 time.Time }
+
+func (w wall) Now() time.Duration { return time.Since(w.t0) }
+func (w wall) Spin(d time.Duration) {
+	for end := time.Since(w.t0) + d; time.Since(w.t0) < end; {
+	}
+}
+
+// Run measures the machine drv drives. It checks free memory before it
+// allocates, frees everything it allocated on every return path (an error,
+// ctx cancelled), and changes no GPU setting.
+func Run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
+	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock}
+	if c.clock == nil {
+		if cl, ok := drv.(hw.Clock); ok {
+			c.clock = cl
+		} else {
+			c.clock = wall{time.Now()}
+		}
+	}
+	if c.opt.Budget <= 0 {
+		c.opt.Budget = 10 * time.Minute
+	}
+	c.start = c.clock.Now()
+	res, err := c.run()
+	if ferr := c.free(); err == nil && ferr != nil {
+		err = fmt.Errorf("freeing what calibration allocated: %w", ferr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type gpu struct {
+	ctx        hw.Context
+	retained   bool
+	mod        hw.Module
+	spin, copy hw.Function
+	fma        hw.Function
+	shared     uint32
+	sms        int
+	a, b       hw.DevicePtr
+	streams    []hw.Stream
+	events     []hw.Event
+}
+
+type cal struct {
+	drv   hw.Driver
+	opt   Options
+	ctx   context.Context
+	clock hw.Clock
+	start time.Duration
+
+	gpus    []gpu
+	pinned  hw.HostPtr
+	pinned2 hw.HostPtr
+	maxSz   uint64
+	res     *Result
+	done    int
+	total   int
+}
+
+const maxEvents = 64
+
+func (c *cal) sizes() []uint64 {
+	var out []uint64
+	step, top := uint64(2), uint64(1<<30)
+	if c.opt.Quick {
+		step, top = 4, 256<<20
+	}
+	for s := uint64(4 << 10); s <= top; s *= step {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (c *cal) repeats() int {
+	if c.opt.Quick {
+		return 5
+	}
+	return 9
+}
+
+func (c *cal) over() bool { return c.clock.Now()-c.start > c.opt.Budget }
+
+func (c *cal) step(what string) {
+	c.done++
+	if c.opt.Progress != nil {
+		c.opt.Progress(c.done, c.total, what)
+	}
+}
+
+func (c *cal) run() (*Result, error) {
+	drv := c.drv
+	r := &Result{Date: time.Now().UTC()}
+	c.res = r
+	var err error
+	if r.DriverVersion, err = drv.Version(); err != nil {
+		return nil, err
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	sizes := c.sizes()
+	c.maxSz = sizes[len(sizes)-1]
+	c.gpus = make([]gpu, n)
+	for i := 0; i < n; i++ {
+		if err := c.setupGPU(i); err != nil {
+			return nil, err
+		}
+	}
+	if c.pinned, err = drv.MemHostAlloc(c.maxSz); err != nil {
+		return nil, err
+	}
+	if c.pinned2, err = drv.MemHostAlloc(c.maxSz); err != nil {
+		return nil, err
+	}
+	pairs := 0
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j {
+				if ok, err := drv.CanAccessPeer(i, j); err != nil {
+					return nil, err
+				} else if ok {
+					pairs++
+				}
+			}
+		}
+	}
+	c.total = n*11 + pairs + 2
+	// Host overheads on GPU 0.
+	if err := c.overheads(); err != nil {
+		return nil, err
+	}
+	c.step("launch and sync overheads")
+	for i := 0; i < n; i++ {
+		type path struct {
+			name string
+			dst  *[]PathFit
+			run  func(g int, n uint64, s hw.Stream) error
+			busy bool
+		}
+		g := &c.gpus[i]
+		page, err := hw.AllocPageable(c.maxSz)
+		if err != nil {
+			return nil, err
+		}
+		paths := []path{
+			{"h2d pinned", &r.H2D, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, n, s) }, true},
+			{"d2h pinned", &r.D2H, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyDtoHAsync(c.pinned, g.a, n, s) }, true},
+			{"d2d", &r.D2D, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyDtoDAsync(g.b, g.a, n, s) }, true},
+			{"h2d pageable", &r.H2DPageable, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, page.Ptr(), n, s) }, false},
+			{"d2h pageable", &r.D2HPageable, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyDtoHAsync(page.Ptr(), g.a, n, s) }, false},
+		}
+		for _, p := range paths {
+			name := fmt.Sprintf("%s gpu%d", p.name, i)
+			if c.over() {
+				r.Skipped = append(r.Skipped, name)
+				*p.dst = append(*p.dst, PathFit{Name: name})
+				c.step(name + " (skipped: budget)")
+				continue
+			}
+			f, err := c.path(i, name, p.busy, p.run)
+			if err != nil {
+				page.Free()
+				return nil, err
+			}
+			*p.dst = append(*p.dst, f)
+			c.step(name)
+		}
+		// Aggregates.
+		if !c.over() {
+			bi, err := c.concurrent(i, []func(s hw.Stream) error{
+				func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, s) },
+				func(s hw.Stream) error { return drv.MemcpyDtoHAsync(c.pinned2, g.b, c.maxSz, s) },
+			}, 2*c.maxSz)
+			if err != nil {
+				page.Free()
+				return nil, err
+			}
+			r.Bidirectional = append(r.Bidirectional, bi)
+			var scaling []float64
+			for k := 1; k <= 4; k++ {
+				var fs []func(s hw.Stream) error
+				per := c.maxSz / uint64(k)
+				for j := 0; j < k; j++ {
+					if j%2 == 0 {
+						fs = append(fs, func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, per, s) })
+					} else {
+						fs = append(fs, func(s hw.Stream) error { return drv.MemcpyDtoHAsync(c.pinned2, g.b, per, s) })
+					}
+				}
+				x, err := c.concurrent(i, fs, per*uint64(k))
+				if err != nil {
+					page.Free()
+					return nil, err
+				}
+				scaling = append(scaling, x)
+			}
+			r.CopyEngineScaling = append(r.CopyEngineScaling, scaling)
+		} else {
+			r.Bidirectional = append(r.Bidirectional, 0)
+			r.CopyEngineScaling = append(r.CopyEngineScaling, nil)
+			r.Skipped = append(r.Skipped, fmt.Sprintf("concurrent copies gpu%d", i))
+		}
+		c.step(fmt.Sprintf("concurrent copies gpu%d", i))
+		if err := page.Free(); err != nil {
+			return nil, err
+		}
+		if err := c.kernels(i); err != nil {
+			return nil, err
+		}
+		c.step(fmt.Sprintf("memory and FMA kernels gpu%d", i))
+		c.step(fmt.Sprintf("gpu%d done", i))
+		c.done += 2 // keep the count of n*11 steps
+	}
+	// Peer to peer.
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			ok, err := drv.CanAccessPeer(i, j)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			name := fmt.Sprintf("p2p gpu%d->gpu%d", i, j)
+			if c.over() {
+				r.Skipped = append(r.Skipped, name)
+				c.step(name + " (skipped: budget)")
+				continue
+			}
+			if err := c.enablePeers(i, j); err != nil {
+				return nil, err
+			}
+			src, dst := &c.gpus[i], &c.gpus[j]
+			f, err := c.path(i, name, true, func(_ int, n uint64, s hw.Stream) error {
+				return drv.MemcpyPeerAsync(dst.b, dst.ctx, src.a, src.ctx, n, s)
+			})
+			if err != nil {
+				return nil, err
+			}
+			r.P2P = append(r.P2P, f)
+			if i < j && !c.over() {
+				x, err := c.concurrent(i, []func(s hw.Stream) error{
+					func(s hw.Stream) error { return drv.MemcpyPeerAsync(dst.b, dst.ctx, src.a, src.ctx, c.maxSz, s) },
+					func(s hw.Stream) error { return drv.MemcpyPeerAsync(src.b, src.ctx, dst.a, dst.ctx, c.maxSz, s) },
+				}, 2*c.maxSz)
+				if err != nil {
+					return nil, err
+				}
+				r.P2PBidirectional = append(r.P2PBidirectional, x)
+			}
+			c.step(name)
+		}
+	}
+	// Every GPU's H2D at once.
+	if n > 1 && !c.over() {
+		x, err := c.allAtOnce()
+		if err != nil {
+			return nil, err
+		}
+		r.AllH2D = x
+	} else if n == 1 && len(r.H2D) == 1 {
+		r.AllH2D = r.H2D[0].Bandwidth
+	}
+	c.step("all GPUs at once")
+	// Host memcpy.
+	if hm, err := c.hostMemcpy(); err != nil {
+		return nil, err
+	} else {
+		r.HostMemcpy = hm
+	}
+	c.step("host memcpy")
+	return r, nil
+}
+
+func (c *cal) setupGPU(i int) error {
+	drv := c.drv
+	g := &c.gpus[i]
+	d := Device{}
+	var err error
+	if d.Name, err = drv.DeviceName(i); err != nil {
+		return err
+	}
+	for _, a := range []struct {
+		attr hw.Attr
+		dst  *int
+	}{{hw.AttrSMs, &d.SMs}, {hw.AttrCopyEngines, &d.CopyEngines}, {hw.AttrClockKHz, &d.ClockKHz},
+		{hw.AttrCCMajor, &d.ComputeMajor}, {hw.AttrCCMinor, &d.ComputeMin}} {
+		if *a.dst, err = drv.Attribute(i, a.attr); err != nil {
+			return err
+		}
+	}
+	if d.MemoryBytes, err = drv.TotalMem(i); err != nil {
+		return err
+	}
+	c.res.Devices = append(c.res.Devices, d)
+	g.sms = d.SMs
+	if g.ctx, err = drv.PrimaryCtxRetain(i); err != nil {
+		return err
+	}
+	g.retained = true
+	if err := drv.SetCurrent(g.ctx); err != nil {
+		return err
+	}
+	free, _, err := drv.MemGetInfo()
+	if err != nil {
+		return err
+	}
+	const margin = 256 << 20
+	if 2*c.maxSz+margin > free {
+		return fmt.Errorf("calibration needs %d MiB of memory on %s, which has %d MiB free", (2*c.maxSz+margin)>>20, d.Name, free>>20)
+	}
+	if g.mod, err = drv.ModuleLoad(kernels.PTX()); err != nil {
+		return fmt.Errorf("loading gpusim's kernels on %s: %w", d.Name, err)
+	}
+	for _, f := range []struct {
+		name string
+		dst  *hw.Function
+	}{{kernels.Spin, &g.spin}, {kernels.Copy, &g.copy}, {kernels.FMA, &g.fma}} {
+		if *f.dst, err = drv.ModuleFunction(g.mod, f.name); err != nil {
+			return err
+		}
+	}
+	perSM, err := drv.Attribute(i, hw.AttrSharedPerSM)
+	if err != nil {
+		return err
+	}
+	optin, err := drv.Attribute(i, hw.AttrSharedPerBlockIn)
+	if err != nil {
+		return err
+	}
+	g.shared = uint32(min(perSM/2+1024, optin))
+	if err := drv.SetMaxDynamicShared(g.spin, int(g.shared)); err != nil {
+		return err
+	}
+	if g.a, err = drv.MemAlloc(c.maxSz); err != nil {
+		return err
+	}
+	if g.b, err = drv.MemAlloc(c.maxSz); err != nil {
+		return err
+	}
+	for k := 0; k < 4; k++ {
+		s, err := drv.StreamCreate()
+		if err != nil {
+			return err
+		}
+		g.streams = append(g.streams, s)
+	}
+	for k := 0; k < maxEvents; k++ {
+		e, err := drv.EventCreate()
+		if err != nil {
+			return err
+		}
+		g.events = append(g.events, e)
+	}
+	// Warm up: load the module and wake the GPU.
+	for k := 0; k < 3; k++ {
+		if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, g.streams[0], hw.U64(100_000)); err != nil {
+			return fmt.Errorf("launching gpusim's spin kernel on %s: %w", d.Name, err)
+		}
+	}
+	return drv.StreamSynchronize(g.streams[0])
+}
+
+func (c *cal) enablePeers(i, j int) error {
+	for _, d := range [][2]int{{i, j}, {j, i}} {
+		if err := c.drv.SetCurrent(c.gpus[d[0]].ctx); err != nil {
+			return err
+		}
+		if err := c.drv.EnablePeerAccess(c.gpus[d[1]].ctx); err != nil {
+			return err
+		}
+	}
+	return c.drv.SetCurrent(c.gpus[i].ctx)
+}
+
+// busy queues a spin kernel long enough to cover the host's issuing of
+// what follows, so those ops run back to back on the GPU.
+func (c *cal) busy(g *gpu, s hw.Stream, d time.Duration) error {
+	return c.drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(uint64(d.Nanoseconds())))
+}
+
+// path measures one copy path at every size: per size, repeats copies
+// bracketed by events (each copy's time is between consecutive events),
+// queued behind a busy kernel when busy is set.
+func (c *cal) path(gi int, name string, busy bool, run func(int, uint64, hw.Stream) error) (PathFit, error) {
+	drv := c.drv
+	g := &c.gpus[gi]
+	if err := drv.SetCurrent(g.ctx); err != nil {
+		return PathFit{}, err
+	}
+	s := g.streams[0]
+	var samples []Sample
+	spread := 0.0
+	reps := c.repeats()
+	for _, n := range c.sizes() {
+		if err := c.ctx.Err(); err != nil {
+			return PathFit{}, err
+		}
+		if busy {
+			if err := c.busy(g, s, 200*time.Microsecond+time.Duration(reps)*20*time.Microsecond); err != nil {
+				return PathFit{}, err
+			}
+		}
+		ev := g.events[:reps+1]
+		for k := 0; k < reps; k++ {
+			if err := drv.EventRecord(ev[k], s); err != nil {
+				return PathFit{}, err
+			}
+			if !busy && k > 0 {
+				// Unqueued (pageable) copies: each on an idle stream.
+				if err := drv.StreamSynchronize(s); err != nil {
+					return PathFit{}, err
+				}
+				if err := drv.EventRecord(ev[k], s); err != nil {
+					return PathFit{}, err
+				}
+			}
+			if err := run(gi, n, s); err != nil {
+				return PathFit{}, fmt.Errorf("%s, %d bytes: %w", name, n, err)
+			}
+			if !busy {
+				if err := drv.EventRecord(ev[k+1], s); err != nil {
+					return PathFit{}, err
+				}
+				if err := drv.EventSynchronize(ev[k+1]); err != nil {
+					return PathFit{}, err
+				}
+				ms, err := drv.EventElapsed(ev[k], ev[k+1])
+				if err != nil {
+					return PathFit{}, err
+				}
+				samples = append(samples, Sample{X: float64(n), Y: float64(ms) / 1e3})
+			}
+		}
+		var ys []float64
+		if busy {
+			if err := drv.EventRecord(ev[reps], s); err != nil {
+				return PathFit{}, err
+			}
+			if err := drv.EventSynchronize(ev[reps]); err != nil {
+				return PathFit{}, err
+			}
+			for k := 0; k < reps; k++ {
+				ms, err := drv.EventElapsed(ev[k], ev[k+1])
+				if err != nil {
+					return PathFit{}, err
+				}
+				samples = append(samples, Sample{X: float64(n), Y: float64(ms) / 1e3})
+				ys = append(ys, float64(ms)/1e3)
+			}
+		} else {
+			for _, x := range samples[len(samples)-reps:] {
+				ys = append(ys, x.Y)
+			}
+		}
+		st := Summarize(ys)
+		if st.Median > 0 {
+			spread = math.Max(spread, (st.P90-st.P10)/st.Median)
+		}
+	}
+	// Event times have a resolution of about half a microsecond: a copy
+	// timed at zero carries no information for a relative fit.
+	kept := samples[:0]
+	for _, x := range samples {
+		if x.Y > 0 {
+			kept = append(kept, x)
+		}
+	}
+	fit, err := FitLatencyBandwidth(kept)
+	if err != nil {
+		return PathFit{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return PathFit{Name: name, LatencyBandwidth: fit, Spread: spread, Sizes: len(c.sizes())}, nil
+}
+
+// concurrent runs fs at once on separate streams of GPU gi, all released
+// by one event after a busy kernel, and returns bytes over the time from
+// the release to the last one's end.
+func (c *cal) concurrent(gi int, fs []func(hw.Stream) error, bytes uint64) (float64, error) {
+	drv := c.drv
+	g := &c.gpus[gi]
+	if err := drv.SetCurrent(g.ctx); err != nil {
+		return 0, err
+	}
+	best := 0.0
+	for rep := 0; rep < 3; rep++ {
+		go0, ends := g.events[0], g.events[1:1+len(fs)]
+		if err := c.busy(g, g.streams[0], 300*time.Microsecond); err != nil {
+			return 0, err
+		}
+		if err := drv.EventRecord(go0, g.streams[0]); err != nil {
+			return 0, err
+		}
+		for k, f := range fs {
+			s := g.streams[k%len(g.streams)]
+			if k > 0 {
+				if err := drv.StreamWaitEvent(s, go0); err != nil {
+					return 0, err
+				}
+			}
+			if err := f(s); err != nil {
+				return 0, err
+			}
+			if err := drv.EventRecord(ends[k], s); err != nil {
+				return 0, err
+			}
+		}
+		var last float64
+		for k := range fs {
+			if err := drv.EventSynchronize(ends[k]); err != nil {
+				return 0, err
+			}
+			ms, err := drv.EventElapsed(go0, ends[k])
+			if err != nil {
+				return 0, err
+			}
+			last = math.Max(last, float64(ms)/1e3)
+		}
+		if last > 0 {
+			best = math.Max(best, float64(bytes)/last)
+		}
+	}
+	return best, nil
+}
+
+func (c *cal) allAtOnce() (float64, error) {
+	drv := c.drv
+	// Each GPU waits on its own busy kernel; the copies are issued while
+	// they spin, so they start within a few microseconds of each other.
+	for i := range c.gpus {
+		g := &c.gpus[i]
+		if err := drv.SetCurrent(g.ctx); err != nil {
+			return 0, err
+		}
+		if err := c.busy(g, g.streams[0], 2*time.Millisecond); err != nil {
+			return 0, err
+		}
+		if err := drv.EventRecord(g.events[0], g.streams[0]); err != nil {
+			return 0, err
+		}
+		if err := drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, g.streams[0]); err != nil {
+			return 0, err
+		}
+		if err := drv.EventRecord(g.events[1], g.streams[0]); err != nil {
+			return 0, err
+		}
+	}
+	total := 0.0
+	for i := range c.gpus {
+		g := &c.gpus[i]
+		if err := drv.SetCurrent(g.ctx); err != nil {
+			return 0, err
+		}
+		if err := drv.EventSynchronize(g.events[1]); err != nil {
+			return 0, err
+		}
+		ms, err := drv.EventElapsed(g.events[0], g.events[1])
+		if err != nil {
+			return 0, err
+		}
+		if ms > 0 {
+			total += float64(c.maxSz) / (float64(ms) / 1e3)
+		}
+	}
+	return total, nil
+}
+
+// overheads measures host call costs on GPU 0.
+func (c *cal) overheads() error {
+	drv, r := c.drv, c.res
+	g := &c.gpus[0]
+	if err := drv.SetCurrent(g.ctx); err != nil {
+		return err
+	}
+	s := g.streams[0]
+	const n = 200
+	median := func(f func(k int) error) (float64, error) {
+		var xs []float64
+		for k := 0; k < n; k++ {
+			t0 := c.clock.Now()
+			if err := f(k); err != nil {
+				return 0, err
+			}
+			xs = append(xs, (c.clock.Now() - t0).Seconds())
+		}
+		return Summarize(xs).Median, drv.StreamSynchronize(s)
+	}
+	launch := func(int) error {
+		return drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0))
+	}
+	var err error
+	if r.Launch, err = median(launch); err != nil {
+		return err
+	}
+	e := g.events
+	if r.BracketedOp, err = median(func(k int) error {
+		if err := drv.EventRecord(e[(2*k)%maxEvents], s); err != nil {
+			return err
+		}
+		if err := launch(k); err != nil {
+			return err
+		}
+		return drv.EventRecord(e[(2*k+1)%maxEvents], s)
+	}); err != nil {
+		return err
+	}
+	if r.EventRecord, err = median(func(k int) error { return drv.EventRecord(e[k%maxEvents], s) }); err != nil {
+		return err
+	}
+	if r.IdleStreamSync, err = median(func(int) error { return drv.StreamSynchronize(s) }); err != nil {
+		return err
+	}
+	if r.EventRoundTrip, err = median(func(k int) error {
+		if err := drv.EventRecord(e[k%maxEvents], s); err != nil {
+			return err
+		}
+		return drv.EventSynchronize(e[k%maxEvents])
+	}); err != nil {
+		return err
+	}
+	// The GPU's fixed cost of a kernel: empty kernels queued behind a busy one.
+	for i := range c.gpus {
+		g := &c.gpus[i]
+		if err := drv.SetCurrent(g.ctx); err != nil {
+			return err
+		}
+		s := g.streams[0]
+		if err := c.busy(g, s, 500*time.Microsecond); err != nil {
+			return err
+		}
+		const k = 16
+		for j := 0; j <= k; j++ {
+			if err := drv.EventRecord(g.events[j], s); err != nil {
+				return err
+			}
+			if j < k {
+				if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0)); err != nil {
+					return err
+				}
+			}
+		}
+		if err := drv.EventSynchronize(g.events[k]); err != nil {
+			return err
+		}
+		var xs []float64
+		for j := 0; j < k; j++ {
+			ms, err := drv.EventElapsed(g.events[j], g.events[j+1])
+			if err != nil {
+				return err
+			}
+			xs = append(xs, float64(ms)/1e3)
+		}
+		r.KernelOverhead = append(r.KernelOverhead, Summarize(xs).Median)
+	}
+	return nil
+}
+
+// kernels measures the memory and FMA kernels' throughput on GPU i.
+func (c *cal) kernels(i int) error {
+	drv, r := c.drv, c.res
+	g := &c.gpus[i]
+	if err := drv.SetCurrent(g.ctx); err != nil {
+		return err
+	}
+	s := g.streams[0]
+	if c.over() {
+		r.MemoryKernel = append(r.MemoryKernel, 0)
+		r.FMA = append(r.FMA, 0)
+		r.Skipped = append(r.Skipped, fmt.Sprintf("kernels gpu%d", i))
+		return nil
+	}
+	timeIt := func(launch func() error) (float64, error) {
+		var xs []float64
+		for k := 0; k < 5; k++ {
+			// Behind a busy kernel, so the host's call gap is not timed.
+			if err := c.busy(g, s, 100*time.Microsecond); err != nil {
+				return 0, err
+			}
+			if err := drv.EventRecord(g.events[0], s); err != nil {
+				return 0, err
+			}
+			if err := launch(); err != nil {
+				return 0, err
+			}
+			if err := drv.EventRecord(g.events[1], s); err != nil {
+				return 0, err
+			}
+			if err := drv.EventSynchronize(g.events[1]); err != nil {
+				return 0, err
+			}
+			ms, err := drv.EventElapsed(g.events[0], g.events[1])
+			if err != nil {
+				return 0, err
+			}
+			xs = append(xs, float64(ms)/1e3)
+		}
+		return Summarize(xs).Median, nil
+	}
+	n16 := c.maxSz / kernels.CopyBytesPerElem
+	grid := uint32(g.sms * 8)
+	t, err := timeIt(func() error {
+		return drv.Launch(g.copy, grid, kernels.CopyBlock, 0, s, hw.U64(uint64(g.b)), hw.U64(uint64(g.a)), hw.U64(n16))
+	})
+	if err != nil {
+		return fmt.Errorf("memory kernel on gpu%d: %w", i, err)
+	}
+	mem := 0.0
+	if t > 0 {
+		mem = float64(2*n16*kernels.CopyBytesPerElem) / t
+	}
+	r.MemoryKernel = append(r.MemoryKernel, mem)
+	iters := uint32(1 << 14)
+	if c.opt.Quick {
+		iters = 1 << 12
+	}
+	fgrid := uint32(g.sms * 16)
+	t, err = timeIt(func() error {
+		return drv.Launch(g.fma, fgrid, kernels.FMABlock, 0, s, hw.U64(uint64(g.b)), hw.U32(iters))
+	})
+	if err != nil {
+		return fmt.Errorf("FMA kernel on gpu%d: %w", i, err)
+	}
+	flops := 0.0
+	if t > 0 {
+		flops = float64(fgrid) * kernels.FMABlock * float64(iters) * kernels.FMAFlopsPerIter / t
+	}
+	r.FMA = append(r.FMA, flops)
+	return nil
+}
+
+// free releases everything, returning the first error.
+func (c *cal) free() error {
+	drv := c.drv
+	var first error
+	do := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if c.pinned != 0 {
+		do(drv.MemFreeHost(c.pinned))
+	}
+	if c.pinned2 != 0 {
+		do(drv.MemFreeHost(c.pinned2))
+	}
+	for i := range c.gpus {
+		g := &c.gpus[i]
+		if !g.retained {
+			continue
+		}
+		do(drv.SetCurrent(g.ctx))
+		// Let queued work end before its buffers go (after an error or a
+		// cancel, copies may still be in flight).
+		err := drv.CtxSynchronize()
+		do(err)
+		for _, e := range g.events {
+			do(drv.EventDestroy(e))
+		}
+		for _, s := range g.streams {
+			do(drv.StreamDestroy(s))
+		}
+		if g.a != 0 {
+			do(drv.MemFree(g.a))
+		}
+		if g.b != 0 {
+			do(drv.MemFree(g.b))
+		}
+		if g.mod != 0 {
+			do(drv.ModuleUnload(g.mod))
+		}
+		do(drv.PrimaryCtxRelease(i))
+	}
+	return first
+}
+
+// hostMemcpy times one thread copying between two pageable buffers.
+func (c *cal) hostMemcpy() (float64, error) {
+	n := min(c.maxSz, 64<<20) // well past the last-level cache
+	a, err := hw.AllocPageable(n)
+	if err != nil {
+		return 0, err
+	}
+	defer a.Free()
+	b, err := hw.AllocPageable(n)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Free()
+	best := 0.0
+	for k := 0; k < 3; k++ {
+		t0 := time.Now()
+		copy(b.Bytes(), a.Bytes())
+		if d := time.Since(t0).Seconds(); d > 0 {
+			best = math.Max(best, float64(n)/d)
+		}
+	}
+	return best, nil
+}

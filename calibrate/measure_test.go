@@ -1,0 +1,196 @@
+package calibrate
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"gpusim/hw"
+	"gpusim/topologies"
+)
+
+const us = time.Microsecond
+
+// fakeConfig is a machine whose every number is known: calibration must
+// find them.
+func fakeConfig() hw.FakeConfig {
+	return hw.FakeConfig{
+		Devices: 1, SMs: 132,
+		APICost:         1 * us,
+		Latency:         3 * us,
+		KernelOverhead:  2 * us,
+		H2D:             hw.FakePath{Latency: 3 * us, Bandwidth: 50e9},
+		D2H:             hw.FakePath{Latency: 4 * us, Bandwidth: 48e9},
+		D2D:             hw.FakePath{Latency: 2 * us, Bandwidth: 1500e9},
+		Peer:            hw.FakePath{Latency: 2 * us, Bandwidth: 100e9},
+		Pageable:        hw.FakePath{Latency: 10 * us, Bandwidth: 12e9},
+		MemoryBandwidth: 3000e9,
+		FLOPS:           50e12,
+	}
+}
+
+func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+
+func TestRunFindsTheFakesNumbers(t *testing.T) {
+	f := hw.NewFake(fakeConfig())
+	r, err := Run(context.Background(), f, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		// Copies queued behind a busy kernel run back to back: the events
+		// between them time the copies alone.
+		{"h2d latency", r.H2D[0].Latency, 3e-6},
+		{"h2d bandwidth", r.H2D[0].Bandwidth, 50e9},
+		{"d2h latency", r.D2H[0].Latency, 4e-6},
+		{"d2h bandwidth", r.D2H[0].Bandwidth, 48e9},
+		{"d2d latency", r.D2D[0].Latency, 2e-6},
+		{"d2d bandwidth", r.D2D[0].Bandwidth, 1500e9},
+		// Pageable copies block the host and are timed on an idle stream:
+		// start event at T+c+L (after its record call), the copy at
+		// T+2c+L (its call) to T+2c+L+t, the end event's call then lands
+		// at T+2c+L+t+c, and the event L later: t + 2c + L = t + 5 us.
+		{"h2d pageable latency", r.H2DPageable[0].Latency, 10e-6 + 5e-6},
+		{"h2d pageable bandwidth", r.H2DPageable[0].Bandwidth, 12e9},
+		// Host calls cost c = 1 us each; a bracketed op is three calls.
+		{"launch", r.Launch, 1e-6},
+		{"bracketed op", r.BracketedOp, 3e-6},
+		{"kernel overhead", r.KernelOverhead[0], 2e-6},
+		// The memory kernel (timed behind a busy kernel) moves 2 x 256 MiB
+		// in 2 us + 512 MiB / 3 TB/s.
+		{"memory kernel", r.MemoryKernel[0], 2 * 256 * (1 << 20) / (2e-6 + 2*256*(1<<20)/3000e9)},
+	}
+	for _, c := range checks {
+		if !within(c.got, c.want, 0.002) {
+			t.Errorf("%s: got %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	if len(r.Devices) != 1 || r.Devices[0].SMs != 132 {
+		t.Errorf("devices %+v", r.Devices)
+	}
+}
+
+func TestRunFreesOnError(t *testing.T) {
+	for _, call := range []string{"cuMemAlloc_v2", "cuMemHostAlloc", "cuModuleLoadDataEx", "cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuEventElapsedTime"} {
+		for _, after := range []int{0, 1, 7} {
+			cfg := fakeConfig()
+			cfg.Fail = map[string]int{call: 2}
+			cfg.FailAfter = map[string]int{call: after}
+			f := hw.NewFake(cfg)
+			_, err := Run(context.Background(), f, Options{Quick: true})
+			n := 0
+			for _, c := range f.Calls() {
+				if c == call {
+					n++
+				}
+			}
+			if n <= after {
+				continue // never failed: made fewer times
+			}
+			if err == nil || !strings.Contains(err.Error(), call) {
+				t.Errorf("%s failing from call %d: error %v does not name it", call, after, err)
+			}
+			if live := f.Live(); len(live) > 0 {
+				t.Errorf("%s failing from call %d: not freed: %v", call, after, live)
+			}
+		}
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	f := hw.NewFake(fakeConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, f, Options{Quick: true}); err == nil {
+		t.Error("a cancelled calibration returned no error")
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+}
+
+func TestRunBudget(t *testing.T) {
+	f := hw.NewFake(fakeConfig())
+	// The fake's clock moves only with calls: a budget of 1 us is spent
+	// by the overhead measurements, and every copy path is skipped.
+	r, err := Run(context.Background(), f, Options{Quick: true, Budget: time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skipped) == 0 || !strings.Contains(strings.Join(r.Skipped, ","), "h2d pinned gpu0") {
+		t.Errorf("skipped %v, want the copy paths", r.Skipped)
+	}
+}
+
+const baseTopology = `name: one
+hosts: [{name: cpu0, cores: 16}]
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0}]
+switches: [{name: sw0}]
+links:
+  - {ends: [gpu0, sw0], type: pcie5x16}
+  - {ends: [sw0, cpu0], type: pcie4x16}
+`
+
+func TestApply(t *testing.T) {
+	f := hw.NewFake(fakeConfig())
+	r, err := Run(context.Background(), f, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Apply("one.yaml", []byte(baseTopology))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := topologies.Load("calibrated.yaml", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	m := top.Machine
+	if m.Name != "one-calibrated" {
+		t.Errorf("name %q", m.Name)
+	}
+	// The GPU's link: the mean of 50 and 48 GB/s; latency: the mean of 3
+	// and 4 us, less the copy overhead (the d2d latency, 2 us) and the
+	// upstream link's latency (pcie4x16's, 0.5 us): 1 us.
+	if l := m.Links[0]; !within(l.Bandwidth, 49e9, 0.002) || !within(l.Latency.Seconds(), 1e-6, 0.01) {
+		t.Errorf("gpu link: %g B/s, %v; want 49 GB/s, 1 us\n%s", l.Bandwidth, l.Latency, out)
+	}
+	// pcie4x16 (26 GB/s effective) would limit the GPU: raised to 49 GB/s.
+	if l := m.Links[1]; !within(l.Bandwidth, 49e9, 0.002) {
+		t.Errorf("upstream link %g B/s, want 49 GB/s", l.Bandwidth)
+	}
+	g := m.GPUs[0]
+	if !within(g.CopyOverhead.Seconds(), 2e-6, 0.01) {
+		t.Errorf("copy overhead %v, want 2 us", g.CopyOverhead)
+	}
+	// memory: 2 x 1500 GB/s over the H100's 3350 GB/s peak.
+	if !within(g.MemoryBandwidth, 3000e9, 0.005) || !within(top.GPUModels[0].MemoryEfficiency, 3000.0/3350, 0.005) {
+		t.Errorf("memory %g B/s (efficiency %g), want 3000 GB/s", g.MemoryBandwidth, top.GPUModels[0].MemoryEfficiency)
+	}
+	if !within(top.GPUModels[0].KernelOverhead.Seconds(), 2e-6, 0.01) {
+		t.Errorf("kernel overhead %v, want 2 us", top.GPUModels[0].KernelOverhead)
+	}
+	h := m.Hosts[0]
+	if !within(h.APIOverhead.Seconds(), 3e-6, 0.01) || !within(h.MemcpyBandwidth, 12e9, 0.005) {
+		t.Errorf("host: api %v, memcpy %g; want 3 us, 12 GB/s", h.APIOverhead, h.MemcpyBandwidth)
+	}
+	for _, want := range []string{"# Calibrated by gpusim calibrate", "GPU 0: Fake GPU, 132 SMs", "h2d pinned gpu0", "residual"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Too many GPUs in the topology for the machine.
+	two := strings.Replace(baseTopology, "gpus: [{name: gpu0, model: H100-SXM, host: cpu0}]", "gpus: [{name: gpu0, model: H100-SXM, host: cpu0}, {name: gpu1, model: H100-SXM, host: cpu0}]", 1) +
+		"  - {ends: [gpu1, sw0], type: pcie5x16}\n"
+	if _, err := r.Apply("two.yaml", []byte(two)); err == nil || !strings.Contains(err.Error(), "2 GPUs but calibration measured 1") {
+		t.Errorf("two GPUs, one measured: error %v", err)
+	}
+}

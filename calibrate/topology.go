@@ -1,0 +1,294 @@
+package calibrate
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// Apply writes r's fitted numbers into a topology (its YAML text base; file
+// names it in messages) and returns the calibrated YAML, with the
+// provenance and every measurement in comments. Machine GPU i is device i.
+//
+// What goes where (the model's parameters, docs/model.md):
+//   - each host: api_overhead = the host time of a kernel op as the hw
+//     backend issues it (launch between two event records); memcpy_bandwidth
+//     = the pageable copies' fitted bandwidth (the staging memcpy is what
+//     limits them);
+//   - each GPU: copy_overhead = the device-local copy latency (a copy
+//     engine's fixed cost, no link in the way); kernel_overhead = an empty
+//     kernel's GPU time; memory_efficiency = twice the device-local copy
+//     rate (it reads and writes each byte) over the model's peak;
+//     copy_engines = what the driver reports;
+//   - the first link of each GPU's route to its host: bandwidth = the mean of
+//     the fitted H2D and D2H bandwidths, latency = the mean fitted latency
+//     less copy_overhead and the route's other link latencies; links further
+//     up that would be slower are raised to the same bandwidth.
+//
+// P2P fits, aggregates, kernel throughputs and host memcpy are recorded in
+// comments only: the model has no parameter that they set on their own.
+func (r *Result) Apply(file string, base []byte) ([]byte, error) {
+	t, err := topologies.Load(file, base)
+	if err != nil {
+		return nil, err
+	}
+	m := t.Machine
+	if len(m.GPUs) > len(r.Devices) {
+		return nil, fmt.Errorf("%s has %d GPUs but calibration measured %d: use a topology of this machine (gpusim topo discover writes one)", file, len(m.GPUs), len(r.Devices))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(base, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: not a topology mapping", file)
+	}
+	root := doc.Content[0]
+	var notes []string
+	if n := get(root, "name"); n != nil {
+		n.Value = strings.TrimSuffix(n.Value, "-calibrated") + "-calibrated"
+	}
+	// Hosts.
+	hostPageable := map[int][]float64{}
+	for g := range m.GPUs {
+		if g < len(r.H2DPageable) && r.H2DPageable[g].Bandwidth > 0 {
+			hostPageable[m.GPUs[g].Host] = append(hostPageable[m.GPUs[g].Host], r.H2DPageable[g].Bandwidth)
+		}
+		if g < len(r.D2HPageable) && r.D2HPageable[g].Bandwidth > 0 {
+			hostPageable[m.GPUs[g].Host] = append(hostPageable[m.GPUs[g].Host], r.D2HPageable[g].Bandwidth)
+		}
+	}
+	for i, hn := range seq(root, "hosts") {
+		if r.BracketedOp > 0 {
+			set(hn, "api_overhead", timeStr(r.BracketedOp))
+		}
+		if xs := hostPageable[i]; len(xs) > 0 {
+			set(hn, "memcpy_bandwidth", bwStr(mean(xs)))
+		}
+	}
+	// GPUs.
+	copyOverhead := make([]float64, len(m.GPUs))
+	for g, gn := range seq(root, "gpus") {
+		if g >= len(m.GPUs) {
+			break
+		}
+		if g < len(r.D2D) && r.D2D[g].Bandwidth > 0 {
+			copyOverhead[g] = r.D2D[g].Latency
+			set(gn, "copy_overhead", timeStr(r.D2D[g].Latency))
+			peak := t.GPUModels[g].MemoryBandwidth
+			eff, err := Efficiency(2*r.D2D[g].Bandwidth, peak)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s: memory_efficiency not set: device-local copies moved %s, and the peak is %s: %v", m.GPUs[g].Name, bwStr(2*r.D2D[g].Bandwidth), bwStr(peak), err))
+			} else {
+				set(gn, "memory_efficiency", fmt.Sprintf("%.3f", eff))
+			}
+		}
+		if g < len(r.KernelOverhead) && r.KernelOverhead[g] > 0 {
+			set(gn, "kernel_overhead", timeStr(r.KernelOverhead[g]))
+		}
+		if g < len(r.Devices) && r.Devices[g].CopyEngines > 0 {
+			set(gn, "copy_engines", fmt.Sprint(r.Devices[g].CopyEngines))
+		}
+	}
+	// Links on each GPU's route to its host.
+	links := seq(root, "links")
+	byEnds := map[[2]string]*yaml.Node{}
+	for _, ln := range links {
+		ends := seq(ln, "ends")
+		if len(ends) == 2 {
+			byEnds[[2]string{ends[0].Value, ends[1].Value}] = ln
+			byEnds[[2]string{ends[1].Value, ends[0].Value}] = ln
+		}
+	}
+	for g := range m.GPUs {
+		if g >= len(r.H2D) || g >= len(r.D2H) || r.H2D[g].Bandwidth <= 0 || r.D2H[g].Bandwidth <= 0 {
+			continue
+		}
+		gpuNode, hostNode := m.GPUs[g].Node, m.Hosts[m.GPUs[g].Host].Node
+		rt, ok := m.Route(gpuNode, hostNode)
+		if !ok || len(rt.Hops) == 0 {
+			notes = append(notes, fmt.Sprintf("%s: no route to its host; H2D/D2H fits not applied", m.GPUs[g].Name))
+			continue
+		}
+		bw := (r.H2D[g].Bandwidth + r.D2H[g].Bandwidth) / 2
+		lat := (r.H2D[g].Latency+r.D2H[g].Latency)/2 - copyOverhead[g]
+		for k, h := range rt.Hops {
+			l := m.Links[h.Link]
+			ln := byEnds[[2]string{m.Nodes[l.A].Name, m.Nodes[l.B].Name}]
+			if ln == nil {
+				notes = append(notes, fmt.Sprintf("%s: link %s not found in the file; not calibrated", m.GPUs[g].Name, l.Name))
+				continue
+			}
+			count := 1.0
+			if c := get(ln, "count"); c != nil {
+				fmt.Sscan(c.Value, &count)
+			}
+			if k == 0 {
+				set(ln, "bandwidth", bwStr(bw/count))
+				continue
+			}
+			lat -= l.Latency.Seconds()
+			if l.Bandwidth < bw {
+				set(ln, "bandwidth", bwStr(bw/count))
+				notes = append(notes, fmt.Sprintf("link %s raised to %s so it does not limit %s's copies", l.Name, bwStr(bw), m.GPUs[g].Name))
+			}
+		}
+		first := m.Links[rt.Hops[0].Link]
+		if ln := byEnds[[2]string{m.Nodes[first.A].Name, m.Nodes[first.B].Name}]; ln != nil {
+			set(ln, "latency", timeStr(math.Max(0, lat)))
+		}
+	}
+	root.HeadComment = r.provenance(m, notes)
+	doc.HeadComment = ""
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	out := buf.Bytes()
+	// The result must load: a check, not a hope.
+	if _, err := topologies.Load(file, out); err != nil {
+		return nil, fmt.Errorf("calibrated topology does not load (a bug): %v", err)
+	}
+	return out, nil
+}
+
+func (r *Result) provenance(m *sim.Machine, notes []string) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	w("Calibrated by gpusim calibrate on %s (driver CUDA %d.%d).", r.Date.Format("2006-01-02 15:04 UTC"), r.DriverVersion/1000, r.DriverVersion%1000/10)
+	for i, d := range r.Devices {
+		w("GPU %d: %s, %d SMs, compute %d.%d, %d copy engines, %.1f GiB, clock %d MHz.", i, d.Name, d.SMs, d.ComputeMajor, d.ComputeMin, d.CopyEngines, float64(d.MemoryBytes)/(1<<30), d.ClockKHz/1000)
+	}
+	w("Copy paths: time = latency + bytes / bandwidth, robust fit (IRLS, Tukey) over log-spaced sizes;")
+	w("residual = median relative misfit, spread = largest (P90-P10)/median at one size.")
+	fits := func(fs []PathFit) {
+		for _, f := range fs {
+			if f.Bandwidth <= 0 {
+				w("  %-22s skipped", f.Name)
+				continue
+			}
+			w("  %-22s latency %9s  bandwidth %11s  residual %.1f%%  spread %.1f%%  outliers %d/%d", f.Name, timeStr(f.Latency), bwStr(f.Bandwidth), 100*f.Residual, 100*f.Spread, f.Outliers, f.N)
+		}
+	}
+	fits(r.H2D)
+	fits(r.D2H)
+	fits(r.D2D)
+	fits(r.H2DPageable)
+	fits(r.D2HPageable)
+	fits(r.P2P)
+	for g, x := range r.Bidirectional {
+		if x > 0 {
+			w("  gpu%d H2D+D2H at once: %s in all", g, bwStr(x))
+		}
+	}
+	for g, xs := range r.CopyEngineScaling {
+		if len(xs) > 0 {
+			var s []string
+			for _, x := range xs {
+				s = append(s, bwStr(x))
+			}
+			w("  gpu%d copies on 1-4 streams at once (H2D/D2H alternating): %s", g, strings.Join(s, ", "))
+		}
+	}
+	for i, x := range r.P2PBidirectional {
+		w("  p2p pair %d both ways at once: %s", i, bwStr(x))
+	}
+	if r.AllH2D > 0 {
+		w("  every GPU's H2D at once: %s in all", bwStr(r.AllH2D))
+	}
+	w("Host, per call (median of 200): launch %s; kernel op between two event records %s (api_overhead);", timeStr(r.Launch), timeStr(r.BracketedOp))
+	w("  event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
+	w("Host memcpy, one thread, pageable to pageable: %s.", bwStr(r.HostMemcpy))
+	for g := range r.KernelOverhead {
+		line := fmt.Sprintf("gpu%d: empty kernel on all SMs %s (kernel_overhead)", g, timeStr(r.KernelOverhead[g]))
+		if g < len(r.MemoryKernel) && r.MemoryKernel[g] > 0 {
+			line += fmt.Sprintf("; memory kernel %s read+write", bwStr(r.MemoryKernel[g]))
+		}
+		if g < len(r.FMA) && r.FMA[g] > 0 {
+			line += fmt.Sprintf("; FP32 FMA kernel %.1f TFLOP/s", r.FMA[g]/1e12)
+		}
+		w("%s.", line)
+	}
+	if len(r.Skipped) > 0 {
+		w("Skipped for the budget: %s.", strings.Join(r.Skipped, ", "))
+	}
+	for _, n := range notes {
+		w("Note: %s.", strings.TrimSuffix(n, "."))
+	}
+	w("Values set here: hosts' api_overhead and memcpy_bandwidth; GPUs' copy_overhead, kernel_overhead,")
+	w("memory_efficiency, copy_engines; bandwidth and latency of each GPU's link toward its host.")
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func get(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func seq(m *yaml.Node, key string) []*yaml.Node {
+	n := get(m, key)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	return n.Content
+}
+
+func set(m *yaml.Node, key, value string) {
+	if n := get(m, key); n != nil {
+		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!str", value, 0
+		n.Content = nil
+		return
+	}
+	m.Content = append(m.Content,
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key},
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value})
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// timeStr writes seconds in the unit that reads best, to 4 significant digits.
+func timeStr(s float64) string {
+	switch {
+	case s == 0:
+		return "0 us"
+	case s < 1e-6:
+		return fmt.Sprintf("%.4g ns", s*1e9)
+	case s < 1e-3:
+		return fmt.Sprintf("%.4g us", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.4g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.4g s", s)
+}
+
+// bwStr writes bytes/s as GB/s (or MB/s), to 4 significant digits.
+func bwStr(x float64) string {
+	if x < 1e9 {
+		return fmt.Sprintf("%.4g MB/s", x/1e6)
+	}
+	return fmt.Sprintf("%.4g GB/s", x/1e9)
+}

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"gpusim/calibrate"
+	"gpusim/hw"
+	"gpusim/plots"
+	"gpusim/scenarios"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// exitNoGPU is the exit status when a command needs a GPU and none can be
+// used (no driver library, no device, no permission).
+const exitNoGPU = 3
+
+// openDriver opens the CUDA driver; tests replace it with a fake.
+var openDriver = hw.Open
+
+// fakeGPU is the machine the fake driver of the command tests pretends to
+// be: an H100-class GPU with round numbers.
+func fakeGPU() hw.FakeConfig {
+	us := time.Microsecond
+	return hw.FakeConfig{
+		Devices: 1, Name: "Fake H100", SMs: 132,
+		APICost: 2 * us, Latency: 3 * us, KernelOverhead: 2 * us,
+		H2D:             hw.FakePath{Latency: 3 * us, Bandwidth: 50e9},
+		D2H:             hw.FakePath{Latency: 3 * us, Bandwidth: 50e9},
+		D2D:             hw.FakePath{Latency: 2 * us, Bandwidth: 1400e9},
+		Peer:            hw.FakePath{Latency: 2 * us, Bandwidth: 300e9},
+		Pageable:        hw.FakePath{Latency: 10 * us, Bandwidth: 15e9},
+		MemoryBandwidth: 2900e9, FLOPS: 50e12,
+	}
+}
+
+// interruptible returns a context cancelled by SIGINT or SIGTERM, so GPU
+// work stops between ops and everything allocated is freed.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// runOnGPU runs a scenario on the GPUs, printing what the backend noticed.
+func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, error) {
+	drv, err := openDriver()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer drv.Close()
+	ctx, stop := interruptible()
+	defer stop()
+	res, info, err := hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, nil, fmt.Errorf("%s: interrupted; everything allocated on the GPUs was freed", sc.File)
+		}
+		return nil, nil, fmt.Errorf("%s: on the GPU: %w", sc.File, err)
+	}
+	for g, name := range info.Devices {
+		if name != "" {
+			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s; kernel fixed cost %s, issue gap %s\n",
+				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], info.SpinOverhead[g], info.IssueGap[g])
+		}
+	}
+	return res, info, nil
+}
+
+const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--json] [--plot DIR] [--top N]"
+
+func cmdReplay(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("replay", replaySynopsis, stderr)
+	set := setFlag{}
+	fs.Var(set, "set", "override a scenario var: name=value (repeatable)")
+	topo := fs.String("topology", "", "predict on this topology `FILE` (a calibrated one) instead of the scenario's")
+	asJSON := fs.Bool("json", false, "print one JSON document: every op's predicted and measured times")
+	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured) and scatter.png into `DIR`")
+	top := fs.Int("top", 5, "list the `N` ops with the largest error")
+	if helpRequested(fs, replaySynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{"usage: " + replaySynopsis}
+	}
+	var t *topologies.Topology
+	if *topo != "" {
+		if t, err = loadTopology(*topo); err != nil {
+			return err
+		}
+	}
+	sc, err := loadScenarioOn(pos[0], set, scenarios.DefaultMaxOps, t)
+	if err != nil {
+		return err
+	}
+	pred, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		return fmt.Errorf("%s: %v", sc.File, err)
+	}
+	meas, _, err := runOnGPU(sc, stderr)
+	if err != nil {
+		return err
+	}
+	c, err := hw.Compare(pred, meas)
+	if err != nil {
+		return fmt.Errorf("%s: %v", sc.File, err)
+	}
+	for _, w := range meas.Warnings {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
+	if *plotTo != "" {
+		if err := plotReplay(*plotTo, sc, pred, meas, c); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeReplayJSON(stdout, sc, c)
+	}
+	writeReplay(stdout, sc, c, *top)
+	return nil
+}
+
+func relPct(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+func writeReplay(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, top int) {
+	fmt.Fprintf(w, "%s on %s: predicted %s, measured %s (makespan error %s)\n", sc.Name, sc.Topology.Machine.Name, c.PredMakespan, c.MeasMakespan, relPct(c.MakespanRel))
+	fmt.Fprintf(w, "median |error| over %d kernels, copies and host ops: %.1f%%\n\n", c.Timed, 100*c.MedianAbsRel)
+	fmt.Fprintf(w, "%-28s %-7s %14s %14s %14s %8s\n", "op", "kind", "measured start", "predicted", "measured", "error")
+	for _, e := range c.Ops {
+		if e.Kind == sim.OpEventRecord || e.Kind == sim.OpEventWait {
+			continue
+		}
+		fmt.Fprintf(w, "%-28s %-7s %14s %14s %14s %8s\n", e.ID, e.Kind, e.MeasStart, e.PredDur, e.MeasDur, relPct(e.Rel))
+	}
+	if ws := c.Worst(top); len(ws) > 0 {
+		fmt.Fprintf(w, "\nlargest errors:\n")
+		for _, e := range ws {
+			fmt.Fprintf(w, "  %-28s %-7s predicted %s, measured %s (%s)\n", e.ID, e.Kind, e.PredDur, e.MeasDur, relPct(e.Rel))
+		}
+	}
+}
+
+func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison) error {
+	var b strings.Builder
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "null"
+		}
+		return fmt.Sprintf("%.6g", x)
+	}
+	fmt.Fprintf(&b, "{\"scenario\":%q,\"topology\":%q,\"predicted_makespan_ns\":%s,\"measured_makespan_ns\":%s,\"makespan_error\":%s,\"median_abs_error\":%s,\"timed_ops\":%d,\"ops\":[",
+		sc.Name, sc.Topology.Machine.Name, c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed)
+	for i, e := range c.Ops {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t}",
+			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed)
+	}
+	b.WriteString("]}\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return &failError{err}
+	}
+	return nil
+}
+
+func plotReplay(dir string, sc *scenarios.Scenario, pred, meas *sim.Result, c *hw.Comparison) error {
+	if err := plotDir(dir); err != nil {
+		return err
+	}
+	// One time axis for both, so the eye compares lengths.
+	end := max(pred.Makespan, meas.Makespan)
+	pp, pi, err := plots.Timeline(pred, plots.TimelineOptions{Title: "predicted: " + sc.Name + " on " + sc.Topology.Machine.Name, To: end})
+	if err != nil {
+		return fmt.Errorf("gpusim replay: %v", err)
+	}
+	mp, mi, err := plots.Timeline(meas, plots.TimelineOptions{Title: "measured on the GPU", To: end})
+	if err != nil {
+		return fmt.Errorf("gpusim replay: %v", err)
+	}
+	if err := writePicture(filepath.Join(dir, "timelines.png"), func(out io.Writer, format string) error {
+		return plots.WriteSheet(out, []*plot.Plot{pp, mp}, 1, plots.TimelineWidth, []vg.Length{pi.Height, mi.Height}, format)
+	}); err != nil {
+		return err
+	}
+	var pts []plots.ScatterPoint
+	for _, e := range c.Ops {
+		if e.Timed {
+			pts = append(pts, plots.ScatterPoint{Predicted: e.PredDur.Seconds(), Measured: e.MeasDur.Seconds(), Kind: e.Kind.String()})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	sp, err := plots.Scatter(fmt.Sprintf("%s: op durations, median |error| %.1f%%", sc.Name, 100*c.MedianAbsRel), pts)
+	if err != nil {
+		return fmt.Errorf("gpusim replay: %v", err)
+	}
+	return writePlot(filepath.Join(dir, "scatter.png"), sp, plots.Pixels(900), plots.Pixels(800))
+}
+
+const calibrateSynopsis = "gpusim calibrate [--topology FILE] [-o FILE] [--quick] [--budget DURATION]"
+
+func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("calibrate", calibrateSynopsis, stderr)
+	topo := fs.String("topology", "", "the machine's topology `FILE` to calibrate (default: discovered)")
+	out := fs.String("o", "", "write the calibrated topology to `FILE` (default: standard output)")
+	quick := fs.Bool("quick", false, "fewer sizes and repeats (well under a minute per GPU)")
+	budget := fs.Duration("budget", 10*time.Minute, "stop starting measurements after this `DURATION`")
+	if helpRequested(fs, calibrateSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return &usageError{"usage: " + calibrateSynopsis}
+	}
+	if *budget <= 0 {
+		return &usageError{"gpusim calibrate: --budget must be positive, such as 2m"}
+	}
+	var base []byte
+	baseName := *topo
+	if *topo != "" {
+		if base, err = readTopologySource(*topo); err != nil {
+			return err
+		}
+	}
+	drv, err := openDriver()
+	if err != nil {
+		return err
+	}
+	defer drv.Close()
+	if base == nil {
+		baseName = "discovered"
+		y, err := discoverYAML("calibrated")
+		if err != nil {
+			// Without NVML, a topology of the devices the driver sees.
+			fmt.Fprintf(stderr, "calibrate: %v; describing the machine from the CUDA driver alone\n", err)
+			if y, err = driverTopology(drv); err != nil {
+				return err
+			}
+		}
+		base = []byte(y)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	bar := newProgress(stderr, 0)
+	res, err := calibrate.Run(ctx, drv, calibrate.Options{Quick: *quick, Budget: *budget, Progress: bar.at})
+	bar.finish()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errors.New("gpusim calibrate: interrupted; everything allocated on the GPUs was freed")
+		}
+		return fmt.Errorf("gpusim calibrate: %w", err)
+	}
+	y, err := res.Apply(baseName, base)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		if _, err := stdout.Write(y); err != nil {
+			return &failError{err}
+		}
+		return nil
+	}
+	return writeFileAtomic(*out, func(w io.Writer) error { _, err := w.Write(y); return err })
+}
+
+// readTopologySource returns a topology's YAML: a file, or a shipped one.
+func readTopologySource(name string) ([]byte, error) {
+	if b, err := readInput(name); err == nil {
+		return b, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if b, ok := topologies.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("%s: no such file (shipped topologies: %s)", name, strings.Join(topologies.Shipped(), ", "))
+}
+
+// driverTopology describes the machine from what the CUDA driver says:
+// one host, each GPU on its own PCIe link (Gen5 x16 unless calibration
+// says otherwise: it sets the link's numbers anyway).
+func driverTopology(drv hw.Driver) (string, error) {
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("name: driver\ndescription: the GPUs the CUDA driver reports, each on a PCIe link to one host\nhosts:\n  - {name: cpu0}\ngpus:\n")
+	for i := 0; i < n; i++ {
+		name, err := drv.DeviceName(i)
+		if err != nil {
+			return "", err
+		}
+		model := presetFor(name)
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: %s, host: cpu0} # %s\n", i, model, name)
+	}
+	b.WriteString("links:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, cpu0], type: pcie5x16}\n", i)
+	}
+	return b.String(), nil
+}
+
+const discoverSynopsis = "gpusim topo discover [-o FILE] [--name NAME]"
+
+func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("topo discover", discoverSynopsis, stderr)
+	out := fs.String("o", "", "write the topology to `FILE` (default: standard output)")
+	name := fs.String("name", "discovered", "the topology's `NAME`")
+	if helpRequested(fs, discoverSynopsis, args, stdout) {
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return &usageError{"usage: " + discoverSynopsis}
+	}
+	y, err := discoverYAML(*name)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		if _, err := io.WriteString(stdout, y); err != nil {
+			return &failError{err}
+		}
+		return nil
+	}
+	return writeFileAtomic(*out, func(w io.Writer) error { _, err := io.WriteString(w, y); return err })
+}
