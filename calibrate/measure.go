@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"gpusim/hw"
@@ -52,11 +53,15 @@ type Result struct {
 	// 3 and 4 streams copying at once (half each way).
 	CopyEngineScaling [][]float64
 	// Host time per call (seconds): a kernel launch alone; a kernel op as
-	// the hw backend issues it (launch between two event records); an
+	// the hw backend issues it (a launch and its timing event); an
 	// event record; a stream synchronize on an idle stream; and the time
 	// from an event's completion to the return of an event synchronize
 	// waiting on it (record on an idle stream, then sync).
-	Launch, BracketedOp, EventRecord, IdleStreamSync, EventRoundTrip float64
+	// BracketedOp is the median over fifteen rounds of each round's mean
+	// (what a long loop pays per op, occasional slow calls included);
+	// BracketedOpMedian the median of all calls.
+	// BracketedOpBusy is BracketedOp with 4 us kernels instead of empty ones.
+	Launch, BracketedOp, BracketedOpMedian, BracketedOpBusy, EventRecord, IdleStreamSync, EventRoundTrip float64
 	// KernelOverhead is per GPU the GPU time of an empty kernel over all SMs
 	// (seconds), measured behind a busy kernel.
 	KernelOverhead []float64
@@ -90,6 +95,10 @@ func (w wall) Spin(d time.Duration) {
 // allocates, frees everything it allocated on every return path (an error,
 // ctx cancelled), and changes no GPU setting.
 func Run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
+	// A CUDA context is current on an OS thread, and a goroutine may move
+	// between OS threads: calibration stays on this one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock}
 	if c.clock == nil {
 		if cl, ok := drv.(hw.Clock); ok {
@@ -219,7 +228,7 @@ func (c *cal) run() (*Result, error) {
 		type path struct {
 			name string
 			dst  *[]PathFit
-			run  func(g int, n uint64, s hw.Stream) error
+			run  func(off, n uint64, s hw.Stream) error
 			busy bool
 		}
 		g := &c.gpus[i]
@@ -228,11 +237,21 @@ func (c *cal) run() (*Result, error) {
 			return nil, err
 		}
 		paths := []path{
-			{"h2d pinned", &r.H2D, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, n, s) }, true},
-			{"d2h pinned", &r.D2H, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyDtoHAsync(c.pinned, g.a, n, s) }, true},
-			{"d2d", &r.D2D, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyDtoDAsync(g.b, g.a, n, s) }, true},
-			{"h2d pageable", &r.H2DPageable, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, page.Ptr(), n, s) }, false},
-			{"d2h pageable", &r.D2HPageable, func(_ int, n uint64, s hw.Stream) error { return drv.MemcpyDtoHAsync(page.Ptr(), g.a, n, s) }, false},
+			{"h2d pinned", &r.H2D, func(o, n uint64, s hw.Stream) error {
+				return drv.MemcpyHtoDAsync(g.a+hw.DevicePtr(o), c.pinned+hw.HostPtr(o), n, s)
+			}, true},
+			{"d2h pinned", &r.D2H, func(o, n uint64, s hw.Stream) error {
+				return drv.MemcpyDtoHAsync(c.pinned+hw.HostPtr(o), g.a+hw.DevicePtr(o), n, s)
+			}, true},
+			{"d2d", &r.D2D, func(o, n uint64, s hw.Stream) error {
+				return drv.MemcpyDtoDAsync(g.b+hw.DevicePtr(o), g.a+hw.DevicePtr(o), n, s)
+			}, true},
+			{"h2d pageable", &r.H2DPageable, func(o, n uint64, s hw.Stream) error {
+				return drv.MemcpyHtoDAsync(g.a+hw.DevicePtr(o), page.Ptr()+hw.HostPtr(o), n, s)
+			}, false},
+			{"d2h pageable", &r.D2HPageable, func(o, n uint64, s hw.Stream) error {
+				return drv.MemcpyDtoHAsync(page.Ptr()+hw.HostPtr(o), g.a+hw.DevicePtr(o), n, s)
+			}, false},
 		}
 		for _, p := range paths {
 			name := fmt.Sprintf("%s gpu%d", p.name, i)
@@ -319,8 +338,8 @@ func (c *cal) run() (*Result, error) {
 				return nil, err
 			}
 			src, dst := &c.gpus[i], &c.gpus[j]
-			f, err := c.path(i, name, true, func(_ int, n uint64, s hw.Stream) error {
-				return drv.MemcpyPeerAsync(dst.b, dst.ctx, src.a, src.ctx, n, s)
+			f, err := c.path(i, name, true, func(o, n uint64, s hw.Stream) error {
+				return drv.MemcpyPeerAsync(dst.b+hw.DevicePtr(o), dst.ctx, src.a+hw.DevicePtr(o), src.ctx, n, s)
 			})
 			if err != nil {
 				return nil, err
@@ -442,7 +461,7 @@ func (c *cal) setupGPU(i int) error {
 	}
 	// Warm up: load the module and wake the GPU.
 	for k := 0; k < 3; k++ {
-		if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, g.streams[0], hw.U64(100_000)); err != nil {
+		if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, g.streams[0], hw.U64(100_000), hw.U64(0)); err != nil {
 			return fmt.Errorf("launching gpusim's spin kernel on %s: %w", d.Name, err)
 		}
 	}
@@ -464,93 +483,108 @@ func (c *cal) enablePeers(i, j int) error {
 // busy queues a spin kernel long enough to cover the host's issuing of
 // what follows, so those ops run back to back on the GPU.
 func (c *cal) busy(g *gpu, s hw.Stream, d time.Duration) error {
-	return c.drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(uint64(d.Nanoseconds())))
+	return c.drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(uint64(d.Nanoseconds())), hw.U64(0))
 }
 
 // path measures one copy path at every size: per size, repeats copies
 // bracketed by events (each copy's time is between consecutive events),
-// queued behind a busy kernel when busy is set.
-func (c *cal) path(gi int, name string, busy bool, run func(int, uint64, hw.Stream) error) (PathFit, error) {
+// queued behind a busy kernel when busy is set. Each repeat of a queued
+// copy copies a different part of the buffers (as far as they allow), so it
+// does not find the last one's bytes in the GPU's L2 cache: the streaming
+// rate, as a program's copies of fresh data see it. Pageable copies reuse
+// one host buffer, as programs and the hw backend do (the driver's staging
+// is faster on pages it has just seen).
+func (c *cal) path(gi int, name string, busy bool, run func(off, n uint64, s hw.Stream) error) (PathFit, error) {
 	drv := c.drv
 	g := &c.gpus[gi]
 	if err := drv.SetCurrent(g.ctx); err != nil {
 		return PathFit{}, err
 	}
 	s := g.streams[0]
-	var samples []Sample
-	spread := 0.0
+	sizes := c.sizes()
 	reps := c.repeats()
-	for _, n := range c.sizes() {
+	// Rounds of every size, not every repeat of one size: a stretch of
+	// noise (another tenant, a clock change) then hits one sample of each
+	// size, which the robust fit sets aside, instead of every sample of one.
+	bySize := make([][]float64, len(sizes))
+	ev := g.events[:len(sizes)+1]
+	for k := 0; k < reps; k++ {
 		if err := c.ctx.Err(); err != nil {
 			return PathFit{}, err
 		}
 		if busy {
-			if err := c.busy(g, s, 200*time.Microsecond+time.Duration(reps)*20*time.Microsecond); err != nil {
+			// Long enough to cover issuing the round.
+			if err := c.busy(g, s, 300*time.Microsecond+time.Duration(len(sizes))*20*time.Microsecond); err != nil {
 				return PathFit{}, err
 			}
 		}
-		ev := g.events[:reps+1]
-		for k := 0; k < reps; k++ {
-			if err := drv.EventRecord(ev[k], s); err != nil {
-				return PathFit{}, err
-			}
-			if !busy && k > 0 {
+		for i, n := range sizes {
+			if !busy && i > 0 {
 				// Unqueued (pageable) copies: each on an idle stream.
 				if err := drv.StreamSynchronize(s); err != nil {
 					return PathFit{}, err
 				}
-				if err := drv.EventRecord(ev[k], s); err != nil {
+			}
+			if !busy || i == 0 {
+				if err := drv.EventRecord(ev[i], s); err != nil {
 					return PathFit{}, err
 				}
 			}
-			if err := run(gi, n, s); err != nil {
+			off := uint64(0)
+			if slots := c.maxSz / n; slots > 1 && busy {
+				off = uint64(k) % slots * n
+			}
+			if err := run(off, n, s); err != nil {
 				return PathFit{}, fmt.Errorf("%s, %d bytes: %w", name, n, err)
 			}
+			if err := drv.EventRecord(ev[i+1], s); err != nil {
+				return PathFit{}, err
+			}
 			if !busy {
-				if err := drv.EventRecord(ev[k+1], s); err != nil {
+				// ev[i] and ev[i+1] bracket this copy alone; keep the
+				// pair apart from the next copy's.
+				if err := drv.EventSynchronize(ev[i+1]); err != nil {
 					return PathFit{}, err
 				}
-				if err := drv.EventSynchronize(ev[k+1]); err != nil {
-					return PathFit{}, err
-				}
-				ms, err := drv.EventElapsed(ev[k], ev[k+1])
+				ms, err := drv.EventElapsed(ev[i], ev[i+1])
 				if err != nil {
 					return PathFit{}, err
 				}
-				samples = append(samples, Sample{X: float64(n), Y: float64(ms) / 1e3})
+				bySize[i] = append(bySize[i], float64(ms)/1e3)
 			}
 		}
-		var ys []float64
 		if busy {
-			if err := drv.EventRecord(ev[reps], s); err != nil {
+			if err := drv.EventSynchronize(ev[len(sizes)]); err != nil {
 				return PathFit{}, err
 			}
-			if err := drv.EventSynchronize(ev[reps]); err != nil {
-				return PathFit{}, err
-			}
-			for k := 0; k < reps; k++ {
-				ms, err := drv.EventElapsed(ev[k], ev[k+1])
+			for i := range sizes {
+				ms, err := drv.EventElapsed(ev[i], ev[i+1])
 				if err != nil {
 					return PathFit{}, err
 				}
-				samples = append(samples, Sample{X: float64(n), Y: float64(ms) / 1e3})
-				ys = append(ys, float64(ms)/1e3)
-			}
-		} else {
-			for _, x := range samples[len(samples)-reps:] {
-				ys = append(ys, x.Y)
+				bySize[i] = append(bySize[i], float64(ms)/1e3)
 			}
 		}
-		st := Summarize(ys)
+	}
+	var samples []Sample
+	spread := 0.0
+	for i, n := range sizes {
+		for _, y := range bySize[i] {
+			samples = append(samples, Sample{X: float64(n), Y: y})
+		}
+		st := Summarize(bySize[i])
 		if st.Median > 0 {
 			spread = math.Max(spread, (st.P90-st.P10)/st.Median)
 		}
 	}
 	// Event times have a resolution of about half a microsecond: a copy
-	// timed at zero carries no information for a relative fit.
+	// timed at zero carries no information for a relative fit. Pageable
+	// copies (not busy) are fitted from 1 MiB up: below that the driver
+	// copies them another way (inline in its command stream), and the model
+	// stages them all.
 	kept := samples[:0]
 	for _, x := range samples {
-		if x.Y > 0 {
+		if x.Y > 0 && (busy || x.X >= 1<<20) {
 			kept = append(kept, x)
 		}
 	}
@@ -558,7 +592,7 @@ func (c *cal) path(gi int, name string, busy bool, run func(int, uint64, hw.Stre
 	if err != nil {
 		return PathFit{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return PathFit{Name: name, LatencyBandwidth: fit, Spread: spread, Sizes: len(c.sizes())}, nil
+	return PathFit{Name: name, LatencyBandwidth: fit, Spread: spread, Sizes: len(sizes)}, nil
 }
 
 // concurrent runs fs at once on separate streams of GPU gi, all released
@@ -661,37 +695,65 @@ func (c *cal) overheads() error {
 		return err
 	}
 	s := g.streams[0]
-	const n = 200
+	// The host clock is read once per call, as the hw backend reads it once
+	// per op (a read can cost half a microsecond on a virtual machine): a
+	// call's time is from the previous reading to the next.
+	const n = 1000
+	var last []float64
 	median := func(f func(k int) error) (float64, error) {
-		var xs []float64
+		xs := make([]float64, 0, n)
+		prev := c.clock.Now()
 		for k := 0; k < n; k++ {
-			t0 := c.clock.Now()
 			if err := f(k); err != nil {
 				return 0, err
 			}
-			xs = append(xs, (c.clock.Now() - t0).Seconds())
+			t := c.clock.Now()
+			xs = append(xs, (t - prev).Seconds())
+			prev = t
 		}
+		last = xs
 		return Summarize(xs).Median, drv.StreamSynchronize(s)
 	}
 	launch := func(int) error {
-		return drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0))
+		return drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0), hw.U64(0))
 	}
 	var err error
 	if r.Launch, err = median(launch); err != nil {
 		return err
 	}
 	e := g.events
-	if r.BracketedOp, err = median(func(k int) error {
-		if err := drv.EventRecord(e[(2*k)%maxEvents], s); err != nil {
+	// A kernel op as the backend issues it, in fifteen rounds: the median
+	// of the rounds' means is what a long loop pays per op (occasional slow
+	// calls included), steadier than one mean on a host that is shared.
+	var means, all []float64
+	for round := 0; round < 15; round++ {
+		if _, err := median(func(k int) error {
+			if err := launch(k); err != nil {
+				return err
+			}
+			return drv.EventRecord(e[k%maxEvents], s)
+		}); err != nil {
 			return err
 		}
-		if err := launch(k); err != nil {
-			return err
-		}
-		return drv.EventRecord(e[(2*k+1)%maxEvents], s)
-	}); err != nil {
-		return err
+		means = append(means, mean(last))
+		all = append(all, last...)
 	}
+	r.BracketedOp, r.BracketedOpMedian = Summarize(means).Median, Summarize(all).Median
+	// The same with 4 us kernels, which keep the GPU busy part of the time
+	// (recorded for comparison; not a model parameter).
+	means = means[:0]
+	for round := 0; round < 15; round++ {
+		if _, err := median(func(k int) error {
+			if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(1300), hw.U64(0)); err != nil {
+				return err
+			}
+			return drv.EventRecord(e[k%maxEvents], s)
+		}); err != nil {
+			return err
+		}
+		means = append(means, mean(last))
+	}
+	r.BracketedOpBusy = Summarize(means).Median
 	if r.EventRecord, err = median(func(k int) error { return drv.EventRecord(e[k%maxEvents], s) }); err != nil {
 		return err
 	}
@@ -722,7 +784,7 @@ func (c *cal) overheads() error {
 				return err
 			}
 			if j < k {
-				if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0)); err != nil {
+				if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0), hw.U64(0)); err != nil {
 					return err
 				}
 			}

@@ -17,10 +17,12 @@ import (
 // provenance and every measurement in comments. Machine GPU i is device i.
 //
 // What goes where (the model's parameters, docs/model.md):
-//   - each host: api_overhead = the host time of a kernel op as the hw
-//     backend issues it (launch between two event records); memcpy_bandwidth
-//     = the pageable copies' fitted bandwidth (the staging memcpy is what
-//     limits them);
+//   - each host: api_overhead = the mean host time of a kernel op as the hw
+//     backend issues it (a launch and its timing event); memcpy_bandwidth
+//     = one thread's memcpy; pageable_h2d_bandwidth and
+//     pageable_d2h_bandwidth = the pageable copies' fitted bandwidths each
+//     way (the driver's staging is what limits them, and it is not
+//     symmetric);
 //   - each GPU: copy_overhead = the device-local copy latency (a copy
 //     engine's fixed cost, no link in the way); kernel_overhead = an empty
 //     kernel's GPU time; memory_efficiency = twice the device-local copy
@@ -55,21 +57,32 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 		n.Value = strings.TrimSuffix(n.Value, "-calibrated") + "-calibrated"
 	}
 	// Hosts.
-	hostPageable := map[int][]float64{}
+	type dirs struct{ h2d, d2h []float64 }
+	pageable := map[int]*dirs{}
 	for g := range m.GPUs {
+		h := m.GPUs[g].Host
+		if pageable[h] == nil {
+			pageable[h] = &dirs{}
+		}
 		if g < len(r.H2DPageable) && r.H2DPageable[g].Bandwidth > 0 {
-			hostPageable[m.GPUs[g].Host] = append(hostPageable[m.GPUs[g].Host], r.H2DPageable[g].Bandwidth)
+			pageable[h].h2d = append(pageable[h].h2d, r.H2DPageable[g].Bandwidth)
 		}
 		if g < len(r.D2HPageable) && r.D2HPageable[g].Bandwidth > 0 {
-			hostPageable[m.GPUs[g].Host] = append(hostPageable[m.GPUs[g].Host], r.D2HPageable[g].Bandwidth)
+			pageable[h].d2h = append(pageable[h].d2h, r.D2HPageable[g].Bandwidth)
 		}
 	}
 	for i, hn := range seq(root, "hosts") {
 		if r.BracketedOp > 0 {
 			set(hn, "api_overhead", timeStr(r.BracketedOp))
 		}
-		if xs := hostPageable[i]; len(xs) > 0 {
-			set(hn, "memcpy_bandwidth", bwStr(mean(xs)))
+		if r.HostMemcpy > 0 {
+			set(hn, "memcpy_bandwidth", bwStr(r.HostMemcpy))
+		}
+		if d := pageable[i]; d != nil && len(d.h2d) > 0 {
+			set(hn, "pageable_h2d_bandwidth", bwStr(mean(d.h2d)))
+		}
+		if d := pageable[i]; d != nil && len(d.d2h) > 0 {
+			set(hn, "pageable_d2h_bandwidth", bwStr(mean(d.d2h)))
 		}
 	}
 	// GPUs.
@@ -207,8 +220,8 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	if r.AllH2D > 0 {
 		w("  every GPU's H2D at once: %s in all", bwStr(r.AllH2D))
 	}
-	w("Host, per call (median of 200): launch %s; kernel op between two event records %s (api_overhead);", timeStr(r.Launch), timeStr(r.BracketedOp))
-	w("  event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
+	w("Host, per call (median): launch %s; kernel op with its timing event %s (mean, median of 15 rounds, %s: api_overhead);", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOp))
+	w("  the same op with 4 us kernels %s; event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
 	w("Host memcpy, one thread, pageable to pageable: %s.", bwStr(r.HostMemcpy))
 	for g := range r.KernelOverhead {
 		line := fmt.Sprintf("gpu%d: empty kernel on all SMs %s (kernel_overhead)", g, timeStr(r.KernelOverhead[g]))
@@ -226,7 +239,7 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	for _, n := range notes {
 		w("Note: %s.", strings.TrimSuffix(n, "."))
 	}
-	w("Values set here: hosts' api_overhead and memcpy_bandwidth; GPUs' copy_overhead, kernel_overhead,")
+	w("Values set here: hosts' api_overhead, memcpy_bandwidth and pageable_h2d/d2h_bandwidth; GPUs' copy_overhead, kernel_overhead,")
 	w("memory_efficiency, copy_engines; bandwidth and latency of each GPU's link toward its host.")
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -2,6 +2,7 @@ package hw
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -45,20 +46,19 @@ type Info struct {
 	// Devices names each GPU the program used, by machine GPU index
 	// ("" for unused ones).
 	Devices []string
-	// Align is, per used GPU, the bound on the error of placing its event
-	// clock on the host clock (the width of the bracket around the
-	// reference event); zero for unused GPUs.
+	// Align is, per used GPU, the spread (P90 - P10) of the offsets between
+	// its event clock and the host clock over the alignment's samples: how
+	// far an event's time on the host clock may be off; zero for unused GPUs.
 	Align []time.Duration
 	// SpinOverhead is, per used GPU, the measured duration of a spin kernel
 	// asked to spin for zero time: the fixed cost of a kernel as events see
 	// it. Kernels are asked to spin for their duration less this, so they
 	// last their duration.
 	SpinOverhead []sim.Time
-	// IssueGap is, per used GPU, how much earlier than the op itself the
-	// start event of an op issued to an idle stream runs: the time between
-	// the two calls reaching the GPU. The start of such ops is moved by it
-	// (on a busy stream both wait for the op before, and there is no gap).
-	IssueGap []sim.Time
+	// SpinOvershoot is, per used GPU, how much longer than asked a spin
+	// kernel spins (the GPU timer it reads ticks coarsely); kernels ask for
+	// that much less.
+	SpinOvershoot []sim.Time
 	// Warnings about what the backend could not do as the program says.
 	Warnings []string
 }
@@ -68,10 +68,11 @@ type Info struct {
 // one record per op with host-clock times (Call, HostEnd) and event-clock
 // times (Start, End) placed on the host clock. Each host thread is a
 // goroutine locked to its OS thread issuing its ops in program order. Every
-// kernel and copy is bracketed by two timing events (records and waits by
-// one, after them), recorded in the same call sequence: the host time of an
-// op therefore includes two cuEventRecord calls, which calibration measures
-// in the same way. Kernels are spin kernels holding ceil(SMShare x SMs)
+// stream op is followed on its stream by a timing event: its end, and the
+// start of the next op on a busy stream (an op issued to an idle stream
+// starts when its call returned; see result). One event per op keeps the
+// GPU's extra work to one event record between ops; the host time of an op
+// includes that cuEventRecord call, which calibration measures the same way. Kernels are spin kernels holding ceil(SMShare x SMs)
 // SMs, one block per SM; copies move bytes between buffers allocated up
 // front (pinned with cuMemHostAlloc, pageable with mmap, device with
 // cuMemAlloc), checked against free memory first; host ops spin on the host
@@ -81,6 +82,11 @@ func Run(ctx context.Context, drv Driver, m *sim.Machine, p *sim.Program, opt Op
 	if err := p.Validate(m); err != nil {
 		return nil, nil, err
 	}
+	// A CUDA context is current on an OS thread, and a goroutine may move
+	// between OS threads: the setup, the bookkeeping and the cleanup stay on
+	// this one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock}
 	if b.clock == nil {
 		if c, ok := drv.(Clock); ok {
@@ -116,17 +122,26 @@ type gpuDev struct {
 	mod      Module
 	spin     Function
 	sms      int
-	shared   uint32
-	rd, wr   DevicePtr // read and write buffers for copies
-	bufBytes uint64
-	ref      Event    // the reference event of the clock alignment
-	refHost  sim.Time // its time on the host clock
+	kernels  int       // kernel ops on this GPU: one slot each
+	slots    DevicePtr // each spin kernel's start and stop times (2 u64), then the probes'
+	// Host clock (ns) = GPU timer + offset, for a kernel's start and for
+	// its stop (integers: the timer reads about 1.7e18).
+	startOff, stopOff int64
+	shared            uint32
+	rd, wr            DevicePtr // read and write buffers for copies
+	bufBytes          uint64
+	ref               Event         // the reference event of the clock alignment
+	refHost           time.Duration // its time on the host clock
 }
 
 type opTiming struct {
-	start, end Event // end only for markers
-	dev        int
+	end  Event // recorded on the op's stream right after it
+	dev  int
+	slot int // kernels: the index of their start time in the GPU's slots
 }
+
+// timerProbes is how many kernels place a GPU's timer on the host clock.
+const timerProbes = 9
 
 type backend struct {
 	drv   Driver
@@ -149,6 +164,7 @@ type backend struct {
 	// filled by execute
 	recs    [][]sim.OpRecord
 	threads []sim.ThreadStats
+	seq     []int // per stream: ops issued so far
 	mu      sync.Mutex
 	warned  map[string]bool
 }
@@ -172,7 +188,7 @@ func (b *backend) setCurrent(g int) error { return b.drv.SetCurrent(b.gpus[g].ct
 func (b *backend) setup() error {
 	m, p, drv := b.m, b.p, b.drv
 	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)),
-		SpinOverhead: make([]sim.Time, len(m.GPUs)), IssueGap: make([]sim.Time, len(m.GPUs))}
+		SpinOverhead: make([]sim.Time, len(m.GPUs)), SpinOvershoot: make([]sim.Time, len(m.GPUs))}
 	b.gpus = make([]gpuDev, len(m.GPUs))
 	v, err := drv.Version()
 	if err != nil {
@@ -396,12 +412,46 @@ func (b *backend) setup() error {
 			if t.end, err = drv.EventCreate(); err != nil {
 				return err
 			}
-			if op.Kind == sim.OpKernel || op.Kind == sim.OpCopy {
-				if t.start, err = drv.EventCreate(); err != nil {
-					return err
-				}
+			if op.Kind == sim.OpKernel {
+				t.slot = b.gpus[g].kernels
+				b.gpus[g].kernels++
 			}
 		}
+	}
+	// Each spin kernel stores when it began: an op issued to an idle stream
+	// has no event of its own before it.
+	for g := range b.gpus {
+		d := &b.gpus[g]
+		if !d.used {
+			continue
+		}
+		if err := b.setCurrent(g); err != nil {
+			return err
+		}
+		n := uint64(16 * (d.kernels + timerProbes))
+		if d.slots, err = drv.MemAlloc(n); err != nil {
+			return err
+		}
+		if err := drv.MemcpyHtoD(d.slots, make([]byte, n)); err != nil {
+			return err
+		}
+	}
+	// Use every stream and event once: the driver sets them up on first use
+	// (80 us for a stream's first command, about a microsecond more for an
+	// event's first record, seen on an H200), which is not the program's.
+	for g := range b.gpus {
+		if !b.gpus[g].used {
+			continue
+		}
+		if err := b.touch(g); err != nil {
+			return err
+		}
+	}
+	// Move every buffer's bytes once: the first copy into or out of fresh
+	// memory pays for mapping its pages (a 256 MiB upload took 12% longer
+	// than the next on an H200), which is not the program's either.
+	if err := b.warmCopies(); err != nil {
+		return err
 	}
 	// Warm up each used GPU and measure its spin kernel's fixed cost.
 	for g := range b.gpus {
@@ -411,7 +461,195 @@ func (b *backend) setup() error {
 			}
 		}
 	}
-	return b.align()
+	if err := b.align(); err != nil {
+		return err
+	}
+	for g := range b.gpus {
+		if b.gpus[g].used {
+			if err := b.placeTimer(g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// placeTimer places GPU g's timer (what spin kernels store) on the host
+// clock. Zero-time spin kernels, each queued behind a busy kernel and an
+// event and followed by another event, start when the event before runs
+// (the convention for ops on a busy stream) and end when the event after
+// runs: the median differences between those events' host times and the
+// kernels' stored start and stop times are the offsets.
+func (b *backend) placeTimer(g int) error {
+	d := &b.gpus[g]
+	drv := b.drv
+	if err := drv.SetCurrent(d.ctx); err != nil {
+		return err
+	}
+	s, err := drv.StreamCreate()
+	if err != nil {
+		return err
+	}
+	defer drv.StreamDestroy(s)
+	evs := make([]Event, 0, 2*timerProbes)
+	defer func() {
+		for _, e := range evs {
+			drv.EventDestroy(e)
+		}
+	}()
+	base := d.slots + DevicePtr(16*d.kernels)
+	for k := 0; k < timerProbes; k++ {
+		for j := 0; j < 2; j++ {
+			e, err := drv.EventCreate()
+			if err != nil {
+				return err
+			}
+			evs = append(evs, e)
+		}
+		err := drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(100_000), U64(0))
+		if err == nil {
+			err = drv.EventRecord(evs[2*k], s)
+		}
+		if err == nil {
+			err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(0), U64(uint64(base)+uint64(16*k)))
+		}
+		if err == nil {
+			err = drv.EventRecord(evs[2*k+1], s)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := drv.StreamSynchronize(s); err != nil {
+		return err
+	}
+	buf := make([]byte, 16*timerProbes)
+	if err := drv.MemcpyDtoH(buf, base); err != nil {
+		return err
+	}
+	starts := make([]int64, timerProbes)
+	stops := make([]int64, timerProbes)
+	for k := 0; k < timerProbes; k++ {
+		t0 := binary.LittleEndian.Uint64(buf[16*k:])
+		t1 := binary.LittleEndian.Uint64(buf[16*k+8:])
+		if t0 == 0 || t1 < t0 {
+			return fmt.Errorf("gpusim's spin kernel on %s stored no times", b.m.GPUs[g].Name)
+		}
+		for j, dst := range []*int64{&starts[k], &stops[k]} {
+			ms, err := drv.EventElapsed(d.ref, evs[2*k+j])
+			if err != nil {
+				return err
+			}
+			t := []uint64{t0, t1}[j]
+			*dst = int64(d.refHost) + int64(math.Round(float64(ms)*1e6)) - int64(t)
+		}
+	}
+	med := func(xs []int64) int64 {
+		sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+		return xs[len(xs)/2]
+	}
+	d.startOff, d.stopOff = med(starts), med(stops)
+	return nil
+}
+
+// warmCopies copies each buffer once, both ways, and waits.
+func (b *backend) warmCopies() error {
+	drv := b.drv
+	for g := range b.gpus {
+		d := &b.gpus[g]
+		if !d.used || d.bufBytes == 0 {
+			continue
+		}
+		if err := drv.SetCurrent(d.ctx); err != nil {
+			return err
+		}
+		s, err := drv.StreamCreate()
+		if err != nil {
+			return err
+		}
+		n := d.bufBytes
+		var steps []func() error
+		if b.pinned != 0 {
+			m := min(n, b.pinBytes)
+			steps = append(steps,
+				func() error { return drv.MemcpyHtoDAsync(d.rd, b.pinned, m, s) },
+				func() error { return drv.MemcpyHtoDAsync(d.wr, b.pinned, m, s) },
+				func() error { return drv.MemcpyDtoHAsync(b.pinned, d.rd, m, s) })
+		}
+		if b.page != nil {
+			m := min(n, uint64(len(b.page.Bytes())))
+			steps = append(steps,
+				func() error { return drv.MemcpyHtoDAsync(d.wr, b.page.Ptr(), m, s) },
+				func() error { return drv.MemcpyDtoHAsync(b.page.Ptr(), d.rd, m, s) })
+		}
+		steps = append(steps, func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) })
+		for _, f := range steps {
+			if err == nil {
+				err = f()
+			}
+		}
+		if err == nil {
+			err = drv.StreamSynchronize(s)
+		}
+		if derr := drv.StreamDestroy(s); err == nil {
+			err = derr
+		}
+		if err != nil {
+			return fmt.Errorf("warming the copy buffers of %s: %w", b.m.GPUs[g].Name, err)
+		}
+	}
+	return nil
+}
+
+// touch records every event of GPU g once and runs a command on each of its
+// streams.
+func (b *backend) touch(g int) error {
+	drv := b.drv
+	if err := b.setCurrent(g); err != nil {
+		return err
+	}
+	var streams []Stream
+	for i, st := range b.p.Streams {
+		if st.GPU == g {
+			streams = append(streams, b.streams[i])
+		}
+	}
+	if len(streams) == 0 {
+		return nil
+	}
+	k := 0
+	rec := func(e Event) error {
+		s := streams[k%len(streams)]
+		k++
+		return drv.EventRecord(e, s)
+	}
+	for _, s := range streams {
+		if err := drv.Launch(b.gpus[g].spin, 1, kernels.SpinBlock, b.gpus[g].shared, s, U64(0), U64(0)); err != nil {
+			return err
+		}
+	}
+	for ti := range b.timing {
+		for _, t := range b.timing[ti] {
+			if t.end != 0 && t.dev == g {
+				if err := rec(t.end); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for i, e := range b.events {
+		if e != 0 && b.evGPU[i] == g {
+			if err := rec(e); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range streams {
+		if err := drv.StreamSynchronize(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func firstUsed(gs []gpuDev) int {
@@ -447,11 +685,12 @@ func sortedPairs(m map[[2]int]bool) [][2]int {
 	return uniq
 }
 
-// warmup runs the spin kernel a few times on GPU g (the first launch pays
-// for loading the module) and measures a zero-time spin over all SMs
-// between two events, queued behind a busy kernel (so the host's call gaps
-// are not in it: the kernel's fixed cost on the GPU) and on an idle stream
-// (the difference is the issue gap).
+// warmup runs the spin kernel on GPU g (the first launch pays for loading
+// the module) in chains of spins over all SMs, each followed by an event,
+// queued behind a busy kernel (so the host's call gaps are not in them), and
+// times one link: a 10 us spin's link less 10 us is the kernel's fixed cost
+// on the GPU (with its event); a 50 us spin's less that and 50 us, how much
+// longer spins overshoot.
 func (b *backend) warmup(g int) error {
 	d := &b.gpus[g]
 	drv := b.drv
@@ -473,25 +712,38 @@ func (b *backend) warmup(g int) error {
 		return err
 	}
 	defer drv.EventDestroy(e1)
-	const runs, busyNS = 9, 200_000 // 200 us of spinning covers the calls after it
-	measure := func(busy bool) (sim.Time, error) {
+	filler, err := drv.EventCreate()
+	if err != nil {
+		return err
+	}
+	defer drv.EventDestroy(filler)
+	// A chain of spins, each followed by its event, queued behind a busy
+	// kernel: what kernels back to back on a stream cost, each with the
+	// event the backend records after it. The first two rounds warm up.
+	const rounds, chain, busyNS = 5, 8, 300_000
+	measure := func(spin sim.Time) (sim.Time, error) {
 		var ms []float64
-		for i := 0; i < runs+2; i++ {
-			var err error
-			if busy {
-				err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(busyNS))
-			}
+		for i := 0; i < rounds; i++ {
+			err := drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(busyNS), U64(0))
 			if err == nil {
 				err = drv.EventRecord(e0, s)
 			}
-			if err == nil {
-				err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(0))
+			for k := 0; k < chain && err == nil; k++ {
+				err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(uint64(spin/sim.Nanosecond)), U64(0))
+				if err == nil {
+					// Time one link of the chain, in its middle.
+					switch k {
+					case chain / 2:
+						err = drv.EventRecord(e0, s)
+					case chain/2 + 1:
+						err = drv.EventRecord(e1, s)
+					default:
+						err = drv.EventRecord(filler, s)
+					}
+				}
 			}
 			if err == nil {
-				err = drv.EventRecord(e1, s)
-			}
-			if err == nil {
-				err = drv.EventSynchronize(e1)
+				err = drv.StreamSynchronize(s)
 			}
 			if err != nil {
 				return 0, fmt.Errorf("running gpusim's spin kernel on %s: %w", b.m.GPUs[g].Name, err)
@@ -507,26 +759,31 @@ func (b *backend) warmup(g int) error {
 		sort.Float64s(ms)
 		return msToTime(ms[len(ms)/2]), nil
 	}
-	busy, err := measure(true)
+	const short, long = 10 * sim.Microsecond, 50 * sim.Microsecond
+	a, err := measure(short)
 	if err != nil {
 		return err
 	}
-	idle, err := measure(false)
+	c, err := measure(long)
 	if err != nil {
 		return err
 	}
-	b.info.SpinOverhead[g] = busy
-	b.info.IssueGap[g] = max(0, idle-busy)
+	zero := max(0, a-short)
+	b.info.SpinOverhead[g] = zero
+	b.info.SpinOvershoot[g] = max(0, c-long-zero)
 	return nil
 }
 
-// align places each used GPU's event clock on the host clock: a reference
-// event is recorded on an idle stream between two host-clock readings; the
-// event's time is taken as the first reading and the bracket bounds the
-// error. The narrowest of several tries is kept.
+// align places each used GPU's event clock on the host clock. Events are
+// recorded one at a time on an idle stream, each followed by a reading of
+// the host clock when the record call returns: the GPU runs a command on an
+// idle stream as it arrives, about when the call returns. The median of the
+// differences between those readings and the events' times is the offset;
+// their spread bounds its error. Ops issued to idle streams are placed the
+// same way (see result), so the call-return convention cancels out.
 func (b *backend) align() error {
 	drv := b.drv
-	b.origin = b.clock.Now()
+	const samples = 21
 	for g := range b.gpus {
 		d := &b.gpus[g]
 		if !d.used {
@@ -539,35 +796,48 @@ func (b *backend) align() error {
 		if err != nil {
 			return err
 		}
-		best := time.Duration(math.MaxInt64)
-		for i := 0; i < 5; i++ {
+		evs := make([]Event, 0, samples)
+		hosts := make([]time.Duration, 0, samples)
+		fail := func(err error) error {
+			for _, e := range evs {
+				drv.EventDestroy(e)
+			}
+			drv.StreamDestroy(s)
+			return err
+		}
+		for i := 0; i < samples; i++ {
 			e, err := drv.EventCreate()
 			if err != nil {
-				drv.StreamDestroy(s)
-				return err
+				return fail(err)
 			}
-			t0 := b.clock.Now()
-			err = drv.EventRecord(e, s)
-			if err == nil {
-				err = drv.EventSynchronize(e)
+			evs = append(evs, e)
+			if err := drv.EventRecord(e, s); err != nil {
+				return fail(err)
 			}
-			t1 := b.clock.Now()
-			if err != nil {
-				drv.EventDestroy(e)
-				drv.StreamDestroy(s)
-				return err
-			}
-			if t1-t0 < best {
-				best = t1 - t0
-				if d.ref != 0 {
-					drv.EventDestroy(d.ref)
-				}
-				d.ref, d.refHost = e, durToTime(t0-b.origin)
-			} else {
-				drv.EventDestroy(e)
+			hosts = append(hosts, b.clock.Now())
+			// Let the stream go idle again (and space the samples).
+			if err := drv.EventSynchronize(e); err != nil {
+				return fail(err)
 			}
 		}
-		b.info.Align[g] = best
+		offs := make([]float64, samples)
+		for i := range evs {
+			ms, err := drv.EventElapsed(evs[0], evs[i])
+			if err != nil {
+				return fail(err)
+			}
+			offs[i] = float64(hosts[i]) - float64(ms)*1e6 // ns
+		}
+		sorted := append([]float64(nil), offs...)
+		sort.Float64s(sorted)
+		d.ref, d.refHost = evs[0], time.Duration(math.Round(sorted[samples/2]))
+		b.info.Align[g] = time.Duration(sorted[samples*9/10] - sorted[samples/10])
+		for _, e := range evs[1:] {
+			if err := drv.EventDestroy(e); err != nil {
+				drv.StreamDestroy(s)
+				return err
+			}
+		}
 		if err := drv.StreamDestroy(s); err != nil {
 			return err
 		}
@@ -594,6 +864,7 @@ func (b *backend) execute(ctx context.Context) error {
 		sems[i].cond = sync.NewCond(&sems[i].mu)
 	}
 	b.recs = make([][]sim.OpRecord, len(p.Threads))
+	b.seq = make([]int, len(p.Streams))
 	b.threads = make([]sim.ThreadStats, len(p.Threads))
 	errs := make([]error, len(p.Threads))
 	var wg sync.WaitGroup
@@ -616,18 +887,39 @@ func (b *backend) execute(ctx context.Context) error {
 		case <-stop:
 		}
 	}()
+	// Each thread first makes its GPU's context current on its OS thread
+	// (the first driver call on a thread is slow); time zero is when all
+	// are ready.
+	var ready sync.WaitGroup
+	begin := make(chan struct{})
 	for ti := range p.Threads {
 		wg.Add(1)
+		ready.Add(1)
 		go func(ti int) {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			if err := b.thread(ti, sems, stop); err != nil {
+			cur, err := b.prepare(ti)
+			ready.Done()
+			if err != nil {
+				errs[ti] = err
+				abort()
+				return
+			}
+			select {
+			case <-begin:
+			case <-stop:
+				return
+			}
+			if err := b.thread(ti, cur, sems, stop); err != nil {
 				errs[ti] = err
 				abort()
 			}
 		}(ti)
 	}
+	ready.Wait()
+	b.origin = b.clock.Now()
+	close(begin)
 	wg.Wait()
 	abort()
 	for _, err := range errs {
@@ -655,16 +947,43 @@ func (b *backend) execute(ctx context.Context) error {
 
 func (b *backend) now() sim.Time { return durToTime(b.clock.Now() - b.origin) }
 
-// thread runs one host thread's ops in order.
-func (b *backend) thread(ti int, sems []*sem, stop chan struct{}) error {
+// prepare makes the context of the first GPU thread ti uses current on the
+// calling OS thread, and returns that GPU (-1 if none).
+func (b *backend) prepare(ti int) (int, error) {
+	for _, op := range b.p.Threads[ti].Ops {
+		g := -1
+		if op.Kind.OnStream() {
+			g = b.p.Streams[op.Stream].GPU
+		} else if op.Kind == sim.OpSync && op.Sync == sim.SyncDevice {
+			g = op.GPU
+		}
+		if g >= 0 {
+			return g, b.setCurrent(g)
+		}
+	}
+	return -1, nil
+}
+
+// nextSeq returns the next position in stream s's FIFO.
+func (b *backend) nextSeq(s int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.seq[s]
+	b.seq[s]++
+	return n
+}
+
+// thread runs one host thread's ops in order. It reads the host clock once
+// per op (reads cost up to half a microsecond on some virtual machines):
+// an op is called when the one before returned.
+func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 	p, drv := b.p, b.drv
 	th := &p.Threads[ti]
 	recs := make([]sim.OpRecord, len(th.Ops))
 	b.recs[ti] = recs
 	st := &b.threads[ti]
 	st.Name = th.Name
-	cur := -1
-	streamSeq := map[int]int{}
+	last := b.now()
 	for oi := range th.Ops {
 		select {
 		case <-stop:
@@ -679,8 +998,7 @@ func (b *backend) thread(ti int, sems []*sem, stop chan struct{}) error {
 		if op.Kind.OnStream() {
 			r.Stream = op.Stream
 			r.GPU = p.Streams[op.Stream].GPU
-			r.StreamSeq = streamSeq[op.Stream]
-			streamSeq[op.Stream]++
+			r.StreamSeq = b.nextSeq(op.Stream)
 			if cur != r.GPU {
 				if err := b.setCurrent(r.GPU); err != nil {
 					return err
@@ -692,18 +1010,16 @@ func (b *backend) thread(ti int, sems []*sem, stop chan struct{}) error {
 		if op.Stream >= 0 && op.Stream < len(b.streams) {
 			s = b.streams[op.Stream]
 		}
-		r.Call = b.now()
+		r.Call = last
 		var err error
 		switch op.Kind {
 		case sim.OpKernel:
 			d := &b.gpus[r.GPU]
 			grid := uint32(math.Ceil(op.SMShare * float64(d.sms)))
 			grid = max(1, min(grid, uint32(d.sms)))
-			spin := max(0, op.Duration-b.info.SpinOverhead[r.GPU])
+			spin := max(0, op.Duration-b.info.SpinOverhead[r.GPU]-b.info.SpinOvershoot[r.GPU])
 			ns := uint64(spin / sim.Nanosecond)
-			if err = drv.EventRecord(tm.start, s); err == nil {
-				err = drv.Launch(d.spin, grid, kernels.SpinBlock, d.shared, s, U64(ns))
-			}
+			err = drv.Launch(d.spin, grid, kernels.SpinBlock, d.shared, s, U64(ns), U64(uint64(d.slots)+uint64(16*tm.slot)))
 			if err == nil {
 				err = drv.EventRecord(tm.end, s)
 			}
@@ -712,14 +1028,15 @@ func (b *backend) thread(ti int, sems []*sem, stop chan struct{}) error {
 			st.CPU += r.HostEnd - r.Call
 		case sim.OpCopy:
 			r.Bytes, r.Src, r.Dst, r.Memory = op.Bytes, op.Src, op.Dst, op.Memory
-			if err = drv.EventRecord(tm.start, s); err == nil {
-				r.Copy, err = b.copy(op, s)
+			r.Copy, err = b.copy(op, s)
+			r.Issued = b.now()
+			if op.Memory == sim.Pageable && (r.Copy == sim.CopyH2D || r.Copy == sim.CopyD2H) {
+				r.Issued = r.Call // the call returns when the copy is (nearly) done
 			}
 			if err == nil {
 				err = drv.EventRecord(tm.end, s)
 			}
 			r.HostEnd = b.now()
-			r.Issued = r.HostEnd
 			if op.Memory == sim.Pageable && (r.Copy == sim.CopyH2D || r.Copy == sim.CopyD2H) {
 				st.Blocked += r.HostEnd - r.Call
 			} else {
@@ -797,6 +1114,7 @@ func (b *backend) thread(ti int, sems []*sem, stop chan struct{}) error {
 			return fmt.Errorf("%s: op %s: %w", where(op), op.ID, err)
 		}
 		st.End = r.HostEnd
+		last = r.HostEnd
 	}
 	return nil
 }
@@ -857,7 +1175,7 @@ func (b *backend) result() (*sim.Result, error) {
 		if err != nil {
 			return 0, err
 		}
-		return b.gpus[g].refHost + msToTime(float64(ms)), nil
+		return durToTime(b.gpus[g].refHost-b.origin) + msToTime(float64(ms)), nil
 	}
 	for ti := range p.Threads {
 		for oi := range b.recs[ti] {
@@ -873,20 +1191,34 @@ func (b *backend) result() (*sim.Result, error) {
 					return nil, err
 				}
 				r.Start, r.End, r.Begin = end, end, end
-				if tm.start != 0 {
-					if r.Start, err = at(tm.dev, tm.start); err != nil {
-						return nil, err
-					}
-				}
 			} else {
 				r.Begin = r.Start
 			}
 			res.Ops = append(res.Ops, r)
 		}
 	}
-	// Ops whose start event found their stream idle began one issue gap
-	// after it; none starts before the call that issued it (the clocks'
-	// alignment error could say so by a microsecond).
+	// A kernel or copy starts when its stream is done with the op before
+	// (that op's end) or, if the stream was idle by then, when the GPU took
+	// it up: for a kernel, when it stored its start (placed on the host
+	// clock by placeTimer); for a copy, about when its call returned
+	// (Issued), as the alignment takes it. A kernel ends when it stored its
+	// stop, placed likewise; other ops at their end events. None starts
+	// before the call that issued it.
+	began := make([][]byte, len(b.gpus))
+	for g := range b.gpus {
+		d := &b.gpus[g]
+		if !d.used || d.kernels == 0 {
+			continue
+		}
+		if err := drv.SetCurrent(d.ctx); err != nil {
+			return nil, err
+		}
+		began[g] = make([]byte, 16*d.kernels)
+		if err := drv.MemcpyDtoH(began[g], d.slots); err != nil {
+			return nil, err
+		}
+	}
+
 	prevEnd := make([]sim.Time, len(p.Streams))
 	for i := range prevEnd {
 		prevEnd[i] = -1
@@ -906,11 +1238,23 @@ func (b *backend) result() (*sim.Result, error) {
 	})
 	for _, i := range order {
 		r := &res.Ops[i]
-		if r.Kind == sim.OpKernel || r.Kind == sim.OpCopy {
-			gap := b.info.IssueGap[r.GPU]
-			if r.Start > prevEnd[r.Stream]+gap/2 {
-				r.Start = min(r.Start+gap, r.End)
+		switch r.Kind {
+		case sim.OpKernel:
+			// The kernel's own times: the end event of a kernel issued to
+			// an idle stream runs late if the host thread was held up
+			// between the launch and the event's record.
+			tm := b.timing[r.Thread][i-base[r.Thread]]
+			d := &b.gpus[tm.dev]
+			t0 := binary.LittleEndian.Uint64(began[tm.dev][16*tm.slot:])
+			t1 := binary.LittleEndian.Uint64(began[tm.dev][16*tm.slot+8:])
+			at := r.Issued
+			if t0 != 0 && t1 >= t0 {
+				at = durToTime(time.Duration(int64(t0)+d.startOff) - b.origin)
+				r.End = durToTime(time.Duration(int64(t1)+d.stopOff) - b.origin)
 			}
+			r.Start = min(max(prevEnd[r.Stream], at), r.End)
+		case sim.OpCopy:
+			r.Start = min(max(prevEnd[r.Stream], r.Issued), r.End)
 		}
 		if r.Start < r.Call {
 			r.Start = r.Call
@@ -999,16 +1343,11 @@ func (b *backend) cleanup() error {
 	}
 	for ti := range b.timing {
 		for _, t := range b.timing[ti] {
-			if t.start == 0 && t.end == 0 {
+			if t.end == 0 {
 				continue
 			}
 			do(drv.SetCurrent(b.gpus[t.dev].ctx))
-			if t.start != 0 {
-				do(drv.EventDestroy(t.start))
-			}
-			if t.end != 0 {
-				do(drv.EventDestroy(t.end))
-			}
+			do(drv.EventDestroy(t.end))
 		}
 	}
 	for i, e := range b.events {
@@ -1040,6 +1379,9 @@ func (b *backend) cleanup() error {
 		}
 		if d.rd != 0 {
 			do(drv.MemFree(d.rd))
+		}
+		if d.slots != 0 {
+			do(drv.MemFree(d.slots))
 		}
 		if d.wr != 0 {
 			do(drv.MemFree(d.wr))

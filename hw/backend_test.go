@@ -3,6 +3,7 @@ package hw
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -91,18 +92,18 @@ func TestRunTimesEachOp(t *testing.T) {
 		t.Errorf("not freed: %v", live)
 	}
 	const us = sim.Microsecond
-	// Each stream op is bracketed: record(start), the call, record(end),
-	// each costing the API cost c = 1 us. On an idle stream the start event
-	// lands c before the op's own call: the issue gap, measured at start
-	// as c (a zero-time kernel takes c + 3 us on an idle stream, 3 us on a
-	// busy one), by which the backend moves such starts. On a busy stream
-	// both wait and there is no gap. The backend asks the spin kernel for
-	// its duration less the spin overhead: the kernel overhead, 3 us.
+	// Each stream op is followed by its end event, each call costing the
+	// API cost c = 1 us. An op issued to an idle stream reaches the GPU
+	// L = 2 us after its call returns, as the alignment's events do, so
+	// placing its start at its call's return on the host clock is exact; on
+	// a busy stream it starts at the end event of the op before. The backend
+	// asks the spin kernel for its duration less the spin overhead, the
+	// kernel overhead of 3 us (the fake's spins never overshoot).
 	if got, want := info.SpinOverhead[0], 3*us; got != want {
 		t.Errorf("spin overhead %v, want %v", got, want)
 	}
-	if got, want := info.IssueGap[0], 1*us; got != want {
-		t.Errorf("issue gap %v, want %v", got, want)
+	if got := info.SpinOvershoot[0]; got != 0 {
+		t.Errorf("spin overshoot %v, want 0", got)
 	}
 	cases := []struct {
 		id   string
@@ -137,11 +138,14 @@ func TestRunTimesEachOp(t *testing.T) {
 	if s, p := res.Ops[len(res.Ops)-1], rec(t, res, "peer"); s.End < p.End {
 		t.Errorf("sync ended at %v before the peer copy at %v", s.End, p.End)
 	}
-	// The reference event is recorded between two clock readings c + L
-	// apart (the record costs c and the event lands L after it; the sync's
-	// own cost is spent waiting): the alignment bound.
-	if got, want := info.Align[0], 3*time.Microsecond; got != want {
-		t.Errorf("alignment bound %v, want %v", got, want)
+	// Every alignment sample sees its event L after the record call
+	// returned: no spread.
+	if got := info.Align[0]; got != 0 {
+		t.Errorf("alignment spread %v, want 0", got)
+	}
+	// On the host clock, the upload starts when its call returned.
+	if up := rec(t, res, "up"); up.Start != up.Issued {
+		t.Errorf("upload started at %v, its call returned at %v", up.Start, up.Issued)
 	}
 	if res.GPUs[0].Kernels != 1 || res.GPUs[0].Copies != 3 {
 		t.Errorf("gpu0 counted %d kernels and %d copies, want 1 and 3", res.GPUs[0].Kernels, res.GPUs[0].Copies)
@@ -151,8 +155,8 @@ func TestRunTimesEachOp(t *testing.T) {
 	}
 }
 
-// TestRunBracketsEveryOp checks the call sequence: each kernel and copy
-// between two event records, issued on the thread in program order.
+// TestRunBracketsEveryOp checks the call sequence: each stream op followed
+// by its timing event, issued on the thread in program order.
 func TestRunBracketsEveryOp(t *testing.T) {
 	sc := load(t, oneThread)
 	f := NewFake(testConfig())
@@ -161,11 +165,11 @@ func TestRunBracketsEveryOp(t *testing.T) {
 	}
 	calls := f.Calls()
 	// The run proper starts after the last alignment sync.
+	// The run's upload is the last one (setup warms the buffers first).
 	start := 0
 	for i, c := range calls {
 		if c == "cuMemcpyHtoDAsync_v2" {
-			start = i - 1 // its start event
-			break
+			start = i
 		}
 	}
 	var seq []string
@@ -179,12 +183,12 @@ func TestRunBracketsEveryOp(t *testing.T) {
 		}
 	}
 	want := []string{
-		"cuEventRecord", "cuMemcpyHtoDAsync_v2", "cuEventRecord",
+		"cuMemcpyHtoDAsync_v2", "cuEventRecord",
 		"cuEventRecord", "cuEventRecord", // the program's record, then its marker
 		"cuStreamWaitEvent", "cuEventRecord",
-		"cuEventRecord", "cuLaunchKernel", "cuEventRecord",
-		"cuEventRecord", "cuMemcpyDtoHAsync_v2", "cuEventRecord",
-		"cuEventRecord", "cuMemcpyPeerAsync", "cuEventRecord",
+		"cuLaunchKernel", "cuEventRecord",
+		"cuMemcpyDtoHAsync_v2", "cuEventRecord",
+		"cuMemcpyPeerAsync", "cuEventRecord",
 		"cuStreamSynchronize",
 	}
 	if strings.Join(seq, " ") != strings.Join(want, " ") {
@@ -352,5 +356,52 @@ func TestCompare(t *testing.T) {
 	}
 	if _, err := Compare(pred, mk(1*us)); err == nil {
 		t.Error("comparing different programs: no error")
+	}
+}
+
+// TestRunIdleStreamKernels: kernels issued to an idle stream have no event
+// before them; their start comes from the time the spin kernel stored,
+// placed on the host clock. Each lasts its duration exactly on the fake.
+func TestRunIdleStreamKernels(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat:
+          count: 3
+          ops:
+            - kernel: {id: k, stream: gpu0/compute, duration: 10 us}
+            - host: {duration: 30 us}
+      - sync: {stream: gpu0/compute}
+`)
+	for _, slow := range []time.Duration{0, 25 * time.Microsecond} {
+		cfg := testConfig()
+		// Event records held up for 25 us: the end event of a 10 us
+		// kernel on an idle stream runs long after the kernel ended.
+		cfg.Slow = map[string]time.Duration{"cuEventRecord": slow}
+		idleKernels(t, sc, NewFake(cfg))
+	}
+}
+
+func idleKernels(t *testing.T, sc *scenarios.Scenario, f *Fake) {
+	t.Helper()
+	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		r := rec(t, res, fmt.Sprintf("k#%d", i))
+		// The launch call returns c = 1 us after the op's call began; the
+		// kernel reached the GPU L after that, which the alignment places
+		// at that return.
+		if d := r.End - r.Start; d < 10*sim.Microsecond-sim.Nanosecond || d > 10*sim.Microsecond+sim.Nanosecond {
+			t.Errorf("%s lasted %v, want 10us", r.ID, d)
+		}
+		if want := r.Call + sim.Microsecond; r.Start < want-sim.Nanosecond || r.Start > want+sim.Nanosecond {
+			t.Errorf("%s started at %v, want %v (when its launch call returned)", r.ID, r.Start, want)
+		}
 	}
 }

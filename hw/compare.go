@@ -15,6 +15,9 @@ type OpError struct {
 	// PredStart, PredDur, MeasStart and MeasDur are the op's start and
 	// duration (End - Start) in the simulator and on the hardware.
 	PredStart, PredDur, MeasStart, MeasDur sim.Time
+	// PredHost and MeasHost are the host time of the op's call (HostEnd -
+	// Call): API overhead, blocking, host work.
+	PredHost, MeasHost sim.Time
 	// Rel is (predicted - measured) / measured duration; NaN when the
 	// measured duration is zero.
 	Rel float64
@@ -66,7 +69,8 @@ func Compare(pred, meas *sim.Result) (*Comparison, error) {
 	for _, i := range order {
 		p := pred.Ops[i]
 		m := meas.Ops[byID[p.ID]]
-		e := OpError{ID: p.ID, Kind: p.Kind, PredStart: p.Start, PredDur: p.End - p.Start, MeasStart: m.Start, MeasDur: m.End - m.Start}
+		e := OpError{ID: p.ID, Kind: p.Kind, PredStart: p.Start, PredDur: p.End - p.Start, MeasStart: m.Start, MeasDur: m.End - m.Start,
+			PredHost: p.HostEnd - p.Call, MeasHost: m.HostEnd - m.Call}
 		e.Rel = rel(e.PredDur, e.MeasDur)
 		switch p.Kind {
 		case sim.OpKernel, sim.OpCopy, sim.OpHost:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -41,6 +42,8 @@ type cuda struct {
 	cuMemcpyDtoHAsync     func(dst uintptr, src uint64, n uint64, s uintptr) int32
 	cuMemcpyDtoDAsync     func(dst, src uint64, n uint64, s uintptr) int32
 	cuMemcpyPeerAsync     func(dst uint64, dctx uintptr, src uint64, sctx uintptr, n uint64, s uintptr) int32
+	cuMemcpyHtoD          func(dst uint64, src unsafe.Pointer, n uint64) int32
+	cuMemcpyDtoH          func(dst unsafe.Pointer, src uint64, n uint64) int32
 	cuStreamCreate        func(s *uintptr, flags uint32) int32
 	cuStreamDestroy       func(s uintptr) int32
 	cuStreamSynchronize   func(s uintptr) int32
@@ -93,6 +96,8 @@ func (c *cuda) symbols() []struct {
 		{&c.cuMemcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}},
 		{&c.cuMemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}},
 		{&c.cuMemcpyPeerAsync, []string{"cuMemcpyPeerAsync"}},
+		{&c.cuMemcpyHtoD, []string{"cuMemcpyHtoD_v2"}},
+		{&c.cuMemcpyDtoH, []string{"cuMemcpyDtoH_v2"}},
 		{&c.cuStreamCreate, []string{"cuStreamCreate"}},
 		{&c.cuStreamDestroy, []string{"cuStreamDestroy_v2"}},
 		{&c.cuStreamSynchronize, []string{"cuStreamSynchronize"}},
@@ -320,6 +325,26 @@ func (c *cuda) MemcpyPeerAsync(dst DevicePtr, dctx Context, src DevicePtr, sctx 
 	return c.err("cuMemcpyPeerAsync", c.cuMemcpyPeerAsync(uint64(dst), uintptr(dctx), uint64(src), uintptr(sctx), n, uintptr(s)))
 }
 
+func (c *cuda) MemcpyHtoD(dst DevicePtr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	var pin runtime.Pinner
+	pin.Pin(&src[0])
+	defer pin.Unpin()
+	return c.err("cuMemcpyHtoD_v2", c.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))))
+}
+
+func (c *cuda) MemcpyDtoH(dst []byte, src DevicePtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	var pin runtime.Pinner
+	pin.Pin(&dst[0])
+	defer pin.Unpin()
+	return c.err("cuMemcpyDtoH_v2", c.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))))
+}
+
 // Stream and event flags (cuda.h).
 const (
 	streamNonBlocking = 1
@@ -411,22 +436,35 @@ func (c *cuda) SetMaxDynamicShared(f Function, bytes int) error {
 	return c.err("cuFuncSetAttribute", c.cuFuncSetAttribute(uintptr(f), funcAttrMaxDynamicShared, int32(bytes)))
 }
 
+// launchArgs holds a launch's parameters and the array of pointers to them
+// that cuLaunchKernel reads; pooled, so a launch allocates nothing.
+type launchArgs struct {
+	vals [maxArgs]uint64
+	ptrs [maxArgs]unsafe.Pointer
+	pin  runtime.Pinner
+}
+
+const maxArgs = 8
+
+var argPool = sync.Pool{New: func() any { return new(launchArgs) }}
+
 func (c *cuda) Launch(f Function, grid, block, shared uint32, s Stream, args ...Arg) error {
+	if len(args) > maxArgs {
+		return fmt.Errorf("cuLaunchKernel: %d parameters, at most %d", len(args), maxArgs)
+	}
 	// kernelParams is an array of pointers to the values; the driver copies
 	// them during the call. Both live in Go memory pinned for the call.
-	vals := make([]uint64, len(args)+1)
-	ptrs := make([]unsafe.Pointer, len(args)+1)
-	var pin runtime.Pinner
-	pin.Pin(&vals[0])
-	pin.Pin(&ptrs[0])
-	defer pin.Unpin()
-	for i, a := range args {
-		vals[i] = a.Value // little-endian: a 4-byte parameter is the low half
-		ptrs[i] = unsafe.Pointer(&vals[i])
+	a := argPool.Get().(*launchArgs)
+	defer argPool.Put(a)
+	a.pin.Pin(a)
+	defer a.pin.Unpin()
+	for i, x := range args {
+		a.vals[i] = x.Value // little-endian: a 4-byte parameter is the low half
+		a.ptrs[i] = unsafe.Pointer(&a.vals[i])
 	}
 	var params unsafe.Pointer
 	if len(args) > 0 {
-		params = unsafe.Pointer(&ptrs[0])
+		params = unsafe.Pointer(&a.ptrs[0])
 	}
 	return c.err("cuLaunchKernel", c.cuLaunchKernel(uintptr(f), grid, 1, 1, block, 1, 1, shared, uintptr(s), params, nil))
 }

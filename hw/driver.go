@@ -70,6 +70,10 @@ type Driver interface {
 	MemcpyDtoHAsync(dst HostPtr, src DevicePtr, bytes uint64, s Stream) error
 	MemcpyDtoDAsync(dst, src DevicePtr, bytes uint64, s Stream) error
 	MemcpyPeerAsync(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, bytes uint64, s Stream) error
+	// MemcpyHtoD and MemcpyDtoH copy between Go memory and the device,
+	// returning when done (for the backend's bookkeeping, not timed).
+	MemcpyHtoD(dst DevicePtr, src []byte) error
+	MemcpyDtoH(dst []byte, src DevicePtr) error
 	// StreamCreate makes a non-blocking stream in the current context.
 	StreamCreate() (Stream, error)
 	StreamDestroy(Stream) error

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -44,6 +45,9 @@ type FakeConfig struct {
 	MemoryBandwidth, FLOPS float64
 	// NoPeer makes CanAccessPeer say no.
 	NoPeer bool
+	// Slow adds host time to every call of the named function (a host
+	// thread held up in it), before the call takes effect.
+	Slow map[string]time.Duration
 	// Fail makes the named call (as in CUDA: "cuMemAlloc_v2") fail with
 	// the given CUresult, from its FailAfter-th call on (0: the first).
 	Fail      map[string]int
@@ -67,7 +71,12 @@ type Fake struct {
 	events  map[Event]*fakeEvent
 	live    map[string]int // kind -> live objects
 	funcs   map[Function]string
+	mem     map[DevicePtr]uint64 // 8-byte words stored by spin kernels or copies
 }
+
+// FakeTimerOffset is what the fake's GPU timer (%globaltimer, as spin
+// kernels store it) reads at its time zero: a clock of its own, as on a GPU.
+const FakeTimerOffset = 1_700_000_000_000_000_000
 
 type fakeStream struct {
 	dev  int
@@ -92,7 +101,7 @@ func NewFake(cfg FakeConfig) *Fake {
 		cfg.MemoryBytes = 80e9
 	}
 	return &Fake{cfg: cfg, next: 0x1000, count: map[string]int{}, streams: map[Stream]*fakeStream{},
-		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}}
+		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}}
 }
 
 // Calls returns the driver calls made so far, in order.
@@ -135,7 +144,7 @@ func (f *Fake) Spin(d time.Duration) {
 // The caller holds f.mu.
 func (f *Fake) call(name string) error {
 	f.calls = append(f.calls, name)
-	f.now += f.cfg.APICost
+	f.now += f.cfg.APICost + f.cfg.Slow[name]
 	k := f.count[name]
 	f.count[name]++
 	if code, ok := f.cfg.Fail[name]; ok && k >= f.cfg.FailAfter[name] {
@@ -272,7 +281,9 @@ func (f *Fake) MemAlloc(n uint64) (DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return DevicePtr(f.handle("device memory")), nil
+	p := DevicePtr(f.handle("device memory"))
+	f.next += uintptr(n+255) &^ 255 // address space of its size: slots do not collide
+	return p, nil
 }
 
 func (f *Fake) MemFree(DevicePtr) error {
@@ -363,6 +374,24 @@ func (f *Fake) MemcpyDtoDAsync(dst, src DevicePtr, n uint64, s Stream) error {
 
 func (f *Fake) MemcpyPeerAsync(dst DevicePtr, dctx Context, src DevicePtr, sctx Context, n uint64, s Stream) error {
 	return f.memcpy("cuMemcpyPeerAsync", s, f.cfg.Peer.time(n), false)
+}
+
+func (f *Fake) MemcpyHtoD(dst DevicePtr, src []byte) error {
+	unlock, err := f.lock("cuMemcpyHtoD_v2")
+	defer unlock()
+	for i := 0; i+8 <= len(src); i += 8 {
+		f.mem[dst+DevicePtr(i)] = binary.LittleEndian.Uint64(src[i:])
+	}
+	return err
+}
+
+func (f *Fake) MemcpyDtoH(dst []byte, src DevicePtr) error {
+	unlock, err := f.lock("cuMemcpyDtoH_v2")
+	defer unlock()
+	for i := 0; i+8 <= len(dst); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], f.mem[src+DevicePtr(i)])
+	}
+	return err
 }
 
 func (f *Fake) StreamCreate() (Stream, error) {
@@ -519,6 +548,18 @@ func (f *Fake) Launch(fn Function, grid, block, shared uint32, s Stream, args ..
 	switch f.funcs[fn] {
 	case kernels.Spin:
 		d += time.Duration(args[0].Value)
+		if len(args) > 1 && args[1].Value != 0 {
+			st, ok := f.streams[s]
+			if !ok {
+				return &CUDAError{Call: "cuLaunchKernel", Code: 400}
+			}
+			// The kernel begins (its first block reads the timer) after the
+			// overhead and stops when its spin is done, which ends it:
+			// stored as the fake GPU's timer reads then.
+			start := max(f.now+f.cfg.Latency, st.tail) + f.cfg.KernelOverhead
+			f.mem[DevicePtr(args[1].Value)] = uint64(FakeTimerOffset + int64(start))
+			f.mem[DevicePtr(args[1].Value)+8] = uint64(FakeTimerOffset + int64(start) + int64(args[0].Value))
+		}
 	case kernels.Copy:
 		if f.cfg.MemoryBandwidth > 0 {
 			d += time.Duration(float64(args[2].Value) * kernels.CopyBytesPerElem * 2 / f.cfg.MemoryBandwidth * 1e9)

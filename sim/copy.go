@@ -64,11 +64,14 @@ func newCopy(o *opState) *copyState {
 		}
 		return stage{uses: us, bound: inf, delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
 	}
-	memcpy := func(host int) stage {
+	memcpy := func(host int, rate float64) stage {
 		// The thread's memcpy reads and writes each byte of host memory and
 		// keeps one core busy: it shares the cores with other CPU work.
 		h := m.Hosts[host]
-		return stage{uses: []use{{res: r.hosts[host].memRes, coef: 2}}, bound: h.MemcpyBandwidth, grp: &r.hosts[host].cpu}
+		if rate == 0 {
+			rate = h.MemcpyBandwidth
+		}
+		return stage{uses: []use{{res: r.hosts[host].memRes, coef: 2}}, bound: rate, grp: &r.hosts[host].cpu}
 	}
 	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 	staging := -1 // host whose staging chunk size applies
@@ -77,7 +80,7 @@ func newCopy(o *opState) *copyState {
 		rec.Copy = CopyH2D
 		rt := r.route(op.Src, op.Dst)
 		if op.Memory == Pageable {
-			c.st[0], c.st[1] = memcpy(src.Index), dma(rt, src.Index)
+			c.st[0], c.st[1] = memcpy(src.Index, m.Hosts[src.Index].PageableH2D), dma(rt, src.Index)
 			c.n, c.hostStage, staging = 2, 0, src.Index
 		} else {
 			c.st[0], c.n = dma(rt, src.Index), 1
@@ -86,7 +89,7 @@ func newCopy(o *opState) *copyState {
 		rec.Copy = CopyD2H
 		rt := r.route(op.Src, op.Dst)
 		if op.Memory == Pageable {
-			c.st[0], c.st[1] = dma(rt, dst.Index), memcpy(dst.Index)
+			c.st[0], c.st[1] = dma(rt, dst.Index), memcpy(dst.Index, m.Hosts[dst.Index].PageableD2H)
 			c.n, c.hostStage, staging = 2, 1, dst.Index
 		} else {
 			c.st[0], c.n = dma(rt, dst.Index), 1

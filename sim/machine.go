@@ -80,6 +80,11 @@ type Host struct {
 	// MemcpyBandwidth is one thread's memcpy rate, bytes/s, used when staging
 	// pageable copies through a pinned bounce buffer.
 	MemcpyBandwidth float64
+	// PageableH2D and PageableD2H, when not zero, replace MemcpyBandwidth as
+	// the staging rate of pageable copies to and from a GPU, bytes/s: the
+	// driver's staging is not symmetric (on an H200 host, 8 GB/s to the GPU
+	// and 15 GB/s back; calibration measures both).
+	PageableH2D, PageableD2H float64
 	// MemoryBandwidth is the socket's memory bandwidth, bytes/s, shared by every
 	// DMA and memcpy that reads or writes this host's memory.
 	MemoryBandwidth float64
@@ -281,6 +286,11 @@ func (m *Machine) Validate() error {
 		}
 		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {
 			add("host %s: memcpy and memory bandwidths must be from 1 B/s to 1 EB/s", h.Name)
+		}
+		for _, x := range []float64{h.PageableH2D, h.PageableD2H} {
+			if x != 0 && !(x >= 1 && x <= 1e18) {
+				add("host %s: pageable staging bandwidths must be zero (use memcpy_bandwidth) or from 1 B/s to 1 EB/s", h.Name)
+			}
 		}
 		if h.StagingChunk <= 0 || h.StagingBuffers <= 0 {
 			add("host %s: staging chunk and buffer count must be positive", h.Name)

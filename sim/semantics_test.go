@@ -291,6 +291,31 @@ threads:
 	}
 }
 
+// TestPageableRatesPerDirection: pageable_h2d_bandwidth and
+// pageable_d2h_bandwidth replace memcpy_bandwidth as the staging rate of
+// their direction only.
+func TestPageableRatesPerDirection(t *testing.T) {
+	host := strings.Replace(stagingHost, "memcpy_bandwidth: 5 GB/s", "memcpy_bandwidth: 5 GB/s, pageable_h2d_bandwidth: 2.5 GB/s, pageable_d2h_bandwidth: 4 GB/s", 1)
+	topo := strings.Replace(twoGPUs, bareHost, host, 1)
+	res := simulate(t, topo, `
+name: both
+threads:
+  - name: main
+    ops:
+      - copy: {id: up, from: cpu0, to: gpu0, bytes: 4 MiB, memory: pageable, stream: gpu0/a}
+      - sync: {stream: gpu0/a}
+      - copy: {id: down, from: gpu0, to: cpu0, bytes: 4 MiB, memory: pageable, stream: gpu0/a}
+`)
+	chunk := 1048576.0
+	dma := chunk / 10e9 * 1e6
+	// Up: four memcpys at 2.5 GB/s back to back, then the last DMA.
+	up := op(t, res, "up")
+	near(t, "up", up.End-up.Start, us(4*chunk/2.5e9*1e6+dma), 4)
+	// Down: the first chunk's DMA, then four memcpys at 4 GB/s.
+	down := op(t, res, "down")
+	near(t, "down", down.End-down.Start, us(dma+4*chunk/4e9*1e6), 4)
+}
+
 func TestPeerToPeerVsHostStaged(t *testing.T) {
 	scen := `
 name: p2p

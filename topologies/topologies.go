@@ -123,7 +123,7 @@ func build(root spec.Node) *Topology {
 			hostsN.Errorf("a topology needs at least one host")
 		}
 		for _, hn := range list {
-			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "graph_launch")
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "graph_launch")
 			if !ok {
 				continue
 			}
@@ -159,6 +159,12 @@ func build(root spec.Node) *Topology {
 			}
 			if n, ok := hm.Get("memcpy_bandwidth"); ok {
 				h.MemcpyBandwidth = bandwidth(n)
+			}
+			if n, ok := hm.Get("pageable_h2d_bandwidth"); ok {
+				h.PageableH2D = bandwidth(n)
+			}
+			if n, ok := hm.Get("pageable_d2h_bandwidth"); ok {
+				h.PageableD2H = bandwidth(n)
 			}
 			if n, ok := hm.Get("memory_bandwidth"); ok {
 				h.MemoryBandwidth = bandwidth(n)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -55,6 +56,15 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // runOnGPU runs a scenario on the GPUs, printing what the backend noticed.
 func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, error) {
+	runs, info, err := runOnGPUTimes(sc, 1, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return runs[0], info, nil
+}
+
+// runOnGPUTimes runs a scenario n times on the GPUs.
+func runOnGPUTimes(sc *scenarios.Scenario, n int, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
 	drv, err := openDriver()
 	if err != nil {
 		return nil, nil, err
@@ -62,23 +72,28 @@ func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, 
 	defer drv.Close()
 	ctx, stop := interruptible()
 	defer stop()
-	res, info, err := hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, nil, fmt.Errorf("%s: interrupted; everything allocated on the GPUs was freed", sc.File)
+	var runs []*sim.Result
+	var info *hw.Info
+	for i := 0; i < n; i++ {
+		res, inf, err := hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil, nil, fmt.Errorf("%s: interrupted; everything allocated on the GPUs was freed", sc.File)
+			}
+			return nil, nil, fmt.Errorf("%s: on the GPU: %w", sc.File, err)
 		}
-		return nil, nil, fmt.Errorf("%s: on the GPU: %w", sc.File, err)
+		runs, info = append(runs, res), inf
 	}
 	for g, name := range info.Devices {
 		if name != "" {
-			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s; kernel fixed cost %s, issue gap %s\n",
-				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], info.SpinOverhead[g], info.IssueGap[g])
+			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s; kernel fixed cost %s, spin overshoot %s\n",
+				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], info.SpinOverhead[g], info.SpinOvershoot[g])
 		}
 	}
-	return res, info, nil
+	return runs, info, nil
 }
 
-const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--json] [--plot DIR] [--top N]"
+const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--repeat N] [--json] [--plot DIR] [--top N]"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("replay", replaySynopsis, stderr)
@@ -88,6 +103,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON document: every op's predicted and measured times")
 	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured) and scatter.png into `DIR`")
 	top := fs.Int("top", 5, "list the `N` ops with the largest error")
+	repeat := fs.Int("repeat", 1, "run on the GPUs `N` times and compare with the run of median makespan")
 	if helpRequested(fs, replaySynopsis, args, stdout) {
 		return nil
 	}
@@ -97,6 +113,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 1 {
 		return &usageError{"usage: " + replaySynopsis}
+	}
+	if *repeat < 1 || *repeat > 1000 {
+		return &usageError{fmt.Sprintf("gpusim replay: --repeat %d: want 1 to 1000", *repeat)}
 	}
 	var t *topologies.Topology
 	if *topo != "" {
@@ -112,9 +131,14 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", sc.File, err)
 	}
-	meas, _, err := runOnGPU(sc, stderr)
+	runs, _, err := runOnGPUTimes(sc, *repeat, stderr)
 	if err != nil {
 		return err
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Makespan < runs[j].Makespan })
+	meas := runs[len(runs)/2]
+	if len(runs) > 1 {
+		fmt.Fprintf(stderr, "hw: %d runs, makespans %s to %s; comparing with the median, %s\n", len(runs), runs[0].Makespan, runs[len(runs)-1].Makespan, meas.Makespan)
 	}
 	c, err := hw.Compare(pred, meas)
 	if err != nil {
@@ -174,8 +198,8 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison) erro
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t}",
-			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed)
+		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t,\"predicted_host_ns\":%s,\"measured_host_ns\":%s}",
+			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed, e.PredHost.NS(), e.MeasHost.NS())
 	}
 	b.WriteString("]}\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {

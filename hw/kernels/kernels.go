@@ -11,14 +11,18 @@
 // All pointer parameters are device addresses (CUdeviceptr, 64-bit). Each
 // kernel uses only the x dimension of the grid and block.
 //
-// [Spin] — gpusim_spin(duration_ns u64): every thread reads %globaltimer
-// once, then spins re-reading it until duration_ns nanoseconds have passed,
-// with no memory accesses. duration_ns = 0 returns at once. Launch with
+// [Spin] — gpusim_spin(duration_ns u64, start u64): every thread reads
+// %globaltimer once, then spins re-reading it until duration_ns nanoseconds
+// have passed. duration_ns = 0 returns at once. If start is a device
+// address (not 0), thread 0 of block 0 stores its first %globaltimer
+// reading at start[0] and its last at start[1] (two u64): when the kernel
+// began and stopped spinning, in the GPU's nanoseconds. Launch with
 // [SpinBlock] threads per block, one block per SM to occupy, and a dynamic
 // shared memory size large enough that no two blocks fit on one SM (more than
 // half the SM's shared memory; above 48 KiB the function's
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES must be raised first). The
-// kernel does not use the shared memory. It does no FLOPs and moves no bytes.
+// kernel does not use the shared memory. It does no FLOPs and moves at most
+// 16 bytes.
 //
 // [Copy] — gpusim_copy(dst u64, src u64, n16 u64): grid-stride loop over
 // i in [blockIdx.x*blockDim.x + threadIdx.x, n16) with step

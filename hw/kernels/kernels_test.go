@@ -17,7 +17,7 @@ import (
 
 // wantParams is the parameter type list of each entry, in order.
 var wantParams = map[string][]string{
-	Spin: {"u64"},
+	Spin: {"u64", "u64"},
 	Copy: {"u64", "u64", "u64"},
 	FMA:  {"u64", "u32"},
 }

@@ -91,9 +91,9 @@ def d2h(p, n):
 # --- spin
 spin = fn("gpusim_spin")
 ck(cu.cuFuncSetAttribute(spin, 8, smem_optin), "set max dyn smem")
-dt = launch(spin, sms, 32, smem_optin, C.c_uint64(0))
+dt = launch(spin, sms, 32, smem_optin, C.c_uint64(0), C.c_uint64(0))
 print(f"spin 0 ns: {1e3*dt:.3f} ms")
-dt = launch(spin, sms, 32, smem_optin, C.c_uint64(200_000_000))
+dt = launch(spin, sms, 32, smem_optin, C.c_uint64(200_000_000), C.c_uint64(0))
 print(f"spin 200 ms on {sms} SMs: {1e3*dt:.1f} ms")
 if not 0.195 < dt < 0.5:
     sys.exit("FAIL spin duration")

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The GPU check of issue 6, in two halves.
+#
+#   hw/devicecheck/run.sh build            on the development machine (Go
+#                                          installed): builds a linux/amd64
+#                                          gpusim into hw/devicecheck/bin/
+#   hw/devicecheck/run.sh device OUTDIR    on a machine with an NVIDIA GPU and
+#                                          no Go toolchain, from the repository
+#                                          root: discover, calibrate --quick,
+#                                          replay the single-GPU hardware
+#                                          scenarios; everything into OUTDIR
+#
+# The device half takes well under 8 minutes (about a minute on one H200).
+# It never changes clocks, power or any other GPU setting. Commit what it
+# writes under docs/measured/DATE-GPU/.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+case "${1:-}" in
+build)
+	cd "$here/../.." || exit 1
+	mkdir -p hw/devicecheck/bin
+	# cgo for NVML (go-nvml); the CUDA driver is reached through purego.
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -trimpath -o hw/devicecheck/bin/gpusim ./cmd/gpusim || exit 1
+	ls -l hw/devicecheck/bin/gpusim
+	;;
+device)
+	out=${2:?usage: run.sh device OUTDIR}
+	mkdir -p "$out"
+	g="$here/bin/gpusim"
+	log="$out/log.txt"
+	step() { # step NAME COMMAND...: run, log, keep going
+		local name=$1
+		shift
+		echo "== $name: $*" | tee -a "$log"
+		local t0=$(date +%s.%N)
+		"$@" >"$out/$name.txt" 2>"$out/$name.err"
+		local rc=$?
+		local t1=$(date +%s.%N)
+		echo "   exit $rc in $(echo "$t1 - $t0" | bc 2>/dev/null || echo '?') s" | tee -a "$log"
+		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
+		return $rc
+	}
+	{
+		date -u
+		uname -a
+		nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max,clocks.max.sm,clocks.max.mem,memory.total --format=csv
+		nvidia-smi topo -m
+		"$g" version
+	} >"$out/machine.txt" 2>&1
+	step discover "$g" topo discover -o "$out/discovered.yaml" --name discovered
+	topo="$out/discovered.yaml"
+	[ -s "$topo" ] || topo=""
+	step calibrate "$g" calibrate --quick --budget 4m ${topo:+--topology "$topo"} -o "$out/calibrated.yaml"
+	cal="$out/calibrated.yaml"
+	if [ ! -s "$cal" ]; then
+		# Diagnose the kernels: the driver's JIT log, and ptxas where there is one.
+		command -v python3 >/dev/null && step ptx-check python3 "$here/../kernels/ptx_check.py" "$here/../kernels/kernels.ptx"
+		command -v ptxas >/dev/null && step ptxas ptxas -arch=sm_90 "$here/../kernels/kernels.ptx" -o /dev/null
+		cal=""
+	fi
+	for s in hw-copies hw-overlap hw-launch-bound hw-pageable; do
+		step "replay-$s" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --top 8 --plot "$out/plots-$s"
+		"$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json >"$out/replay-$s.json" 2>/dev/null
+	done
+	# The launch-bound loop with longer kernels: the GPU, not the host, bounds it.
+	step replay-hw-launch-bound-20us "$g" replay hw-launch-bound --set kernel=20us ${cal:+--topology "$cal"} --repeat 11 --top 8
+	echo "== done" | tee -a "$log"
+	;;
+*)
+	echo "usage: $0 build | device OUTDIR" >&2
+	exit 2
+	;;
+esac
