@@ -9,6 +9,8 @@ import (
 
 	"gpusim/hw"
 	"gpusim/hw/kernels"
+	"gpusim/sim"
+	"gpusim/topologies"
 )
 
 // Options say how much to measure.
@@ -57,11 +59,14 @@ type Result struct {
 	// event record; a stream synchronize on an idle stream; and the time
 	// from an event's completion to the return of an event synchronize
 	// waiting on it (record on an idle stream, then sync).
-	// BracketedOp is the median over fifteen rounds of each round's mean
-	// (what a long loop pays per op, occasional slow calls included);
-	// BracketedOpMedian the median of all calls.
-	// BracketedOpBusy is BracketedOp with 4 us kernels instead of empty ones.
-	Launch, BracketedOp, BracketedOpMedian, BracketedOpBusy, EventRecord, IdleStreamSync, EventRoundTrip float64
+	// BracketedOp is the host time per kernel op of a loop of empty kernels
+	// run through the hw backend itself (the code a replay runs: its
+	// bookkeeping, its thread, its events), the median over runs of each
+	// run's mean; it becomes api_overhead. BracketedOpLoop is the same
+	// calls in a bare loop (the median over fifteen rounds of each round's
+	// mean), BracketedOpMedian the median of the bare loop's calls.
+	// BracketedOpBusy is BracketedOpLoop with 4 us kernels instead of empty ones.
+	Launch, BracketedOp, BracketedOpLoop, BracketedOpMedian, BracketedOpBusy, EventRecord, IdleStreamSync, EventRoundTrip float64
 	// KernelOverhead is per GPU the GPU time of an empty kernel over all SMs
 	// (seconds), measured behind a busy kernel.
 	KernelOverhead []float64
@@ -738,7 +743,7 @@ func (c *cal) overheads() error {
 		means = append(means, mean(last))
 		all = append(all, last...)
 	}
-	r.BracketedOp, r.BracketedOpMedian = Summarize(means).Median, Summarize(all).Median
+	r.BracketedOpLoop, r.BracketedOpMedian = Summarize(means).Median, Summarize(all).Median
 	// The same with 4 us kernels, which keep the GPU busy part of the time
 	// (recorded for comparison; not a model parameter).
 	means = means[:0]
@@ -754,6 +759,9 @@ func (c *cal) overheads() error {
 		means = append(means, mean(last))
 	}
 	r.BracketedOpBusy = Summarize(means).Median
+	if r.BracketedOp, err = c.backendOps(); err != nil {
+		return fmt.Errorf("a loop of empty kernels through the hw backend: %w", err)
+	}
 	if r.EventRecord, err = median(func(k int) error { return drv.EventRecord(e[k%maxEvents], s) }); err != nil {
 		return err
 	}
@@ -945,4 +953,39 @@ func (c *cal) hostMemcpy() (float64, error) {
 		}
 	}
 	return best, nil
+}
+
+// backendOps runs a loop of 400 empty kernels on GPU 0 through the hw
+// backend, five times, and returns the median of the runs' mean host time
+// per kernel op.
+func (c *cal) backendOps() (float64, error) {
+	top, err := topologies.Load("calibration", []byte(`name: calibration
+hosts: [{name: cpu0}]
+gpus: [{name: gpu0, model: H100-SXM}]
+links: [{ends: [gpu0, cpu0], type: pcie5x16}]
+`))
+	if err != nil {
+		return 0, err
+	}
+	const n = 400
+	p := &sim.Program{Name: "launch loop", Streams: []sim.Stream{{GPU: 0, Name: "s"}}}
+	th := sim.Thread{Name: "main"}
+	for k := 0; k < n; k++ {
+		th.Ops = append(th.Ops, sim.Op{Kind: sim.OpKernel, ID: fmt.Sprintf("k%d", k), SMShare: 1})
+	}
+	th.Ops = append(th.Ops, sim.Op{Kind: sim.OpSync, ID: "sync", Sync: sim.SyncStream})
+	p.Threads = []sim.Thread{th}
+	var means []float64
+	for run := 0; run < 5; run++ {
+		res, _, err := hw.Run(c.ctx, c.drv, top.Machine, p, hw.Options{Clock: c.clock})
+		if err != nil {
+			return 0, err
+		}
+		var sum sim.Time
+		for _, r := range res.Ops[:n] {
+			sum += r.HostEnd - r.Call
+		}
+		means = append(means, sum.Seconds()/n)
+	}
+	return Summarize(means).Median, nil
 }

@@ -17,8 +17,9 @@ import (
 // provenance and every measurement in comments. Machine GPU i is device i.
 //
 // What goes where (the model's parameters, docs/model.md):
-//   - each host: api_overhead = the mean host time of a kernel op as the hw
-//     backend issues it (a launch and its timing event); memcpy_bandwidth
+//   - each host: api_overhead = the mean host time of a kernel op in a loop
+//     of empty kernels run through the hw backend (a launch, its timing
+//     event and the backend's bookkeeping); memcpy_bandwidth
 //     = one thread's memcpy; pageable_h2d_bandwidth and
 //     pageable_d2h_bandwidth = the pageable copies' fitted bandwidths each
 //     way (the driver's staging is what limits them, and it is not
@@ -220,8 +221,9 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	if r.AllH2D > 0 {
 		w("  every GPU's H2D at once: %s in all", bwStr(r.AllH2D))
 	}
-	w("Host, per call (median): launch %s; kernel op with its timing event %s (mean, median of 15 rounds, %s: api_overhead);", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOp))
-	w("  the same op with 4 us kernels %s; event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
+	w("Host, per kernel op through the hw backend (mean, median of 5 runs of 400): %s (api_overhead).", timeStr(r.BracketedOp))
+	w("Host, per call in a bare loop (median): launch %s; launch and its timing event %s (mean, median of 15 rounds, %s;", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOpLoop))
+	w("  with 4 us kernels %s); event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
 	w("Host memcpy, one thread, pageable to pageable: %s.", bwStr(r.HostMemcpy))
 	for g := range r.KernelOverhead {
 		line := fmt.Sprintf("gpu%d: empty kernel on all SMs %s (kernel_overhead)", g, timeStr(r.KernelOverhead[g]))

@@ -922,6 +922,10 @@ func (b *backend) execute(ctx context.Context) error {
 	close(begin)
 	wg.Wait()
 	abort()
+	// Time zero is when the first thread ran its first op: waking a thread
+	// locked to its OS thread can take tens of microseconds, which are not
+	// the program's.
+	b.shiftOrigin()
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -947,6 +951,41 @@ func (b *backend) execute(ctx context.Context) error {
 
 func (b *backend) now() sim.Time { return durToTime(b.clock.Now() - b.origin) }
 
+// shiftOrigin moves time zero to the earliest call of any thread's first op.
+func (b *backend) shiftOrigin() {
+	first := sim.Time(-1)
+	for _, recs := range b.recs {
+		if len(recs) > 0 && (first < 0 || recs[0].Call < first) {
+			first = recs[0].Call
+		}
+	}
+	if first <= 0 {
+		return
+	}
+	b.origin += time.Duration(first / sim.Nanosecond)
+	d := sim.Time(time.Duration(first/sim.Nanosecond)) * sim.Nanosecond
+	shift := func(t *sim.Time) {
+		if *t >= 0 {
+			*t = max(0, *t-d)
+		}
+	}
+	for _, recs := range b.recs {
+		for i := range recs {
+			r := &recs[i]
+			shift(&r.Call)
+			shift(&r.HostEnd)
+			shift(&r.Issued)
+			if !r.Kind.OnStream() {
+				shift(&r.Start)
+				shift(&r.End)
+			}
+		}
+	}
+	for i := range b.threads {
+		shift(&b.threads[i].End)
+	}
+}
+
 // prepare makes the context of the first GPU thread ti uses current on the
 // calling OS thread, and returns that GPU (-1 if none).
 func (b *backend) prepare(ti int) (int, error) {
@@ -957,9 +996,22 @@ func (b *backend) prepare(ti int) (int, error) {
 		} else if op.Kind == sim.OpSync && op.Sync == sim.SyncDevice {
 			g = op.GPU
 		}
-		if g >= 0 {
-			return g, b.setCurrent(g)
+		if g < 0 {
+			continue
 		}
+		if err := b.setCurrent(g); err != nil {
+			return g, err
+		}
+		if !op.Kind.OnStream() {
+			return g, nil
+		}
+		// The first launch from an OS thread is slow (50 us on an H200
+		// host): make it here, on the thread's first stream, and wait.
+		s := b.streams[op.Stream]
+		if err := b.drv.Launch(b.gpus[g].spin, 1, kernels.SpinBlock, b.gpus[g].shared, s, U64(0), U64(0)); err != nil {
+			return g, err
+		}
+		return g, b.drv.StreamSynchronize(s)
 	}
 	return -1, nil
 }

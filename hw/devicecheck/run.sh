@@ -32,11 +32,11 @@ device)
 		local name=$1
 		shift
 		echo "== $name: $*" | tee -a "$log"
-		local t0=$(date +%s.%N)
+		local t0=$(date +%s%N)
 		"$@" >"$out/$name.txt" 2>"$out/$name.err"
 		local rc=$?
-		local t1=$(date +%s.%N)
-		echo "   exit $rc in $(echo "$t1 - $t0" | bc 2>/dev/null || echo '?') s" | tee -a "$log"
+		local t1=$(date +%s%N)
+		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
 		return $rc
 	}
