@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -223,7 +224,7 @@ func (c *cal) run() (*Result, error) {
 			}
 		}
 	}
-	c.total = n*11 + pairs + 2
+	c.total = 1 + n*8 + pairs + 2 // overheads; per GPU 5 paths, copies at once, kernels, done; pairs; all at once, memcpy
 	// Host overheads on GPU 0.
 	if err := c.overheads(); err != nil {
 		return nil, err
@@ -318,7 +319,6 @@ func (c *cal) run() (*Result, error) {
 		}
 		c.step(fmt.Sprintf("memory and FMA kernels gpu%d", i))
 		c.step(fmt.Sprintf("gpu%d done", i))
-		c.done += 2 // keep the count of n*11 steps
 	}
 	// Peer to peer.
 	for i := 0; i < n; i++ {
@@ -339,8 +339,12 @@ func (c *cal) run() (*Result, error) {
 				c.step(name + " (skipped: budget)")
 				continue
 			}
-			if err := c.enablePeers(i, j); err != nil {
+			if ok, err := c.enablePeers(i, j); err != nil {
 				return nil, err
+			} else if !ok {
+				r.Skipped = append(r.Skipped, name+" (the driver has no peer access left)")
+				c.step(name + " (skipped: no peer access left)")
+				continue
 			}
 			src, dst := &c.gpus[i], &c.gpus[j]
 			f, err := c.path(i, name, true, func(o, n uint64, s hw.Stream) error {
@@ -473,17 +477,34 @@ func (c *cal) setupGPU(i int) error {
 	return drv.StreamSynchronize(g.streams[0])
 }
 
-func (c *cal) enablePeers(i, j int) error {
-	for _, d := range [][2]int{{i, j}, {j, i}} {
-		if err := c.drv.SetCurrent(c.gpus[d[0]].ctx); err != nil {
+// enablePeers lets GPU i reach GPU j's memory and, where the driver allows
+// it, j reach i's (for the both-ways measurement). It reports false when i
+// cannot: the driver has run out of peers (CUDA_ERROR_TOO_MANY_PEERS, on
+// machines with many GPUs), which skips the pair.
+func (c *cal) enablePeers(i, j int) (bool, error) {
+	enable := func(a, b int) error {
+		if err := c.drv.SetCurrent(c.gpus[a].ctx); err != nil {
 			return err
 		}
-		if err := c.drv.EnablePeerAccess(c.gpus[d[1]].ctx); err != nil {
-			return err
+		return c.drv.EnablePeerAccess(c.gpus[b].ctx)
+	}
+	var ce *hw.CUDAError
+	if err := enable(i, j); err != nil {
+		if errors.As(err, &ce) && ce.Code == errTooManyPeers {
+			return false, c.drv.SetCurrent(c.gpus[i].ctx)
+		}
+		return false, err
+	}
+	if ok, err := c.drv.CanAccessPeer(j, i); err == nil && ok {
+		if err := enable(j, i); err != nil && !(errors.As(err, &ce) && ce.Code == errTooManyPeers) {
+			return false, err
 		}
 	}
-	return c.drv.SetCurrent(c.gpus[i].ctx)
+	return true, c.drv.SetCurrent(c.gpus[i].ctx)
 }
+
+// errTooManyPeers is CUDA_ERROR_TOO_MANY_PEERS (cuda.h).
+const errTooManyPeers = 711
 
 // busy queues a spin kernel long enough to cover the host's issuing of
 // what follows, so those ops run back to back on the GPU.
@@ -895,6 +916,14 @@ func (c *cal) free() error {
 			first = err
 		}
 	}
+	// After an error or a cancel, copies and kernels may still be queued:
+	// let every GPU finish before any memory they use is freed.
+	for i := range c.gpus {
+		if c.gpus[i].retained {
+			do(drv.SetCurrent(c.gpus[i].ctx))
+			do(drv.CtxSynchronize())
+		}
+	}
 	if c.pinned != 0 {
 		do(drv.MemFreeHost(c.pinned))
 	}
@@ -907,10 +936,6 @@ func (c *cal) free() error {
 			continue
 		}
 		do(drv.SetCurrent(g.ctx))
-		// Let queued work end before its buffers go (after an error or a
-		// cancel, copies may still be in flight).
-		err := drv.CtxSynchronize()
-		do(err)
 		for _, e := range g.events {
 			do(drv.EventDestroy(e))
 		}
@@ -928,6 +953,7 @@ func (c *cal) free() error {
 		}
 		do(drv.PrimaryCtxRelease(i))
 	}
+	do(drv.SetCurrent(0))
 	return first
 }
 

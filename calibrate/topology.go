@@ -93,8 +93,8 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 			break
 		}
 		if g < len(r.D2D) && r.D2D[g].Bandwidth > 0 {
-			copyOverhead[g] = r.D2D[g].Latency
-			set(gn, "copy_overhead", timeStr(r.D2D[g].Latency))
+			copyOverhead[g] = max(0, r.D2D[g].Latency)
+			set(gn, "copy_overhead", timeStr(copyOverhead[g]))
 			peak := t.GPUModels[g].MemoryBandwidth
 			eff, err := Efficiency(2*r.D2D[g].Bandwidth, peak)
 			if err != nil {
@@ -110,16 +110,13 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 			set(gn, "copy_engines", fmt.Sprint(r.Devices[g].CopyEngines))
 		}
 	}
-	// Links on each GPU's route to its host.
+	// Links on each GPU's route to its host. The loader makes link i of the
+	// file link i of the machine.
 	links := seq(root, "links")
-	byEnds := map[[2]string]*yaml.Node{}
-	for _, ln := range links {
-		ends := seq(ln, "ends")
-		if len(ends) == 2 {
-			byEnds[[2]string{ends[0].Value, ends[1].Value}] = ln
-			byEnds[[2]string{ends[1].Value, ends[0].Value}] = ln
-		}
+	if len(links) != len(m.Links) {
+		return nil, fmt.Errorf("%s: %d links in the file, %d in the machine: cannot tell which to calibrate", file, len(links), len(m.Links))
 	}
+	raised := map[int]float64{} // upstream links raised so far: the most any GPU needs
 	for g := range m.GPUs {
 		if g >= len(r.H2D) || g >= len(r.D2H) || r.H2D[g].Bandwidth <= 0 || r.D2H[g].Bandwidth <= 0 {
 			continue
@@ -134,28 +131,28 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 		lat := (r.H2D[g].Latency+r.D2H[g].Latency)/2 - copyOverhead[g]
 		for k, h := range rt.Hops {
 			l := m.Links[h.Link]
-			ln := byEnds[[2]string{m.Nodes[l.A].Name, m.Nodes[l.B].Name}]
-			if ln == nil {
-				notes = append(notes, fmt.Sprintf("%s: link %s not found in the file; not calibrated", m.GPUs[g].Name, l.Name))
-				continue
-			}
+			ln := links[h.Link]
 			count := 1.0
 			if c := get(ln, "count"); c != nil {
-				fmt.Sscan(c.Value, &count)
+				if _, err := fmt.Sscan(c.Value, &count); err != nil || count < 1 {
+					count = 1
+				}
 			}
 			if k == 0 {
 				set(ln, "bandwidth", bwStr(bw/count))
 				continue
 			}
 			lat -= l.Latency.Seconds()
-			if l.Bandwidth < bw {
-				set(ln, "bandwidth", bwStr(bw/count))
-				notes = append(notes, fmt.Sprintf("link %s raised to %s so it does not limit %s's copies", l.Name, bwStr(bw), m.GPUs[g].Name))
+			if need := math.Max(bw, raised[h.Link]); l.Bandwidth < need {
+				raised[h.Link] = need
+				set(ln, "bandwidth", bwStr(need/count))
 			}
 		}
-		first := m.Links[rt.Hops[0].Link]
-		if ln := byEnds[[2]string{m.Nodes[first.A].Name, m.Nodes[first.B].Name}]; ln != nil {
-			set(ln, "latency", timeStr(math.Max(0, lat)))
+		set(links[rt.Hops[0].Link], "latency", timeStr(math.Max(0, lat)))
+	}
+	for li := range m.Links { // in link order: the same bytes every time
+		if bw, ok := raised[li]; ok {
+			notes = append(notes, fmt.Sprintf("link %s raised to %s so it does not limit the copies of the GPUs behind it", m.Links[li].Name, bwStr(bw)))
 		}
 	}
 	root.HeadComment = r.provenance(m, notes)

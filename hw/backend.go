@@ -87,6 +87,7 @@ func Run(ctx context.Context, drv Driver, m *sim.Machine, p *sim.Program, opt Op
 	// this one.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	defer drv.SetCurrent(0) // the thread goes back to Go's pool with no context
 	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock}
 	if b.clock == nil {
 		if c, ok := drv.(Clock); ok {
@@ -164,7 +165,8 @@ type backend struct {
 	// filled by execute
 	recs    [][]sim.OpRecord
 	threads []sim.ThreadStats
-	seq     []int // per stream: ops issued so far
+	seq      []int        // per stream: ops issued so far
+	streamMu []sync.Mutex // per stream: held while an op and its event are issued
 	mu      sync.Mutex
 	warned  map[string]bool
 }
@@ -199,6 +201,9 @@ func (b *backend) setup() error {
 	var pinBytes, pageBytes uint64
 	need := make([]uint64, len(m.GPUs))
 	peers := map[[2]int]bool{}
+	for _, st := range p.Streams {
+		b.gpus[st.GPU].used = true // every stream is made in its GPU's context
+	}
 	for ti := range p.Threads {
 		for oi := range p.Threads[ti].Ops {
 			op := &p.Threads[ti].Ops[oi]
@@ -865,6 +870,7 @@ func (b *backend) execute(ctx context.Context) error {
 	}
 	b.recs = make([][]sim.OpRecord, len(p.Threads))
 	b.seq = make([]int, len(p.Streams))
+	b.streamMu = make([]sync.Mutex, len(p.Streams))
 	b.threads = make([]sim.ThreadStats, len(p.Threads))
 	errs := make([]error, len(p.Threads))
 	var wg sync.WaitGroup
@@ -899,6 +905,7 @@ func (b *backend) execute(ctx context.Context) error {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			defer b.drv.SetCurrent(0)
 			cur, err := b.prepare(ti)
 			ready.Done()
 			if err != nil {
@@ -1016,14 +1023,6 @@ func (b *backend) prepare(ti int) (int, error) {
 	return -1, nil
 }
 
-// nextSeq returns the next position in stream s's FIFO.
-func (b *backend) nextSeq(s int) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := b.seq[s]
-	b.seq[s]++
-	return n
-}
 
 // thread runs one host thread's ops in order. It reads the host clock once
 // per op (reads cost up to half a microsecond on some virtual machines):
@@ -1050,13 +1049,22 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 		if op.Kind.OnStream() {
 			r.Stream = op.Stream
 			r.GPU = p.Streams[op.Stream].GPU
-			r.StreamSeq = b.nextSeq(op.Stream)
 			if cur != r.GPU {
 				if err := b.setCurrent(r.GPU); err != nil {
 					return err
 				}
 				cur = r.GPU
 			}
+			// Threads sharing a stream: its position and its commands
+			// (the op and its timing event) are taken together.
+			b.streamMu[op.Stream].Lock()
+			r.StreamSeq = b.seq[op.Stream]
+			b.seq[op.Stream]++
+		} else if op.Kind == sim.OpSync && op.Sync == sim.SyncStream && cur != p.Streams[op.Stream].GPU {
+			if err := b.setCurrent(p.Streams[op.Stream].GPU); err != nil {
+				return err
+			}
+			cur = p.Streams[op.Stream].GPU
 		}
 		s := Stream(0)
 		if op.Stream >= 0 && op.Stream < len(b.streams) {
@@ -1162,6 +1170,9 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 			r.HostEnd, r.End = r.Start, r.Start
 			st.Blocked += r.HostEnd - r.Call
 		}
+		if op.Kind.OnStream() {
+			b.streamMu[op.Stream].Unlock()
+		}
 		if err != nil {
 			return fmt.Errorf("%s: op %s: %w", where(op), op.ID, err)
 		}
@@ -1171,7 +1182,9 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 	return nil
 }
 
-// copy issues one copy on stream s and says which path it takes.
+// copy issues one copy on stream s and says which path it takes. A copy of
+// zero bytes issues nothing (no buffer was made for it): only its timing
+// event marks it.
 func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 	m, drv := b.m, b.drv
 	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
@@ -1184,12 +1197,21 @@ func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 	}
 	switch {
 	case src.Kind == sim.NodeHost && dst.Kind == sim.NodeGPU:
+		if n == 0 {
+			return sim.CopyH2D, nil
+		}
 		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, host(), n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeHost:
+		if n == 0 {
+			return sim.CopyD2H, nil
+		}
 		return sim.CopyD2H, drv.MemcpyDtoHAsync(host(), b.gpus[src.Index].rd, n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU:
 		a, c := src.Index, dst.Index
 		if a == c {
+			if n == 0 {
+				return sim.CopyD2D, nil
+			}
 			return sim.CopyD2D, drv.MemcpyDtoDAsync(b.gpus[a].wr, b.gpus[a].rd, n, s)
 		}
 		kind := sim.CopyStaged
@@ -1198,6 +1220,9 @@ func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 			if m.PathBetween(a, c).Kind == sim.PathNVLink {
 				kind = sim.CopyNVLink
 			}
+		}
+		if n == 0 {
+			return kind, nil
 		}
 		return kind, drv.MemcpyPeerAsync(b.gpus[c].wr, b.gpus[c].ctx, b.gpus[a].rd, b.gpus[a].ctx, n, s)
 	}
@@ -1391,6 +1416,14 @@ func (b *backend) cleanup() error {
 	do := func(err error) {
 		if first == nil {
 			first = err
+		}
+	}
+	// After an error or a cancel, work may still be queued: let it end
+	// before the memory it uses is freed.
+	for g := range b.gpus {
+		if b.gpus[g].retained {
+			do(drv.SetCurrent(b.gpus[g].ctx))
+			do(drv.CtxSynchronize())
 		}
 	}
 	for ti := range b.timing {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -402,6 +403,69 @@ func idleKernels(t *testing.T, sc *scenarios.Scenario, f *Fake) {
 		}
 		if want := r.Call + sim.Microsecond; r.Start < want-sim.Nanosecond || r.Start > want+sim.Nanosecond {
 			t.Errorf("%s started at %v, want %v (when its launch call returned)", r.ID, r.Start, want)
+		}
+	}
+}
+
+// TestRunSharedStream: threads issuing to one stream; each op's position in
+// the stream and its timing event are taken together, so every kernel lasts
+// its duration and the stream's order is the order the kernels ran in.
+func TestRunSharedStream(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: t\ntopology: two.yaml\nthreads:\n")
+	for th := 0; th < 3; th++ {
+		fmt.Fprintf(&b, "  - name: t%d\n    host: cpu0\n    ops:\n      - repeat: {count: 40, ops: [{kernel: {id: k%d, stream: gpu0/shared, duration: 10 us}}]}\n", th, th)
+	}
+	b.WriteString("      - sync: {stream: gpu0/shared}\n")
+	sc := load(t, b.String())
+	res, _, err := Run(context.Background(), NewFake(testConfig()), sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []sim.OpRecord
+	for _, r := range res.Ops {
+		if r.Kind == sim.OpKernel {
+			ks = append(ks, r)
+			if d := r.End - r.Start; d < 10*sim.Microsecond-sim.Nanosecond || d > 10*sim.Microsecond+sim.Nanosecond {
+				t.Errorf("%s lasted %v, want 10us", r.ID, d)
+			}
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].StreamSeq < ks[j].StreamSeq })
+	for i := 1; i < len(ks); i++ {
+		if ks[i].StreamSeq != i || ks[i].Start < ks[i-1].End {
+			t.Fatalf("stream position %d (%s) starts at %v, before position %d (%s) ends at %v", ks[i].StreamSeq, ks[i].ID, ks[i].Start, i-1, ks[i-1].ID, ks[i-1].End)
+		}
+	}
+}
+
+// TestRunZeroByteCopies: a copy of nothing issues no driver copy and lasts
+// no time; it does not need a buffer.
+func TestRunZeroByteCopies(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 0, memory: pageable, stream: gpu0/s}
+      - copy: {id: b, from: gpu0, to: gpu0, bytes: 0, stream: gpu0/s}
+      - sync: {stream: gpu0/s}
+`)
+	f := NewFake(testConfig())
+	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		if r := rec(t, res, id); r.End-r.Start > 3*sim.Microsecond { // at most its event's call and latency
+			t.Errorf("%s lasted %v", id, r.End-r.Start)
+		}
+	}
+	for _, c := range f.Calls() {
+		if strings.HasPrefix(c, "cuMemcpy") && !strings.Contains(c, "HtoD_v2") && !strings.Contains(c, "DtoH_v2") {
+			t.Errorf("a zero-byte program made %s", c)
 		}
 	}
 }

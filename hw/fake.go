@@ -72,6 +72,7 @@ type Fake struct {
 	live    map[string]int // kind -> live objects
 	funcs   map[Function]string
 	mem     map[DevicePtr]uint64 // 8-byte words stored by spin kernels or copies
+	pinned  map[HostPtr]uint64   // pinned allocations and their sizes
 }
 
 // FakeTimerOffset is what the fake's GPU timer (%globaltimer, as spin
@@ -101,7 +102,7 @@ func NewFake(cfg FakeConfig) *Fake {
 		cfg.MemoryBytes = 80e9
 	}
 	return &Fake{cfg: cfg, next: 0x1000, count: map[string]int{}, streams: map[Stream]*fakeStream{},
-		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}}
+		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}}
 }
 
 // Calls returns the driver calls made so far, in order.
@@ -301,14 +302,18 @@ func (f *Fake) MemHostAlloc(n uint64) (HostPtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return HostPtr(f.handle("pinned memory")), nil
+	p := HostPtr(f.handle("pinned memory"))
+	f.next += uintptr(n+255) &^ 255
+	f.pinned[p] = n
+	return p, nil
 }
 
-func (f *Fake) MemFreeHost(HostPtr) error {
+func (f *Fake) MemFreeHost(p HostPtr) error {
 	unlock, err := f.lock("cuMemFreeHost")
 	defer unlock()
 	if err == nil {
 		f.live["pinned memory"]--
+		delete(f.pinned, p)
 	}
 	return err
 }
@@ -350,9 +355,18 @@ func (f *Fake) memcpy(name string, s Stream, d time.Duration, blocking bool) err
 	return err
 }
 
-// pageable reports whether a host pointer is not one of the fake's pinned
-// allocations (the fake hands out small handles; pageable memory is real).
-func (f *Fake) pageable(p HostPtr) bool { return uintptr(p) > 1<<32 }
+// pageable reports whether a host pointer is in none of the fake's pinned
+// allocations.
+func (f *Fake) pageable(p HostPtr) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for base, n := range f.pinned {
+		if p >= base && p < base+HostPtr(n) {
+			return false
+		}
+	}
+	return true
+}
 
 func (f *Fake) MemcpyHtoDAsync(dst DevicePtr, src HostPtr, n uint64, s Stream) error {
 	if f.pageable(src) && f.cfg.Pageable.Bandwidth > 0 {

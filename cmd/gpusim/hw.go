@@ -49,9 +49,13 @@ func fakeGPU() hw.FakeConfig {
 }
 
 // interruptible returns a context cancelled by SIGINT or SIGTERM, so GPU
-// work stops between ops and everything allocated is freed.
+// work stops between ops and everything allocated is freed. The first
+// signal cancels; after it the signals are let go, so a second one ends the
+// process even if a driver call never returns.
 func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
 }
 
 // runOnGPU runs a scenario on the GPUs, printing what the backend noticed.
@@ -63,8 +67,13 @@ func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, 
 	return runs[0], info, nil
 }
 
-// runOnGPUTimes runs a scenario n times on the GPUs.
+// runOnGPUTimes runs a scenario n times on the GPUs. A program that
+// deadlocks in the simulator is refused: on the GPUs it would wait forever.
 func runOnGPUTimes(sc *scenarios.Scenario, n int, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
+	var dl *sim.DeadlockError
+	if _, err := sim.Run(sc.Topology.Machine, sc.Program); errors.As(err, &dl) {
+		return nil, nil, fmt.Errorf("%s: not run on the GPU: %v", sc.File, err)
+	}
 	drv, err := openDriver()
 	if err != nil {
 		return nil, nil, err
