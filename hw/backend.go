@@ -163,12 +163,12 @@ type backend struct {
 	peer     map[[2]int]bool // GPU pairs with peer access enabled
 
 	// filled by execute
-	recs    [][]sim.OpRecord
-	threads []sim.ThreadStats
+	recs     [][]sim.OpRecord
+	threads  []sim.ThreadStats
 	seq      []int        // per stream: ops issued so far
 	streamMu []sync.Mutex // per stream: held while an op and its event are issued
-	mu      sync.Mutex
-	warned  map[string]bool
+	mu       sync.Mutex
+	warned   map[string]bool
 }
 
 func (b *backend) warn(format string, a ...any) {
@@ -1022,7 +1022,6 @@ func (b *backend) prepare(ti int) (int, error) {
 	}
 	return -1, nil
 }
-
 
 // thread runs one host thread's ops in order. It reads the host clock once
 // per op (reads cost up to half a microsecond on some virtual machines):
