@@ -51,6 +51,7 @@ type Result struct {
 	// Aggregate rates (bytes/s) of copies run at once, at the largest size.
 	Bidirectional    []float64 // per GPU: H2D and D2H on two streams
 	AllH2D           float64   // H2D on every GPU at once, in all
+	AllP2P           float64   // every pair with peer access copying both ways at once, in all
 	P2PBidirectional []float64 // per pair in P2P order (i<j): both ways at once
 	// CopyEngineScaling is, per GPU, the aggregate H2D+D2H rate with 1, 2,
 	// 3 and 4 streams copying at once (half each way).
@@ -376,6 +377,14 @@ func (c *cal) run() (*Result, error) {
 		r.AllH2D = x
 	} else if n == 1 && len(r.H2D) == 1 {
 		r.AllH2D = r.H2D[0].Bandwidth
+	}
+	// Every pair with peer access at once, both ways.
+	if len(r.P2P) > 0 && !c.over() {
+		x, err := c.allPairsAtOnce()
+		if err != nil {
+			return nil, err
+		}
+		r.AllP2P = x
 	}
 	c.step("all GPUs at once")
 	// Host memcpy.
@@ -711,6 +720,77 @@ func (c *cal) allAtOnce() (float64, error) {
 		}
 	}
 	return total, nil
+}
+
+// allPairsAtOnce has every GPU copy to every peer it can reach at once
+// (each pair on its own stream of the source GPU, the streams of each GPU
+// released by one event after a busy kernel) and returns the bytes moved
+// over the time from the first release to the last end.
+func (c *cal) allPairsAtOnce() (float64, error) {
+	drv := c.drv
+	n := len(c.gpus)
+	per := c.maxSz / uint64(max(1, n-1)) // each source splits its buffer among its peers
+	type copyAt struct{ src, k int }
+	var started []copyAt
+	for i := range c.gpus {
+		g := &c.gpus[i]
+		if err := drv.SetCurrent(g.ctx); err != nil {
+			return 0, err
+		}
+		if err := c.busy(g, g.streams[0], 2*time.Millisecond); err != nil {
+			return 0, err
+		}
+		if err := drv.EventRecord(g.events[0], g.streams[0]); err != nil {
+			return 0, err
+		}
+		k := 0
+		for j := range c.gpus {
+			if j == i {
+				continue
+			}
+			if ok, err := drv.CanAccessPeer(i, j); err != nil {
+				return 0, err
+			} else if !ok {
+				continue
+			}
+			s := g.streams[k%len(g.streams)]
+			if err := drv.StreamWaitEvent(s, g.events[0]); err != nil {
+				return 0, err
+			}
+			dst := &c.gpus[j]
+			off := hw.DevicePtr(uint64(i) * per % (c.maxSz - per + 1))
+			if err := drv.MemcpyPeerAsync(dst.b+off, dst.ctx, g.a, g.ctx, per, s); err != nil {
+				return 0, err
+			}
+			if err := drv.EventRecord(g.events[1+k], s); err != nil {
+				return 0, err
+			}
+			started = append(started, copyAt{i, k})
+			k++
+		}
+	}
+	// Each GPU's copies are timed from its own release; the releases are
+	// within microseconds of each other against copies of milliseconds, so
+	// the slowest GPU's span stands for the whole.
+	span := 0.0
+	for _, x := range started {
+		g := &c.gpus[x.src]
+		if err := drv.SetCurrent(g.ctx); err != nil {
+			return 0, err
+		}
+		if err := drv.EventSynchronize(g.events[1+x.k]); err != nil {
+			return 0, err
+		}
+		ms, err := drv.EventElapsed(g.events[0], g.events[1+x.k])
+		if err != nil {
+			return 0, err
+		}
+		span = math.Max(span, float64(ms)/1e3)
+	}
+	if span <= 0 {
+		return 0, nil
+	}
+	return float64(uint64(len(started))*per) / span, nil
 }
 
 // overheads measures host call costs on GPU 0.

@@ -198,3 +198,35 @@ func TestApply(t *testing.T) {
 		t.Errorf("two GPUs, one measured: error %v", err)
 	}
 }
+
+// TestRunPeers: two GPUs with peer access: each ordered pair is fitted and
+// the pairs copy at once (the fake shares nothing: both ways at once move
+// twice one way's bytes in the same time).
+func TestRunPeers(t *testing.T) {
+	cfg := fakeConfig()
+	cfg.Devices = 2
+	f := hw.NewFake(cfg)
+	r, err := Run(context.Background(), f, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+	if len(r.P2P) != 2 || r.P2P[0].Name != "p2p gpu0->gpu1" || r.P2P[1].Name != "p2p gpu1->gpu0" {
+		t.Fatalf("p2p fits %+v", r.P2P)
+	}
+	for _, p := range r.P2P {
+		if !within(p.Bandwidth, 100e9, 0.002) || !within(p.Latency, 2e-6, 0.01) {
+			t.Errorf("%s: %g B/s, %g s; want 100 GB/s, 2 us", p.Name, p.Bandwidth, p.Latency)
+		}
+	}
+	// 256 MiB each way at 100 GB/s after 2 us, both at once.
+	one := 2e-6 + float64(256<<20)/100e9
+	if want := 2 * float64(256<<20) / one; !within(r.AllP2P, want, 0.002) {
+		t.Errorf("all pairs at once %g B/s, want %g", r.AllP2P, want)
+	}
+	if len(r.P2PBidirectional) != 1 || !within(r.P2PBidirectional[0], 2*float64(256<<20)/one, 0.002) {
+		t.Errorf("both ways %v", r.P2PBidirectional)
+	}
+}

@@ -218,6 +218,9 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	if r.AllH2D > 0 {
 		w("  every GPU's H2D at once: %s in all", bwStr(r.AllH2D))
 	}
+	if r.AllP2P > 0 {
+		w("  every pair with peer access, both ways at once: %s in all", bwStr(r.AllP2P))
+	}
 	w("Host, per kernel op through the hw backend (mean, median of 5 runs of 400): %s (api_overhead).", timeStr(r.BracketedOp))
 	w("Host, per call in a bare loop (median): launch %s; launch and its timing event %s (mean, median of 15 rounds, %s;", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOpLoop))
 	w("  with 4 us kernels %s); event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
