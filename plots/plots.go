@@ -85,8 +85,11 @@ func legendWidth(c draw.Canvas, p *plot.Plot) vg.Length {
 	if w <= 0 {
 		return 0
 	}
-	return w + legendGap
+	return w + legendGap + legendMargin
 }
+
+// legendMargin keeps the legend's text off the picture's right edge.
+const legendMargin = vg.Length(6)
 
 // drawPlot draws p in c with its legend in a strip of width side on the
 // right, under the title (side 0: no strip).
