@@ -479,6 +479,25 @@ func (b *backend) setup() error {
 	return nil
 }
 
+// scratchStream makes GPU g's context current and a stream for the
+// backend's own measurements; done destroys it.
+func (b *backend) scratchStream(g int) (s Stream, done func(), err error) {
+	if err := b.setCurrent(g); err != nil {
+		return 0, nil, err
+	}
+	if s, err = b.drv.StreamCreate(); err != nil {
+		return 0, nil, err
+	}
+	return s, func() { b.drv.StreamDestroy(s) }, nil
+}
+
+// launchSpin launches the spin kernel over all of GPU g's SMs for ns
+// nanoseconds, storing its start and stop at slot (0: nowhere).
+func (b *backend) launchSpin(g int, s Stream, ns uint64, slot DevicePtr) error {
+	d := &b.gpus[g]
+	return b.drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(ns), U64(uint64(slot)))
+}
+
 // placeTimer places GPU g's timer (what spin kernels store) on the host
 // clock. Zero-time spin kernels, each queued behind a busy kernel and an
 // event and followed by another event, start when the event before runs
@@ -486,16 +505,12 @@ func (b *backend) setup() error {
 // runs: the median differences between those events' host times and the
 // kernels' stored start and stop times are the offsets.
 func (b *backend) placeTimer(g int) error {
-	d := &b.gpus[g]
-	drv := b.drv
-	if err := drv.SetCurrent(d.ctx); err != nil {
-		return err
-	}
-	s, err := drv.StreamCreate()
+	d, drv := &b.gpus[g], b.drv
+	s, done, err := b.scratchStream(g)
 	if err != nil {
 		return err
 	}
-	defer drv.StreamDestroy(s)
+	defer done()
 	evs := make([]Event, 0, 2*timerProbes)
 	defer func() {
 		for _, e := range evs {
@@ -511,12 +526,12 @@ func (b *backend) placeTimer(g int) error {
 			}
 			evs = append(evs, e)
 		}
-		err := drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(100_000), U64(0))
+		err := b.launchSpin(g, s, 100_000, 0)
 		if err == nil {
 			err = drv.EventRecord(evs[2*k], s)
 		}
 		if err == nil {
-			err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(0), U64(uint64(base)+uint64(16*k)))
+			err = b.launchSpin(g, s, 0, base+DevicePtr(16*k))
 		}
 		if err == nil {
 			err = drv.EventRecord(evs[2*k+1], s)
@@ -697,16 +712,12 @@ func sortedPairs(m map[[2]int]bool) [][2]int {
 // on the GPU (with its event); a 50 us spin's less that and 50 us, how much
 // longer spins overshoot.
 func (b *backend) warmup(g int) error {
-	d := &b.gpus[g]
 	drv := b.drv
-	if err := drv.SetCurrent(d.ctx); err != nil {
-		return err
-	}
-	s, err := drv.StreamCreate()
+	s, done, err := b.scratchStream(g)
 	if err != nil {
 		return err
 	}
-	defer drv.StreamDestroy(s)
+	defer done()
 	e0, err := drv.EventCreate()
 	if err != nil {
 		return err
@@ -729,12 +740,12 @@ func (b *backend) warmup(g int) error {
 	measure := func(spin sim.Time) (sim.Time, error) {
 		var ms []float64
 		for i := 0; i < rounds; i++ {
-			err := drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(busyNS), U64(0))
+			err := b.launchSpin(g, s, busyNS, 0)
 			if err == nil {
 				err = drv.EventRecord(e0, s)
 			}
 			for k := 0; k < chain && err == nil; k++ {
-				err = drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(uint64(spin/sim.Nanosecond)), U64(0))
+				err = b.launchSpin(g, s, uint64(spin/sim.Nanosecond), 0)
 				if err == nil {
 					// Time one link of the chain, in its middle.
 					switch k {
