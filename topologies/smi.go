@@ -20,6 +20,10 @@ type SMIOptions struct {
 	PCIe string
 	// Name of the topology; empty: "imported".
 	Name string
+	// NoP2P says no two GPUs can copy peer to peer over PCIe (consumer
+	// GPUs, or a platform that does not forward it): the hosts and PCIe
+	// switches get p2p: false. NVLink pairs still copy peer to peer.
+	NoP2P bool
 }
 
 // smiMatrix is the parsed table of `nvidia-smi topo -m`.
@@ -182,6 +186,9 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	fmt.Fprintf(&b, "# - GPUs with PIX or PXB between them (or PIX to one NIC) share a PCIe switch; a pair\n")
 	fmt.Fprintf(&b, "#   shown as NV# hides its PCIe relation, so such GPUs get a switch only when a NIC\n")
 	fmt.Fprintf(&b, "#   reveals it. NICs are left out.\n")
+	if opt.NoP2P {
+		fmt.Fprintf(&b, "# - No P2P over PCIe (as told): hosts and PCIe switches have p2p: false.\n")
+	}
 	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
 	fmt.Fprintf(&b, "description: %s\n", yamlString(fmt.Sprintf("%d x %s imported from nvidia-smi topo -m", n, model)))
 	b.WriteString("hosts:\n")
@@ -189,6 +196,9 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		fmt.Fprintf(&b, "  - {name: cpu%d", h)
 		if c := countCPUs(hostCPUs[h]); c > 0 {
 			fmt.Fprintf(&b, ", cores: %d", c)
+		}
+		if opt.NoP2P {
+			b.WriteString(", p2p: false")
 		}
 		b.WriteString("}\n")
 	}
@@ -223,7 +233,11 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			continue
 		}
 		sw := fmt.Sprintf("pcie%d", k)
-		switches = append(switches, "{name: "+sw+"}")
+		if opt.NoP2P {
+			switches = append(switches, "{name: "+sw+", p2p: false}")
+		} else {
+			switches = append(switches, "{name: "+sw+"}")
+		}
 		for _, i := range members {
 			links = append(links, fmt.Sprintf("{ends: [gpu%d, %s], type: %s}", i, sw, pcie))
 		}

@@ -197,3 +197,27 @@ func FuzzFromNvidiaSMI(f *testing.F) {
 		}
 	})
 }
+
+// TestImportNoP2P: four PCIe GPUs (two under each of two switches, one per
+// socket) told to have no P2P: every GPU pair is staged through a host;
+// without the option the pairs under one switch copy peer to peer.
+func TestImportNoP2P(t *testing.T) {
+	table := "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n" +
+		"GPU0\t X \tPIX\tSYS\tSYS\t0-15\t0\n" +
+		"GPU1\tPIX\t X \tSYS\tSYS\t0-15\t0\n" +
+		"GPU2\tSYS\tSYS\t X \tPIX\t16-31\t1\n" +
+		"GPU3\tSYS\tSYS\tPIX\t X \t16-31\t1\n"
+	for _, noP2P := range []bool{false, true} {
+		_, tp, err := FromNvidiaSMI("four.txt", []byte(table), SMIOptions{GPU: "RTX-4090", NoP2P: noP2P})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tp.Machine
+		if got := m.PathBetween(0, 1).Kind; (got == sim.PathStaged) != noP2P {
+			t.Errorf("no P2P %v: gpu0 to gpu1 under one switch: %v", noP2P, got)
+		}
+		if got := m.PathBetween(0, 2).Kind; noP2P && got != sim.PathStaged {
+			t.Errorf("no P2P: gpu0 to gpu2 across sockets: %v, want host-staged", got)
+		}
+	}
+}

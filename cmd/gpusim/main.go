@@ -71,7 +71,7 @@ Usage:
         draw the predicted GPU-to-GPU bandwidth as a heatmap (.png, .svg, .pdf)
   gpusim topo dot TOPOLOGY [-o FILE]
         write the machine graph as Graphviz DOT
-  gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE]
+  gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [--no-p2p] [-o FILE]
         turn what nvidia-smi topo -m prints into a topology
   gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json] [--plot FILE]
         predict nccl-tests' table (all_reduce_perf, all_gather_perf, ...)

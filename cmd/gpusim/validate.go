@@ -90,7 +90,7 @@ func fileKind(data []byte) string {
 	return kind
 }
 
-const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE] | gpusim topo discover [-o FILE] [--name NAME]"
+const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [--no-p2p] [-o FILE] | gpusim topo discover [-o FILE] [--name NAME]"
 
 func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -332,7 +332,7 @@ func cmdTopoDraw(sub string, args []string, stdout, stderr io.Writer) error {
 	return writePlot(*out, p, side+plots.Pixels(60), side)
 }
 
-const importSynopsis = "gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [-o FILE]"
+const importSynopsis = "gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [--no-p2p] [-o FILE]"
 
 // cmdTopoImport turns the text of `nvidia-smi topo -m` into a topology.
 func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
@@ -341,6 +341,7 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 	pcie := fs.String("pcie", "", "the GPUs' PCIe link type (default: the GPU model's)")
 	name := fs.String("name", "", "the topology's name (default: the file's name)")
 	out := fs.String("o", "", "write the topology YAML to `FILE` (default: standard output)")
+	noP2P := fs.Bool("no-p2p", false, "no GPU pair copies peer to peer over PCIe (consumer GPUs): hosts and PCIe switches get p2p: false")
 	if helpRequested(fs, importSynopsis, args, stdout) {
 		return nil
 	}
@@ -373,7 +374,7 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 	if n == "" {
 		n = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
-	text, _, err := topologies.FromNvidiaSMI(file, data, topologies.SMIOptions{GPU: *gpu, PCIe: *pcie, Name: n})
+	text, _, err := topologies.FromNvidiaSMI(file, data, topologies.SMIOptions{GPU: *gpu, PCIe: *pcie, Name: n, NoP2P: *noP2P})
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,9 @@ type Machine struct {
 	// P2P[i][j] says whether GPU i can read GPU j's memory peer-to-peer
 	// (NVML's P2P read capability); true on the diagonal.
 	P2P [][]bool
+	// NoP2P says no pair of GPUs joined by PCIe alone has P2P: the
+	// topology then forbids P2P over PCIe.
+	NoP2P bool
 	// Notes say what NVML did not tell and what was assumed instead, in the
 	// order met.
 	Notes []string
@@ -429,15 +432,27 @@ func (d *discoverer) pairs() error {
 		}
 	}
 	var noP2P []string
+	pcie, pcieNoP2P := 0, 0 // pairs joined by PCIe only, and those of them without P2P
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
-			if !m.P2P[i][j] || !m.P2P[j][i] {
+			no := !m.P2P[i][j] || !m.P2P[j][i]
+			if no {
 				noP2P = append(noP2P, fmt.Sprintf("GPU%d-GPU%d", i, j))
+			}
+			if !strings.HasPrefix(m.Level[i][j], "NV") {
+				pcie++
+				if no {
+					pcieNoP2P++
+				}
 			}
 		}
 	}
-	if len(noP2P) > 0 && hasP2P {
-		d.note("nop2p", fmt.Sprintf("no P2P read between %s (NVML): the topology below still lets them copy peer-to-peer; set p2p: false on the hosts and switches they cross", strings.Join(noP2P, ", ")))
+	m.NoP2P = hasP2P && pcie > 0 && pcieNoP2P == pcie
+	switch {
+	case m.NoP2P:
+		d.note("nop2p", fmt.Sprintf("no P2P read between %s (NVML): hosts and PCIe switches get p2p: false", strings.Join(noP2P, ", ")))
+	case len(noP2P) > 0 && hasP2P:
+		d.note("nop2p", fmt.Sprintf("no P2P read between %s (NVML), but other pairs over PCIe have it: the topology below still lets them copy peer-to-peer; set p2p: false on the hosts and switches they cross", strings.Join(noP2P, ", ")))
 	}
 	return nil
 }
@@ -675,7 +690,7 @@ func (m *Machine) Topology(name string) (string, error) {
 		notes = append(notes, fmt.Sprintf("PCIe %s has no gpusim link type: %s's %s is used", pcieDesc(first), model, g.PCIe))
 	}
 	smi := m.SMIText()
-	text, _, err := topologies.FromNvidiaSMI("nvml", []byte(smi), topologies.SMIOptions{GPU: model, PCIe: pcie, Name: name})
+	text, _, err := topologies.FromNvidiaSMI("nvml", []byte(smi), topologies.SMIOptions{GPU: model, PCIe: pcie, Name: name, NoP2P: m.NoP2P})
 	if err != nil {
 		return "", err
 	}

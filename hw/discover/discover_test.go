@@ -374,7 +374,16 @@ func TestDiscoverUnsupported(t *testing.T) {
 			if m.Level[0][1] != "NODE" || m.Level[0][4] != "SYS" {
 				t.Errorf("levels %v: want NODE within a socket, SYS across", m.Level[0])
 			}
-		}, "no P2P read between GPU0-GPU1"},
+			// No pair has P2P over PCIe: the topology forbids it, and
+			// every copy between GPUs goes through a host.
+			if !m.NoP2P {
+				t.Error("NoP2P not set")
+			}
+			tp := load(t, m)
+			if k := tp.Machine.PathBetween(0, 1).Kind; k != sim.PathStaged {
+				t.Errorf("gpu0 to gpu1: %v, want host-staged", k)
+			}
+		}, "hosts and PCIe switches get p2p: false"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := likeDGX(dgxh100.New())
