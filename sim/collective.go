@@ -80,10 +80,13 @@ func newCollective(r *run, op *Op) *collState {
 	for i := range c.plan.Tasks {
 		t := &c.plan.Tasks[i]
 		ct := &arr[i]
-		*ct = collTask{c: c, t: t, pending: len(t.Deps), dependents: deps[i], src: -1, dst: -1}
-		ct.f.uses = ct.usesBuf[:0]
+		// Field by field, not ct = collTask{...}: that would clear usesBuf
+		// too (192 of the task's 500 bytes), which the flow overwrites as
+		// it needs; over a million-op run the clearing cost seconds.
+		ct.c, ct.t, ct.pending, ct.dependents = c, t, len(t.Deps), deps[i]
+		ct.started, ct.running, ct.base, ct.src, ct.dst = false, false, 0, -1, -1
+		ct.f = flow{uses: ct.usesBuf[:0], owner: ct}
 		ct.delayEv.Init(ct)
-		ct.f.owner = ct
 		if t.From >= 0 {
 			ct.src = c.plan.Ranks[t.From]
 			c.left[t.From]++
