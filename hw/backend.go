@@ -444,13 +444,8 @@ func (b *backend) setup() error {
 	// Use every stream and event once: the driver sets them up on first use
 	// (80 us for a stream's first command, about a microsecond more for an
 	// event's first record, seen on an H200), which is not the program's.
-	for g := range b.gpus {
-		if !b.gpus[g].used {
-			continue
-		}
-		if err := b.touch(g); err != nil {
-			return err
-		}
+	if err := b.eachUsed(b.touch); err != nil {
+		return err
 	}
 	// Move every buffer's bytes once: the first copy into or out of fresh
 	// memory pays for mapping its pages (a 256 MiB upload took 12% longer
@@ -458,20 +453,22 @@ func (b *backend) setup() error {
 	if err := b.warmCopies(); err != nil {
 		return err
 	}
-	// Warm up each used GPU and measure its spin kernel's fixed cost.
-	for g := range b.gpus {
-		if b.gpus[g].used {
-			if err := b.warmup(g); err != nil {
-				return err
-			}
-		}
+	// Warm up each used GPU and measure its spin kernel's fixed cost; put
+	// its clocks on the host's.
+	if err := b.eachUsed(b.warmup); err != nil {
+		return err
 	}
 	if err := b.align(); err != nil {
 		return err
 	}
+	return b.eachUsed(b.placeTimer)
+}
+
+// eachUsed calls f for each GPU the program uses, stopping at an error.
+func (b *backend) eachUsed(f func(g int) error) error {
 	for g := range b.gpus {
 		if b.gpus[g].used {
-			if err := b.placeTimer(g); err != nil {
+			if err := f(g); err != nil {
 				return err
 			}
 		}
