@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A/B timing of two revisions of package sim on a noisy machine: builds the
+# test binary of REV_A and of the working tree, then runs one benchmark
+# alternately, N pairs, and prints each pair's ratio (tree / REV_A) and the
+# median ratio. Adjacent runs share the machine's state, so the median of
+# pair ratios is steadier than comparing two series of absolute times.
+#
+#   sim/testdata/ab/ab.sh REV_A BENCH [N]     e.g.  ab.sh HEAD 'Flows$' 9
+set -euo pipefail
+rev=${1:?usage: ab.sh REV_A BENCH [N]}
+bench=${2:?usage: ab.sh REV_A BENCH [N]}
+n=${3:-9}
+top=$(git rev-parse --show-toplevel)
+tmp=$(mktemp -d)
+trap 'git -C "$top" worktree remove --force "$tmp/a" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+git -C "$top" worktree add -q --detach "$tmp/a" "$rev"
+(cd "$tmp/a" && go test -c -o "$tmp/a.test" ./sim)
+(cd "$top" && go test -c -o "$tmp/b.test" ./sim)
+run() { GOMAXPROCS=1 "$1" -test.run '^$' -test.bench "$bench" -test.benchtime 1x | awk '/^Benchmark/ {print $3; exit}'; }
+ratios=()
+for i in $(seq "$n"); do
+	a=$(run "$tmp/a.test")
+	b=$(run "$tmp/b.test")
+	r=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
+	echo "pair $i: A $a ns, B $b ns, B/A $r"
+	ratios+=("$r")
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{r[NR] = $1} END {m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2; printf "median B/A over %d pairs: %.3f\n", NR, m}'
