@@ -127,7 +127,7 @@ func (c *collState) arrive(rank int) {
 	r := c.r
 	o := c.parts[rank]
 	g := r.gpus[c.plan.Ranks[rank]]
-	o.presence = &flow{owner: o, bound: 1, noEnd: true, uses: []use{{res: g.smRes, coef: c.plan.SMShare}}}
+	o.presence = &flow{owner: o, bound: 1, noEnd: true, uses: []use{{res: int32(g.smRes), coef: c.plan.SMShare}}}
 	r.s.start(o.presence, math.MaxFloat64)
 	g.addClaim(c.plan.SMShare)
 	g.colls = append(g.colls, c)
@@ -205,7 +205,7 @@ func (ct *collTask) Handle() {
 			if h.Reverse {
 				i++
 			}
-			uses = append(uses, use{res: i, coef: float64(t.Wire * l.KernelCoef())})
+			uses = append(uses, use{res: int32(i), coef: float64(t.Wire * l.KernelCoef())})
 			base = math.Min(base, l.Bandwidth/float64(t.Wire*l.KernelCoef()))
 		}
 	}
@@ -218,7 +218,7 @@ func (ct *collTask) Handle() {
 		// Within one GPU (a one-rank collective's out-of-place copy): read
 		// and write its memory.
 		g := r.gpus[ct.src]
-		uses = append(uses, use{res: g.memRes, coef: 2})
+		uses = append(uses, use{res: int32(g.memRes), coef: 2})
 		base = math.Min(base, m.GPUs[ct.src].MemoryBandwidth/2)
 	default:
 		p := r.collPath(ct.src, ct.dst)
@@ -229,7 +229,7 @@ func (ct *collTask) Handle() {
 			addRoute(p.ToHost)
 			addRoute(p.FromHost)
 			mem := r.hosts[p.Host].memRes
-			uses = append(uses, use{res: mem, coef: 2})
+			uses = append(uses, use{res: int32(mem), coef: 2})
 			base = math.Min(base, m.Hosts[p.Host].MemoryBandwidth/2)
 		default:
 			addRoute(p.Route)
@@ -237,7 +237,7 @@ func (ct *collTask) Handle() {
 	}
 	if t.Reduce && ct.dst >= 0 {
 		g := r.gpus[ct.dst]
-		uses = append(uses, use{res: g.memRes, coef: 3}) // read both inputs, write the sum
+		uses = append(uses, use{res: int32(g.memRes), coef: 3}) // read both inputs, write the sum
 		base = math.Min(base, m.GPUs[ct.dst].MemoryBandwidth/3)
 	}
 	ct.base = base

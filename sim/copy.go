@@ -53,14 +53,14 @@ func newCopy(o *opState) *copyState {
 			if h.Reverse {
 				i++
 			}
-			us = append(us, use{res: i, coef: 1})
+			us = append(us, use{res: int32(i), coef: 1})
 		}
 		return us
 	}
 	dma := func(rt Route, host int) stage {
 		us := linkUses(rt)
 		if host >= 0 {
-			us = append(us, use{res: r.hosts[host].memRes, coef: 1})
+			us = append(us, use{res: int32(r.hosts[host].memRes), coef: 1})
 		}
 		return stage{uses: us, bound: inf, delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
 	}
@@ -71,7 +71,7 @@ func newCopy(o *opState) *copyState {
 		if rate == 0 {
 			rate = h.MemcpyBandwidth
 		}
-		return stage{uses: []use{{res: r.hosts[host].memRes, coef: 2}}, bound: rate, grp: &r.hosts[host].cpu}
+		return stage{uses: []use{{res: int32(r.hosts[host].memRes), coef: 2}}, bound: rate, grp: &r.hosts[host].cpu}
 	}
 	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 	staging := -1 // host whose staging chunk size applies
@@ -103,7 +103,7 @@ func newCopy(o *opState) *copyState {
 		case PathLocal:
 			rec.Copy = CopyD2D
 			gs := r.gpus[src.Index]
-			c.st[0] = stage{uses: []use{{res: gs.memRes, coef: 2}}, bound: inf, delay: g.CopyOverhead, dma: true}
+			c.st[0] = stage{uses: []use{{res: int32(gs.memRes), coef: 2}}, bound: inf, delay: g.CopyOverhead, dma: true}
 			c.n = 1
 		case PathNVLink, PathP2P:
 			rec.Copy = CopyP2P

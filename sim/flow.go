@@ -90,9 +90,9 @@ func (x *fillState) level() float64 { return x.rem / x.wsum }
 
 // use is one resource of a flow.
 type use struct {
-	res  int
+	res  int32 // 32-bit: a use is 16 bytes, and flows and tasks hold many
+	pos  int32 // position of the flow in the resource's flows
 	coef float64
-	pos  int // position of the flow in the resource's flows
 }
 
 // flowOwner learns when its flow has carried all its work.
@@ -225,11 +225,11 @@ func (s *solver) start(f *flow, amount float64) {
 		for i := range f.uses {
 			u := &f.uses[i]
 			r := &s.res[u.res]
-			u.pos = len(r.flows)
+			u.pos = int32(len(r.flows))
 			r.flows = append(r.flows, f)
 			r.coefs = append(r.coefs, u.coef)
 			r.rates = append(r.rates, math.Inf(1))
-			s.markDirty(u.res)
+			s.markDirty(int(u.res))
 		}
 		f.touched = true
 		s.touched = append(s.touched, f)
@@ -251,7 +251,7 @@ func (s *solver) touch(f *flow) {
 		}
 	}
 	for _, u := range f.uses {
-		s.markDirty(u.res)
+		s.markDirty(int(u.res))
 	}
 }
 
@@ -328,7 +328,7 @@ func (s *solver) remove(f *flow) {
 		u := f.uses[i]
 		r := &s.res[u.res]
 		// remove f from r.flows, keeping positions of the moved flow right
-		last := len(r.flows) - 1
+		last := int32(len(r.flows) - 1)
 		if u.pos != last {
 			moved := r.flows[last]
 			r.flows[u.pos] = moved
@@ -345,7 +345,7 @@ func (s *solver) remove(f *flow) {
 		r.flows = r.flows[:last]
 		r.coefs = r.coefs[:last]
 		r.rates = r.rates[:last]
-		s.markDirty(u.res)
+		s.markDirty(int(u.res))
 	}
 	if f.registered {
 		if !f.touched {
@@ -386,7 +386,7 @@ func (s *solver) Handle() {
 		}
 		l0 = math.Min(l0, f.bound)
 		for _, u := range f.uses {
-			l0 = math.Min(l0, s.crossing(u.res, ep))
+			l0 = math.Min(l0, s.crossing(int(u.res), ep))
 		}
 	}
 	s.touched = s.touched[:0]
@@ -430,7 +430,7 @@ func (s *solver) Handle() {
 			for _, u := range f.uses {
 				if s.fs[u.res].mark != ep {
 					s.fs[u.res].mark = ep
-					s.compRes = append(s.compRes, u.res)
+					s.compRes = append(s.compRes, int(u.res))
 				}
 			}
 		}

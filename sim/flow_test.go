@@ -86,7 +86,7 @@ func TestSolverIsMaxMinFairOnRandomInstances(t *testing.T) {
 				if rng.IntN(3) == 0 {
 					coef = 0.1 + rng.Float64()*3
 				}
-				f.uses = append(f.uses, use{res: r, coef: coef})
+				f.uses = append(f.uses, use{res: int32(r), coef: coef})
 			}
 			s.start(f, 1e9)
 			flows = append(flows, f)
@@ -104,8 +104,8 @@ func TestSolverMatchesHandComputedShares(t *testing.T) {
 	var e engine
 	s := newSolver(&e)
 	r := s.addResource("sms", 1, false)
-	a := &flow{owner: nopOwner{}, bound: 1, uses: []use{{res: r, coef: 1}}}
-	b := &flow{owner: nopOwner{}, bound: 1, uses: []use{{res: r, coef: 0.25}}}
+	a := &flow{owner: nopOwner{}, bound: 1, uses: []use{{res: int32(r), coef: 1}}}
+	b := &flow{owner: nopOwner{}, bound: 1, uses: []use{{res: int32(r), coef: 0.25}}}
 	s.start(a, 1)
 	s.start(b, 1)
 	s.Handle()
@@ -147,7 +147,7 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 				if rng.IntN(4) == 0 {
 					coef = []float64{0.25, 0.5, 2}[rng.IntN(3)]
 				}
-				f.uses = append(f.uses, use{res: r, coef: coef})
+				f.uses = append(f.uses, use{res: int32(r), coef: coef})
 			}
 			return f
 		}

@@ -346,7 +346,7 @@ func (st *streamState) Handle() {
 			o.finish()
 		case OpKernel:
 			o.begin(kind, cause)
-			o.kuse[0] = use{res: st.gpu.smRes, coef: o.op.SMShare}
+			o.kuse[0] = use{res: int32(st.gpu.smRes), coef: o.op.SMShare}
 			o.kflow = flow{owner: o, bound: 1, uses: o.kuse[:]}
 			f := &o.kflow
 			o.kernel = f
