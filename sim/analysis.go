@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -43,7 +44,7 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 		slices.Sort(ts)
 		ts = slices.Compact(ts)
 		byIssue := slices.Clone(ops)
-		sort.SliceStable(byIssue, func(a, b int) bool { return res.Ops[byIssue[a]].Issued < res.Ops[byIssue[b]].Issued })
+		slices.SortStableFunc(byIssue, func(a, b int) int { return cmp.Compare(res.Ops[a].Issued, res.Ops[b].Issued) })
 		type edge struct {
 			t     Time
 			delta int
@@ -66,7 +67,7 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 				}
 			}
 		}
-		sort.SliceStable(edges, func(a, b int) bool { return edges[a].t < edges[b].t })
+		slices.SortStableFunc(edges, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
 		var active [4]int
 		ei, ii, front := 0, 0, 0
 		for k := 0; k+1 < len(ts); k++ {

@@ -2,9 +2,10 @@ package sim
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -93,7 +94,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 			copies = append(copies, i)
 		}
 	}
-	sort.SliceStable(copies, func(a, b int) bool { return res.Ops[copies[a]].Start < res.Ops[copies[b]].Start })
+	slices.SortStableFunc(copies, func(a, b int) int { return cmp.Compare(res.Ops[a].Start, res.Ops[b].Start) })
 	for _, i := range copies {
 		r := &res.Ops[i]
 		for _, h := range copyHops(m, r) {
