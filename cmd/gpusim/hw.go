@@ -140,6 +140,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", sc.File, err)
 	}
+	if *plotTo != "" {
+		if err := plotDir(*plotTo); err != nil { // before the GPU run, not after
+			return err
+		}
+	}
 	runs, _, err := runOnGPUTimes(sc, *repeat, stderr)
 	if err != nil {
 		return err
@@ -272,6 +277,12 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if *budget <= 0 {
 		return &usageError{"gpusim calibrate: --budget must be positive, such as 2m"}
+	}
+	if *out != "" {
+		// Say so before minutes of measuring, not after.
+		if st, err := os.Stat(filepath.Dir(*out)); err != nil || !st.IsDir() {
+			return &failError{fmt.Errorf("cannot write %s: %s is not a folder", *out, filepath.Dir(*out))}
+		}
 	}
 	var base []byte
 	baseName := *topo
