@@ -93,51 +93,31 @@ func TestFitLatencyBandwidthRecoversKnownParameters(t *testing.T) {
 	}
 }
 
+// With repeats, the start takes the median time of each size; without them
+// the outliers enter the starting fit at full weight, and the Huber phase
+// must still recover.
 func TestFitLatencyBandwidthIgnoresOutliers(t *testing.T) {
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			rng := newRand(seed)
-			samples := copyTimes(rng, wantLatency, wantBandwidth, 7, 0.01)
-			planted := plantOutliers(rng, samples, 0.10)
-			got, err := FitLatencyBandwidth(samples)
-			if err != nil {
-				t.Fatalf("seed %d: FitLatencyBandwidth: %v", seed, err)
-			}
-			if e := relErr(got.Latency, wantLatency); e > 0.03 {
-				t.Errorf("seed %d: latency %g s, want %g s within 3%% (off by %.2f%%)", seed, got.Latency, wantLatency, e*100)
-			}
-			if e := relErr(got.Bandwidth, wantBandwidth); e > 0.03 {
-				t.Errorf("seed %d: bandwidth %g B/s, want %g B/s within 3%% (off by %.2f%%)", seed, got.Bandwidth, wantBandwidth, e*100)
-			}
-			if min := int(math.Ceil(0.8 * float64(planted))); got.Outliers < min || got.Outliers > planted {
-				t.Errorf("seed %d: %d outliers, want between %d and the %d planted", seed, got.Outliers, min, planted)
-			}
-		})
-	}
-}
-
-// Without repeats the start cannot take medians per size, so the outliers
-// enter the starting fit at full weight; the Huber phase must still recover.
-func TestFitLatencyBandwidthIgnoresOutliersWithoutRepeats(t *testing.T) {
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			rng := newRand(seed)
-			samples := copyTimes(rng, wantLatency, wantBandwidth, 1, 0.01)
-			planted := plantOutliers(rng, samples, 0.10)
-			got, err := FitLatencyBandwidth(samples)
-			if err != nil {
-				t.Fatalf("seed %d: FitLatencyBandwidth: %v", seed, err)
-			}
-			if e := relErr(got.Latency, wantLatency); e > 0.03 {
-				t.Errorf("seed %d: latency %g s, want %g s within 3%% (off by %.2f%%)", seed, got.Latency, wantLatency, e*100)
-			}
-			if e := relErr(got.Bandwidth, wantBandwidth); e > 0.03 {
-				t.Errorf("seed %d: bandwidth %g B/s, want %g B/s within 3%% (off by %.2f%%)", seed, got.Bandwidth, wantBandwidth, e*100)
-			}
-			if min := int(math.Ceil(0.8 * float64(planted))); got.Outliers < min || got.Outliers > planted {
-				t.Errorf("seed %d: %d outliers, want between %d and the %d planted", seed, got.Outliers, min, planted)
-			}
-		})
+	for _, repeats := range []int{7, 1} {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprintf("repeats=%d/seed=%d", repeats, seed), func(t *testing.T) {
+				rng := newRand(seed)
+				samples := copyTimes(rng, wantLatency, wantBandwidth, repeats, 0.01)
+				planted := plantOutliers(rng, samples, 0.10)
+				got, err := FitLatencyBandwidth(samples)
+				if err != nil {
+					t.Fatalf("seed %d: FitLatencyBandwidth: %v", seed, err)
+				}
+				if e := relErr(got.Latency, wantLatency); e > 0.03 {
+					t.Errorf("seed %d: latency %g s, want %g s within 3%% (off by %.2f%%)", seed, got.Latency, wantLatency, e*100)
+				}
+				if e := relErr(got.Bandwidth, wantBandwidth); e > 0.03 {
+					t.Errorf("seed %d: bandwidth %g B/s, want %g B/s within 3%% (off by %.2f%%)", seed, got.Bandwidth, wantBandwidth, e*100)
+				}
+				if min := int(math.Ceil(0.8 * float64(planted))); got.Outliers < min || got.Outliers > planted {
+					t.Errorf("seed %d: %d outliers, want between %d and the %d planted", seed, got.Outliers, min, planted)
+				}
+			})
+		}
 	}
 }
 

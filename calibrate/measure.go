@@ -680,19 +680,26 @@ func (c *cal) concurrent(gi int, fs []func(hw.Stream) error, bytes uint64) (floa
 	return best, nil
 }
 
+// hold makes g's context current, queues 2 ms of spinning on its first
+// stream and records events[0] after it: work issued behind that event
+// (on that stream, or on others that wait for it) starts together.
+func (c *cal) hold(g *gpu) error {
+	if err := c.drv.SetCurrent(g.ctx); err != nil {
+		return err
+	}
+	if err := c.busy(g, g.streams[0], 2*time.Millisecond); err != nil {
+		return err
+	}
+	return c.drv.EventRecord(g.events[0], g.streams[0])
+}
+
 func (c *cal) allAtOnce() (float64, error) {
 	drv := c.drv
 	// Each GPU waits on its own busy kernel; the copies are issued while
 	// they spin, so they start within a few microseconds of each other.
 	for i := range c.gpus {
 		g := &c.gpus[i]
-		if err := drv.SetCurrent(g.ctx); err != nil {
-			return 0, err
-		}
-		if err := c.busy(g, g.streams[0], 2*time.Millisecond); err != nil {
-			return 0, err
-		}
-		if err := drv.EventRecord(g.events[0], g.streams[0]); err != nil {
+		if err := c.hold(g); err != nil {
 			return 0, err
 		}
 		if err := drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, g.streams[0]); err != nil {
@@ -734,13 +741,7 @@ func (c *cal) allPairsAtOnce() (float64, error) {
 	var started []copyAt
 	for i := range c.gpus {
 		g := &c.gpus[i]
-		if err := drv.SetCurrent(g.ctx); err != nil {
-			return 0, err
-		}
-		if err := c.busy(g, g.streams[0], 2*time.Millisecond); err != nil {
-			return 0, err
-		}
-		if err := drv.EventRecord(g.events[0], g.streams[0]); err != nil {
+		if err := c.hold(g); err != nil {
 			return 0, err
 		}
 		k := 0
@@ -805,63 +806,60 @@ func (c *cal) overheads() error {
 	// per op (a read can cost half a microsecond on a virtual machine): a
 	// call's time is from the previous reading to the next.
 	const n = 1000
-	var last []float64
-	median := func(f func(k int) error) (float64, error) {
+	times := func(f func(k int) error) ([]float64, error) {
 		xs := make([]float64, 0, n)
 		prev := c.clock.Now()
 		for k := 0; k < n; k++ {
 			if err := f(k); err != nil {
-				return 0, err
+				return nil, err
 			}
 			t := c.clock.Now()
 			xs = append(xs, (t - prev).Seconds())
 			prev = t
 		}
-		last = xs
-		return Summarize(xs).Median, drv.StreamSynchronize(s)
+		return xs, drv.StreamSynchronize(s)
 	}
-	launch := func(int) error {
-		return drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(0), hw.U64(0))
+	median := func(f func(k int) error) (float64, error) {
+		xs, err := times(f)
+		return Summarize(xs).Median, err
 	}
+	spin := func(ns uint64) error {
+		return drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(ns), hw.U64(0))
+	}
+	launch := func(int) error { return spin(0) }
 	var err error
 	if r.Launch, err = median(launch); err != nil {
 		return err
 	}
 	e := g.events
-	// A kernel op as the backend issues it, in fifteen rounds: the median
-	// of the rounds' means is what a long loop pays per op (occasional slow
-	// calls included), steadier than one mean on a host that is shared.
-	var means, all []float64
-	for round := 0; round < 15; round++ {
-		if _, err := median(func(k int) error {
-			if err := launch(k); err != nil {
-				return err
+	// A kernel op (a launch and its timing event) in fifteen rounds: the
+	// median of the rounds' means is what a long loop pays per op
+	// (occasional slow calls included), steadier than one mean on a host
+	// that is shared; also the median of all calls.
+	rounds := func(ns uint64) (medianOfMeans, medianOfAll float64, err error) {
+		var means, all []float64
+		for round := 0; round < 15; round++ {
+			xs, err := times(func(k int) error {
+				if err := spin(ns); err != nil {
+					return err
+				}
+				return drv.EventRecord(e[k%maxEvents], s)
+			})
+			if err != nil {
+				return 0, 0, err
 			}
-			return drv.EventRecord(e[k%maxEvents], s)
-		}); err != nil {
-			return err
+			means = append(means, mean(xs))
+			all = append(all, xs...)
 		}
-		means = append(means, mean(last))
-		all = append(all, last...)
+		return Summarize(means).Median, Summarize(all).Median, nil
 	}
-	r.BracketedOpLoop, r.BracketedOpMedian = Summarize(means).Median, Summarize(all).Median
+	if r.BracketedOpLoop, r.BracketedOpMedian, err = rounds(0); err != nil {
+		return err
+	}
 	// The same with 4 us kernels, which keep the GPU busy part of the time
 	// (recorded for comparison; not a model parameter).
-	means = means[:0]
-	for round := 0; round < 15; round++ {
-		if _, err := median(func(k int) error {
-			if err := drv.Launch(g.spin, uint32(g.sms), kernels.SpinBlock, g.shared, s, hw.U64(1300), hw.U64(0)); err != nil {
-				return err
-			}
-			return drv.EventRecord(e[k%maxEvents], s)
-		}); err != nil {
-			return err
-		}
-		means = append(means, mean(last))
-	}
-	r.BracketedOpBusy = Summarize(means).Median
-	if r.BracketedOp, err = c.backendOps(); err != nil {
-		return fmt.Errorf("a loop of empty kernels through the hw backend: %w", err)
+	if r.BracketedOpBusy, _, err = rounds(1300); err != nil {
+		return err
 	}
 	if r.EventRecord, err = median(func(k int) error { return drv.EventRecord(e[k%maxEvents], s) }); err != nil {
 		return err
@@ -910,6 +908,10 @@ func (c *cal) overheads() error {
 			xs = append(xs, float64(ms)/1e3)
 		}
 		r.KernelOverhead = append(r.KernelOverhead, Summarize(xs).Median)
+	}
+	// Last: the backend leaves no context current on this thread.
+	if r.BracketedOp, err = c.backendOps(); err != nil {
+		return fmt.Errorf("a loop of empty kernels through the hw backend: %w", err)
 	}
 	return nil
 }

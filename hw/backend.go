@@ -450,7 +450,7 @@ func (b *backend) setup() error {
 	// Move every buffer's bytes once: the first copy into or out of fresh
 	// memory pays for mapping its pages (a 256 MiB upload took 12% longer
 	// than the next on an H200), which is not the program's either.
-	if err := b.warmCopies(); err != nil {
+	if err := b.eachUsed(b.warmCopies); err != nil {
 		return err
 	}
 	// Warm up each used GPU and measure its spin kernel's fixed cost; put
@@ -458,7 +458,7 @@ func (b *backend) setup() error {
 	if err := b.eachUsed(b.warmup); err != nil {
 		return err
 	}
-	if err := b.align(); err != nil {
+	if err := b.eachUsed(b.align); err != nil {
 		return err
 	}
 	return b.eachUsed(b.placeTimer)
@@ -569,49 +569,35 @@ func (b *backend) placeTimer(g int) error {
 	return nil
 }
 
-// warmCopies copies each buffer once, both ways, and waits.
-func (b *backend) warmCopies() error {
-	drv := b.drv
-	for g := range b.gpus {
-		d := &b.gpus[g]
-		if !d.used || d.bufBytes == 0 {
-			continue
-		}
-		if err := drv.SetCurrent(d.ctx); err != nil {
-			return err
-		}
-		s, err := drv.StreamCreate()
-		if err != nil {
-			return err
-		}
-		n := d.bufBytes
-		var steps []func() error
-		if b.pinned != 0 {
-			m := min(n, b.pinBytes)
-			steps = append(steps,
-				func() error { return drv.MemcpyHtoDAsync(d.rd, b.pinned, m, s) },
-				func() error { return drv.MemcpyHtoDAsync(d.wr, b.pinned, m, s) },
-				func() error { return drv.MemcpyDtoHAsync(b.pinned, d.rd, m, s) })
-		}
-		if b.page != nil {
-			m := min(n, uint64(len(b.page.Bytes())))
-			steps = append(steps,
-				func() error { return drv.MemcpyHtoDAsync(d.wr, b.page.Ptr(), m, s) },
-				func() error { return drv.MemcpyDtoHAsync(b.page.Ptr(), d.rd, m, s) })
-		}
-		steps = append(steps, func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) })
-		for _, f := range steps {
-			if err == nil {
-				err = f()
-			}
-		}
-		if err == nil {
-			err = drv.StreamSynchronize(s)
-		}
-		if derr := drv.StreamDestroy(s); err == nil {
-			err = derr
-		}
-		if err != nil {
+// warmCopies copies GPU g's buffers once, both ways, and waits.
+func (b *backend) warmCopies(g int) error {
+	d, drv := &b.gpus[g], b.drv
+	if d.bufBytes == 0 {
+		return nil
+	}
+	s, done, err := b.scratchStream(g)
+	if err != nil {
+		return err
+	}
+	defer done()
+	n := d.bufBytes
+	steps := []func() error{func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) }}
+	if b.pinned != 0 {
+		m := min(n, b.pinBytes)
+		steps = append(steps,
+			func() error { return drv.MemcpyHtoDAsync(d.rd, b.pinned, m, s) },
+			func() error { return drv.MemcpyHtoDAsync(d.wr, b.pinned, m, s) },
+			func() error { return drv.MemcpyDtoHAsync(b.pinned, d.rd, m, s) })
+	}
+	if b.page != nil {
+		m := min(n, uint64(len(b.page.Bytes())))
+		steps = append(steps,
+			func() error { return drv.MemcpyHtoDAsync(d.wr, b.page.Ptr(), m, s) },
+			func() error { return drv.MemcpyDtoHAsync(b.page.Ptr(), d.rd, m, s) })
+	}
+	steps = append(steps, func() error { return drv.StreamSynchronize(s) })
+	for _, f := range steps {
+		if err := f(); err != nil {
 			return fmt.Errorf("warming the copy buffers of %s: %w", b.m.GPUs[g].Name, err)
 		}
 	}
@@ -787,74 +773,58 @@ func (b *backend) warmup(g int) error {
 	return nil
 }
 
-// align places each used GPU's event clock on the host clock. Events are
+// align places GPU g's event clock on the host clock. Events are
 // recorded one at a time on an idle stream, each followed by a reading of
 // the host clock when the record call returns: the GPU runs a command on an
 // idle stream as it arrives, about when the call returns. The median of the
 // differences between those readings and the events' times is the offset;
 // their spread bounds its error. Ops issued to idle streams are placed the
 // same way (see result), so the call-return convention cancels out.
-func (b *backend) align() error {
-	drv := b.drv
+func (b *backend) align(g int) error {
+	d, drv := &b.gpus[g], b.drv
+	s, done, err := b.scratchStream(g)
+	if err != nil {
+		return err
+	}
+	defer done()
 	const samples = 21
-	for g := range b.gpus {
-		d := &b.gpus[g]
-		if !d.used {
-			continue
+	evs := make([]Event, 0, samples)
+	keep := false // the first event stays, as the reference, on success
+	defer func() {
+		for i, e := range evs {
+			if i > 0 || !keep {
+				drv.EventDestroy(e)
+			}
 		}
-		if err := drv.SetCurrent(d.ctx); err != nil {
-			return err
-		}
-		s, err := drv.StreamCreate()
+	}()
+	hosts := make([]time.Duration, 0, samples)
+	for i := 0; i < samples; i++ {
+		e, err := drv.EventCreate()
 		if err != nil {
 			return err
 		}
-		evs := make([]Event, 0, samples)
-		hosts := make([]time.Duration, 0, samples)
-		fail := func(err error) error {
-			for _, e := range evs {
-				drv.EventDestroy(e)
-			}
-			drv.StreamDestroy(s)
+		evs = append(evs, e)
+		if err := drv.EventRecord(e, s); err != nil {
 			return err
 		}
-		for i := 0; i < samples; i++ {
-			e, err := drv.EventCreate()
-			if err != nil {
-				return fail(err)
-			}
-			evs = append(evs, e)
-			if err := drv.EventRecord(e, s); err != nil {
-				return fail(err)
-			}
-			hosts = append(hosts, b.clock.Now())
-			// Let the stream go idle again (and space the samples).
-			if err := drv.EventSynchronize(e); err != nil {
-				return fail(err)
-			}
-		}
-		offs := make([]float64, samples)
-		for i := range evs {
-			ms, err := drv.EventElapsed(evs[0], evs[i])
-			if err != nil {
-				return fail(err)
-			}
-			offs[i] = float64(hosts[i]) - float64(ms)*1e6 // ns
-		}
-		sorted := append([]float64(nil), offs...)
-		sort.Float64s(sorted)
-		d.ref, d.refHost = evs[0], time.Duration(math.Round(sorted[samples/2]))
-		b.info.Align[g] = time.Duration(sorted[samples*9/10] - sorted[samples/10])
-		for _, e := range evs[1:] {
-			if err := drv.EventDestroy(e); err != nil {
-				drv.StreamDestroy(s)
-				return err
-			}
-		}
-		if err := drv.StreamDestroy(s); err != nil {
+		hosts = append(hosts, b.clock.Now())
+		// Let the stream go idle again (and space the samples).
+		if err := drv.EventSynchronize(e); err != nil {
 			return err
 		}
 	}
+	offs := make([]float64, samples)
+	for i := range evs {
+		ms, err := drv.EventElapsed(evs[0], evs[i])
+		if err != nil {
+			return err
+		}
+		offs[i] = float64(hosts[i]) - float64(ms)*1e6 // ns
+	}
+	sort.Float64s(offs)
+	d.ref, d.refHost = evs[0], time.Duration(math.Round(offs[samples/2]))
+	b.info.Align[g] = time.Duration(offs[samples*9/10] - offs[samples/10])
+	keep = true
 	return nil
 }
 

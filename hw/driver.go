@@ -151,14 +151,11 @@ func (e *CUDAError) Error() string {
 	return s
 }
 
-// Code values of CUresult that gpusim names when the driver cannot (cuda.h).
+// CUresult codes gpusim acts on (cuda.h).
 const (
-	errInvalidValue  = 1
 	errOutOfMemory   = 2
 	errNoDevice      = 100
 	errInvalidPTX    = 218
-	errNotReady      = 600
-	errLaunchFailed  = 719
 	errNotPermitted  = 800
 	errPeerAlreadyOn = 704
 )
