@@ -21,6 +21,7 @@ type collState struct {
 	r       *run
 	op      *Op
 	plan    *CollPlan
+	ps      *planState
 	parts   []*opState
 	arrived int
 	last    int // rank that arrived last
@@ -35,6 +36,7 @@ type collState struct {
 type collTask struct {
 	c          *collState
 	t          *CollTask
+	idx        int   // index in the plan's tasks
 	pending    int   // dependencies not yet ended
 	dependents []int // tasks that depend on this one
 	started    bool
@@ -62,16 +64,18 @@ func (r *run) collective(op *Op) *collState {
 }
 
 func newCollective(r *run, op *Op) *collState {
-	c := &collState{r: r, op: op, plan: op.Coll, parts: make([]*opState, len(op.Coll.Ranks)), last: -1}
+	ps := r.planState(op.Coll)
+	c := &collState{r: r, op: op, plan: op.Coll, ps: ps, parts: make([]*opState, len(op.Coll.Ranks)), last: -1}
 	c.startEv.Init(c)
 	c.left = make([]int, len(c.plan.Ranks))
-	deps := r.dependents(c.plan)
+	deps := ps.deps
 	// The tasks' storage: from the pool of finished instances of the same
 	// plan, or one allocation.
 	var arr []collTask
-	if pool := r.taskPool[c.plan]; len(pool) > 0 {
-		arr = pool[len(pool)-1]
-		r.taskPool[c.plan] = pool[:len(pool)-1]
+	if n := len(ps.pool); n > 0 {
+		arr = ps.pool[n-1]
+		ps.pool[n-1] = nil
+		ps.pool = ps.pool[:n-1]
 	} else {
 		arr = make([]collTask, len(c.plan.Tasks))
 	}
@@ -83,7 +87,7 @@ func newCollective(r *run, op *Op) *collState {
 		// Field by field, not ct = collTask{...}: that would clear usesBuf
 		// too (192 of the task's 500 bytes), which the flow overwrites as
 		// it needs; over a million-op run the clearing cost seconds.
-		ct.c, ct.t, ct.pending, ct.dependents = c, t, len(t.Deps), deps[i]
+		ct.c, ct.t, ct.idx, ct.pending, ct.dependents = c, t, i, len(t.Deps), deps[i]
 		ct.started, ct.running, ct.base, ct.src, ct.dst = false, false, 0, -1, -1
 		ct.f = flow{uses: ct.usesBuf[:0], owner: ct}
 		ct.delayEv.Init(ct)
@@ -100,20 +104,102 @@ func newCollective(r *run, op *Op) *collState {
 	return c
 }
 
-// dependents returns, for each task of plan, the tasks that depend on it;
-// computed once per plan in a run, however many ops share the plan.
-func (r *run) dependents(plan *CollPlan) [][]int {
-	if d, ok := r.deps[plan]; ok {
-		return d
+// planState is what a run derives from a collective plan once, however
+// many ops share the plan.
+type planState struct {
+	deps [][]int // for each task, the tasks that depend on it
+	// uses and base are each task's resources (positions unset) and the data
+	// rate it reaches alone.
+	uses [][]use
+	base []float64
+	// pool holds the task storage of finished instances.
+	pool [][]collTask
+}
+
+func (r *run) planState(plan *CollPlan) *planState {
+	if ps, ok := r.plans[plan]; ok {
+		return ps
 	}
-	d := make([][]int, len(plan.Tasks))
-	for i, t := range plan.Tasks {
+	ps := &planState{
+		deps: make([][]int, len(plan.Tasks)),
+		uses: make([][]use, len(plan.Tasks)),
+		base: make([]float64, len(plan.Tasks)),
+	}
+	// Every task's uses in one array: ends[i] is where task i's end.
+	var all []use
+	ends := make([]int, len(plan.Tasks))
+	for i := range plan.Tasks {
+		t := &plan.Tasks[i]
 		for _, x := range t.Deps {
-			d[x] = append(d[x], i)
+			ps.deps[x] = append(ps.deps[x], i)
+		}
+		all, ps.base[i] = r.taskUses(plan, t, all)
+		ends[i] = len(all)
+	}
+	from := 0
+	for i, end := range ends {
+		ps.uses[i] = all[from:end:end]
+		from = end
+	}
+	r.plans[plan] = ps
+	return ps
+}
+
+// taskUses appends to uses the resources task t of plan loads per data
+// byte, and returns them with the data rate the task reaches alone.
+func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64) {
+	m := r.m
+	src, dst := -1, -1
+	if t.From >= 0 {
+		src = plan.Ranks[t.From]
+	}
+	if t.To >= 0 {
+		dst = plan.Ranks[t.To]
+	}
+	base := math.Inf(1)
+	addRoute := func(rt Route) {
+		for _, h := range rt.Hops {
+			l := &m.Links[h.Link]
+			i := 2 * h.Link
+			if h.Reverse {
+				i++
+			}
+			uses = append(uses, use{res: int32(i), coef: float64(t.Wire * l.KernelCoef())})
+			base = math.Min(base, l.Bandwidth/float64(t.Wire*l.KernelCoef()))
 		}
 	}
-	r.deps[plan] = d
-	return d
+	switch {
+	case src < 0:
+		addRoute(r.route(t.Switch, m.GPUs[dst].Node))
+	case dst < 0:
+		addRoute(r.route(m.GPUs[src].Node, t.Switch))
+	case src == dst:
+		// Within one GPU (a one-rank collective's out-of-place copy): read
+		// and write its memory.
+		g := r.gpus[src]
+		uses = append(uses, use{res: int32(g.memRes), coef: 2})
+		base = math.Min(base, m.GPUs[src].MemoryBandwidth/2)
+	default:
+		p := r.collPath(src, dst)
+		switch p.Kind {
+		case PathStaged:
+			// NCCL's SHM transport: the sender writes into host memory, the
+			// receiver reads it, both at once.
+			addRoute(p.ToHost)
+			addRoute(p.FromHost)
+			mem := r.hosts[p.Host].memRes
+			uses = append(uses, use{res: int32(mem), coef: 2})
+			base = math.Min(base, m.Hosts[p.Host].MemoryBandwidth/2)
+		default:
+			addRoute(p.Route)
+		}
+	}
+	if t.Reduce && dst >= 0 {
+		g := r.gpus[dst]
+		uses = append(uses, use{res: int32(g.memRes), coef: 3}) // read both inputs, write the sum
+		base = math.Min(base, m.GPUs[dst].MemoryBandwidth/3)
+	}
+	return uses, base
 }
 
 // addPart registers rank's part.
@@ -176,7 +262,7 @@ func (c *collState) release() {
 	if c.done < len(c.tasks) || c.arr == nil {
 		return
 	}
-	c.r.taskPool[c.plan] = append(c.r.taskPool[c.plan], c.arr)
+	c.ps.pool = append(c.ps.pool, c.arr)
 	c.arr, c.tasks = nil, nil
 }
 
@@ -192,59 +278,12 @@ func (c *collState) startTask(i int) {
 
 // Handle starts the task's flow once its delay has passed.
 func (ct *collTask) Handle() {
-	c := ct.c
-	r := c.r
-	m := r.m
-	t := ct.t
-	uses := ct.usesBuf[:0]
-	base := math.Inf(1)
-	addRoute := func(rt Route) {
-		for _, h := range rt.Hops {
-			l := &m.Links[h.Link]
-			i := 2 * h.Link
-			if h.Reverse {
-				i++
-			}
-			uses = append(uses, use{res: int32(i), coef: float64(t.Wire * l.KernelCoef())})
-			base = math.Min(base, l.Bandwidth/float64(t.Wire*l.KernelCoef()))
-		}
-	}
-	switch {
-	case ct.src < 0:
-		addRoute(r.route(t.Switch, m.GPUs[ct.dst].Node))
-	case ct.dst < 0:
-		addRoute(r.route(m.GPUs[ct.src].Node, t.Switch))
-	case ct.src == ct.dst:
-		// Within one GPU (a one-rank collective's out-of-place copy): read
-		// and write its memory.
-		g := r.gpus[ct.src]
-		uses = append(uses, use{res: int32(g.memRes), coef: 2})
-		base = math.Min(base, m.GPUs[ct.src].MemoryBandwidth/2)
-	default:
-		p := r.collPath(ct.src, ct.dst)
-		switch p.Kind {
-		case PathStaged:
-			// NCCL's SHM transport: the sender writes into host memory, the
-			// receiver reads it, both at once.
-			addRoute(p.ToHost)
-			addRoute(p.FromHost)
-			mem := r.hosts[p.Host].memRes
-			uses = append(uses, use{res: int32(mem), coef: 2})
-			base = math.Min(base, m.Hosts[p.Host].MemoryBandwidth/2)
-		default:
-			addRoute(p.Route)
-		}
-	}
-	if t.Reduce && ct.dst >= 0 {
-		g := r.gpus[ct.dst]
-		uses = append(uses, use{res: int32(g.memRes), coef: 3}) // read both inputs, write the sum
-		base = math.Min(base, m.GPUs[ct.dst].MemoryBandwidth/3)
-	}
-	ct.base = base
-	ct.f.uses = uses
+	ps := ct.c.ps
+	ct.base = ps.base[ct.idx]
+	ct.f.uses = append(ct.usesBuf[:0], ps.uses[ct.idx]...)
 	ct.f.bound = ct.bound()
 	ct.running = true
-	r.s.start(&ct.f, t.Bytes)
+	ct.c.r.s.start(&ct.f, ct.t.Bytes)
 }
 
 // bound is the task's rate bound: its protocol's, and 1/S of its standalone

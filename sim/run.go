@@ -77,9 +77,8 @@ type run struct {
 	paths  map[[2]int]GPUPath
 	// colls holds the collectives whose ranks have not all arrived, by op ID.
 	colls map[string]*collState
-	deps  map[*CollPlan][][]int // see dependents
-	// taskPool holds the task storage of finished collectives, by plan.
-	taskPool map[*CollPlan][][]collTask
+	// plans holds what the run derives once from each collective plan.
+	plans map[*CollPlan]*planState
 }
 
 func (r *run) route(a, b int) Route {
@@ -165,8 +164,7 @@ func newRun(m *Machine, p *Program) *run {
 	r.events = make([]*opState, len(p.Events))
 	r.routes = map[[2]int]Route{}
 	r.colls = map[string]*collState{}
-	r.deps = map[*CollPlan][][]int{}
-	r.taskPool = map[*CollPlan][][]collTask{}
+	r.plans = map[*CollPlan]*planState{}
 	r.paths = map[[2]int]GPUPath{}
 	for _, s := range p.Semaphores {
 		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
