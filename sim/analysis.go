@@ -8,66 +8,99 @@ import (
 )
 
 // gpuStats splits each GPU's time into compute, copy and idle by cause, with
-// one sweep over the GPU's op boundaries: O(n log n) for n stream ops.
+// one sweep over the GPU's op boundaries. A stream runs its ops in order, so
+// each stream's times come sorted: the sweep's lists are merged from the
+// streams' runs, O(n log s) for n ops on s streams.
 func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 	m := res.Machine
 	out := make([]GPUStats, len(m.GPUs))
-	byGPU := make([][]int, len(m.GPUs))
 	sops := streamOps(res)
+	// Each GPU's streams, and its stream ops that never reached a stream.
+	streamsOf := make([][]int, len(m.GPUs))
+	for s, st := range res.Program.Streams {
+		streamsOf[st.GPU] = append(streamsOf[st.GPU], s)
+	}
+	unqueued := make([][]int, len(m.GPUs))
 	for i := range res.Ops {
-		if rec := &res.Ops[i]; rec.Kind.OnStream() {
-			byGPU[rec.GPU] = append(byGPU[rec.GPU], i)
+		if rec := &res.Ops[i]; rec.Kind.OnStream() && rec.StreamSeq < 0 {
+			unqueued[rec.GPU] = append(unqueued[rec.GPU], i)
 		}
 	}
 	for g := range out {
 		st := &out[g]
 		st.Name = m.GPUs[g].Name
 		st.EngineBusy = gs[g].ceBusy
-		ops := byGPU[g]
-		ts := make([]Time, 0, 2+4*len(ops))
-		ts = append(ts, 0, res.Makespan)
-		var maxIssued Time = -1
-		for _, i := range ops {
-			rec := &res.Ops[i]
-			ts = append(ts, rec.Issued, rec.Start, rec.End)
-			maxIssued = max(maxIssued, rec.Issued)
-			switch rec.Kind {
-			case OpKernel:
-				st.Kernels++
-			case OpCopy:
-				st.Copies++
-			case OpCollective:
-				st.Collectives++
-				ts = append(ts, rec.Begin)
-			}
+		// The GPU's ops as runs: each stream's in FIFO order, then the
+		// unqueued ones.
+		var runs [][]int
+		n := 0
+		for _, s := range streamsOf[g] {
+			runs = append(runs, sops[s])
+			n += len(sops[s])
 		}
-		slices.Sort(ts)
-		ts = slices.Compact(ts)
-		byIssue := slices.Clone(ops)
-		slices.SortStableFunc(byIssue, func(a, b int) int { return cmp.Compare(res.Ops[a].Issued, res.Ops[b].Issued) })
+		runs = append(runs, unqueued[g])
+		n += len(unqueued[g])
 		type edge struct {
 			t     Time
 			delta int
 			what  int // 0 kernel, 1 copy, 2 collective running, 3 collective waiting for its ranks
 		}
-		edges := make([]edge, 0, 2*len(ops)) // +1 at the start of an activity, -1 at its end
-		for _, i := range ops {
-			rec := &res.Ops[i]
-			switch {
-			case rec.Kind == OpKernel && rec.End > rec.Start:
-				edges = append(edges, edge{rec.Start, 1, 0}, edge{rec.End, -1, 0})
-			case rec.Kind == OpCopy && rec.End > rec.Start:
-				edges = append(edges, edge{rec.Start, 1, 1}, edge{rec.End, -1, 1})
-			case rec.Kind == OpCollective:
-				if rec.Begin > rec.Start {
-					edges = append(edges, edge{rec.Start, 1, 3}, edge{rec.Begin, -1, 3})
-				}
-				if rec.End > rec.Begin {
-					edges = append(edges, edge{rec.Begin, 1, 2}, edge{rec.End, -1, 2})
-				}
+		ts := make([]Time, 0, 2+4*n)
+		ts = append(ts, 0, res.Makespan)
+		tsEnds := []int{2}
+		byIssue := make([]int, 0, n)
+		var issueEnds []int
+		edges := make([]edge, 0, 2*n) // +1 at the start of an activity, -1 at its end
+		var edgeEnds []int
+		var maxIssued Time = -1
+		for _, run := range runs {
+			for _, i := range run {
+				ts = append(ts, res.Ops[i].Issued)
 			}
+			tsEnds = append(tsEnds, len(ts))
+			for _, i := range run {
+				rec := &res.Ops[i]
+				ts = append(ts, rec.Start)
+				maxIssued = max(maxIssued, rec.Issued)
+				byIssue = append(byIssue, i)
+				switch rec.Kind {
+				case OpKernel:
+					st.Kernels++
+					if rec.End > rec.Start {
+						edges = append(edges, edge{rec.Start, 1, 0}, edge{rec.End, -1, 0})
+					}
+				case OpCopy:
+					st.Copies++
+					if rec.End > rec.Start {
+						edges = append(edges, edge{rec.Start, 1, 1}, edge{rec.End, -1, 1})
+					}
+				case OpCollective:
+					st.Collectives++
+					ts = append(ts, rec.Begin)
+					if rec.Begin > rec.Start {
+						edges = append(edges, edge{rec.Start, 1, 3}, edge{rec.Begin, -1, 3})
+					}
+					if rec.End > rec.Begin {
+						edges = append(edges, edge{rec.Begin, 1, 2}, edge{rec.End, -1, 2})
+					}
+				}
+				ts = append(ts, rec.End)
+			}
+			tsEnds = append(tsEnds, len(ts))
+			issueEnds = append(issueEnds, len(byIssue))
+			edgeEnds = append(edgeEnds, len(edges))
 		}
-		slices.SortStableFunc(edges, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
+		ts = sortTimeRuns(ts, tsEnds)
+		ts = slices.Compact(ts)
+		// Ops issued at the same time in record order.
+		byIssue = sortRuns(byIssue, issueEnds, func(a, b int) int {
+			if c := cmp.Compare(res.Ops[a].Issued, res.Ops[b].Issued); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		// Edges at the same time are applied together: their order is free.
+		edges = sortRuns(edges, edgeEnds, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
 		var active [4]int
 		ei, ii, front := 0, 0, 0
 		for k := 0; k+1 < len(ts); k++ {
@@ -120,6 +153,104 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 		}
 	}
 	return out
+}
+
+// sortRuns sorts xs, which is made of runs ending at ends, and returns it
+// (or a sorted copy): when every run is sorted it merges them pairwise, in
+// O(n log runs); otherwise it sorts xs whole. Among equal elements the
+// merge keeps the earlier run's first, as a stable sort would. It
+// overwrites ends.
+func sortRuns[T any](xs []T, ends []int, cmp func(a, b T) int) []T {
+	from := 0
+	for _, e := range ends {
+		if !slices.IsSortedFunc(xs[from:e], cmp) {
+			slices.SortStableFunc(xs, cmp)
+			return xs
+		}
+		from = e
+	}
+	return mergeRuns(xs, ends, func(a, b T) bool { return cmp(a, b) < 0 })
+}
+
+// sortTimeRuns is sortRuns for times, with the comparison inline: the GPU
+// statistics merge a few times per op. It overwrites ends.
+func sortTimeRuns(xs []Time, ends []int) []Time {
+	from := 0
+	for _, e := range ends {
+		if !slices.IsSorted(xs[from:e]) {
+			slices.Sort(xs)
+			return xs
+		}
+		from = e
+	}
+	buf := make([]Time, len(xs))
+	for len(ends) > 1 {
+		from, nr := 0, 0
+		for i := 0; i < len(ends); i += 2 {
+			if i+1 == len(ends) {
+				copy(buf[from:], xs[from:ends[i]])
+				ends[nr] = ends[i]
+				nr++
+				break
+			}
+			a, b, k := from, ends[i], from
+			ae, be := ends[i], ends[i+1]
+			for a < ae && b < be {
+				if xs[b] < xs[a] {
+					buf[k] = xs[b]
+					b++
+				} else {
+					buf[k] = xs[a]
+					a++
+				}
+				k++
+			}
+			k += copy(buf[k:], xs[a:ae])
+			copy(buf[k:], xs[b:be])
+			ends[nr] = be
+			nr++
+			from = be
+		}
+		xs, buf = buf, xs
+		ends = ends[:nr]
+	}
+	return xs
+}
+
+// mergeRuns merges the sorted runs of xs ending at ends, pairwise.
+func mergeRuns[T any](xs []T, ends []int, less func(a, b T) bool) []T {
+	buf := make([]T, len(xs))
+	for len(ends) > 1 {
+		from, nr := 0, 0
+		for i := 0; i < len(ends); i += 2 {
+			if i+1 == len(ends) {
+				copy(buf[from:], xs[from:ends[i]])
+				ends[nr] = ends[i]
+				nr++
+				break
+			}
+			a, b, k := from, ends[i], from
+			ae, be := ends[i], ends[i+1]
+			for a < ae && b < be {
+				if less(xs[b], xs[a]) {
+					buf[k] = xs[b]
+					b++
+				} else {
+					buf[k] = xs[a]
+					a++
+				}
+				k++
+			}
+			k += copy(buf[k:], xs[a:ae])
+			copy(buf[k:], xs[b:be])
+			ends[nr] = be
+			nr++
+			from = be
+		}
+		xs, buf = buf, xs
+		ends = ends[:nr]
+	}
+	return xs
 }
 
 // streamOps returns, for each stream, its records in FIFO order (indexed by
