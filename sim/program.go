@@ -237,12 +237,14 @@ func (p *Program) Validate(m *Machine) error {
 			if op.Kind == OpCollective && op.OneRank {
 				key += fmt.Sprintf("\x00rank%d", op.Rank)
 			}
+			// One map operation: a key already there leaves the size alone.
+			seen := len(ids)
+			ids[key] = true
 			if op.ID == "" {
 				add(op, "has no id")
-			} else if ids[key] {
+			} else if len(ids) == seen {
 				add(op, "duplicate id")
 			}
-			ids[key] = true
 			if (op.Kind.OnStream() && op.Kind != OpCollective) || (op.Kind == OpSync && op.Sync == SyncStream) {
 				if op.Stream < 0 || op.Stream >= len(p.Streams) {
 					add(op, "stream index %d out of range", op.Stream)
