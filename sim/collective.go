@@ -27,8 +27,7 @@ type collState struct {
 	last    int // rank that arrived last
 	began   bool
 	startEv Event
-	tasks   []*collTask
-	arr     []collTask // the tasks' storage, back to the run's pool when done
+	tasks   []collTask // back to the plan's pool when done
 	done    int        // tasks ended
 	left    []int      // per rank: unfinished tasks that send or receive for it
 }
@@ -72,25 +71,30 @@ func newCollective(r *run, op *Op) *collState {
 	// The tasks' storage: from the pool of finished instances of the same
 	// plan, or one allocation.
 	var arr []collTask
+	fresh := false
 	if n := len(ps.pool); n > 0 {
 		arr = ps.pool[n-1]
 		ps.pool[n-1] = nil
 		ps.pool = ps.pool[:n-1]
 	} else {
 		arr = make([]collTask, len(c.plan.Tasks))
+		fresh = true
 	}
-	c.arr = arr
-	c.tasks = make([]*collTask, len(c.plan.Tasks))
+	c.tasks = arr
 	for i := range c.plan.Tasks {
 		t := &c.plan.Tasks[i]
 		ct := &arr[i]
-		// Field by field, not ct = collTask{...}: that would clear usesBuf
-		// too (192 of the task's 500 bytes), which the flow overwrites as
-		// it needs; over a million-op run the clearing cost seconds.
+		// Field by field, not ct = collTask{...}: a task is about 500 bytes
+		// and a plan has thousands, so clearing them cost seconds over a
+		// million-op run. The flow and the delay event of a pooled task are
+		// left as its last instance left them: owned by the same task,
+		// inactive and unqueued, and Handle and solver.start set the rest.
 		ct.c, ct.t, ct.idx, ct.pending, ct.dependents = c, t, i, len(t.Deps), deps[i]
 		ct.started, ct.running, ct.base, ct.src, ct.dst = false, false, 0, -1, -1
-		ct.f = flow{uses: ct.usesBuf[:0], owner: ct}
-		ct.delayEv.Init(ct)
+		if fresh {
+			ct.f.owner = ct
+			ct.delayEv.Init(ct)
+		}
 		if t.From >= 0 {
 			ct.src = c.plan.Ranks[t.From]
 			c.left[t.From]++
@@ -99,7 +103,6 @@ func newCollective(r *run, op *Op) *collState {
 			ct.dst = c.plan.Ranks[t.To]
 			c.left[t.To]++
 		}
-		c.tasks[i] = ct
 	}
 	return c
 }
@@ -165,7 +168,7 @@ func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64)
 				i++
 			}
 			uses = append(uses, use{res: int32(i), coef: float64(t.Wire * l.KernelCoef())})
-			base = math.Min(base, l.Bandwidth/float64(t.Wire*l.KernelCoef()))
+			base = min(base, l.Bandwidth/float64(t.Wire*l.KernelCoef()))
 		}
 	}
 	switch {
@@ -178,7 +181,7 @@ func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64)
 		// and write its memory.
 		g := r.gpus[src]
 		uses = append(uses, use{res: int32(g.memRes), coef: 2})
-		base = math.Min(base, m.GPUs[src].MemoryBandwidth/2)
+		base = min(base, m.GPUs[src].MemoryBandwidth/2)
 	default:
 		p := r.collPath(src, dst)
 		switch p.Kind {
@@ -189,7 +192,7 @@ func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64)
 			addRoute(p.FromHost)
 			mem := r.hosts[p.Host].memRes
 			uses = append(uses, use{res: int32(mem), coef: 2})
-			base = math.Min(base, m.Hosts[p.Host].MemoryBandwidth/2)
+			base = min(base, m.Hosts[p.Host].MemoryBandwidth/2)
 		default:
 			addRoute(p.Route)
 		}
@@ -197,7 +200,7 @@ func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64)
 	if t.Reduce && dst >= 0 {
 		g := r.gpus[dst]
 		uses = append(uses, use{res: int32(g.memRes), coef: 3}) // read both inputs, write the sum
-		base = math.Min(base, m.GPUs[dst].MemoryBandwidth/3)
+		base = min(base, m.GPUs[dst].MemoryBandwidth/3)
 	}
 	return uses, base
 }
@@ -243,8 +246,8 @@ func (c *collState) arrive(rank int) {
 // launch starts every task without dependencies, and ends the parts of
 // ranks that have nothing to do.
 func (c *collState) launch() {
-	for i, ct := range c.tasks {
-		if ct.pending == 0 {
+	for i := range c.tasks {
+		if c.tasks[i].pending == 0 {
 			c.startTask(i)
 		}
 	}
@@ -259,15 +262,15 @@ func (c *collState) launch() {
 // release returns the tasks' storage to the run's pool once every task has
 // ended (every part has then ended too, and nothing refers to the tasks).
 func (c *collState) release() {
-	if c.done < len(c.tasks) || c.arr == nil {
+	if c.done < len(c.tasks) || c.tasks == nil {
 		return
 	}
-	c.ps.pool = append(c.ps.pool, c.arr)
-	c.arr, c.tasks = nil, nil
+	c.ps.pool = append(c.ps.pool, c.tasks)
+	c.tasks = nil
 }
 
 func (c *collState) startTask(i int) {
-	ct := c.tasks[i]
+	ct := &c.tasks[i]
 	ct.started = true
 	if ct.t.Delay > 0 {
 		c.r.e.after(&ct.delayEv, ct.t.Delay)
@@ -293,11 +296,11 @@ func (ct *collTask) bound() float64 {
 	rho := 1.0
 	for _, g := range [2]int{ct.src, ct.dst} {
 		if g >= 0 {
-			rho = math.Min(rho, ct.c.r.gpus[g].speed())
+			rho = min(rho, ct.c.r.gpus[g].speed())
 		}
 	}
 	if rho < 1 && !math.IsInf(ct.base, 1) {
-		b = math.Min(b, float64(rho*ct.base))
+		b = min(b, float64(rho*ct.base))
 	}
 	return b
 }
@@ -306,7 +309,7 @@ func (ct *collTask) flowDone(*flow) {
 	c := ct.c
 	ct.running = false
 	for _, d := range ct.dependents {
-		dt := c.tasks[d]
+		dt := &c.tasks[d]
 		dt.pending--
 		if dt.pending == 0 {
 			c.startTask(d)
@@ -364,7 +367,8 @@ func (g *gpuState) addClaim(d float64) {
 		return
 	}
 	for _, c := range g.colls {
-		for _, ct := range c.tasks {
+		for i := range c.tasks {
+			ct := &c.tasks[i]
 			if ct.running && (ct.src == g.idx || ct.dst == g.idx) {
 				g.r.s.setBound(&ct.f, ct.bound())
 			}

@@ -243,7 +243,7 @@ func (s *solver) start(f *flow, amount float64) {
 // adding it again.
 func (s *solver) touch(f *flow) {
 	if !f.touched {
-		s.low = math.Min(s.low, f.rate)
+		s.low = min(s.low, f.rate)
 		f.touched = true
 		s.touched = append(s.touched, f)
 		for _, u := range f.uses {
@@ -349,7 +349,7 @@ func (s *solver) remove(f *flow) {
 	}
 	if f.registered {
 		if !f.touched {
-			s.low = math.Min(s.low, f.rate)
+			s.low = min(s.low, f.rate)
 		}
 		f.touched = false // s.touched skips it: it is no longer active
 	}
@@ -384,9 +384,9 @@ func (s *solver) Handle() {
 		if !f.active || !f.touched {
 			continue
 		}
-		l0 = math.Min(l0, f.bound)
+		l0 = min(l0, f.bound)
 		for _, u := range f.uses {
-			l0 = math.Min(l0, s.crossing(int(u.res), ep))
+			l0 = min(l0, s.crossing(int(u.res), ep))
 		}
 	}
 	s.touched = s.touched[:0]
@@ -506,7 +506,7 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 		}
 		nx := (r.capacity - fixed) / wu
 		if !(nx > x*(1+1e-3)) {
-			x = math.Max(x, nx)
+			x = max(x, nx)
 			break
 		}
 		x = nx
@@ -568,13 +568,13 @@ func (s *solver) fill() {
 		if haveBound && (!haveRes || s.bounded[bi].bound <= s.heap[0].level) {
 			f := s.bounded[bi]
 			bi++
-			level = math.Max(level, f.bound)
+			level = max(level, f.bound)
 			s.freeze(f, f.bound)
 			continue
 		}
 		top := s.heapPop()
 		r := &s.res[top.res]
-		level = math.Max(level, top.level)
+		level = max(level, top.level)
 		if math.IsNaN(level) || math.IsInf(level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
