@@ -211,8 +211,9 @@ func (p *Program) Validate(m *Machine) error {
 			add(nil, "stream %s: gpu index %d out of range", s.Name, s.GPU)
 		}
 	}
-	ids := make(map[string]bool, p.NumOps())
+	dup := p.duplicateIDs()
 	reach := newReachCache(m)
+	pos := 0 // the op's position in all threads' ops
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
 		for oi := 0; oi < len(t.Ops); oi++ {
@@ -233,18 +234,12 @@ func (p *Program) Validate(m *Machine) error {
 		}
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
-			key := op.ID
-			if op.Kind == OpCollective && op.OneRank {
-				key += fmt.Sprintf("\x00rank%d", op.Rank)
-			}
-			// One map operation: a key already there leaves the size alone.
-			seen := len(ids)
-			ids[key] = true
 			if op.ID == "" {
 				add(op, "has no id")
-			} else if len(ids) == seen {
+			} else if dup != nil && dup[pos] {
 				add(op, "duplicate id")
 			}
+			pos++
 			if (op.Kind.OnStream() && op.Kind != OpCollective) || (op.Kind == OpSync && op.Sync == SyncStream) {
 				if op.Stream < 0 || op.Stream >= len(p.Streams) {
 					add(op, "stream index %d out of range", op.Stream)
@@ -300,6 +295,89 @@ func (p *Program) Validate(m *Machine) error {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// duplicateIDs marks, by position in all threads' ops, every op whose ID an
+// earlier op has (the parts of a collective issued rank by rank share an ID
+// and differ by rank); nil when there are none. It puts hashes of the IDs in
+// a flat table and compares strings only for hashes that occur twice,
+// instead of filling a map of every ID: at a million ops the map's inserts
+// cost over half a second, most of it cache misses.
+func (p *Program) duplicateIDs() []bool {
+	type idKey struct {
+		id      string
+		oneRank bool
+		rank    int
+	}
+	keyOf := func(op *Op) idKey {
+		if op.Kind == OpCollective && op.OneRank {
+			return idKey{op.ID, true, op.Rank}
+		}
+		return idKey{id: op.ID}
+	}
+	hash := func(k idKey) uint64 {
+		h := uint64(14695981039346656037) // FNV-1a
+		for i := 0; i < len(k.id); i++ {
+			h = (h ^ uint64(k.id[i])) * 1099511628211
+		}
+		if k.oneRank {
+			h = (h ^ uint64(k.rank+1)) * 1099511628211
+		}
+		// FNV's low bits mix poorly, and the table indexes by them: finish
+		// with MurmurHash3's 64-bit mixer.
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		return h
+	}
+	hs := make([]uint64, 0, p.NumOps())
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			hs = append(hs, hash(keyOf(&p.Threads[ti].Ops[oi])))
+		}
+	}
+	// The hashes go into an open-addressing table (linear probing; 0 marks
+	// an empty slot, so a zero hash is stored as 1: a false match costs only
+	// an exact comparison below).
+	size := 1
+	for size < 2*len(hs) {
+		size *= 2
+	}
+	table := make([]uint64, size)
+	var twice map[uint64]bool
+	for _, h := range hs {
+		h = max(h, 1)
+		for i := h & uint64(size-1); ; i = (i + 1) & uint64(size-1) {
+			if table[i] == 0 {
+				table[i] = h
+				break
+			}
+			if table[i] == h {
+				if twice == nil {
+					twice = map[uint64]bool{}
+				}
+				twice[h] = true
+				break
+			}
+		}
+	}
+	if twice == nil {
+		return nil
+	}
+	dup := make([]bool, len(hs))
+	seen := map[idKey]bool{}
+	pos := 0
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			if twice[max(hs[pos], 1)] {
+				k := keyOf(&p.Threads[ti].Ops[oi])
+				dup[pos] = seen[k]
+				seen[k] = true
+			}
+			pos++
+		}
+	}
+	return dup
 }
 
 // reachCache remembers, for one validation, which pairs of nodes can reach

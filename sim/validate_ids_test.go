@@ -1,0 +1,48 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestValidateFindsDuplicateIDs checks the duplicate-ID rule: the second and
+// later ops with an ID are reported, each once, in program order; parts of a
+// collective issued rank by rank share an ID but not a rank.
+func TestValidateFindsDuplicateIDs(t *testing.T) {
+	m := &Machine{Name: "m"}
+	m.AddHost(Host{Name: "cpu0"}, true)
+	host := func(id string) Op { return Op{ID: id, Kind: OpHost, Duration: Microsecond} }
+	part := func(id string, rank int) Op {
+		// Only the ID rule is under test: the part's other fields are
+		// left for the collective checks to complain about.
+		return Op{ID: id, Kind: OpCollective, OneRank: true, Rank: rank}
+	}
+	p := &Program{Name: "p", Threads: []Thread{
+		{Name: "a", Ops: []Op{host("x"), host("y"), part("c", 0), host("x"), host("")}},
+		{Name: "b", Ops: []Op{host("y"), part("c", 1), part("c", 1), host("x"), host("z")}},
+	}}
+	err := p.Validate(m)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var got []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.HasSuffix(line, "duplicate id") || strings.HasSuffix(line, "has no id") {
+			got = append(got, line)
+		}
+	}
+	want := []string{"op x: duplicate id", "op : has no id", "op y: duplicate id", "op c: duplicate id", "op x: duplicate id"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A thousand ops with ten IDs: every op after the first of each is reported.
+	many := make([]Op, 0, 1000)
+	for i := 0; i < 1000; i++ {
+		many = append(many, host(fmt.Sprintf("op%d", i%10)))
+	}
+	err = (&Program{Name: "p", Threads: []Thread{{Name: "a", Ops: many}}}).Validate(m)
+	if n := strings.Count(err.Error(), "duplicate id"); n != 990 {
+		t.Errorf("%d duplicates reported, want 990", n)
+	}
+}
