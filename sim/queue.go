@@ -5,10 +5,9 @@ package sim
 // fire repeatedly (a flow's completion, a thread's next step) reuse one Event and
 // the steady state allocates nothing.
 type Event struct {
-	at    Time
-	seq   uint64
-	index int // position in the heap; -1 when not queued
-	h     Handler
+	at   Time
+	slot int32 // the queue's slot for it while queued; -1 otherwise
+	h    Handler
 }
 
 // Handler is what an Event calls when it comes due.
@@ -18,13 +17,13 @@ type Handler interface {
 }
 
 // NewEvent returns an unqueued event that calls h.Handle when it comes due.
-func NewEvent(h Handler) *Event { return &Event{index: -1, h: h} }
+func NewEvent(h Handler) *Event { return &Event{slot: -1, h: h} }
 
 // Init makes e an unqueued event for h, for events embedded in other structs.
-func (e *Event) Init(h Handler) { *e = Event{index: -1, h: h} }
+func (e *Event) Init(h Handler) { *e = Event{slot: -1, h: h} }
 
 // Queued reports whether e is waiting in a queue.
-func (e *Event) Queued() bool { return e.index >= 0 }
+func (e *Event) Queued() bool { return e.slot >= 0 }
 
 // At returns the time e is (or was last) scheduled for.
 func (e *Event) At() Time { return e.at }
@@ -33,9 +32,31 @@ func (e *Event) At() Time { return e.at }
 // sequence number being assigned when an event is scheduled: among events due at
 // the same time, the one scheduled first fires first. Push, Pop, reschedule and
 // cancel cost O(log n). The counter belongs to the queue, not to a global.
+//
+// The heap holds keys and slot numbers, no pointers: sifting compares keys
+// in place and moves them without the garbage collector's write barriers
+// (which cost a quarter of the engine's time when the heap held *Event).
+// A queued event occupies a slot, which holds its pointer and its position
+// in the heap.
 type Queue struct {
-	h   []*Event
-	seq uint64
+	h     []entry
+	slots []*Event // the event in each slot, nil when free
+	pos   []int32  // each slot's position in h
+	free  []int32  // free slots
+	seq   uint64
+}
+
+type entry struct {
+	at   Time
+	seq  uint64
+	slot int32
+}
+
+func (a entry) less(b entry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
 }
 
 // Len returns the number of queued events.
@@ -45,32 +66,35 @@ func (q *Queue) Len() int { return len(q.h) }
 // and it takes a fresh sequence number as if newly scheduled.
 func (q *Queue) Schedule(e *Event, at Time) {
 	q.seq++
-	e.at, e.seq = at, q.seq
-	if e.index >= 0 {
-		q.fix(e.index)
+	e.at = at
+	if e.slot >= 0 {
+		i := int(q.pos[e.slot])
+		x := q.h[i]
+		x.at, x.seq = at, q.seq
+		q.fix(i, x)
 		return
 	}
-	e.index = len(q.h)
-	q.h = append(q.h, e)
-	q.up(e.index)
+	var s int32
+	if n := len(q.free); n > 0 {
+		s = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		s = int32(len(q.slots))
+		q.slots = append(q.slots, nil)
+		q.pos = append(q.pos, 0)
+	}
+	q.slots[s] = e
+	e.slot = s
+	q.h = append(q.h, entry{})
+	q.up(len(q.h)-1, entry{at, q.seq, s})
 }
 
 // Cancel removes e from the queue if it is queued.
 func (q *Queue) Cancel(e *Event) {
-	i := e.index
-	if i < 0 {
+	if e.slot < 0 {
 		return
 	}
-	n := len(q.h) - 1
-	if i != n {
-		q.swap(i, n)
-	}
-	q.h[n] = nil
-	q.h = q.h[:n]
-	e.index = -1
-	if i != n {
-		q.fix(i)
-	}
+	q.removeAt(int(q.pos[e.slot]))
 }
 
 // Pop removes and returns the earliest event, or nil when the queue is empty.
@@ -78,9 +102,7 @@ func (q *Queue) Pop() *Event {
 	if len(q.h) == 0 {
 		return nil
 	}
-	e := q.h[0]
-	q.Cancel(e)
-	return e
+	return q.removeAt(0)
 }
 
 // Peek returns the earliest event without removing it, or nil.
@@ -88,56 +110,68 @@ func (q *Queue) Peek() *Event {
 	if len(q.h) == 0 {
 		return nil
 	}
-	return q.h[0]
+	return q.slots[q.h[0].slot]
 }
 
-func (q *Queue) less(i, j int) bool {
-	a, b := q.h[i], q.h[j]
-	if a.at != b.at {
-		return a.at < b.at
+// removeAt takes the entry at position i out of the heap and frees its slot.
+func (q *Queue) removeAt(i int) *Event {
+	s := q.h[i].slot
+	n := len(q.h) - 1
+	last := q.h[n]
+	q.h = q.h[:n]
+	if i != n {
+		q.fix(i, last)
 	}
-	return a.seq < b.seq
+	e := q.slots[s]
+	q.slots[s] = nil
+	q.free = append(q.free, s)
+	e.slot = -1
+	return e
 }
 
-func (q *Queue) swap(i, j int) {
-	q.h[i], q.h[j] = q.h[j], q.h[i]
-	q.h[i].index = i
-	q.h[j].index = j
-}
-
-func (q *Queue) fix(i int) {
-	if !q.down(i) {
-		q.up(i)
+// fix places x, whose key may have changed, at or from position i.
+func (q *Queue) fix(i int, x entry) {
+	if i > 0 && x.less(q.h[(i-1)/2]) {
+		q.up(i, x)
+	} else {
+		q.down(i, x)
 	}
 }
 
-func (q *Queue) up(j int) {
+// up places x at the hole at position j or above it.
+func (q *Queue) up(j int, x entry) {
 	for j > 0 {
 		i := (j - 1) / 2
-		if !q.less(j, i) {
+		if !x.less(q.h[i]) {
 			break
 		}
-		q.swap(i, j)
+		q.h[j] = q.h[i]
+		q.pos[q.h[j].slot] = int32(j)
 		j = i
 	}
+	q.h[j] = x
+	q.pos[x.slot] = int32(j)
 }
 
-func (q *Queue) down(i0 int) bool {
-	i, n := i0, len(q.h)
+// down places x at the hole at position i or below it.
+func (q *Queue) down(i int, x entry) {
+	n := len(q.h)
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && q.less(r, l) {
+		if r := l + 1; r < n && q.h[r].less(q.h[l]) {
 			j = r
 		}
-		if !q.less(j, i) {
+		if !q.h[j].less(x) {
 			break
 		}
-		q.swap(i, j)
+		q.h[i] = q.h[j]
+		q.pos[q.h[i].slot] = int32(i)
 		i = j
 	}
-	return i > i0
+	q.h[i] = x
+	q.pos[x.slot] = int32(i)
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 type rec struct {
 	log *[]int
@@ -41,5 +44,86 @@ func TestQueueOrdersByTimeThenScheduling(t *testing.T) {
 	}
 	if evs[4].Queued() {
 		t.Error("cancelled event still queued")
+	}
+}
+
+// TestQueueMatchesAReferenceOrder drives the queue with random schedules,
+// reschedules, cancels and pops and checks every pop, Peek, Len and Queued
+// against a plain list kept in (time, scheduling order).
+func TestQueueMatchesAReferenceOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	var q Queue
+	var log []int
+	const n = 40
+	evs := make([]*Event, n)
+	for i := range evs {
+		evs[i] = NewEvent(rec{&log, i})
+	}
+	type ref struct {
+		id  int
+		at  Time
+		seq int
+	}
+	var want []ref // queued events, in no order
+	seq := 0
+	find := func(id int) int {
+		for k, x := range want {
+			if x.id == id {
+				return k
+			}
+		}
+		return -1
+	}
+	first := func() int {
+		best := -1
+		for k, x := range want {
+			if best < 0 || x.at < want[best].at || (x.at == want[best].at && x.seq < want[best].seq) {
+				best = k
+			}
+		}
+		return best
+	}
+	for step := 0; step < 20000; step++ {
+		switch op := r.IntN(10); {
+		case op < 5: // schedule or reschedule
+			id, at := r.IntN(n), Time(r.IntN(50))
+			q.Schedule(evs[id], at)
+			seq++
+			if k := find(id); k >= 0 {
+				want[k] = ref{id, at, seq}
+			} else {
+				want = append(want, ref{id, at, seq})
+			}
+		case op < 7: // cancel
+			id := r.IntN(n)
+			q.Cancel(evs[id])
+			if k := find(id); k >= 0 {
+				want = append(want[:k], want[k+1:]...)
+			}
+		default: // pop
+			e := q.Pop()
+			k := first()
+			if k < 0 {
+				if e != nil {
+					t.Fatalf("step %d: popped an event from an empty queue", step)
+				}
+				continue
+			}
+			if e != evs[want[k].id] || e.At() != want[k].at {
+				t.Fatalf("step %d: popped %v at %v, want event %d at %v", step, e.h, e.At(), want[k].id, want[k].at)
+			}
+			want = append(want[:k], want[k+1:]...)
+		}
+		if q.Len() != len(want) {
+			t.Fatalf("step %d: %d queued, want %d", step, q.Len(), len(want))
+		}
+		if k := first(); k >= 0 && q.Peek() != evs[want[k].id] {
+			t.Fatalf("step %d: peek is not the earliest event", step)
+		}
+		for id, e := range evs {
+			if e.Queued() != (find(id) >= 0) {
+				t.Fatalf("step %d: event %d queued %v", step, id, e.Queued())
+			}
+		}
 	}
 }
