@@ -97,7 +97,7 @@ func newCopy(o *opState) *copyState {
 	default:
 		p := r.path(src.Index, dst.Index)
 		if op.NoPeerAccess && (p.Kind == PathNVLink || p.Kind == PathP2P) {
-			p = m.StagedPath(src.Index, dst.Index)
+			p = m.stagedPath(r.trees, src.Index, dst.Index)
 		}
 		switch p.Kind {
 		case PathLocal:

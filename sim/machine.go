@@ -368,18 +368,27 @@ func (m *Machine) bfs(a, b int, nvlinkOnly bool) (Route, bool) {
 	if a == b {
 		return Route{}, true
 	}
+	return m.routeIn(m.search(a, b, nvlinkOnly), a, b)
+}
+
+// search runs the breadth-first search of Route from a, over NVLink-fabric
+// links only or over all, and returns prev: prev[v] is the link that reached
+// node v, -1 if none did. It stops once stop is reached (stop -1: never),
+// which leaves the route to stop as a full search would: the nodes on it
+// were all reached before it.
+func (m *Machine) search(a, stop int, nvlinkOnly bool) []int32 {
 	adj := m.adjacency()
-	// One allocation: prev[v] is the link used to reach node v (-1 while
-	// unvisited), queue the FIFO of nodes to expand, which visits them in
-	// the same order as expanding the frontier layer by layer.
+	// One allocation: prev, then queue, the FIFO of nodes to expand, which
+	// visits them in the same order as expanding the frontier layer by
+	// layer.
 	buf := make([]int32, 2*len(m.Nodes))
-	prev, queue := buf[:len(m.Nodes)], buf[len(m.Nodes):len(m.Nodes)]
+	prev, queue := buf[:len(m.Nodes):len(m.Nodes)], buf[len(m.Nodes):len(m.Nodes)]
 	for i := range prev {
 		prev[i] = -1
 	}
 	visited := func(v int) bool { return v == a || prev[v] >= 0 }
 	queue = append(queue, int32(a))
-	for head := 0; head < len(queue) && !visited(b); head++ {
+	for head := 0; head < len(queue) && (stop < 0 || !visited(stop)); head++ {
 		u := int(queue[head])
 		if u != a && m.Nodes[u].Kind == NodeGPU {
 			continue // GPUs do not forward traffic
@@ -400,7 +409,15 @@ func (m *Machine) bfs(a, b int, nvlinkOnly bool) (Route, bool) {
 			queue = append(queue, int32(v))
 		}
 	}
-	if !visited(b) {
+	return prev
+}
+
+// routeIn returns the route from a to b in the search tree prev from a.
+func (m *Machine) routeIn(prev []int32, a, b int) (Route, bool) {
+	if a == b {
+		return Route{}, true
+	}
+	if prev[b] < 0 {
 		return Route{}, false
 	}
 	var hops []Hop
@@ -419,6 +436,63 @@ func (m *Machine) bfs(a, b int, nvlinkOnly bool) (Route, bool) {
 		hops[i], hops[j] = hops[j], hops[i]
 	}
 	return Route{Hops: hops}, true
+}
+
+// routeTrees answers Route for one validation and run, keeping each
+// source's two search trees (NVLink fabric only, all links): a program's
+// copies and collectives between many pairs then cost one pair of searches
+// per source node rather than per pair. Past a budget of kept entries it
+// answers each pair with Route.
+type routeTrees struct {
+	m       *Machine
+	trees   map[int][2][]int32
+	entries int
+}
+
+// routeTreesBudget is the most tree entries (int32s) a routeTrees keeps.
+const routeTreesBudget = 1 << 24
+
+func newRouteTrees(m *Machine) *routeTrees {
+	return &routeTrees{m: m, trees: map[int][2][]int32{}}
+}
+
+// tree returns a's two search trees, or false past the budget.
+func (t *routeTrees) tree(a int) ([2][]int32, bool) {
+	tr, ok := t.trees[a]
+	if !ok {
+		if t.entries+2*len(t.m.Nodes) > routeTreesBudget {
+			return tr, false
+		}
+		tr = [2][]int32{t.m.search(a, -1, true), t.m.search(a, -1, false)}
+		t.trees[a] = tr
+		t.entries += 2 * len(t.m.Nodes)
+	}
+	return tr, true
+}
+
+func (t *routeTrees) route(a, b int) (Route, bool) {
+	if a == b {
+		return Route{}, true
+	}
+	tr, ok := t.tree(a)
+	if !ok {
+		return t.m.Route(a, b)
+	}
+	if r, ok := t.m.routeIn(tr[0], a, b); ok {
+		return r, true
+	}
+	return t.m.routeIn(tr[1], a, b)
+}
+
+func (t *routeTrees) nvRoute(a, b int) (Route, bool) {
+	if a == b {
+		return Route{}, true
+	}
+	tr, ok := t.tree(a)
+	if !ok {
+		return t.m.bfs(a, b, true)
+	}
+	return t.m.routeIn(tr[0], a, b)
 }
 
 // PathKind says how bytes move between two GPUs.
@@ -464,12 +538,27 @@ type GPUPath struct {
 }
 
 // PathBetween returns how bytes move from GPU a to GPU b (indices into GPUs).
-func (m *Machine) PathBetween(a, b int) GPUPath {
+func (m *Machine) PathBetween(a, b int) GPUPath { return m.pathBetween(searchEach{m}, a, b) }
+
+// router answers Route (route) and its search over NVLink-fabric links
+// only (nvRoute): searchEach searches for each pair, routeTrees keeps each
+// source's searches.
+type router interface {
+	route(a, b int) (Route, bool)
+	nvRoute(a, b int) (Route, bool)
+}
+
+type searchEach struct{ m *Machine }
+
+func (s searchEach) route(a, b int) (Route, bool)   { return s.m.Route(a, b) }
+func (s searchEach) nvRoute(a, b int) (Route, bool) { return s.m.bfs(a, b, true) }
+
+func (m *Machine) pathBetween(rt router, a, b int) GPUPath {
 	if a == b {
 		return GPUPath{Kind: PathLocal}
 	}
 	na, nb := m.GPUs[a].Node, m.GPUs[b].Node
-	r, ok := m.Route(na, nb)
+	r, ok := rt.route(na, nb)
 	if ok && m.p2pAllowed(na, r) {
 		kind := PathNVLink
 		for _, h := range r.Hops {
@@ -479,14 +568,16 @@ func (m *Machine) PathBetween(a, b int) GPUPath {
 		}
 		return GPUPath{Kind: kind, Route: r}
 	}
-	return m.StagedPath(a, b)
+	return m.stagedPath(rt, a, b)
 }
 
 // StagedPath returns the host-staged path from GPU a to GPU b, whether or not
 // P2P is possible: through the host with the fewest hops over both legs;
 // ties prefer the source GPU's host, then the destination's, then
 // declaration order. Kind is PathNone if no host reaches both.
-func (m *Machine) StagedPath(a, b int) GPUPath {
+func (m *Machine) StagedPath(a, b int) GPUPath { return m.stagedPath(searchEach{m}, a, b) }
+
+func (m *Machine) stagedPath(rt router, a, b int) GPUPath {
 	na, nb := m.GPUs[a].Node, m.GPUs[b].Node
 	best, bestHops := -1, 0
 	order := []int{m.GPUs[a].Host, m.GPUs[b].Host}
@@ -496,8 +587,8 @@ func (m *Machine) StagedPath(a, b int) GPUPath {
 	var to, from Route
 	for _, h := range order {
 		hn := m.Hosts[h].Node
-		r1, ok1 := m.Route(na, hn)
-		r2, ok2 := m.Route(hn, nb)
+		r1, ok1 := rt.route(na, hn)
+		r2, ok2 := rt.route(hn, nb)
 		if !ok1 || !ok2 {
 			continue
 		}
@@ -516,8 +607,10 @@ func (m *Machine) StagedPath(a, b int) GPUPath {
 // between them relay through a GPU both reach over NVLink, as NCCL does
 // (path type NVB, P2P through an intermediate GPU), before falling back to
 // PCIe or host memory. Relay is that GPU, or -1.
-func (m *Machine) CollectivePath(a, b int) GPUPath {
-	p := m.PathBetween(a, b)
+func (m *Machine) CollectivePath(a, b int) GPUPath { return m.collectivePath(searchEach{m}, a, b) }
+
+func (m *Machine) collectivePath(rt router, a, b int) GPUPath {
+	p := m.pathBetween(rt, a, b)
 	p.Relay = -1
 	if p.Kind == PathNVLink || p.Kind == PathLocal || p.Kind == PathNone && len(m.GPUs) < 3 {
 		return p
@@ -528,8 +621,8 @@ func (m *Machine) CollectivePath(a, b int) GPUPath {
 		if k == a || k == b {
 			continue
 		}
-		r1, ok1 := m.bfs(m.GPUs[a].Node, m.GPUs[k].Node, true)
-		r2, ok2 := m.bfs(m.GPUs[k].Node, m.GPUs[b].Node, true)
+		r1, ok1 := rt.nvRoute(m.GPUs[a].Node, m.GPUs[k].Node)
+		r2, ok2 := rt.nvRoute(m.GPUs[k].Node, m.GPUs[b].Node)
 		if !ok1 || !ok2 || !m.p2pAllowed(m.GPUs[a].Node, r1) || !m.p2pAllowed(m.GPUs[k].Node, r2) {
 			continue
 		}

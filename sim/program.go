@@ -194,7 +194,11 @@ func (p *Program) NumOps() int {
 }
 
 // Validate checks p against m and reports every problem, naming each op.
-func (p *Program) Validate(m *Machine) error {
+func (p *Program) Validate(m *Machine) error { return p.validate(m, newRouteTrees(m)) }
+
+// validate is Validate with the route searches kept in trees, which a run
+// goes on using.
+func (p *Program) validate(m *Machine, trees *routeTrees) error {
 	var errs []string
 	add := func(op *Op, format string, a ...any) {
 		msg := fmt.Sprintf(format, a...)
@@ -212,7 +216,7 @@ func (p *Program) Validate(m *Machine) error {
 		}
 	}
 	dup := p.duplicateIDs()
-	reach := newReachCache(m)
+	reach := newReachCache(m, trees)
 	pos := 0 // the op's position in all threads' ops
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
@@ -385,20 +389,21 @@ func (p *Program) duplicateIDs() []bool {
 // the same few GPUs looks each route up once.
 type reachCache struct {
 	m     *Machine
+	trees *routeTrees
 	route map[[2]int]bool
 	path  map[[3]int]bool // {kind, a, b}: 0 PathBetween, 1 CollectivePath
 	plans map[*CollPlan]string
 }
 
-func newReachCache(m *Machine) *reachCache {
-	return &reachCache{m: m, route: map[[2]int]bool{}, path: map[[3]int]bool{}, plans: map[*CollPlan]string{}}
+func newReachCache(m *Machine, trees *routeTrees) *reachCache {
+	return &reachCache{m: m, trees: trees, route: map[[2]int]bool{}, path: map[[3]int]bool{}, plans: map[*CollPlan]string{}}
 }
 
 func (c *reachCache) routes(a, b int) bool {
 	k := [2]int{a, b}
 	ok, seen := c.route[k]
 	if !seen {
-		_, ok = c.m.Route(a, b)
+		_, ok = c.trees.route(a, b)
 		c.route[k] = ok
 	}
 	return ok
@@ -412,9 +417,9 @@ func (c *reachCache) gpuPath(collective bool, a, b int) bool {
 	ok, seen := c.path[k]
 	if !seen {
 		if collective {
-			ok = c.m.CollectivePath(a, b).Kind != PathNone
+			ok = c.m.collectivePath(c.trees, a, b).Kind != PathNone
 		} else {
-			ok = c.m.PathBetween(a, b).Kind != PathNone
+			ok = c.m.pathBetween(c.trees, a, b).Kind != PathNone
 		}
 		c.path[k] = ok
 	}

@@ -42,10 +42,11 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	if err := p.Validate(m); err != nil {
+	trees := newRouteTrees(m)
+	if err := p.validate(m, trees); err != nil {
 		return nil, err
 	}
-	r := newRun(m, p)
+	r := newRun(m, p, trees)
 	r.s.oversubscribe = opt.oversubscribe
 	r.e.run()
 	if r.e.err != nil {
@@ -72,8 +73,10 @@ type run struct {
 	gpus    []*gpuState
 	hosts   []hostState
 	// routes and paths cache Machine.Route and Machine.PathBetween for this
-	// run (the Machine itself is never written, so runs may share it).
+	// run (the Machine itself is never written, so runs may share it);
+	// trees holds the route searches, from the validation on.
 	routes map[[2]int]Route
+	trees  *routeTrees
 	paths  map[[2]int]GPUPath
 	// colls holds the collectives whose ranks have not all arrived, by op ID.
 	colls map[string]*collState
@@ -85,7 +88,7 @@ func (r *run) route(a, b int) Route {
 	k := [2]int{a, b}
 	rt, ok := r.routes[k]
 	if !ok {
-		rt, _ = r.m.Route(a, b)
+		rt, _ = r.trees.route(a, b)
 		r.routes[k] = rt
 	}
 	return rt
@@ -95,7 +98,7 @@ func (r *run) collPath(a, b int) GPUPath {
 	k := [2]int{-1 - a, b}
 	p, ok := r.paths[k]
 	if !ok {
-		p = r.m.CollectivePath(a, b)
+		p = r.m.collectivePath(r.trees, a, b)
 		r.paths[k] = p
 	}
 	return p
@@ -105,7 +108,7 @@ func (r *run) path(a, b int) GPUPath {
 	k := [2]int{a, b}
 	p, ok := r.paths[k]
 	if !ok {
-		p = r.m.PathBetween(a, b)
+		p = r.m.pathBetween(r.trees, a, b)
 		r.paths[k] = p
 	}
 	return p
@@ -135,8 +138,8 @@ type gpuState struct {
 	ceQueue []*opState
 }
 
-func newRun(m *Machine, p *Program) *run {
-	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}}
+func newRun(m *Machine, p *Program, trees *routeTrees) *run {
+	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}, trees: trees}
 	r.s = newSolver(&r.e)
 	for _, l := range m.Links {
 		r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"->"+m.Nodes[l.B].Name, l.Bandwidth, true)
