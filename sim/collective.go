@@ -216,7 +216,9 @@ func (c *collState) arrive(rank int) {
 	r := c.r
 	o := c.parts[rank]
 	g := r.gpus[c.plan.Ranks[rank]]
-	o.presence = &flow{owner: o, bound: 1, noEnd: true, uses: []use{{res: int32(g.smRes), coef: c.plan.SMShare}}}
+	o.kuse[0] = use{res: int32(g.smRes), coef: c.plan.SMShare}
+	o.kflow = flow{owner: o, bound: 1, noEnd: true, uses: o.kuse[:]}
+	o.presence = &o.kflow
 	r.s.start(o.presence, math.MaxFloat64)
 	g.addClaim(c.plan.SMShare)
 	g.colls = append(g.colls, c)
@@ -331,7 +333,7 @@ func (ct *collTask) flowDone(*flow) {
 func (c *collState) endPart(rank int) {
 	r := c.r
 	o := c.parts[rank]
-	if o.done {
+	if o == nil || o.done {
 		return
 	}
 	g := r.gpus[c.plan.Ranks[rank]]
@@ -344,6 +346,7 @@ func (c *collState) endPart(rank int) {
 	}
 	g.addClaim(-c.plan.SMShare)
 	o.finish()
+	c.parts[rank] = nil // the ended part's state is reused
 }
 
 // speed is the fraction of its full speed each kernel on g gets: 1/S when

@@ -416,3 +416,34 @@ func TestInvariantsCatchABrokenSolver(t *testing.T) {
 	}
 	t.Logf("the broken solver failed the checks on %d of 50 programs", caught)
 }
+
+// TestOpStateReuseChangesNothing runs random programs with ended ops' states
+// reused (as every run does) and with every op's state new, and checks that
+// the results are the same bytes.
+func TestOpStateReuseChangesNothing(t *testing.T) {
+	n := *propCases
+	if testing.Short() {
+		n = 50
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		r := rand.New(rand.NewPCG(seed, 43))
+		m := genMachine(r)
+		p := genProgram(r, m)
+		var out [2]bytes.Buffer
+		var errs [2]string
+		for i, noReuse := range []bool{false, true} {
+			res, err := runWith(m, p, runOptions{noReuse: noReuse})
+			if err != nil {
+				errs[i] = err.Error()
+			}
+			if res != nil {
+				if err := WriteJSON(&out[i], res); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if errs[0] != errs[1] || !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+			t.Fatalf("seed %d: reusing op states changes the result (errors %q and %q)", seed, errs[0], errs[1])
+		}
+	}
+}

@@ -36,6 +36,9 @@ type runOptions struct {
 	// oversubscribe breaks the flow solver on purpose (rates 1.5x what the
 	// resources allow), so that tests can show their checks catch it.
 	oversubscribe bool
+	// noReuse allocates every op's state anew instead of reusing finished
+	// ones, so that tests can show reuse changes nothing.
+	noReuse bool
 }
 
 func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
@@ -48,6 +51,7 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 	}
 	r := newRun(m, p, trees)
 	r.s.oversubscribe = opt.oversubscribe
+	r.noReuse = opt.noReuse
 	r.e.run()
 	if r.e.err != nil {
 		return nil, r.e.err
@@ -68,7 +72,13 @@ type run struct {
 
 	threads []*threadState
 	streams []*streamState
-	events  []*opState // latest issued record of each event
+	// eventRec is the record of each event's latest issued record op (-1
+	// for none), and eventOp that op while it has not ended.
+	eventRec []int
+	eventOp  []*opState
+	// freeOps holds the states of ended ops, for reuse (see finish).
+	freeOps []*opState
+	noReuse bool
 	sems    []semState
 	gpus    []*gpuState
 	hosts   []hostState
@@ -160,11 +170,15 @@ func newRun(m *Machine, p *Program, trees *routeTrees) *run {
 		r.gpus = append(r.gpus, gs)
 	}
 	for i := range p.Streams {
-		st := &streamState{r: r, idx: i, gpu: r.gpus[p.Streams[i].GPU]}
+		st := &streamState{r: r, idx: i, gpu: r.gpus[p.Streams[i].GPU], lastDone: -1}
 		st.pumpEv.Init(st)
 		r.streams = append(r.streams, st)
 	}
-	r.events = make([]*opState, len(p.Events))
+	r.eventRec = make([]int, len(p.Events))
+	for i := range r.eventRec {
+		r.eventRec[i] = -1
+	}
+	r.eventOp = make([]*opState, len(p.Events))
 	r.routes = map[[2]int]Route{}
 	r.colls = map[string]*collState{}
 	r.plans = map[*CollPlan]*planState{}
@@ -195,20 +209,23 @@ func (r *run) warn(op *Op, format string, a ...any) {
 
 // opState is an op in flight.
 type opState struct {
-	r       *run
-	rec     int
-	op      *Op
-	thread  *threadState
-	stream  *streamState
-	target  *opState // wait: the record it depends on
-	started bool
-	done    bool
-	waiting bool // registered as a waiter on target
-	end     Time
-	waiters []waiter
-	kernel  *flow
-	// kflow and kuse hold a kernel's flow, so that a kernel allocates
-	// nothing of its own.
+	r      *run
+	rec    int
+	op     *Op
+	thread *threadState
+	stream *streamState
+	// A wait's record op: its record (-1 for none) and, until the record
+	// ended when the wait was issued, its state (only used while the
+	// record has not ended: ended states are reused).
+	targetRec int
+	target    *opState
+	started   bool
+	done      bool
+	waiting   bool // registered as a waiter on target
+	waiters   []waiter
+	kernel    *flow
+	// kflow and kuse hold a kernel's flow, or a collective part's presence
+	// on the SMs, so that neither allocates anything of its own.
 	kflow  flow
 	kuse   [1]use
 	cp     *copyState
@@ -245,11 +262,36 @@ func (o *opState) begin(kind CauseKind, cause int) {
 	rec.Cause, rec.CauseKind = cause, kind
 }
 
+// newOp returns the state of a stream op: an ended op's, reset, or a new
+// one.
+func (r *run) newOp(rec int, op *Op, t *threadState, st *streamState) *opState {
+	var o *opState
+	if n := len(r.freeOps); n > 0 {
+		o = r.freeOps[n-1]
+		r.freeOps[n-1] = nil
+		r.freeOps = r.freeOps[:n-1]
+		ws := o.waiters[:0]
+		*o = opState{}
+		o.waiters = ws
+	} else {
+		o = &opState{}
+	}
+	o.r, o.rec, o.op, o.thread, o.stream = r, rec, op, t, st
+	o.targetRec, o.ce, o.ceFrom = -1, -1, -1
+	return o
+}
+
 // finish completes a stream op: it leaves its stream and wakes its waiters.
+// Its state is then reused for a later op: what outlives an op refers to
+// its record (a stream's last ended op, an event's latest record), and the
+// pointers that may reach it (a stream's last issued op, an event's latest
+// record op) are cleared here. Code running on in the same event (a copy's
+// stage, a collective's part) may still read it; only a later issue
+// resets it.
 func (o *opState) finish() {
-	now := o.r.e.now
+	r := o.r
+	now := r.e.now
 	o.done = true
-	o.end = now
 	o.record().End = now
 	if o.ce >= 0 {
 		o.stream.gpu.releaseCE(o)
@@ -257,18 +299,25 @@ func (o *opState) finish() {
 	st := o.stream
 	st.q[st.head] = nil
 	st.head++
-	st.lastDone = o
+	st.lastDone = o.rec
+	if st.last == o {
+		st.last = nil
+	}
+	if o.op.Kind == OpEventRecord && r.eventOp[o.op.Event] == o {
+		r.eventOp[o.op.Event] = nil
+	}
 	st.kick()
 	ws := o.waiters
-	o.waiters = nil
 	for _, w := range ws {
 		w.opDone(o)
 	}
-	// Others may keep pointing at a finished op (the latest record of an
-	// event, a stream's last op): drop what only a running op needs (a
-	// copy's stages, a collective's tasks) so that it holds little.
+	clear(ws)
+	o.waiters = ws[:0]
 	o.cp, o.coll, o.presence, o.kernel = nil, nil, nil, nil
 	o.target = nil
+	if !r.noReuse {
+		r.freeOps = append(r.freeOps, o)
+	}
 }
 
 // streamState runs a stream's ops in FIFO order.
@@ -278,9 +327,9 @@ type streamState struct {
 	gpu      *gpuState
 	q        []*opState
 	head     int
-	last     *opState // last op issued
-	lastDone *opState
-	seq      int // ops issued so far
+	last     *opState // last op issued, while it has not ended
+	lastDone int      // record of the last op ended, -1 for none
+	seq      int      // ops issued so far
 	pumpEv   Event
 }
 
@@ -323,21 +372,22 @@ func (st *streamState) Handle() {
 		// the awaited record's end and the copy engine grant.
 		rec := o.record()
 		kind, cause, at := CauseHost, rec.ThreadPrev, rec.Issued
-		if p := st.lastDone; p != nil && p.end >= at {
-			kind, cause, at = CauseStream, p.rec, p.end
+		if p := st.lastDone; p >= 0 && r.res.Ops[p].End >= at {
+			kind, cause, at = CauseStream, p, r.res.Ops[p].End
 		}
 		switch o.op.Kind {
 		case OpEventWait:
-			if t := o.target; t != nil {
-				if !t.done {
+			if tr := o.targetRec; tr >= 0 {
+				end := r.res.Ops[tr].End
+				if end < 0 { // not ended: o.target is its live state
 					if !o.waiting {
 						o.waiting = true
-						t.addWaiter(st)
+						o.target.addWaiter(st)
 					}
 					return
 				}
-				if t.end >= at && t.end > rec.Issued {
-					kind, cause, at = CauseEvent, t.rec, t.end
+				if end >= at && end > rec.Issued {
+					kind, cause, at = CauseEvent, tr, end
 				}
 			}
 			o.begin(kind, cause)
@@ -663,16 +713,14 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		t.issueCollective(op)
 		return nil
 	}
-	o := &opState{r: r, rec: t.curRec, op: op, thread: t, stream: r.streams[op.Stream], ce: -1, ceFrom: -1}
+	o := r.newOp(t.curRec, op, t, r.streams[op.Stream])
 	switch op.Kind {
 	case OpEventRecord:
-		r.events[op.Event] = o
+		r.eventRec[op.Event], r.eventOp[op.Event] = t.curRec, o
 	case OpEventWait:
-		o.target = r.events[op.Event]
-		if o.target != nil {
-			rec.Target = o.target.rec
-		}
-		if o.target == nil {
+		o.targetRec, o.target = r.eventRec[op.Event], r.eventOp[op.Event]
+		rec.Target = o.targetRec
+		if o.targetRec < 0 {
 			r.warn(op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug", r.p.Events[op.Event])
 		}
 	case OpCopy:
@@ -710,7 +758,7 @@ func (t *threadState) issueCollective(op *Op) {
 		x.Issued, x.HostEnd = now, now
 		x.Bytes = op.Coll.Bytes
 		x.Coll = op.Coll
-		o := &opState{r: r, rec: rec, op: op, thread: t, stream: r.streams[op.Streams[i]], ce: -1, ceFrom: -1}
+		o := r.newOp(rec, op, t, r.streams[op.Streams[i]])
 		c.addPart(i, o)
 		parts = append(parts, o)
 	}
@@ -739,22 +787,21 @@ func (t *threadState) sync(op *Op) {
 	var targets []*opState
 	switch op.Sync {
 	case SyncStream:
-		if l := r.streams[op.Stream].last; l != nil && !l.done {
+		if l := r.streams[op.Stream].last; l != nil {
 			targets = append(targets, l)
 		}
 	case SyncDevice:
 		for _, st := range r.streams {
-			if st.gpu.idx == op.GPU && st.last != nil && !st.last.done {
+			if st.gpu.idx == op.GPU && st.last != nil {
 				targets = append(targets, st.last)
 			}
 		}
 	case SyncEvent:
-		l := r.events[op.Event]
-		if l == nil {
+		if r.eventRec[op.Event] < 0 {
 			r.warn(op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug", r.p.Events[op.Event])
 		} else {
-			r.res.Ops[t.curRec].Target = l.rec
-			if !l.done {
+			r.res.Ops[t.curRec].Target = r.eventRec[op.Event]
+			if l := r.eventOp[op.Event]; l != nil {
 				targets = append(targets, l)
 			}
 		}
