@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -27,24 +28,30 @@ type collState struct {
 	last    int // rank that arrived last
 	began   bool
 	startEv Event
-	tasks   []collTask // back to the plan's pool when done
-	done    int        // tasks ended
-	left    []int      // per rank: unfinished tasks that send or receive for it
+	tasks   []taskState // back to the plan's pool when done
+	done    int         // tasks ended
+	left    []int       // per rank: unfinished tasks that send or receive for it
 }
 
-type collTask struct {
-	c          *collState
-	t          *CollTask
-	idx        int   // index in the plan's tasks
-	pending    int   // dependencies not yet ended
-	dependents []int // tasks that depend on this one
-	started    bool
-	running    bool // its flow is active
-	f          flow
-	usesBuf    [8]use // the flow's uses, without an allocation for short routes
-	delayEv    Event
-	base       float64 // data rate it reaches alone, for the SM-contention bound
-	src, dst   int     // GPUs (index into Machine.GPUs), -1 for a switch
+// taskState is a task of a running collective: 16 bytes, so that starting
+// a collective of thousands of tasks writes little. A task in flight holds
+// a taskRun.
+type taskState struct {
+	pending int32    // dependencies not yet ended
+	run     *taskRun // while started and not ended
+}
+
+// taskRun is a started task's delay and then its transfer. The run pools
+// them: only the tasks in flight hold one.
+type taskRun struct {
+	c        *collState
+	task     int
+	running  bool // its flow is active
+	f        flow
+	usesBuf  [8]use // the flow's uses, without an allocation for short routes
+	delayEv  Event
+	base     float64 // data rate it reaches alone, for the SM-contention bound
+	src, dst int     // GPUs (index into Machine.GPUs), -1 for a switch
 }
 
 // Handle starts the plan once StartDelay has passed.
@@ -66,44 +73,17 @@ func newCollective(r *run, op *Op) *collState {
 	ps := r.planState(op.Coll)
 	c := &collState{r: r, op: op, plan: op.Coll, ps: ps, parts: make([]*opState, len(op.Coll.Ranks)), last: -1}
 	c.startEv.Init(c)
-	c.left = make([]int, len(c.plan.Ranks))
-	deps := ps.deps
+	c.left = slices.Clone(ps.left)
 	// The tasks' storage: from the pool of finished instances of the same
-	// plan, or one allocation.
-	var arr []collTask
-	fresh := false
+	// plan, or one allocation; then a copy of the plan's initial states.
 	if n := len(ps.pool); n > 0 {
-		arr = ps.pool[n-1]
+		c.tasks = ps.pool[n-1]
 		ps.pool[n-1] = nil
 		ps.pool = ps.pool[:n-1]
 	} else {
-		arr = make([]collTask, len(c.plan.Tasks))
-		fresh = true
+		c.tasks = make([]taskState, len(ps.init))
 	}
-	c.tasks = arr
-	for i := range c.plan.Tasks {
-		t := &c.plan.Tasks[i]
-		ct := &arr[i]
-		// Field by field, not ct = collTask{...}: a task is about 500 bytes
-		// and a plan has thousands, so clearing them cost seconds over a
-		// million-op run. The flow and the delay event of a pooled task are
-		// left as its last instance left them: owned by the same task,
-		// inactive and unqueued, and Handle and solver.start set the rest.
-		ct.c, ct.t, ct.idx, ct.pending, ct.dependents = c, t, i, len(t.Deps), deps[i]
-		ct.started, ct.running, ct.base, ct.src, ct.dst = false, false, 0, -1, -1
-		if fresh {
-			ct.f.owner = ct
-			ct.delayEv.Init(ct)
-		}
-		if t.From >= 0 {
-			ct.src = c.plan.Ranks[t.From]
-			c.left[t.From]++
-		}
-		if t.To >= 0 {
-			ct.dst = c.plan.Ranks[t.To]
-			c.left[t.To]++
-		}
-	}
+	copy(c.tasks, ps.init)
 	return c
 }
 
@@ -115,8 +95,14 @@ type planState struct {
 	// rate it reaches alone.
 	uses [][]use
 	base []float64
+	// src and dst are each task's GPUs (-1 for a switch); init its state
+	// when the collective starts; left the tasks that send or receive for
+	// each rank.
+	src, dst []int
+	init     []taskState
+	left     []int
 	// pool holds the task storage of finished instances.
-	pool [][]collTask
+	pool [][]taskState
 }
 
 func (r *run) planState(plan *CollPlan) *planState {
@@ -127,6 +113,10 @@ func (r *run) planState(plan *CollPlan) *planState {
 		deps: make([][]int, len(plan.Tasks)),
 		uses: make([][]use, len(plan.Tasks)),
 		base: make([]float64, len(plan.Tasks)),
+		src:  make([]int, len(plan.Tasks)),
+		dst:  make([]int, len(plan.Tasks)),
+		init: make([]taskState, len(plan.Tasks)),
+		left: make([]int, len(plan.Ranks)),
 	}
 	// Every task's uses in one array: ends[i] is where task i's end.
 	var all []use
@@ -138,6 +128,16 @@ func (r *run) planState(plan *CollPlan) *planState {
 		}
 		all, ps.base[i] = r.taskUses(plan, t, all)
 		ends[i] = len(all)
+		ps.init[i].pending = int32(len(t.Deps))
+		ps.src[i], ps.dst[i] = -1, -1
+		if t.From >= 0 {
+			ps.src[i] = plan.Ranks[t.From]
+			ps.left[t.From]++
+		}
+		if t.To >= 0 {
+			ps.dst[i] = plan.Ranks[t.To]
+			ps.left[t.To]++
+		}
 	}
 	from := 0
 	for i, end := range ends {
@@ -272,52 +272,68 @@ func (c *collState) release() {
 }
 
 func (c *collState) startTask(i int) {
-	ct := &c.tasks[i]
-	ct.started = true
-	if ct.t.Delay > 0 {
-		c.r.e.after(&ct.delayEv, ct.t.Delay)
+	r := c.r
+	var tr *taskRun
+	if n := len(r.freeRuns); n > 0 {
+		tr = r.freeRuns[n-1]
+		r.freeRuns[n-1] = nil
+		r.freeRuns = r.freeRuns[:n-1]
+	} else {
+		tr = &taskRun{}
+		tr.f.owner = tr
+		tr.delayEv.Init(tr)
+	}
+	tr.c, tr.task, tr.running = c, i, false
+	c.tasks[i].run = tr
+	if d := c.plan.Tasks[i].Delay; d > 0 {
+		r.e.after(&tr.delayEv, d)
 		return
 	}
-	ct.Handle()
+	tr.Handle()
 }
 
 // Handle starts the task's flow once its delay has passed.
-func (ct *collTask) Handle() {
-	ps := ct.c.ps
-	ct.base = ps.base[ct.idx]
-	ct.f.uses = append(ct.usesBuf[:0], ps.uses[ct.idx]...)
-	ct.f.bound = ct.bound()
-	ct.running = true
-	ct.c.r.s.start(&ct.f, ct.t.Bytes)
+func (tr *taskRun) Handle() {
+	ps, i := tr.c.ps, tr.task
+	tr.base, tr.src, tr.dst = ps.base[i], ps.src[i], ps.dst[i]
+	tr.f.uses = append(tr.usesBuf[:0], ps.uses[i]...)
+	tr.f.bound = tr.bound()
+	tr.running = true
+	tr.c.r.s.start(&tr.f, tr.c.plan.Tasks[i].Bytes)
 }
 
 // bound is the task's rate bound: its protocol's, and 1/S of its standalone
 // rate while a GPU it touches is oversubscribed.
-func (ct *collTask) bound() float64 {
-	b := ct.t.Bound
+func (tr *taskRun) bound() float64 {
+	b := tr.c.plan.Tasks[tr.task].Bound
 	rho := 1.0
-	for _, g := range [2]int{ct.src, ct.dst} {
+	for _, g := range [2]int{tr.src, tr.dst} {
 		if g >= 0 {
-			rho = min(rho, ct.c.r.gpus[g].speed())
+			rho = min(rho, tr.c.r.gpus[g].speed())
 		}
 	}
-	if rho < 1 && !math.IsInf(ct.base, 1) {
-		b = min(b, float64(rho*ct.base))
+	if rho < 1 && !math.IsInf(tr.base, 1) {
+		b = min(b, float64(rho*tr.base))
 	}
 	return b
 }
 
-func (ct *collTask) flowDone(*flow) {
-	c := ct.c
-	ct.running = false
-	for _, d := range ct.dependents {
+// flowDone ends the task: its dependents may start, and its ranks' parts
+// end with their last task. Its run goes back to the pool.
+func (tr *taskRun) flowDone(*flow) {
+	c, i := tr.c, tr.task
+	tr.running = false
+	tr.c = nil
+	c.tasks[i].run = nil
+	for _, d := range c.ps.deps[i] {
 		dt := &c.tasks[d]
 		dt.pending--
 		if dt.pending == 0 {
 			c.startTask(d)
 		}
 	}
-	for _, rank := range [2]int{ct.t.From, ct.t.To} {
+	t := &c.plan.Tasks[i]
+	for _, rank := range [2]int{t.From, t.To} {
 		if rank >= 0 {
 			c.left[rank]--
 			if c.left[rank] == 0 {
@@ -325,6 +341,7 @@ func (ct *collTask) flowDone(*flow) {
 			}
 		}
 	}
+	c.r.freeRuns = append(c.r.freeRuns, tr)
 	c.done++
 	c.release()
 }
@@ -371,9 +388,9 @@ func (g *gpuState) addClaim(d float64) {
 	}
 	for _, c := range g.colls {
 		for i := range c.tasks {
-			ct := &c.tasks[i]
-			if ct.running && (ct.src == g.idx || ct.dst == g.idx) {
-				g.r.s.setBound(&ct.f, ct.bound())
+			tr := c.tasks[i].run
+			if tr != nil && tr.running && (tr.src == g.idx || tr.dst == g.idx) {
+				g.r.s.setBound(&tr.f, tr.bound())
 			}
 		}
 	}

@@ -76,12 +76,14 @@ type run struct {
 	// for none), and eventOp that op while it has not ended.
 	eventRec []int
 	eventOp  []*opState
-	// freeOps holds the states of ended ops, for reuse (see finish).
-	freeOps []*opState
-	noReuse bool
-	sems    []semState
-	gpus    []*gpuState
-	hosts   []hostState
+	// freeOps holds the states of ended ops, for reuse (see finish), and
+	// freeRuns the runs of ended collective tasks.
+	freeOps  []*opState
+	freeRuns []*taskRun
+	noReuse  bool
+	sems     []semState
+	gpus     []*gpuState
+	hosts    []hostState
 	// routes and paths cache Machine.Route and Machine.PathBetween for this
 	// run (the Machine itself is never written, so runs may share it);
 	// trees holds the route searches, from the validation on.
