@@ -26,6 +26,19 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 			unqueued[rec.GPU] = append(unqueued[rec.GPU], i)
 		}
 	}
+	// The lists of the sweep and the merges' scratch, sized for the GPU
+	// with the most ops and shared by all.
+	most := 0
+	for g := range out {
+		n := len(unqueued[g])
+		for _, s := range streamsOf[g] {
+			n += len(sops[s])
+		}
+		most = max(most, n)
+	}
+	tsA, tsB := make([]Time, 0, 2+4*most), make([]Time, 2+4*most)
+	issueA, issueB := make([]int, 0, most), make([]int, most)
+	edgeA, edgeB := make([]gpuEdge, 0, 4*most), make([]gpuEdge, 4*most)
 	for g := range out {
 		st := &out[g]
 		st.Name = m.GPUs[g].Name
@@ -40,17 +53,12 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 		}
 		runs = append(runs, unqueued[g])
 		n += len(unqueued[g])
-		type edge struct {
-			t     Time
-			delta int
-			what  int // 0 kernel, 1 copy, 2 collective running, 3 collective waiting for its ranks
-		}
-		ts := make([]Time, 0, 2+4*n)
-		ts = append(ts, 0, res.Makespan)
+		type edge = gpuEdge
+		ts := append(tsA[:0], 0, res.Makespan)
 		tsEnds := []int{2}
-		byIssue := make([]int, 0, n)
+		byIssue := issueA[:0]
 		var issueEnds []int
-		edges := make([]edge, 0, 2*n) // +1 at the start of an activity, -1 at its end
+		edges := edgeA[:0] // +1 at the start of an activity, -1 at its end
 		var edgeEnds []int
 		var maxIssued Time = -1
 		for _, run := range runs {
@@ -90,23 +98,23 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 			issueEnds = append(issueEnds, len(byIssue))
 			edgeEnds = append(edgeEnds, len(edges))
 		}
-		ts = sortTimeRuns(ts, tsEnds)
+		ts = sortTimeRuns(ts, tsEnds, tsB)
 		ts = slices.Compact(ts)
 		// Ops issued at the same time in record order.
-		byIssue = sortRuns(byIssue, issueEnds, func(a, b int) int {
+		byIssue = sortRuns(byIssue, issueEnds, issueB, func(a, b int) int {
 			if c := cmp.Compare(res.Ops[a].Issued, res.Ops[b].Issued); c != 0 {
 				return c
 			}
 			return cmp.Compare(a, b)
 		})
 		// Edges at the same time are applied together: their order is free.
-		edges = sortRuns(edges, edgeEnds, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
+		edges = sortRuns(edges, edgeEnds, edgeB, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
 		var active [4]int
 		ei, ii, front := 0, 0, 0
 		for k := 0; k+1 < len(ts); k++ {
 			t, d := ts[k], ts[k+1]-ts[k]
 			for ei < len(edges) && edges[ei].t <= t {
-				active[edges[ei].what] += edges[ei].delta
+				active[edges[ei].what] += int(edges[ei].delta)
 				ei++
 			}
 			for ii < len(byIssue) && res.Ops[byIssue[ii]].Issued <= t {
@@ -155,12 +163,20 @@ func gpuStats(res *Result, gs []*gpuState) []GPUStats {
 	return out
 }
 
+// gpuEdge is a change of what runs on a GPU: delta +1 at the start of an
+// activity, -1 at its end; what 0 for a kernel, 1 a copy, 2 a collective
+// running, 3 a collective waiting for its ranks.
+type gpuEdge struct {
+	t           Time
+	delta, what int8
+}
+
 // sortRuns sorts xs, which is made of runs ending at ends, and returns it
 // (or a sorted copy): when every run is sorted it merges them pairwise, in
 // O(n log runs); otherwise it sorts xs whole. Among equal elements the
 // merge keeps the earlier run's first, as a stable sort would. It
-// overwrites ends.
-func sortRuns[T any](xs []T, ends []int, cmp func(a, b T) int) []T {
+// overwrites ends, and uses buf as scratch when it is long enough.
+func sortRuns[T any](xs []T, ends []int, buf []T, cmp func(a, b T) int) []T {
 	from := 0
 	for _, e := range ends {
 		if !slices.IsSortedFunc(xs[from:e], cmp) {
@@ -169,12 +185,13 @@ func sortRuns[T any](xs []T, ends []int, cmp func(a, b T) int) []T {
 		}
 		from = e
 	}
-	return mergeRuns(xs, ends, func(a, b T) bool { return cmp(a, b) < 0 })
+	return mergeRuns(xs, ends, buf, func(a, b T) bool { return cmp(a, b) < 0 })
 }
 
 // sortTimeRuns is sortRuns for times, with the comparison inline: the GPU
-// statistics merge a few times per op. It overwrites ends.
-func sortTimeRuns(xs []Time, ends []int) []Time {
+// statistics merge a few times per op. It overwrites ends, and uses buf
+// as scratch when it is long enough.
+func sortTimeRuns(xs []Time, ends []int, buf []Time) []Time {
 	from := 0
 	for _, e := range ends {
 		if !slices.IsSorted(xs[from:e]) {
@@ -183,7 +200,10 @@ func sortTimeRuns(xs []Time, ends []int) []Time {
 		}
 		from = e
 	}
-	buf := make([]Time, len(xs))
+	if cap(buf) < len(xs) {
+		buf = make([]Time, len(xs))
+	}
+	buf = buf[:len(xs)]
 	for len(ends) > 1 {
 		from, nr := 0, 0
 		for i := 0; i < len(ends); i += 2 {
@@ -218,8 +238,11 @@ func sortTimeRuns(xs []Time, ends []int) []Time {
 }
 
 // mergeRuns merges the sorted runs of xs ending at ends, pairwise.
-func mergeRuns[T any](xs []T, ends []int, less func(a, b T) bool) []T {
-	buf := make([]T, len(xs))
+func mergeRuns[T any](xs []T, ends []int, buf []T, less func(a, b T) bool) []T {
+	if cap(buf) < len(xs) {
+		buf = make([]T, len(xs))
+	}
+	buf = buf[:len(xs)]
 	for len(ends) > 1 {
 		from, nr := 0, 0
 		for i := 0; i < len(ends); i += 2 {

@@ -30,7 +30,7 @@ func TestSortRunsMatchesStableSort(t *testing.T) {
 		}
 		want := slices.Clone(xs)
 		slices.SortStableFunc(want, byKey)
-		got := sortRuns(slices.Clone(xs), slices.Clone(ends), byKey)
+		got := sortRuns(slices.Clone(xs), slices.Clone(ends), make([]item, r.IntN(2*len(xs)+1)), byKey)
 		if !slices.Equal(got, want) {
 			t.Fatalf("case %d: runs %v ending at %v: got %v, want %v", c, xs, ends, got, want)
 		}
@@ -55,7 +55,7 @@ func TestSortTimeRunsMatchesSort(t *testing.T) {
 		}
 		want := slices.Clone(xs)
 		slices.Sort(want)
-		got := sortTimeRuns(slices.Clone(xs), slices.Clone(ends))
+		got := sortTimeRuns(slices.Clone(xs), slices.Clone(ends), make([]Time, r.IntN(2*len(xs)+1)))
 		if !slices.Equal(got, want) {
 			t.Fatalf("case %d: runs %v ending at %v: got %v, want %v", c, xs, ends, got, want)
 		}

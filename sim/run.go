@@ -269,12 +269,14 @@ func (o *opState) begin(kind CauseKind, cause int) {
 func (r *run) newOp(rec int, op *Op, t *threadState, st *streamState) *opState {
 	var o *opState
 	if n := len(r.freeOps); n > 0 {
+		// Field by field: finish cleared the pointers to other state, and
+		// the embedded flow is set when used; clearing the whole struct
+		// went through the collector's bulk barrier.
 		o = r.freeOps[n-1]
 		r.freeOps[n-1] = nil
 		r.freeOps = r.freeOps[:n-1]
-		ws := o.waiters[:0]
-		*o = opState{}
-		o.waiters = ws
+		o.started, o.done, o.waiting = false, false, false
+		o.ceAt, o.rank = 0, 0
 	} else {
 		o = &opState{}
 	}
