@@ -54,10 +54,9 @@ type resource struct {
 	name     string
 	capacity float64 // units per second
 	flows    []*flow // active flows using it
-	// coefs and rates are, beside flows, each flow's coefficient here and
-	// its rate, or +Inf while a change to the flow awaits a solve.
+	// coefs is, beside flows, each flow's coefficient here (and
+	// fillState.rates its rate).
 	coefs []float64
-	rates []float64
 	track bool // keep a load series
 
 	load       float64 // current sum of coefficient*rate
@@ -68,21 +67,25 @@ type resource struct {
 	series     []LoadPoint
 
 	dirty bool
+	// cross is a lower bound of the level at which the resource saturates
+	// with its changed flows rising, valid in solve crossMark.
+	cross     float64
+	crossMark uint64
 }
 
-// fillState is a resource's scratch in a solve, kept apart from the
-// resource (s.fs[i] for s.res[i]) so that the solve's passes over it stay in
-// cache.
+// fillState is what a solve reads and writes of a resource, kept apart from
+// the resource (s.fs[i] for s.res[i]) in one cache line, so that the solve's
+// passes over it stay in cache.
 type fillState struct {
+	// rates is, beside the resource's flow list, each flow's rate, or +Inf
+	// while a change to the flow awaits a solve, or resolving while a solve
+	// re-computes it.
+	rates   []float64
 	mark    uint64  // the solve that visited it
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
 	newLoad float64 // the load the solve in progress gives it
 	nUnf    int     // unfrozen flows
-	// cross is a lower bound of the level at which the resource saturates
-	// with its changed flows rising, valid in solve crossMark.
-	cross     float64
-	crossMark uint64
 }
 
 // level is the filling level at which the resource saturates.
@@ -94,6 +97,12 @@ type use struct {
 	pos  int32 // position of the flow in the resource's flows
 	coef float64
 }
+
+// resolving marks, in the rate lists beside the resources' flow lists, a
+// flow that the solve in progress re-computes and has not yet frozen. Solves
+// find a flow's state there instead of in the flow, and so touch each flow
+// once rather than once per resource.
+const resolving = -1.0
 
 // flowOwner learns when its flow has carried all its work.
 type flowOwner interface {
@@ -114,7 +123,6 @@ type flow struct {
 	touched bool
 	frozen  bool
 	next    float64 // the rate the solve in progress gives it
-	mark    uint64
 	ev      Event
 	s       *solver
 	owner   flowOwner
@@ -224,11 +232,11 @@ func (s *solver) start(f *flow, amount float64) {
 		f.registered = true
 		for i := range f.uses {
 			u := &f.uses[i]
-			r := &s.res[u.res]
+			r, x := &s.res[u.res], &s.fs[u.res]
 			u.pos = int32(len(r.flows))
 			r.flows = append(r.flows, f)
 			r.coefs = append(r.coefs, u.coef)
-			r.rates = append(r.rates, math.Inf(1))
+			x.rates = append(x.rates, math.Inf(1))
 			s.markDirty(int(u.res))
 		}
 		f.touched = true
@@ -247,7 +255,7 @@ func (s *solver) touch(f *flow) {
 		f.touched = true
 		s.touched = append(s.touched, f)
 		for _, u := range f.uses {
-			s.res[u.res].rates[u.pos] = math.Inf(1)
+			s.fs[u.res].rates[u.pos] = math.Inf(1)
 		}
 	}
 	for _, u := range f.uses {
@@ -326,14 +334,14 @@ func (s *solver) remove(f *flow) {
 			break
 		}
 		u := f.uses[i]
-		r := &s.res[u.res]
+		r, x := &s.res[u.res], &s.fs[u.res]
 		// remove f from r.flows, keeping positions of the moved flow right
 		last := int32(len(r.flows) - 1)
 		if u.pos != last {
 			moved := r.flows[last]
 			r.flows[u.pos] = moved
 			r.coefs[u.pos] = r.coefs[last]
-			r.rates[u.pos] = r.rates[last]
+			x.rates[u.pos] = x.rates[last]
 			for j := range moved.uses {
 				if moved.uses[j].res == u.res && moved.uses[j].pos == last {
 					moved.uses[j].pos = u.pos
@@ -344,7 +352,7 @@ func (s *solver) remove(f *flow) {
 		r.flows[last] = nil
 		r.flows = r.flows[:last]
 		r.coefs = r.coefs[:last]
-		r.rates = r.rates[:last]
+		x.rates = x.rates[:last]
 		s.markDirty(int(u.res))
 	}
 	if f.registered {
@@ -394,6 +402,9 @@ func (s *solver) Handle() {
 	// Flows below thr stay frozen; the margin keeps a flow that rounding put
 	// a hair below L0 among those re-solved.
 	thr := l0 * (1 - 1e-9)
+	if !(thr > 0) {
+		thr = 0 // every flow is re-solved; resolving stays below thr
+	}
 	s.thr = thr
 	// Visit the changed resources, and from them every resource of a flow
 	// that is re-solved.
@@ -411,36 +422,46 @@ func (s *solver) Handle() {
 		ri := s.compRes[i]
 		r, x := &s.res[ri], &s.fs[ri]
 		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-		coefs := r.coefs[:len(r.rates)]
-		for k, rate := range r.rates {
+		coefs := r.coefs[:len(x.rates)]
+		flows := r.flows[:len(x.rates)]
+		for k, rate := range x.rates {
 			if rate < thr {
-				c := coefs[k] * rate
-				rem -= c
-				load += c
-				continue
+				if rate != resolving {
+					c := coefs[k] * rate
+					rem -= c
+					load += c
+					continue
+				}
+			} else {
+				// Found: mark it on all its resources (this one too).
+				f := flows[k]
+				s.compFlows = append(s.compFlows, f)
+				for _, u := range f.uses {
+					y := &s.fs[u.res]
+					y.rates[u.pos] = resolving
+					if y.mark != ep {
+						y.mark = ep
+						s.compRes = append(s.compRes, int(u.res))
+					}
+				}
 			}
 			wsum += coefs[k]
 			nUnf++
-			f := r.flows[k]
-			if f.mark == ep {
-				continue
-			}
-			f.mark = ep
-			s.compFlows = append(s.compFlows, f)
-			for _, u := range f.uses {
-				if s.fs[u.res].mark != ep {
-					s.fs[u.res].mark = ep
-					s.compRes = append(s.compRes, int(u.res))
-				}
-			}
 		}
 		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
 	}
 	s.fill()
-	if s.oversubscribe {
+	if s.unfrozen > 0 || s.oversubscribe {
 		for _, f := range s.compFlows {
-			f.next *= 1.5
+			if s.oversubscribe {
+				f.next *= 1.5
+			}
+			for _, u := range f.uses {
+				s.fs[u.res].rates[u.pos] = f.next
+			}
 		}
+	}
+	if s.oversubscribe {
 		for _, ri := range s.compRes {
 			s.fs[ri].newLoad = 0
 		}
@@ -458,9 +479,6 @@ func (s *solver) Handle() {
 			s.advance(f, now)
 			f.rate = f.next
 			s.schedule(f)
-		}
-		for _, u := range f.uses {
-			s.res[u.res].rates[u.pos] = f.rate
 		}
 	}
 	for _, ri := range s.compRes {
@@ -481,23 +499,23 @@ func (s *solver) Handle() {
 // solves for x with the flows below the current x frozen, which stays at or
 // below the crossing and rises towards it.
 func (s *solver) crossing(ri int, ep uint64) float64 {
-	r, st := &s.res[ri], &s.fs[ri]
-	if st.crossMark == ep {
-		return st.cross
+	r, rates := &s.res[ri], s.fs[ri].rates
+	if r.crossMark == ep {
+		return r.cross
 	}
-	st.crossMark = ep
+	r.crossMark = ep
 	w := 0.0
 	for _, c := range r.coefs {
 		w += c
 	}
 	if w <= 0 {
-		st.cross = math.Inf(1)
-		return st.cross
+		r.cross = math.Inf(1)
+		return r.cross
 	}
 	x := r.capacity / w
 	for it := 0; it < 4; it++ {
 		fixed, wu := 0.0, 0.0
-		for k, rate := range r.rates {
+		for k, rate := range rates {
 			if rate < x {
 				fixed += r.coefs[k] * rate
 			} else {
@@ -511,8 +529,8 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 		}
 		x = nx
 	}
-	st.cross = x * (1 - 1e-9)
-	return st.cross
+	r.cross = x * (1 - 1e-9)
+	return r.cross
 }
 
 // fill sets the next rates of the component's flows by progressive filling.
@@ -578,21 +596,23 @@ func (s *solver) fill() {
 		if math.IsNaN(level) || math.IsInf(level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
-		for k, rate := range r.rates {
-			if rate >= s.thr && !r.flows[k].frozen {
+		for k, rate := range s.fs[top.res].rates {
+			if rate == resolving {
 				s.freeze(r.flows[k], level)
 			}
 		}
 	}
 }
 
-// freeze fixes f's rate and takes it out of its resources' unfrozen sums.
+// freeze fixes f's rate, in the flow and beside its resources' flow lists,
+// and takes it out of its resources' unfrozen sums.
 func (s *solver) freeze(f *flow, rate float64) {
 	f.frozen = true
 	f.next = rate
 	s.unfrozen--
 	for _, u := range f.uses {
 		x := &s.fs[u.res]
+		x.rates[u.pos] = rate
 		c := float64(u.coef * rate)
 		x.rem -= c
 		x.newLoad += c
@@ -609,8 +629,8 @@ func (s *solver) freeze(f *flow, rate float64) {
 			// Rounding left nothing to share by; recompute exactly.
 			r := &s.res[u.res]
 			x.wsum = 0
-			for k, rt := range r.rates {
-				if rt >= s.thr && !r.flows[k].frozen {
+			for k, rt := range x.rates {
+				if rt == resolving {
 					x.wsum += r.coefs[k]
 				}
 			}
@@ -695,6 +715,9 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 	if load == r.load {
 		return
 	}
+	// The last point of the series is at lastChange: reading the flag
+	// spares a cache miss on the series' tail.
+	again := r.lastChange == now && len(r.series) > 0
 	if r.load > 0 {
 		// What a resource carried is its load integrated over time: every
 		// change of a flow's rate passes through here, so the flows need not
@@ -708,8 +731,8 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 		r.peak = load
 	}
 	if r.track {
-		if n := len(r.series); n > 0 && r.series[n-1].T == now {
-			r.series[n-1].Load = load
+		if again {
+			r.series[len(r.series)-1].Load = load
 		} else {
 			r.series = append(r.series, LoadPoint{T: now, Load: load})
 		}
