@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 )
 
@@ -319,19 +320,14 @@ func (p *Program) duplicateIDs() []bool {
 		}
 		return idKey{id: op.ID}
 	}
+	// The seed changes from run to run; only the cost of a false match
+	// (an exact comparison) depends on it, not the result.
+	seed := maphash.MakeSeed()
 	hash := func(k idKey) uint64 {
-		h := uint64(14695981039346656037) // FNV-1a
-		for i := 0; i < len(k.id); i++ {
-			h = (h ^ uint64(k.id[i])) * 1099511628211
-		}
+		h := maphash.String(seed, k.id)
 		if k.oneRank {
-			h = (h ^ uint64(k.rank+1)) * 1099511628211
+			h = (h ^ uint64(k.rank+1)) * 0x9e3779b97f4a7c15
 		}
-		// FNV's low bits mix poorly, and the table indexes by them: finish
-		// with MurmurHash3's 64-bit mixer.
-		h ^= h >> 33
-		h *= 0xff51afd7ed558ccd
-		h ^= h >> 33
 		return h
 	}
 	hs := make([]uint64, 0, p.NumOps())
