@@ -38,12 +38,28 @@ func (e *Event) At() Time { return e.at }
 // (which cost a quarter of the engine's time when the heap held *Event).
 // A queued event occupies a slot, which holds its pointer and its position
 // in the heap.
+//
+// Most events of a simulation are scheduled for the time of the event being
+// handled (a stream or a thread woken up, a solve). Those wait in a FIFO
+// beside the heap instead: they come after every queued event of that time,
+// in the order they were scheduled, so pushing and popping them is O(1).
+// Pop takes the smaller of the FIFO's head and the heap's top.
 type Queue struct {
 	h     []entry
 	slots []*Event // the event in each slot, nil when free
-	pos   []int32  // each slot's position in h
-	free  []int32  // free slots
-	seq   uint64
+	// pos is each slot's position: in h when >= 0, in fifo at -1-pos
+	// otherwise.
+	pos  []int32
+	free []int32 // free slots
+	seq  uint64
+	// fifo holds, from fhead on, events scheduled for time now (that of the
+	// latest pop) after it was popped; a cancelled one has slot -1. live
+	// counts the others.
+	fifo    []entry
+	fhead   int
+	live    int
+	now     Time
+	started bool
 }
 
 type entry struct {
@@ -60,57 +76,121 @@ func (a entry) less(b entry) bool {
 }
 
 // Len returns the number of queued events.
-func (q *Queue) Len() int { return len(q.h) }
+func (q *Queue) Len() int { return len(q.h) + q.live }
 
 // Schedule queues e to fire at time at. If e is already queued it is moved,
 // and it takes a fresh sequence number as if newly scheduled.
 func (q *Queue) Schedule(e *Event, at Time) {
 	q.seq++
 	e.at = at
-	if e.slot >= 0 {
-		i := int(q.pos[e.slot])
-		x := q.h[i]
-		x.at, x.seq = at, q.seq
-		q.fix(i, x)
+	s := e.slot
+	if s >= 0 {
+		if i := int(q.pos[s]); i >= 0 {
+			x := q.h[i]
+			x.at, x.seq = at, q.seq
+			q.fix(i, x)
+			return
+		}
+		// In the FIFO: leave a hole there and queue it anew in its slot.
+		q.fifo[-1-q.pos[s]].slot = -1
+		q.live--
+	} else {
+		if n := len(q.free); n > 0 {
+			s = q.free[n-1]
+			q.free = q.free[:n-1]
+		} else {
+			s = int32(len(q.slots))
+			q.slots = append(q.slots, nil)
+			q.pos = append(q.pos, 0)
+		}
+		q.slots[s] = e
+		e.slot = s
+	}
+	// The FIFO holds one time only: an event popped from the heap before
+	// it had emptied (one scheduled in the past) leaves it as it was.
+	if q.started && at == q.now && (q.live == 0 || q.fifo[len(q.fifo)-1].at == at) {
+		q.pos[s] = int32(-1 - len(q.fifo))
+		q.fifo = append(q.fifo, entry{at, q.seq, s})
+		q.live++
 		return
 	}
-	var s int32
-	if n := len(q.free); n > 0 {
-		s = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		s = int32(len(q.slots))
-		q.slots = append(q.slots, nil)
-		q.pos = append(q.pos, 0)
-	}
-	q.slots[s] = e
-	e.slot = s
 	q.h = append(q.h, entry{})
 	q.up(len(q.h)-1, entry{at, q.seq, s})
 }
 
 // Cancel removes e from the queue if it is queued.
 func (q *Queue) Cancel(e *Event) {
-	if e.slot < 0 {
+	s := e.slot
+	if s < 0 {
 		return
 	}
-	q.removeAt(int(q.pos[e.slot]))
+	if i := int(q.pos[s]); i >= 0 {
+		q.removeAt(i)
+		return
+	}
+	q.fifo[-1-q.pos[s]].slot = -1
+	q.live--
+	q.release(s)
 }
 
 // Pop removes and returns the earliest event, or nil when the queue is empty.
 func (q *Queue) Pop() *Event {
-	if len(q.h) == 0 {
+	var e *Event
+	if q.fifoFirst() {
+		x := q.fifo[q.fhead]
+		q.fhead++
+		q.live--
+		e = q.slots[x.slot]
+		q.release(x.slot)
+		if q.fhead > 256 && 2*q.fhead > len(q.fifo) {
+			// Events that keep scheduling others for the same time would
+			// grow the FIFO without end: move what is left to its front.
+			n := copy(q.fifo, q.fifo[q.fhead:])
+			q.fifo, q.fhead = q.fifo[:n], 0
+			for i, y := range q.fifo {
+				if y.slot >= 0 {
+					q.pos[y.slot] = int32(-1 - i)
+				}
+			}
+		}
+	} else if len(q.h) > 0 {
+		e = q.removeAt(0)
+	} else {
 		return nil
 	}
-	return q.removeAt(0)
+	q.now, q.started = e.at, true
+	return e
 }
 
 // Peek returns the earliest event without removing it, or nil.
 func (q *Queue) Peek() *Event {
+	if q.fifoFirst() {
+		return q.slots[q.fifo[q.fhead].slot]
+	}
 	if len(q.h) == 0 {
 		return nil
 	}
 	return q.slots[q.h[0].slot]
+}
+
+// fifoFirst drops the FIFO's cancelled head entries and reports whether
+// its head comes before the heap's top.
+func (q *Queue) fifoFirst() bool {
+	for q.fhead < len(q.fifo) && q.fifo[q.fhead].slot < 0 {
+		q.fhead++
+	}
+	if q.fhead == len(q.fifo) {
+		q.fifo, q.fhead = q.fifo[:0], 0
+		return false
+	}
+	return len(q.h) == 0 || q.fifo[q.fhead].less(q.h[0])
+}
+
+// release frees slot s of a dequeued event.
+func (q *Queue) release(s int32) {
+	q.slots[s].slot = -1
+	q.slots[s] = nil
+	q.free = append(q.free, s)
 }
 
 // removeAt takes the entry at position i out of the heap and frees its slot.
@@ -123,9 +203,7 @@ func (q *Queue) removeAt(i int) *Event {
 		q.fix(i, last)
 	}
 	e := q.slots[s]
-	q.slots[s] = nil
-	q.free = append(q.free, s)
-	e.slot = -1
+	q.release(s)
 	return e
 }
 

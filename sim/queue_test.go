@@ -47,8 +47,9 @@ func TestQueueOrdersByTimeThenScheduling(t *testing.T) {
 	}
 }
 
-// TestQueueMatchesAReferenceOrder drives the queue with random schedules,
-// reschedules, cancels and pops and checks every pop, Peek, Len and Queued
+// TestQueueMatchesAReferenceOrder drives the queue with random schedules
+// (some in the past, many at the time of the latest pop, which go to the
+// FIFO), reschedules, cancels and pops and checks every pop, Peek, Len and Queued
 // against a plain list kept in (time, scheduling order).
 func TestQueueMatchesAReferenceOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
@@ -66,6 +67,7 @@ func TestQueueMatchesAReferenceOrder(t *testing.T) {
 	}
 	var want []ref // queued events, in no order
 	seq := 0
+	var lastPop Time
 	find := func(id int) int {
 		for k, x := range want {
 			if x.id == id {
@@ -85,8 +87,11 @@ func TestQueueMatchesAReferenceOrder(t *testing.T) {
 	}
 	for step := 0; step < 20000; step++ {
 		switch op := r.IntN(10); {
-		case op < 5: // schedule or reschedule
+		case op < 5: // schedule or reschedule, often for the time of the latest pop
 			id, at := r.IntN(n), Time(r.IntN(50))
+			if r.IntN(5) < 2 {
+				at = lastPop
+			}
 			q.Schedule(evs[id], at)
 			seq++
 			if k := find(id); k >= 0 {
@@ -113,6 +118,7 @@ func TestQueueMatchesAReferenceOrder(t *testing.T) {
 				t.Fatalf("step %d: popped %v at %v, want event %d at %v", step, e.h, e.At(), want[k].id, want[k].at)
 			}
 			want = append(want[:k], want[k+1:]...)
+			lastPop = e.At()
 		}
 		if q.Len() != len(want) {
 			t.Fatalf("step %d: %d queued, want %d", step, q.Len(), len(want))
@@ -125,5 +131,32 @@ func TestQueueMatchesAReferenceOrder(t *testing.T) {
 				t.Fatalf("step %d: event %d queued %v", step, id, e.Queued())
 			}
 		}
+	}
+}
+
+// TestQueueFIFOStaysSmall: two events that keep rescheduling each other for
+// the same time leave the FIFO's storage bounded.
+func TestQueueFIFOStaysSmall(t *testing.T) {
+	var q Queue
+	var log []int
+	a, b := NewEvent(rec{&log, 0}), NewEvent(rec{&log, 1})
+	q.Schedule(a, 5)
+	q.Pop()
+	q.Schedule(a, 5)
+	q.Schedule(b, 5)
+	for i := 0; i < 100000; i++ {
+		e := q.Pop()
+		if e == nil || e.At() != 5 {
+			t.Fatalf("pop %d: %v", i, e)
+		}
+		q.Schedule(e, 5)
+	}
+	if q.Len() != 2 || cap(q.fifo) > 1024 {
+		t.Errorf("%d queued, FIFO storage %d entries; want 2 and at most 1024", q.Len(), cap(q.fifo))
+	}
+	// They still alternate.
+	first := q.Pop()
+	if second := q.Pop(); first == second || second == nil {
+		t.Error("the two events do not alternate")
 	}
 }
