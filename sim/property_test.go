@@ -447,3 +447,41 @@ func TestOpStateReuseChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestNoLoadSeriesChangesNothingElse runs random programs with and without
+// load series and checks that the results are the same bytes, that Run
+// records series and that NoLoadSeries records none.
+func TestNoLoadSeriesChangesNothingElse(t *testing.T) {
+	withSeries := 0
+	for seed := uint64(1); seed <= 100; seed++ {
+		r := rand.New(rand.NewPCG(seed, 44))
+		m := genMachine(r)
+		p := genProgram(r, m)
+		a, errA := Run(m, p)
+		b, errB := RunOptions(m, p, Options{NoLoadSeries: true})
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("seed %d: errors %v and %v", seed, errA, errB)
+		}
+		var ja, jb bytes.Buffer
+		if err := WriteJSON(&ja, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&jb, b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ja.Bytes(), jb.Bytes()) {
+			t.Fatalf("seed %d: results differ without load series", seed)
+		}
+		for i := range a.Links {
+			if len(a.Links[i].Series) > 0 {
+				withSeries++
+			}
+			if len(b.Links[i].Series) > 0 {
+				t.Fatalf("seed %d: link %s has a load series with NoLoadSeries", seed, b.Links[i].Name)
+			}
+		}
+	}
+	if withSeries == 0 {
+		t.Error("Run recorded no load series on any link of 100 programs")
+	}
+}

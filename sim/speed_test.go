@@ -47,7 +47,8 @@ var benchCases = []speedCase{
 // TestSimGridSpeed runs each selected case through gpusim's solver and the
 // SimGrid runner, one after the other, and prints both wall times (SimGrid's
 // own simgrid_wall_s, which excludes its start-up and parsing; gpusim's
-// sim.Run, which excludes loading the YAML), their ratio, and the largest
+// sim.RunOptions, which excludes loading the YAML, without load series as a
+// sweep runs, unless -sim.speed-series), their ratio, and the largest
 // relative difference between the finish times. Run it with
 //
 //	go test ./sim -run TestSimGridSpeed -sim.speed all -timeout 2h -v
@@ -79,7 +80,7 @@ func TestSimGridSpeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		t0 := time.Now()
-		res, err := sim.Run(s.Topology.Machine, s.Program)
+		res, err := sim.RunOptions(s.Topology.Machine, s.Program, sim.Options{NoLoadSeries: !*speedSeries})
 		gpusimWall := time.Since(t0).Seconds()
 		if err != nil {
 			t.Fatal(err)
@@ -112,6 +113,7 @@ func TestSimGridSpeed(t *testing.T) {
 var (
 	speedLimit   = flag.Float64("sim.speed-limit", 120, "seconds of SimGrid time after which TestSimGridSpeed stops running SimGrid")
 	speedSimGrid = flag.Bool("sim.speed-simgrid", true, "run SimGrid in TestSimGridSpeed (false: time gpusim alone)")
+	speedSeries  = flag.Bool("sim.speed-series", false, "record load series in TestSimGridSpeed's gpusim runs (as traces and plots need; off as in a sweep)")
 )
 
 // runSimgridTimed returns each flow's finish time and the runner's

@@ -64,7 +64,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return runErr
 		}
 	} else {
-		res, runErr = sim.Run(sc.Topology.Machine, sc.Program)
+		// Only traces and plots draw the load series.
+		res, runErr = sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: *trace == "" && *plotTo == ""})
 	}
 	var dl *sim.DeadlockError
 	if runErr != nil && !errors.As(runErr, &dl) {

@@ -266,7 +266,7 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 		return row
 	}
 	row.topology = sc.Topology.Name
-	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
 	if err != nil {
 		row.Error = oneLine(err.Error())
 		return row
