@@ -188,53 +188,10 @@ func sortRuns[T any](xs []T, ends []int, buf []T, cmp func(a, b T) int) []T {
 	return mergeRuns(xs, ends, buf, func(a, b T) bool { return cmp(a, b) < 0 })
 }
 
-// sortTimeRuns is sortRuns for times, with the comparison inline: the GPU
-// statistics merge a few times per op. It overwrites ends, and uses buf
-// as scratch when it is long enough.
+// sortTimeRuns is sortRuns for times, where order among equal elements
+// does not show.
 func sortTimeRuns(xs []Time, ends []int, buf []Time) []Time {
-	from := 0
-	for _, e := range ends {
-		if !slices.IsSorted(xs[from:e]) {
-			slices.Sort(xs)
-			return xs
-		}
-		from = e
-	}
-	if cap(buf) < len(xs) {
-		buf = make([]Time, len(xs))
-	}
-	buf = buf[:len(xs)]
-	for len(ends) > 1 {
-		from, nr := 0, 0
-		for i := 0; i < len(ends); i += 2 {
-			if i+1 == len(ends) {
-				copy(buf[from:], xs[from:ends[i]])
-				ends[nr] = ends[i]
-				nr++
-				break
-			}
-			a, b, k := from, ends[i], from
-			ae, be := ends[i], ends[i+1]
-			for a < ae && b < be {
-				if xs[b] < xs[a] {
-					buf[k] = xs[b]
-					b++
-				} else {
-					buf[k] = xs[a]
-					a++
-				}
-				k++
-			}
-			k += copy(buf[k:], xs[a:ae])
-			copy(buf[k:], xs[b:be])
-			ends[nr] = be
-			nr++
-			from = be
-		}
-		xs, buf = buf, xs
-		ends = ends[:nr]
-	}
-	return xs
+	return sortRuns(xs, ends, buf, cmp.Compare[Time])
 }
 
 // mergeRuns merges the sorted runs of xs ending at ends, pairwise.
