@@ -217,7 +217,7 @@ func (c *collState) arrive(rank int) {
 	o := c.parts[rank]
 	g := r.gpus[c.plan.Ranks[rank]]
 	o.kuse[0] = use{res: int32(g.smRes), coef: c.plan.SMShare}
-	o.kflow = flow{owner: o, bound: 1, noEnd: true, uses: o.kuse[:]}
+	o.kflow = flow{owner: o, bound: 1, noEnd: true, uses: o.kuse[:], ev: Event{slot: -1}}
 	o.presence = &o.kflow
 	r.s.start(o.presence, math.MaxFloat64)
 	g.addClaim(c.plan.SMShare)

@@ -449,7 +449,7 @@ type routeTrees struct {
 	entries int
 }
 
-// routeTreesBudget is the most tree entries (int32s) a routeTrees keeps.
+// routeTreesBudget is the most int32s a routeTrees keeps (64 MiB).
 const routeTreesBudget = 1 << 24
 
 func newRouteTrees(m *Machine) *routeTrees {
@@ -460,12 +460,12 @@ func newRouteTrees(m *Machine) *routeTrees {
 func (t *routeTrees) tree(a int) ([2][]int32, bool) {
 	tr, ok := t.trees[a]
 	if !ok {
-		if t.entries+2*len(t.m.Nodes) > routeTreesBudget {
+		if t.entries+4*len(t.m.Nodes) > routeTreesBudget {
 			return tr, false
 		}
 		tr = [2][]int32{t.m.search(a, -1, true), t.m.search(a, -1, false)}
 		t.trees[a] = tr
-		t.entries += 2 * len(t.m.Nodes)
+		t.entries += 4 * len(t.m.Nodes) // each search's buffer: prev and its queue
 	}
 	return tr, true
 }

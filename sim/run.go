@@ -238,7 +238,8 @@ type opState struct {
 	target    *opState
 	started   bool
 	done      bool
-	waiting   bool // registered as a waiter on target
+	waiting   bool   // registered as a waiter on target
+	endedIn   uint64 // the event (engine.events) in which it ended
 	waiters   []waiter
 	kernel    *flow
 	// kflow and kuse hold a kernel's flow, or a collective part's presence
@@ -283,7 +284,9 @@ func (o *opState) begin(kind CauseKind, cause int) {
 // one.
 func (r *run) newOp(rec int, op *Op, t *threadState, st *streamState) *opState {
 	var o *opState
-	if n := len(r.freeOps); n > 0 {
+	// Only states of ops that ended in an earlier event: code running on
+	// in the event that ended an op may still read it.
+	if n := len(r.freeOps); n > 0 && r.freeOps[n-1].endedIn != r.e.events {
 		// Field by field: finish cleared the pointers to other state, and
 		// the embedded flow is set when used; clearing the whole struct
 		// went through the collector's bulk barrier.
@@ -305,12 +308,13 @@ func (r *run) newOp(rec int, op *Op, t *threadState, st *streamState) *opState {
 // its record (a stream's last ended op, an event's latest record), and the
 // pointers that may reach it (a stream's last issued op, an event's latest
 // record op) are cleared here. Code running on in the same event (a copy's
-// stage, a collective's part) may still read it; only a later issue
-// resets it.
+// stage, a collective's part) may still read it: newOp reuses only states
+// of ops that ended in an earlier event.
 func (o *opState) finish() {
 	r := o.r
 	now := r.e.now
 	o.done = true
+	o.endedIn = r.e.events
 	o.record().End = now
 	if o.ce >= 0 {
 		o.stream.gpu.releaseCE(o)
@@ -417,7 +421,7 @@ func (st *streamState) Handle() {
 		case OpKernel:
 			o.begin(kind, cause)
 			o.kuse[0] = use{res: int32(st.gpu.smRes), coef: o.op.SMShare}
-			o.kflow = flow{owner: o, bound: 1, uses: o.kuse[:]}
+			o.kflow = flow{owner: o, bound: 1, uses: o.kuse[:], ev: Event{slot: -1}}
 			f := &o.kflow
 			o.kernel = f
 			r.s.start(f, o.op.Duration.Seconds())
