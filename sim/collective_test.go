@@ -171,3 +171,42 @@ threads:
 		}
 	}
 }
+
+// TestDeadlockedCollectiveNeverBegins: in a deadlock, the parts of a
+// collective that never began waited for their ranks until the end, whether
+// they reached their stream's head or stayed queued behind the other
+// collective; no GPU communicated.
+func TestDeadlockedCollectiveNeverBegins(t *testing.T) {
+	res, err := simulateErr(t, nvPair, `
+name: stuck
+threads:
+  - name: t0
+    ops:
+      - kernel: {stream: gpu0/c, duration: 10 us}
+      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu0}
+      - allreduce: {id: y, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu0}
+  - name: t1
+    ops:
+      - kernel: {stream: gpu1/c, duration: 10 us}
+      - allreduce: {id: y, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu1}
+      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu1}
+`)
+	var dl *sim.DeadlockError
+	if !errors.As(err, &dl) {
+		t.Fatalf("err = %v, want a deadlock", err)
+	}
+	end := 10 * sim.Microsecond
+	if res.Makespan != end {
+		t.Fatalf("makespan %s, want the kernels' 10 us", res.Makespan)
+	}
+	for _, id := range []string{"x@gpu0", "x@gpu1", "y@gpu0", "y@gpu1"} {
+		if r := op(t, res, id); r.Begin != end || r.End != end || !r.Unfinished {
+			t.Errorf("%s: begins at %s, ends at %s (unfinished %v); want both at the end, %s", id, r.Begin, r.End, r.Unfinished, end)
+		}
+	}
+	for _, g := range res.GPUs {
+		if g.Comm != 0 || g.Compute != end {
+			t.Errorf("%s: communicated %s, computed %s; want 0 and %s", g.Name, g.Comm, g.Compute, end)
+		}
+	}
+}

@@ -892,6 +892,16 @@ func (r *run) finish() *Result {
 			rec.HostEnd = end
 		}
 	}
+	// The parts of a collective that never began (a deadlock) waited for
+	// their ranks until the end, whether they reached their stream's head
+	// or not.
+	for _, st := range r.streams {
+		for _, o := range st.q[st.head:] {
+			if o.coll != nil && !o.coll.began {
+				o.record().Begin = end
+			}
+		}
+	}
 	r.s.closeStats(end)
 	res.Events = r.e.events
 	res.Solves = r.s.solves
