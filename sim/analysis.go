@@ -11,10 +11,10 @@ import (
 // one sweep over the GPU's op boundaries. A stream runs its ops in order, so
 // each stream's times come sorted: the sweep's lists are merged from the
 // streams' runs, O(n log s) for n ops on s streams.
-func gpuStats(res *Result, gs []*gpuState) []GPUStats {
+// sops holds each stream's records in FIFO order (indexed by StreamSeq).
+func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 	m := res.Machine
 	out := make([]GPUStats, len(m.GPUs))
-	sops := streamOps(res)
 	// Each GPU's streams, and its stream ops that never reached a stream.
 	streamsOf := make([][]int, len(m.GPUs))
 	for s, st := range res.Program.Streams {
@@ -231,21 +231,6 @@ func mergeRuns[T any](xs []T, ends []int, buf []T, less func(a, b T) bool) []T {
 		ends = ends[:nr]
 	}
 	return xs
-}
-
-// streamOps returns, for each stream, its records in FIFO order (indexed by
-// StreamSeq).
-func streamOps(res *Result) [][]int {
-	out := make([][]int, len(res.Program.Streams))
-	for i := range res.Ops {
-		if r := &res.Ops[i]; r.StreamSeq >= 0 {
-			for len(out[r.Stream]) <= r.StreamSeq {
-				out[r.Stream] = append(out[r.Stream], -1)
-			}
-			out[r.Stream][r.StreamSeq] = i
-		}
-	}
-	return out
 }
 
 // awaitingInput reports whether, at time t, the thread that issues op next

@@ -353,6 +353,7 @@ type streamState struct {
 	last     *opState // last op issued, while it has not ended
 	lastDone int      // record of the last op ended, -1 for none
 	seq      int      // ops issued so far
+	recs     []int    // the records of the ops issued, in order
 	pumpEv   Event
 }
 
@@ -378,6 +379,7 @@ func (st *streamState) enqueue(o *opState) {
 	st.q = append(st.q, o)
 	st.last = o
 	o.record().StreamSeq = st.seq
+	st.recs = append(st.recs, o.rec)
 	st.seq++
 	st.kick()
 }
@@ -927,7 +929,11 @@ func (r *run) finish() *Result {
 			}
 		}
 	}
-	res.GPUs = gpuStats(res, r.gpus)
+	sops := make([][]int, len(r.streams))
+	for i, st := range r.streams {
+		sops[i] = st.recs
+	}
+	res.GPUs = gpuStats(res, r.gpus, sops)
 	res.CriticalPath = criticalPath(res)
 	return res
 }
