@@ -170,8 +170,7 @@ type solver struct {
 	oversubscribe bool
 
 	// scratch
-	thr       float64 // flows with a rate below it stay frozen in this solve
-	unfrozen  int     // flows of the solve not yet frozen
+	unfrozen  int // flows of the solve not yet frozen
 	compRes   []int
 	compFlows []*flow
 	bounded   []*flow
@@ -405,7 +404,6 @@ func (s *solver) Handle() {
 	if !(thr > 0) {
 		thr = 0 // every flow is re-solved; resolving stays below thr
 	}
-	s.thr = thr
 	// Visit the changed resources, and from them every resource of a flow
 	// that is re-solved.
 	s.compRes = s.compRes[:0]
