@@ -118,7 +118,7 @@ func (r *run) planState(plan *CollPlan) *planState {
 		init: make([]taskState, len(plan.Tasks)),
 		left: make([]int, len(plan.Ranks)),
 	}
-	// Every task's uses in one array: ends[i] is where task i's end.
+	// Every task's uses in one array: ends[i] is where task i's uses end.
 	var all []use
 	ends := make([]int, len(plan.Tasks))
 	for i := range plan.Tasks {
