@@ -68,16 +68,7 @@ func TestFitLatencyBandwidthRecoversKnownParameters(t *testing.T) {
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			samples := copyTimes(newRand(seed), wantLatency, wantBandwidth, 7, 0.01)
-			got, err := FitLatencyBandwidth(samples)
-			if err != nil {
-				t.Fatalf("seed %d: FitLatencyBandwidth: %v", seed, err)
-			}
-			if e := relErr(got.Latency, wantLatency); e > 0.02 {
-				t.Errorf("seed %d: latency %g s, want %g s within 2%% (off by %.2f%%)", seed, got.Latency, wantLatency, e*100)
-			}
-			if e := relErr(got.Bandwidth, wantBandwidth); e > 0.02 {
-				t.Errorf("seed %d: bandwidth %g B/s, want %g B/s within 2%% (off by %.2f%%)", seed, got.Bandwidth, wantBandwidth, e*100)
-			}
+			got := checkLatencyBandwidth(t, seed, samples, wantLatency, wantBandwidth, 0.02)
 			if got.N != len(samples) {
 				t.Errorf("seed %d: N = %d, want %d", seed, got.N, len(samples))
 			}
@@ -103,16 +94,7 @@ func TestFitLatencyBandwidthIgnoresOutliers(t *testing.T) {
 				rng := newRand(seed)
 				samples := copyTimes(rng, wantLatency, wantBandwidth, repeats, 0.01)
 				planted := plantOutliers(rng, samples, 0.10)
-				got, err := FitLatencyBandwidth(samples)
-				if err != nil {
-					t.Fatalf("seed %d: FitLatencyBandwidth: %v", seed, err)
-				}
-				if e := relErr(got.Latency, wantLatency); e > 0.03 {
-					t.Errorf("seed %d: latency %g s, want %g s within 3%% (off by %.2f%%)", seed, got.Latency, wantLatency, e*100)
-				}
-				if e := relErr(got.Bandwidth, wantBandwidth); e > 0.03 {
-					t.Errorf("seed %d: bandwidth %g B/s, want %g B/s within 3%% (off by %.2f%%)", seed, got.Bandwidth, wantBandwidth, e*100)
-				}
+				got := checkLatencyBandwidth(t, seed, samples, wantLatency, wantBandwidth, 0.03)
 				if min := int(math.Ceil(0.8 * float64(planted))); got.Outliers < min || got.Outliers > planted {
 					t.Errorf("seed %d: %d outliers, want between %d and the %d planted", seed, got.Outliers, min, planted)
 				}
@@ -428,4 +410,22 @@ func BenchmarkFitLine(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// checkLatencyBandwidth fits samples and checks latency and bandwidth
+// against the planted values within the relative tolerance tol; it returns
+// the fit.
+func checkLatencyBandwidth(t *testing.T, seed uint64, samples []Sample, wantLatency, wantBandwidth, tol float64) LatencyBandwidth {
+	t.Helper()
+	got, err := FitLatencyBandwidth(samples)
+	if err != nil {
+		t.Fatalf("seed %d: FitLatencyBandwidth: %v", seed, err)
+	}
+	if e := relErr(got.Latency, wantLatency); e > tol {
+		t.Errorf("seed %d: latency %g s, want %g s within %g%% (off by %.2f%%)", seed, got.Latency, wantLatency, tol*100, e*100)
+	}
+	if e := relErr(got.Bandwidth, wantBandwidth); e > tol {
+		t.Errorf("seed %d: bandwidth %g B/s, want %g B/s within %g%% (off by %.2f%%)", seed, got.Bandwidth, wantBandwidth, tol*100, e*100)
+	}
+	return got
 }
