@@ -352,7 +352,6 @@ type streamState struct {
 	head     int
 	last     *opState // last op issued, while it has not ended
 	lastDone int      // record of the last op ended, -1 for none
-	seq      int      // ops issued so far
 	recs     []int    // the records of the ops issued, in order
 	pumpEv   Event
 }
@@ -378,9 +377,8 @@ func (st *streamState) enqueue(o *opState) {
 	}
 	st.q = append(st.q, o)
 	st.last = o
-	o.record().StreamSeq = st.seq
+	o.record().StreamSeq = len(st.recs)
 	st.recs = append(st.recs, o.rec)
-	st.seq++
 	st.kick()
 }
 
