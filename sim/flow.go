@@ -144,6 +144,9 @@ func (f *flow) Handle() { f.s.finish(f) }
 type group struct {
 	cores int
 	flows []*flow
+	// full: every member runs at its base speed (share 1), so that a flow
+	// joining (at its base speed) or leaving changes no other's bound.
+	full bool
 }
 
 func (g *group) share() float64 {
@@ -265,6 +268,10 @@ func (s *solver) touch(f *flow) {
 // rebalance gives every flow of g its share of the cores.
 func (s *solver) rebalance(g *group) {
 	sh := g.share()
+	if sh == 1 && g.full {
+		return
+	}
+	g.full = sh == 1
 	for _, f := range g.flows {
 		b := float64(f.base * sh)
 		if b == f.bound {
