@@ -48,7 +48,6 @@ type taskRun struct {
 	task     int
 	running  bool // its flow is active
 	f        flow
-	usesBuf  [8]use // the flow's uses, without an allocation for short routes
 	delayEv  Event
 	base     float64 // data rate it reaches alone, for the SM-contention bound
 	src, dst int     // GPUs (index into Machine.GPUs), -1 for a switch
@@ -91,7 +90,7 @@ func newCollective(r *run, op *Op) *collState {
 // many ops share the plan.
 type planState struct {
 	deps [][]int // for each task, the tasks that depend on it
-	// uses and base are each task's resources (positions unset) and the data
+	// uses and base are each task's resources and the data
 	// rate it reaches alone.
 	uses [][]use
 	base []float64
@@ -296,7 +295,7 @@ func (c *collState) startTask(i int) {
 func (tr *taskRun) Handle() {
 	ps, i := tr.c.ps, tr.task
 	tr.base, tr.src, tr.dst = ps.base[i], ps.src[i], ps.dst[i]
-	tr.f.uses = append(tr.usesBuf[:0], ps.uses[i]...)
+	tr.f.uses = ps.uses[i]
 	tr.f.bound = tr.bound()
 	tr.running = true
 	tr.c.r.s.start(&tr.f, tr.c.plan.Tasks[i].Bytes)

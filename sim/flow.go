@@ -53,8 +53,8 @@ type LoadPoint struct {
 type resource struct {
 	name     string
 	capacity float64 // units per second
-	flows    []*flow // active flows using it
-	// coefs is, beside flows, each flow's coefficient here (and
+	slots    []int32 // the solver slots of the active flows using it
+	// coefs is, beside slots, each flow's coefficient here (and
 	// fillState.rates its rate).
 	coefs []float64
 	track bool // keep a load series
@@ -77,7 +77,7 @@ type resource struct {
 // the resource (s.fs[i] for s.res[i]) in one cache line, so that the solve's
 // passes over it stay in cache.
 type fillState struct {
-	// rates is, beside the resource's flow list, each flow's rate, or +Inf
+	// rates is, beside the resource's slot list, each flow's rate, or +Inf
 	// while a change to the flow awaits a solve, or resolving while a solve
 	// re-computes it.
 	rates   []float64
@@ -94,11 +94,27 @@ func (x *fillState) level() float64 { return x.rem / x.wsum }
 // use is one resource of a flow.
 type use struct {
 	res  int32 // 32-bit: a use is 16 bytes, and flows and tasks hold many
-	pos  int32 // position of the flow in the resource's flows
+	pos  int32 // position of the flow in the resource's slots (in s.uses)
 	coef float64
 }
 
-// resolving marks, in the rate lists beside the resources' flow lists, a
+// slot is what the solver keeps of a flow registered on its resources, in
+// a dense array (s.sl) so that a solve's passes over the flows it re-solves
+// read a few cache lines instead of the flows themselves, wherever their
+// owners keep them. The flow's uses, with their positions, are copied into
+// the solver's use slab at s.uses[off:off+n].
+type slot struct {
+	next  float64 // the rate the solve in progress gives it
+	rate  float64 // the flow's rate
+	bound float64 // the flow's bound
+	off   int32
+	n     int32
+	// touched marks a flow started or re-bounded since the last solve.
+	touched bool
+	frozen  bool
+}
+
+// resolving marks, in the rate lists beside the resources' slot lists, a
 // flow that the solve in progress re-computes and has not yet frozen. Solves
 // find a flow's state there instead of in the flow, and so touch each flow
 // once rather than once per resource.
@@ -111,6 +127,8 @@ type flowOwner interface {
 
 // flow is an activity with an amount of work sharing resources.
 type flow struct {
+	// uses are its resources; the solver copies them (see slot) and never
+	// writes them, so flows may share one list.
 	uses       []use
 	bound      float64 // rate bound, units per second; +Inf for none
 	amount     float64 // total work
@@ -118,14 +136,11 @@ type flow struct {
 	rate       float64
 	last       Time // when remaining was last brought up to date
 	active     bool
-	registered bool // in its resources' flow lists
-	// touched marks a flow started or re-bounded since the last solve.
-	touched bool
-	frozen  bool
-	next    float64 // the rate the solve in progress gives it
-	ev      Event
-	s       *solver
-	owner   flowOwner
+	registered bool  // in its resources' slot lists, as solver slot slot
+	slot       int32 // valid while registered
+	ev         Event
+	s          *solver
+	owner      flowOwner
 	// grp is the processor-sharing group the flow runs in, if any; base is
 	// its speed with a core of its own.
 	grp    *group
@@ -162,10 +177,22 @@ type solver struct {
 	res   []resource
 	fs    []fillState
 	dirty []int
+	// sl, slFlow: the registered flows' slots and the flows, by slot
+	// number; free, the slot numbers free for reuse.
+	sl     []slot
+	slFlow []*flow
+	free   []int32
+	// uses is the slab of the slots' uses; garbage counts the entries of
+	// freed slots in it, which a compaction reclaims.
+	uses    []use
+	garbage int
+	// compactAt is the least garbage that a compaction waits for (a
+	// variable for tests).
+	compactAt int
 	// low is the least rate of a flow removed (or re-bounded) since the last
-	// solve; touched, the flows started or re-bounded since.
+	// solve; touched, the slots started or re-bounded since.
 	low     float64
-	touched []*flow
+	touched []int32
 	epoch   uint64
 	solveEv Event
 	solves  uint64
@@ -173,11 +200,12 @@ type solver struct {
 	oversubscribe bool
 
 	// scratch
-	unfrozen  int // flows of the solve not yet frozen
-	compRes   []int
-	compFlows []*flow
-	bounded   []*flow
-	heap      []heapEntry
+	unfrozen int // flows of the solve not yet frozen
+	compRes  []int
+	comp     []int32 // the slots re-solved
+	bounded  []int32
+	heap     []heapEntry
+	spare    []use // the other slab, for compactions
 }
 
 // heapEntry is a resource in the filling heap with the saturation level it
@@ -190,7 +218,7 @@ type heapEntry struct {
 }
 
 func newSolver(e *engine) *solver {
-	s := &solver{e: e, low: math.Inf(1)}
+	s := &solver{e: e, low: math.Inf(1), compactAt: 4096}
 	s.solveEv.Init(s)
 	return s
 }
@@ -231,36 +259,91 @@ func (s *solver) start(f *flow, amount float64) {
 		f.rate = f.bound
 		s.schedule(f)
 	} else {
-		f.registered = true
-		for i := range f.uses {
-			u := &f.uses[i]
+		sl := s.register(f)
+		st := &s.sl[sl]
+		for i := range st.n {
+			u := &s.uses[st.off+i]
 			r, x := &s.res[u.res], &s.fs[u.res]
-			u.pos = int32(len(r.flows))
-			r.flows = append(r.flows, f)
+			u.pos = int32(len(r.slots))
+			r.slots = append(r.slots, sl)
 			r.coefs = append(r.coefs, u.coef)
 			x.rates = append(x.rates, math.Inf(1))
 			s.markDirty(int(u.res))
 		}
-		f.touched = true
-		s.touched = append(s.touched, f)
+		st.touched = true
+		s.touched = append(s.touched, sl)
 	}
 	if f.grp != nil {
 		s.rebalance(f.grp)
 	}
 }
 
+// register gives f a slot, with a copy of its uses in the slab (positions
+// unset), and returns the slot number.
+func (s *solver) register(f *flow) int32 {
+	f.registered = true
+	n := int32(len(f.uses))
+	if s.garbage >= s.compactAt && s.garbage > len(s.uses)/2 {
+		s.compact()
+	}
+	var sl int32
+	if k := len(s.free); k > 0 {
+		sl = s.free[k-1]
+		s.free = s.free[:k-1]
+	} else {
+		sl = int32(len(s.sl))
+		s.sl = append(s.sl, slot{})
+		s.slFlow = append(s.slFlow, nil)
+	}
+	f.slot = sl
+	s.slFlow[sl] = f
+	s.sl[sl] = slot{rate: f.rate, bound: f.bound, off: int32(len(s.uses)), n: n}
+	s.uses = append(s.uses, f.uses...)
+	return sl
+}
+
+// unregister frees f's slot.
+func (s *solver) unregister(f *flow) {
+	st := &s.sl[f.slot]
+	s.garbage += int(st.n)
+	*st = slot{}
+	s.slFlow[f.slot] = nil
+	s.free = append(s.free, f.slot)
+	f.registered = false
+}
+
+// compact moves the live slots' uses into the spare slab, dropping those
+// of freed slots.
+func (s *solver) compact() {
+	nu := s.spare[:0]
+	for i := range s.sl {
+		st := &s.sl[i]
+		if s.slFlow[i] == nil {
+			continue
+		}
+		off := int32(len(nu))
+		nu = append(nu, s.uses[st.off:st.off+st.n]...)
+		st.off = off
+	}
+	s.spare, s.uses = s.uses[:0], nu
+	s.garbage = 0
+}
+
 // touch marks a registered flow whose bound changes: like removing it and
 // adding it again.
 func (s *solver) touch(f *flow) {
-	if !f.touched {
-		s.low = min(s.low, f.rate)
-		f.touched = true
-		s.touched = append(s.touched, f)
-		for _, u := range f.uses {
+	st := &s.sl[f.slot]
+	st.bound = f.bound
+	us := s.uses[st.off : st.off+st.n]
+	if !st.touched {
+		s.low = min(s.low, st.rate)
+		st.touched = true
+		s.touched = append(s.touched, f.slot)
+		for _, u := range us {
 			s.fs[u.res].rates[u.pos] = math.Inf(1)
 		}
 	}
-	for _, u := range f.uses {
+	for _, u := range us {
 		s.markDirty(int(u.res))
 	}
 }
@@ -335,37 +418,35 @@ func (s *solver) setBound(f *flow, b float64) {
 // remove takes f out of its resources and group.
 func (s *solver) remove(f *flow) {
 	s.e.q.Cancel(&f.ev)
-	for i := range f.uses {
-		if !f.registered {
-			break
-		}
-		u := f.uses[i]
-		r, x := &s.res[u.res], &s.fs[u.res]
-		// remove f from r.flows, keeping positions of the moved flow right
-		last := int32(len(r.flows) - 1)
-		if u.pos != last {
-			moved := r.flows[last]
-			r.flows[u.pos] = moved
-			r.coefs[u.pos] = r.coefs[last]
-			x.rates[u.pos] = x.rates[last]
-			for j := range moved.uses {
-				if moved.uses[j].res == u.res && moved.uses[j].pos == last {
-					moved.uses[j].pos = u.pos
-					break
+	if f.registered {
+		st := s.sl[f.slot]
+		for _, u := range s.uses[st.off : st.off+st.n] {
+			r, x := &s.res[u.res], &s.fs[u.res]
+			// remove f from r.slots, keeping positions of the moved flow right
+			last := int32(len(r.slots) - 1)
+			if u.pos != last {
+				moved := r.slots[last]
+				r.slots[u.pos] = moved
+				r.coefs[u.pos] = r.coefs[last]
+				x.rates[u.pos] = x.rates[last]
+				ms := &s.sl[moved]
+				mu := s.uses[ms.off : ms.off+ms.n]
+				for j := range mu {
+					if mu[j].res == u.res && mu[j].pos == last {
+						mu[j].pos = u.pos
+						break
+					}
 				}
 			}
+			r.slots = r.slots[:last]
+			r.coefs = r.coefs[:last]
+			x.rates = x.rates[:last]
+			s.markDirty(int(u.res))
 		}
-		r.flows[last] = nil
-		r.flows = r.flows[:last]
-		r.coefs = r.coefs[:last]
-		x.rates = x.rates[:last]
-		s.markDirty(int(u.res))
-	}
-	if f.registered {
-		if !f.touched {
-			s.low = min(s.low, f.rate)
+		if !st.touched {
+			s.low = min(s.low, st.rate)
 		}
-		f.touched = false // s.touched skips it: it is no longer active
+		s.unregister(f) // s.touched skips the slot: it is no longer touched
 	}
 	if g := f.grp; g != nil && f.amount > 0 {
 		last := len(g.flows) - 1
@@ -394,12 +475,13 @@ func (s *solver) Handle() {
 	now := s.e.now
 	// L0: the least rate a pending change can leave unaffected below it.
 	l0 := s.low
-	for _, f := range s.touched {
-		if !f.active || !f.touched {
+	for _, sl := range s.touched {
+		st := &s.sl[sl]
+		if !st.touched {
 			continue
 		}
-		l0 = min(l0, f.bound)
-		for _, u := range f.uses {
+		l0 = min(l0, st.bound)
+		for _, u := range s.uses[st.off : st.off+st.n] {
 			l0 = min(l0, s.crossing(int(u.res), ep))
 		}
 	}
@@ -414,7 +496,7 @@ func (s *solver) Handle() {
 	// Visit the changed resources, and from them every resource of a flow
 	// that is re-solved.
 	s.compRes = s.compRes[:0]
-	s.compFlows = s.compFlows[:0]
+	s.comp = s.comp[:0]
 	for _, ri := range s.dirty {
 		if s.res[ri].dirty && s.fs[ri].mark != ep {
 			s.fs[ri].mark = ep
@@ -428,7 +510,7 @@ func (s *solver) Handle() {
 		r, x := &s.res[ri], &s.fs[ri]
 		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
 		coefs := r.coefs[:len(x.rates)]
-		flows := r.flows[:len(x.rates)]
+		slots := r.slots[:len(x.rates)]
 		for k, rate := range x.rates {
 			if rate < thr {
 				if rate != resolving {
@@ -439,9 +521,10 @@ func (s *solver) Handle() {
 				}
 			} else {
 				// Found: mark it on all its resources (this one too).
-				f := flows[k]
-				s.compFlows = append(s.compFlows, f)
-				for _, u := range f.uses {
+				sl := slots[k]
+				s.comp = append(s.comp, sl)
+				st := &s.sl[sl]
+				for _, u := range s.uses[st.off : st.off+st.n] {
 					y := &s.fs[u.res]
 					y.rates[u.pos] = resolving
 					if y.mark != ep {
@@ -457,12 +540,13 @@ func (s *solver) Handle() {
 	}
 	s.fill()
 	if s.unfrozen > 0 || s.oversubscribe {
-		for _, f := range s.compFlows {
+		for _, sl := range s.comp {
+			st := &s.sl[sl]
 			if s.oversubscribe {
-				f.next *= 1.5
+				st.next *= 1.5
 			}
-			for _, u := range f.uses {
-				s.fs[u.res].rates[u.pos] = f.next
+			for _, u := range s.uses[st.off : st.off+st.n] {
+				s.fs[u.res].rates[u.pos] = st.next
 			}
 		}
 	}
@@ -470,26 +554,30 @@ func (s *solver) Handle() {
 		for _, ri := range s.compRes {
 			s.fs[ri].newLoad = 0
 		}
-		for _, f := range s.compFlows {
-			for _, u := range f.uses {
-				s.fs[u.res].newLoad += u.coef * f.next
+		for _, sl := range s.comp {
+			st := &s.sl[sl]
+			for _, u := range s.uses[st.off : st.off+st.n] {
+				s.fs[u.res].newLoad += u.coef * st.next
 			}
 		}
 	}
 	// Flows whose rate changed: bring them up to now at the old rate, then
 	// reschedule their completion. The others keep their completion event.
-	for _, f := range s.compFlows {
-		f.touched = false
-		if f.next != f.rate {
+	for _, sl := range s.comp {
+		st := &s.sl[sl]
+		st.touched = false
+		if st.next != st.rate {
+			st.rate = st.next
+			f := s.slFlow[sl]
 			s.advance(f, now)
-			f.rate = f.next
+			f.rate = st.next
 			s.schedule(f)
 		}
 	}
 	for _, ri := range s.compRes {
 		r := &s.res[ri]
 		load := s.fs[ri].newLoad
-		if len(r.flows) == 0 {
+		if len(r.slots) == 0 {
 			load = 0
 		}
 		s.setLoad(r, load, now)
@@ -544,12 +632,13 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 func (s *solver) fill() {
 	s.heap = s.heap[:0]
 	s.bounded = s.bounded[:0]
-	s.unfrozen = len(s.compFlows)
-	for _, f := range s.compFlows {
-		f.frozen = false
-		f.next = 0
-		if !math.IsInf(f.bound, 1) {
-			s.bounded = append(s.bounded, f)
+	s.unfrozen = len(s.comp)
+	for _, sl := range s.comp {
+		st := &s.sl[sl]
+		st.frozen = false
+		st.next = 0
+		if !math.IsInf(st.bound, 1) {
+			s.bounded = append(s.bounded, sl)
 		}
 	}
 	for _, ri := range s.compRes {
@@ -560,13 +649,13 @@ func (s *solver) fill() {
 	for i := len(s.heap)/2 - 1; i >= 0; i-- {
 		s.heapDown(i)
 	}
-	sortByBound(s.bounded)
+	s.sortByBound(s.bounded)
 	bi := 0
 	level := 0.0
 	// Once every flow is frozen the resources left in the heap have nothing
 	// to give: most of a component's resources end that way.
 	for s.unfrozen > 0 {
-		for bi < len(s.bounded) && s.bounded[bi].frozen {
+		for bi < len(s.bounded) && s.sl[s.bounded[bi]].frozen {
 			bi++
 		}
 		// Bring the top of the heap up to date.
@@ -588,11 +677,12 @@ func (s *solver) fill() {
 		if !haveRes && !haveBound {
 			return
 		}
-		if haveBound && (!haveRes || s.bounded[bi].bound <= s.heap[0].level) {
-			f := s.bounded[bi]
+		if haveBound && (!haveRes || s.sl[s.bounded[bi]].bound <= s.heap[0].level) {
+			sl := s.bounded[bi]
 			bi++
-			level = max(level, f.bound)
-			s.freeze(f, f.bound)
+			b := s.sl[sl].bound
+			level = max(level, b)
+			s.freeze(sl, b)
 			continue
 		}
 		top := s.heapPop()
@@ -603,7 +693,7 @@ func (s *solver) fill() {
 		}
 		for k, rate := range s.fs[top.res].rates {
 			if rate == resolving {
-				s.freeze(r.flows[k], level)
+				s.freeze(r.slots[k], level)
 			}
 		}
 	}
@@ -611,11 +701,12 @@ func (s *solver) fill() {
 
 // freeze fixes f's rate, in the flow and beside its resources' flow lists,
 // and takes it out of its resources' unfrozen sums.
-func (s *solver) freeze(f *flow, rate float64) {
-	f.frozen = true
-	f.next = rate
+func (s *solver) freeze(sl int32, rate float64) {
+	st := &s.sl[sl]
+	st.frozen = true
+	st.next = rate
 	s.unfrozen--
-	for _, u := range f.uses {
+	for _, u := range s.uses[st.off : st.off+st.n] {
 		x := &s.fs[u.res]
 		x.rates[u.pos] = rate
 		c := float64(u.coef * rate)
@@ -643,12 +734,12 @@ func (s *solver) freeze(f *flow, rate float64) {
 	}
 }
 
-// sortByBound orders flows by bound, keeping the component order among equals
-// (insertion sort: the bounded flows of a component are few).
-func sortByBound(fs []*flow) {
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].bound < fs[j-1].bound; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
+// sortByBound orders slots by bound, keeping the component order among
+// equals (insertion sort: the bounded flows of a component are few).
+func (s *solver) sortByBound(sls []int32) {
+	for i := 1; i < len(sls); i++ {
+		for j := i; j > 0 && s.sl[sls[j]].bound < s.sl[sls[j-1]].bound; j-- {
+			sls[j], sls[j-1] = sls[j-1], sls[j]
 		}
 	}
 }

@@ -56,6 +56,40 @@ func checkMaxMin(s *solver, flows []*flow) error {
 	return nil
 }
 
+// checkSlots checks the solver's copy of the live flows' uses: each flow's
+// slot holds its uses in order, each at a position where its resource lists
+// that slot with the use's coefficient, and the resources list nothing else.
+func checkSlots(s *solver, live []*flow) error {
+	listed := 0
+	for fi, f := range live {
+		if !f.registered || s.slFlow[f.slot] != f {
+			return fmt.Errorf("flow %d: not in its slot", fi)
+		}
+		st := s.sl[f.slot]
+		if int(st.n) != len(f.uses) {
+			return fmt.Errorf("flow %d: slot has %d uses, flow %d", fi, st.n, len(f.uses))
+		}
+		for j, u := range s.uses[st.off : st.off+st.n] {
+			if u.res != f.uses[j].res || u.coef != f.uses[j].coef {
+				return fmt.Errorf("flow %d use %d: slot has resource %d coef %g, flow %d coef %g", fi, j, u.res, u.coef, f.uses[j].res, f.uses[j].coef)
+			}
+			r := &s.res[u.res]
+			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != f.slot || r.coefs[u.pos] != u.coef {
+				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d at %d", fi, j, u.res, f.slot, u.pos)
+			}
+		}
+		listed += len(f.uses)
+	}
+	total := 0
+	for i := range s.res {
+		total += len(s.res[i].slots)
+	}
+	if total != listed {
+		return fmt.Errorf("resources list %d flow uses, the live flows have %d", total, listed)
+	}
+	return nil
+}
+
 type nopOwner struct{}
 
 func (nopOwner) flowDone(*flow) {}
@@ -124,6 +158,9 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var e engine
 		s := newSolver(&e)
+		if seed%2 == 0 {
+			s.compactAt = 1 // compact the use slab whenever half is garbage
+		}
 		nres := 2 + rng.IntN(15)
 		caps := make([]float64, nres)
 		for i := range caps {
@@ -173,6 +210,9 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 			}
 			s.Handle()
 			if err := checkMaxMin(s, live); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, step, err)
+			}
+			if err := checkSlots(s, live); err != nil {
 				t.Fatalf("seed %d step %d: %v", seed, step, err)
 			}
 			// The same flows solved from scratch get the same rates.
