@@ -53,10 +53,9 @@ type LoadPoint struct {
 type resource struct {
 	name     string
 	capacity float64 // units per second
-	slots    []int32 // the solver slots of the active flows using it
-	// coefs is, beside slots, each flow's coefficient here (and
-	// fillState.rates its rate).
-	coefs []float64
+	// slots are the solver slots of the active flows using it (and,
+	// beside them, fillState.ents their coefficients and rates).
+	slots []int32
 	track bool // keep a load series
 
 	load       float64 // current sum of coefficient*rate
@@ -77,10 +76,9 @@ type resource struct {
 // the resource (s.fs[i] for s.res[i]) in one cache line, so that the solve's
 // passes over it stay in cache.
 type fillState struct {
-	// rates is, beside the resource's slot list, each flow's rate, or +Inf
-	// while a change to the flow awaits a solve, or resolving while a solve
-	// re-computes it.
-	rates   []float64
+	// ents holds, beside the resource's slot list, each flow's
+	// coefficient and rate.
+	ents    []ent
 	mark    uint64  // the solve that visited it
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
@@ -94,15 +92,28 @@ func (x *fillState) level() float64 { return x.rem / x.wsum }
 // use is one resource of a flow.
 type use struct {
 	res  int32 // 32-bit: a use is 16 bytes, and flows and tasks hold many
-	pos  int32 // position of the flow in the resource's slots (in s.uses)
 	coef float64
+}
+
+// ref is a use as the solver keeps it: the resource, and the flow's
+// position in its lists (the coefficient is there).
+type ref struct {
+	res, pos int32
+}
+
+// ent is a flow's entry in a resource's lists: its coefficient there, and
+// its rate, or +Inf while a change to the flow awaits a solve, or resolving
+// while a solve re-computes it. Solves read both together, in scans of the
+// lists and at a flow's positions.
+type ent struct {
+	coef, rate float64
 }
 
 // slot is what the solver keeps of a flow registered on its resources, in
 // a dense array (s.sl) so that a solve's passes over the flows it re-solves
 // read a few cache lines instead of the flows themselves, wherever their
-// owners keep them. The flow's uses, with their positions, are copied into
-// the solver's use slab at s.uses[off:off+n].
+// owners keep them. The flow's uses, as refs, are in the solver's slab at
+// s.uses[off:off+n].
 type slot struct {
 	next  float64 // the rate the solve in progress gives it
 	rate  float64 // the flow's rate
@@ -184,7 +195,7 @@ type solver struct {
 	free   []int32
 	// uses is the slab of the slots' uses; garbage counts the entries of
 	// freed slots in it, which a compaction reclaims.
-	uses    []use
+	uses    []ref
 	garbage int
 	// compactAt is the least garbage that a compaction waits for (a
 	// variable for tests).
@@ -205,7 +216,7 @@ type solver struct {
 	comp     []int32 // the slots re-solved
 	bounded  []int32
 	heap     []heapEntry
-	spare    []use // the other slab, for compactions
+	spare    []ref // the other slab, for compactions
 }
 
 // heapEntry is a resource in the filling heap with the saturation level it
@@ -261,13 +272,12 @@ func (s *solver) start(f *flow, amount float64) {
 	} else {
 		sl := s.register(f)
 		st := &s.sl[sl]
-		for i := range st.n {
-			u := &s.uses[st.off+i]
+		for i, fu := range f.uses {
+			u := &s.uses[st.off+int32(i)]
 			r, x := &s.res[u.res], &s.fs[u.res]
 			u.pos = int32(len(r.slots))
 			r.slots = append(r.slots, sl)
-			r.coefs = append(r.coefs, u.coef)
-			x.rates = append(x.rates, math.Inf(1))
+			x.ents = append(x.ents, ent{fu.coef, math.Inf(1)})
 			s.markDirty(int(u.res))
 		}
 		st.touched = true
@@ -298,7 +308,9 @@ func (s *solver) register(f *flow) int32 {
 	f.slot = sl
 	s.slFlow[sl] = f
 	s.sl[sl] = slot{rate: f.rate, bound: f.bound, off: int32(len(s.uses)), n: n}
-	s.uses = append(s.uses, f.uses...)
+	for _, u := range f.uses {
+		s.uses = append(s.uses, ref{res: u.res})
+	}
 	return sl
 }
 
@@ -340,7 +352,7 @@ func (s *solver) touch(f *flow) {
 		st.touched = true
 		s.touched = append(s.touched, f.slot)
 		for _, u := range us {
-			s.fs[u.res].rates[u.pos] = math.Inf(1)
+			s.fs[u.res].ents[u.pos].rate = math.Inf(1)
 		}
 	}
 	for _, u := range us {
@@ -427,8 +439,7 @@ func (s *solver) remove(f *flow) {
 			if u.pos != last {
 				moved := r.slots[last]
 				r.slots[u.pos] = moved
-				r.coefs[u.pos] = r.coefs[last]
-				x.rates[u.pos] = x.rates[last]
+				x.ents[u.pos] = x.ents[last]
 				ms := &s.sl[moved]
 				mu := s.uses[ms.off : ms.off+ms.n]
 				for j := range mu {
@@ -439,8 +450,7 @@ func (s *solver) remove(f *flow) {
 				}
 			}
 			r.slots = r.slots[:last]
-			r.coefs = r.coefs[:last]
-			x.rates = x.rates[:last]
+			x.ents = x.ents[:last]
 			s.markDirty(int(u.res))
 		}
 		if !st.touched {
@@ -509,12 +519,11 @@ func (s *solver) Handle() {
 		ri := s.compRes[i]
 		r, x := &s.res[ri], &s.fs[ri]
 		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-		coefs := r.coefs[:len(x.rates)]
-		slots := r.slots[:len(x.rates)]
-		for k, rate := range x.rates {
-			if rate < thr {
+		slots := r.slots[:len(x.ents)]
+		for k, e := range x.ents {
+			if rate := e.rate; rate < thr {
 				if rate != resolving {
-					c := coefs[k] * rate
+					c := e.coef * rate
 					rem -= c
 					load += c
 					continue
@@ -526,14 +535,14 @@ func (s *solver) Handle() {
 				st := &s.sl[sl]
 				for _, u := range s.uses[st.off : st.off+st.n] {
 					y := &s.fs[u.res]
-					y.rates[u.pos] = resolving
+					y.ents[u.pos].rate = resolving
 					if y.mark != ep {
 						y.mark = ep
 						s.compRes = append(s.compRes, int(u.res))
 					}
 				}
 			}
-			wsum += coefs[k]
+			wsum += e.coef
 			nUnf++
 		}
 		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
@@ -546,7 +555,7 @@ func (s *solver) Handle() {
 				st.next *= 1.5
 			}
 			for _, u := range s.uses[st.off : st.off+st.n] {
-				s.fs[u.res].rates[u.pos] = st.next
+				s.fs[u.res].ents[u.pos].rate = st.next
 			}
 		}
 	}
@@ -557,7 +566,8 @@ func (s *solver) Handle() {
 		for _, sl := range s.comp {
 			st := &s.sl[sl]
 			for _, u := range s.uses[st.off : st.off+st.n] {
-				s.fs[u.res].newLoad += u.coef * st.next
+				y := &s.fs[u.res]
+				y.newLoad += y.ents[u.pos].coef * st.next
 			}
 		}
 	}
@@ -592,14 +602,14 @@ func (s *solver) Handle() {
 // solves for x with the flows below the current x frozen, which stays at or
 // below the crossing and rises towards it.
 func (s *solver) crossing(ri int, ep uint64) float64 {
-	r, rates := &s.res[ri], s.fs[ri].rates
+	r, ents := &s.res[ri], s.fs[ri].ents
 	if r.crossMark == ep {
 		return r.cross
 	}
 	r.crossMark = ep
 	w := 0.0
-	for _, c := range r.coefs {
-		w += c
+	for _, e := range ents {
+		w += e.coef
 	}
 	if w <= 0 {
 		r.cross = math.Inf(1)
@@ -608,11 +618,11 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 	x := r.capacity / w
 	for it := 0; it < 4; it++ {
 		fixed, wu := 0.0, 0.0
-		for k, rate := range rates {
-			if rate < x {
-				fixed += r.coefs[k] * rate
+		for _, e := range ents {
+			if e.rate < x {
+				fixed += e.coef * e.rate
 			} else {
-				wu += r.coefs[k]
+				wu += e.coef
 			}
 		}
 		nx := (r.capacity - fixed) / wu
@@ -691,8 +701,8 @@ func (s *solver) fill() {
 		if math.IsNaN(level) || math.IsInf(level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
-		for k, rate := range s.fs[top.res].rates {
-			if rate == resolving {
+		for k, e := range s.fs[top.res].ents {
+			if e.rate == resolving {
 				s.freeze(r.slots[k], level)
 			}
 		}
@@ -708,8 +718,9 @@ func (s *solver) freeze(sl int32, rate float64) {
 	s.unfrozen--
 	for _, u := range s.uses[st.off : st.off+st.n] {
 		x := &s.fs[u.res]
-		x.rates[u.pos] = rate
-		c := float64(u.coef * rate)
+		e := &x.ents[u.pos]
+		e.rate = rate
+		c := float64(e.coef * rate)
 		x.rem -= c
 		x.newLoad += c
 		if x.rem < 0 {
@@ -720,14 +731,13 @@ func (s *solver) freeze(sl int32, rate float64) {
 			x.wsum = 0
 			continue
 		}
-		x.wsum -= u.coef
+		x.wsum -= e.coef
 		if x.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
-			r := &s.res[u.res]
 			x.wsum = 0
-			for k, rt := range x.rates {
-				if rt == resolving {
-					x.wsum += r.coefs[k]
+			for _, e := range x.ents {
+				if e.rate == resolving {
+					x.wsum += e.coef
 				}
 			}
 		}

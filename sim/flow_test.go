@@ -58,7 +58,8 @@ func checkMaxMin(s *solver, flows []*flow) error {
 
 // checkSlots checks the solver's copy of the live flows' uses: each flow's
 // slot holds its uses in order, each at a position where its resource lists
-// that slot with the use's coefficient, and the resources list nothing else.
+// that slot with the use's coefficient and the flow's rate, and the resources
+// list nothing else.
 func checkSlots(s *solver, live []*flow) error {
 	listed := 0
 	for fi, f := range live {
@@ -70,12 +71,15 @@ func checkSlots(s *solver, live []*flow) error {
 			return fmt.Errorf("flow %d: slot has %d uses, flow %d", fi, st.n, len(f.uses))
 		}
 		for j, u := range s.uses[st.off : st.off+st.n] {
-			if u.res != f.uses[j].res || u.coef != f.uses[j].coef {
-				return fmt.Errorf("flow %d use %d: slot has resource %d coef %g, flow %d coef %g", fi, j, u.res, u.coef, f.uses[j].res, f.uses[j].coef)
+			if u.res != f.uses[j].res {
+				return fmt.Errorf("flow %d use %d: slot has resource %d, flow %d", fi, j, u.res, f.uses[j].res)
 			}
-			r := &s.res[u.res]
-			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != f.slot || r.coefs[u.pos] != u.coef {
-				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d at %d", fi, j, u.res, f.slot, u.pos)
+			r, x := &s.res[u.res], &s.fs[u.res]
+			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != f.slot || x.ents[u.pos].coef != f.uses[j].coef {
+				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d with coefficient %g at %d", fi, j, u.res, f.slot, f.uses[j].coef, u.pos)
+			}
+			if x.ents[u.pos].rate != f.rate {
+				return fmt.Errorf("flow %d use %d: resource %d lists rate %g, the flow has %g", fi, j, u.res, x.ents[u.pos].rate, f.rate)
 			}
 		}
 		listed += len(f.uses)
