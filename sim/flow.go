@@ -138,28 +138,31 @@ type flowOwner interface {
 
 // flow is an activity with an amount of work sharing resources.
 type flow struct {
-	// uses are its resources; the solver copies them (see slot) and never
-	// writes them, so flows may share one list.
-	uses       []use
-	bound      float64 // rate bound, units per second; +Inf for none
-	amount     float64 // total work
-	remaining  float64
-	rate       float64
-	last       Time // when remaining was last brought up to date
+	// What a rate change reads and writes (advance, schedule) first, in
+	// 64 bytes: a solve changes the rates of thousands of flows, and this
+	// is the one place it reads the flows themselves.
+	ev        Event
+	remaining float64
+	rate      float64
+	last      Time    // when remaining was last brought up to date
+	amount    float64 // total work
+	// noEnd marks a flow that never completes by itself (a collective's
+	// presence on the SMs); it is cancelled.
+	noEnd      bool
 	active     bool
 	registered bool  // in its resources' slot lists, as solver slot slot
 	slot       int32 // valid while registered
-	ev         Event
-	s          *solver
-	owner      flowOwner
+	// uses are its resources; the solver copies them (see slot) and never
+	// writes them, so flows may share one list.
+	uses  []use
+	bound float64 // rate bound, units per second; +Inf for none
+	s     *solver
+	owner flowOwner
 	// grp is the processor-sharing group the flow runs in, if any; base is
 	// its speed with a core of its own.
 	grp    *group
 	base   float64
 	grpPos int
-	// noEnd marks a flow that never completes by itself (a collective's
-	// presence on the SMs); it is cancelled.
-	noEnd bool
 }
 
 // Handle is the flow's completion event.
