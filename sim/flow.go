@@ -125,7 +125,7 @@ type slot struct {
 	frozen  bool
 }
 
-// resolving marks, in the rate lists beside the resources' slot lists, a
+// resolving marks, in the entries beside the resources' slot lists, a
 // flow that the solve in progress re-computes and has not yet frozen. Solves
 // find a flow's state there instead of in the flow, and so touch each flow
 // once rather than once per resource.
@@ -195,6 +195,7 @@ type solver struct {
 	// number; free, the slot numbers free for reuse.
 	sl     []slot
 	slFlow []*flow
+	slMark []uint64 // the solve that found the slot's flow
 	free   []int32
 	// uses is the slab of the slots' uses; garbage counts the entries of
 	// freed slots in it, which a compaction reclaims.
@@ -307,6 +308,7 @@ func (s *solver) register(f *flow) int32 {
 		sl = int32(len(s.sl))
 		s.sl = append(s.sl, slot{})
 		s.slFlow = append(s.slFlow, nil)
+		s.slMark = append(s.slMark, 0)
 	}
 	f.slot = sl
 	s.slFlow[sl] = f
@@ -504,7 +506,7 @@ func (s *solver) Handle() {
 	// a hair below L0 among those re-solved.
 	thr := l0 * (1 - 1e-9)
 	if !(thr > 0) {
-		thr = 0 // every flow is re-solved; resolving stays below thr
+		thr = 0 // every flow is re-solved
 	}
 	// Visit the changed resources, and from them every resource of a flow
 	// that is re-solved.
@@ -522,31 +524,33 @@ func (s *solver) Handle() {
 		ri := s.compRes[i]
 		r, x := &s.res[ri], &s.fs[ri]
 		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-		slots := r.slots[:len(x.ents)]
-		for k, e := range x.ents {
+		ents := x.ents
+		slots := r.slots[:len(ents)]
+		for k := range ents {
+			e := &ents[k]
 			if rate := e.rate; rate < thr {
-				if rate != resolving {
-					c := e.coef * rate
-					rem -= c
-					load += c
-					continue
-				}
-			} else {
-				// Found: mark it on all its resources (this one too).
-				sl := slots[k]
+				c := e.coef * rate
+				rem -= c
+				load += c
+				continue
+			}
+			// Re-solved: every resource of the flow is visited, and marks
+			// the flow's entry there as this one.
+			e.rate = resolving
+			wsum += e.coef
+			nUnf++
+			if sl := slots[k]; s.slMark[sl] != ep {
+				// Found: visit its resources.
+				s.slMark[sl] = ep
 				s.comp = append(s.comp, sl)
 				st := &s.sl[sl]
 				for _, u := range s.uses[st.off : st.off+st.n] {
-					y := &s.fs[u.res]
-					y.ents[u.pos].rate = resolving
-					if y.mark != ep {
+					if y := &s.fs[u.res]; y.mark != ep {
 						y.mark = ep
 						s.compRes = append(s.compRes, int(u.res))
 					}
 				}
 			}
-			wsum += e.coef
-			nUnf++
 		}
 		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
 	}
