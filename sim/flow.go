@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 )
 
 // The flow model: every activity that consumes a shared rate (a transfer on
@@ -219,14 +220,14 @@ type solver struct {
 	compRes  []int
 	comp     []int32 // the slots re-solved
 	bounded  []int32
-	heap     []heapEntry
+	lq       levelQueue
 	spare    []ref // the other slab, for compactions
 }
 
-// heapEntry is a resource in the filling heap with the saturation level it
-// had when pushed. Levels only rise during a filling, so an entry whose level
-// is stale is re-pushed when it reaches the top instead of being fixed at
-// every change (a lazy heap).
+// heapEntry is a resource in the filling queue with the saturation level it
+// had when queued. Levels only rise during a filling, so an entry whose level
+// is stale is queued again when it reaches the head instead of being fixed
+// at every change (lazily).
 type heapEntry struct {
 	level float64
 	res   int
@@ -647,7 +648,7 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 // Invariant: every unfrozen flow runs at the current level; a resource's
 // saturation level is rem/wsum; levels only rise.
 func (s *solver) fill() {
-	s.heap = s.heap[:0]
+	s.lq.reset()
 	s.bounded = s.bounded[:0]
 	s.unfrozen = len(s.comp)
 	for _, sl := range s.comp {
@@ -660,41 +661,24 @@ func (s *solver) fill() {
 	}
 	for _, ri := range s.compRes {
 		if x := &s.fs[ri]; x.nUnf > 0 {
-			s.heap = append(s.heap, heapEntry{x.level(), ri})
+			s.lq.push(heapEntry{x.level(), ri})
 		}
-	}
-	for i := len(s.heap)/2 - 1; i >= 0; i-- {
-		s.heapDown(i)
 	}
 	s.sortByBound(s.bounded)
 	bi := 0
 	level := 0.0
-	// Once every flow is frozen the resources left in the heap have nothing
-	// to give: most of a component's resources end that way.
+	// Once every flow is frozen the resources left in the queue have
+	// nothing to give: most of a component's resources end that way.
 	for s.unfrozen > 0 {
 		for bi < len(s.bounded) && s.sl[s.bounded[bi]].frozen {
 			bi++
 		}
-		// Bring the top of the heap up to date.
-		for len(s.heap) > 0 {
-			top := s.heap[0]
-			x := &s.fs[top.res]
-			if x.nUnf == 0 {
-				s.heapPop()
-				continue
-			}
-			if l := x.level(); l != top.level {
-				s.heapPop()
-				s.heapPush(heapEntry{l, top.res})
-				continue
-			}
-			break
-		}
-		haveRes, haveBound := len(s.heap) > 0, bi < len(s.bounded)
+		top, haveRes := s.head()
+		haveBound := bi < len(s.bounded)
 		if !haveRes && !haveBound {
 			return
 		}
-		if haveBound && (!haveRes || s.sl[s.bounded[bi]].bound <= s.heap[0].level) {
+		if haveBound && (!haveRes || s.sl[s.bounded[bi]].bound <= top.level) {
 			sl := s.bounded[bi]
 			bi++
 			b := s.sl[sl].bound
@@ -702,7 +686,7 @@ func (s *solver) fill() {
 			s.freeze(sl, b)
 			continue
 		}
-		top := s.heapPop()
+		s.lq.take(s.lq.head)
 		r := &s.res[top.res]
 		level = max(level, top.level)
 		if math.IsNaN(level) || math.IsInf(level, 0) {
@@ -761,54 +745,115 @@ func (s *solver) sortByBound(sls []int32) {
 	}
 }
 
-// The filling heap: entries ordered by level, then resource index.
-func (s *solver) heapLess(i, j int) bool {
-	a, b := s.heap[i], s.heap[j]
-	if a.level != b.level {
-		return a.level < b.level
-	}
-	return a.res < b.res
-}
-
-func (s *solver) heapPush(e heapEntry) {
-	s.heap = append(s.heap, e)
-	j := len(s.heap) - 1
-	for j > 0 {
-		i := (j - 1) / 2
-		if !s.heapLess(j, i) {
-			break
-		}
-		s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
-		j = i
-	}
-}
-
-func (s *solver) heapPop() heapEntry {
-	top := s.heap[0]
-	n := len(s.heap) - 1
-	s.heap[0] = s.heap[n]
-	s.heap = s.heap[:n]
-	s.heapDown(0)
-	return top
-}
-
-func (s *solver) heapDown(i int) {
-	n := len(s.heap)
+// head returns the resource that saturates next: the least current level,
+// then the least index. It drops resources with no unfrozen flow left and
+// queues again those whose level rose since they were queued, and leaves
+// the entry's index in bucket 0 in s.lq.head for take.
+func (s *solver) head() (heapEntry, bool) {
+	q := &s.lq
 	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+		if len(q.b[0]) == 0 && !s.refill() {
+			return heapEntry{}, false
 		}
-		j := l
-		if r := l + 1; r < n && s.heapLess(r, l) {
-			j = r
+		b := q.b[0] // all at level q.last: the least index first
+		j := 0
+		for k := 1; k < len(b); k++ {
+			if b[k].res < b[j].res {
+				j = k
+			}
 		}
-		if !s.heapLess(j, i) {
-			break
+		e := b[j]
+		x := &s.fs[e.res]
+		if x.nUnf > 0 {
+			l := x.level()
+			// A level a rounding error put below the entry's (at most
+			// the last minimum's) is the least: it saturates now.
+			if !(l > e.level) {
+				q.head = j
+				return heapEntry{l, e.res}, true
+			}
+			q.take(j)
+			q.push(heapEntry{l, e.res})
+			continue
 		}
-		s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
-		i = j
+		q.take(j)
 	}
+}
+
+// refill moves the entries of the lowest non-empty bucket down, around the
+// least of their levels, dropping resources with no unfrozen flow left
+// (their count only falls during a filling); false when none is left.
+func (s *solver) refill() bool {
+	q := &s.lq
+	for q.mask != 0 {
+		i := bits.TrailingZeros64(q.mask) + 1
+		b := q.b[i]
+		q.b[i] = b[:0]
+		q.mask &^= 1 << (i - 1)
+		least, live := ^uint64(0), 0
+		for _, e := range b {
+			if s.fs[e.res].nUnf > 0 {
+				least = min(least, math.Float64bits(e.level))
+				b[live] = e
+				live++
+			}
+		}
+		if live == 0 {
+			continue
+		}
+		// Every entry of bucket i shares the bits above i-1 with the old
+		// last and the new, so they all move to lower buckets (not i: its
+		// array is b), and the other buckets stay right.
+		q.last = least
+		for _, e := range b[:live] {
+			q.push(e)
+		}
+		return true
+	}
+	return false
+}
+
+// levelQueue is the filling's queue of resources by saturation level: a
+// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on the bits of the
+// level, which orders non-negative float64s as it orders the levels. It
+// needs no entry below the last minimum taken, which a filling satisfies:
+// levels only rise. Bucket i holds the entries whose level's bits first
+// differ from last's at bit i-1 (bucket 0: equal to last). A push is an
+// append; an entry moves down a bucket at a time as minima are taken, and
+// an entry whose resource has nothing left to give is dropped when its
+// bucket is next moved, unseen: most of a filling's entries end so, where
+// a binary heap paid a sift for each.
+type levelQueue struct {
+	last uint64
+	mask uint64 // bit i-1: bucket i (1 to 64) is not empty
+	b    [65][]heapEntry
+	head int // see solver.head
+}
+
+func (q *levelQueue) reset() {
+	q.last = 0
+	q.b[0] = q.b[0][:0]
+	for m := q.mask; m != 0; m &= m - 1 {
+		q.b[bits.TrailingZeros64(m)+1] = q.b[bits.TrailingZeros64(m)+1][:0]
+	}
+	q.mask = 0
+}
+
+// push queues e, whose level must not be below the last minimum taken.
+func (q *levelQueue) push(e heapEntry) {
+	i := bits.Len64(math.Float64bits(e.level) ^ q.last)
+	q.b[i] = append(q.b[i], e)
+	if i > 0 {
+		q.mask |= 1 << (i - 1)
+	}
+}
+
+// take removes entry j of bucket 0.
+func (q *levelQueue) take(j int) {
+	b := q.b[0]
+	n := len(b) - 1
+	b[j] = b[n]
+	q.b[0] = b[:n]
 }
 
 // advance brings f's remaining work up to now at its current rate.

@@ -239,3 +239,66 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelQueueTakesLeastCurrentLevel drives the filling queue as a filling
+// does (levels that only rise, resources that run out of unfrozen flows) and
+// checks every head against a scan of all the resources: the least current
+// level, then the least index.
+func TestLevelQueueTakesLeastCurrentLevel(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var e engine
+		s := newSolver(&e)
+		n := 1 + rng.IntN(200)
+		// Levels on a coarse grid, so that ties are common, over many octaves.
+		levelOf := func() float64 { return float64(1+rng.IntN(50)) * math.Pow(2, float64(rng.IntN(40)-10)) }
+		for i := 0; i < n; i++ {
+			s.addResource("r", 1, false)
+			s.fs[i] = fillState{rem: levelOf(), wsum: 1, nUnf: 1}
+		}
+		s.lq.reset()
+		for i := 0; i < n; i++ {
+			s.lq.push(heapEntry{s.fs[i].level(), i})
+		}
+		last := 0.0
+		for {
+			// The reference: the least current level among the resources
+			// with something left, then the least index.
+			want := -1
+			for i := 0; i < n; i++ {
+				if s.fs[i].nUnf == 0 {
+					continue
+				}
+				if want < 0 || s.fs[i].level() < s.fs[want].level() {
+					want = i
+				}
+			}
+			got, ok := s.head()
+			if want < 0 {
+				if ok {
+					t.Fatalf("seed %d: head %d at %g, want none left", seed, got.res, got.level)
+				}
+				break
+			}
+			if !ok || got.res != want || got.level != s.fs[want].level() {
+				t.Fatalf("seed %d: head %d at %g (ok %v), want %d at %g", seed, got.res, got.level, ok, want, s.fs[want].level())
+			}
+			if got.level < last {
+				t.Fatalf("seed %d: level %g after %g", seed, got.level, last)
+			}
+			last = got.level
+			s.lq.take(s.lq.head)
+			s.fs[want].nUnf = 0
+			// What freezing the saturated resource's flows does to the
+			// others: some run out of flows, some levels rise.
+			for k := rng.IntN(4); k > 0; k-- {
+				i := rng.IntN(n)
+				if rng.IntN(3) == 0 {
+					s.fs[i].nUnf = 0
+				} else if s.fs[i].nUnf > 0 {
+					s.fs[i].rem = max(s.fs[i].rem, last) + float64(rng.IntN(3))*levelOf()
+				}
+			}
+		}
+	}
+}
