@@ -96,10 +96,13 @@ type use struct {
 	coef float64
 }
 
-// ref is a use as the solver keeps it: the resource, and the flow's
-// position in its lists (the coefficient is there).
+// ref is a use as the solver keeps it: the resource, the flow's position
+// in its lists, and the coefficient (also in the entry there, for scans:
+// a freeze reads it here, so that its one access to the entry, at a random
+// place, is a store that does not wait for the cache).
 type ref struct {
 	res, pos int32
+	coef     float64
 }
 
 // ent is a flow's entry in a resource's lists: its coefficient there, and
@@ -315,7 +318,7 @@ func (s *solver) register(f *flow) int32 {
 	s.slFlow[sl] = f
 	s.sl[sl] = slot{rate: f.rate, bound: f.bound, off: int32(len(s.uses)), n: n}
 	for _, u := range f.uses {
-		s.uses = append(s.uses, ref{res: u.res})
+		s.uses = append(s.uses, ref{res: u.res, coef: u.coef})
 	}
 	return sl
 }
@@ -709,9 +712,8 @@ func (s *solver) freeze(sl int32, rate float64) {
 	s.unfrozen--
 	for _, u := range s.uses[st.off : st.off+st.n] {
 		x := &s.fs[u.res]
-		e := &x.ents[u.pos]
-		e.rate = rate
-		c := float64(e.coef * rate)
+		x.ents[u.pos].rate = rate
+		c := float64(u.coef * rate)
 		x.rem -= c
 		x.newLoad += c
 		if x.rem < 0 {
@@ -722,7 +724,7 @@ func (s *solver) freeze(sl int32, rate float64) {
 			x.wsum = 0
 			continue
 		}
-		x.wsum -= e.coef
+		x.wsum -= u.coef
 		if x.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
 			x.wsum = 0

@@ -71,8 +71,8 @@ func checkSlots(s *solver, live []*flow) error {
 			return fmt.Errorf("flow %d: slot has %d uses, flow %d", fi, st.n, len(f.uses))
 		}
 		for j, u := range s.uses[st.off : st.off+st.n] {
-			if u.res != f.uses[j].res {
-				return fmt.Errorf("flow %d use %d: slot has resource %d, flow %d", fi, j, u.res, f.uses[j].res)
+			if u.res != f.uses[j].res || u.coef != f.uses[j].coef {
+				return fmt.Errorf("flow %d use %d: slot has resource %d coef %g, flow %d coef %g", fi, j, u.res, u.coef, f.uses[j].res, f.uses[j].coef)
 			}
 			r, x := &s.res[u.res], &s.fs[u.res]
 			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != f.slot || x.ents[u.pos].coef != f.uses[j].coef {
