@@ -54,8 +54,9 @@ type LoadPoint struct {
 type resource struct {
 	name     string
 	capacity float64 // units per second
-	// slots are the solver slots of the active flows using it (and,
-	// beside them, fillState.ents their coefficients and rates).
+	// slots are the solver slots of the active flows using it, each
+	// complemented (^slot) except at the flow's first use (see firstUse);
+	// beside them, fillState.ents holds their coefficients and rates.
 	slots []int32
 	track bool // keep a load series
 
@@ -129,6 +130,10 @@ type slot struct {
 	frozen  bool
 }
 
+// globalSolves is how many solves visit all resources after one that
+// found that a change reached most of them; then one finds again.
+const globalSolves = 15
+
 // resolving marks, in the entries beside the resources' slot lists, a
 // flow that the solve in progress re-computes and has not yet frozen. Solves
 // find a flow's state there instead of in the flow, and so touch each flow
@@ -201,6 +206,12 @@ type solver struct {
 	slFlow []*flow
 	slMark []uint64 // the solve that found the slot's flow
 	free   []int32
+	// nonEmpty counts the resources with flows. A solve that visits at
+	// least globalAt of them makes the next globalSolves solves visit all
+	// (visitAll); globalAt < 0: never.
+	nonEmpty   int
+	globalAt   float64
+	globalLeft int
 	// uses is the slab of the slots' uses; garbage counts the entries of
 	// freed slots in it, which a compaction reclaims.
 	uses    []ref
@@ -237,7 +248,7 @@ type heapEntry struct {
 }
 
 func newSolver(e *engine) *solver {
-	s := &solver{e: e, low: math.Inf(1), compactAt: 4096}
+	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, globalAt: 0.9}
 	s.solveEv.Init(s)
 	return s
 }
@@ -284,7 +295,14 @@ func (s *solver) start(f *flow, amount float64) {
 			u := &s.uses[st.off+int32(i)]
 			r, x := &s.res[u.res], &s.fs[u.res]
 			u.pos = int32(len(r.slots))
-			r.slots = append(r.slots, sl)
+			if len(r.slots) == 0 {
+				s.nonEmpty++
+			}
+			if i == 0 {
+				r.slots = append(r.slots, sl)
+			} else {
+				r.slots = append(r.slots, ^sl)
+			}
 			x.ents = append(x.ents, ent{fu.coef, math.Inf(1)})
 			s.markDirty(int(u.res))
 		}
@@ -449,7 +467,7 @@ func (s *solver) remove(f *flow) {
 				moved := r.slots[last]
 				r.slots[u.pos] = moved
 				x.ents[u.pos] = x.ents[last]
-				ms := &s.sl[moved]
+				ms := &s.sl[slotOf(moved)]
 				mu := s.uses[ms.off : ms.off+ms.n]
 				for j := range mu {
 					if mu[j].res == u.res && mu[j].pos == last {
@@ -460,6 +478,9 @@ func (s *solver) remove(f *flow) {
 			}
 			r.slots = r.slots[:last]
 			x.ents = x.ents[:last]
+			if last == 0 {
+				s.nonEmpty--
+			}
 			s.markDirty(int(u.res))
 		}
 		if !st.touched {
@@ -512,51 +533,18 @@ func (s *solver) Handle() {
 	if !(thr > 0) {
 		thr = 0 // every flow is re-solved
 	}
-	// Visit the changed resources, and from them every resource of a flow
-	// that is re-solved.
 	s.compRes = s.compRes[:0]
 	s.comp = s.comp[:0]
-	for _, ri := range s.dirty {
-		if s.res[ri].dirty && s.fs[ri].mark != ep {
-			s.fs[ri].mark = ep
-			s.compRes = append(s.compRes, ri)
+	if s.globalLeft > 0 {
+		s.globalLeft--
+		s.visitAll(ep, thr)
+	} else {
+		s.visit(ep, thr)
+		// Where a change reaches most resources, finding what it reaches
+		// costs more than it saves: re-solve all for a while.
+		if s.globalAt >= 0 && float64(len(s.compRes)) >= s.globalAt*float64(s.nonEmpty) {
+			s.globalLeft = globalSolves
 		}
-		s.res[ri].dirty = false
-	}
-	s.dirty = s.dirty[:0]
-	for i := 0; i < len(s.compRes); i++ {
-		ri := s.compRes[i]
-		r, x := &s.res[ri], &s.fs[ri]
-		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-		ents := x.ents
-		slots := r.slots[:len(ents)]
-		for k := range ents {
-			e := &ents[k]
-			if rate := e.rate; rate < thr {
-				c := e.coef * rate
-				rem -= c
-				load += c
-				continue
-			}
-			// Re-solved: every resource of the flow is visited, and marks
-			// the flow's entry there as this one.
-			e.rate = resolving
-			wsum += e.coef
-			nUnf++
-			if sl := slots[k]; s.slMark[sl] != ep {
-				// Found: visit its resources.
-				s.slMark[sl] = ep
-				s.comp = append(s.comp, sl)
-				st := &s.sl[sl]
-				for _, u := range s.uses[st.off : st.off+st.n] {
-					if y := &s.fs[u.res]; y.mark != ep {
-						y.mark = ep
-						s.compRes = append(s.compRes, int(u.res))
-					}
-				}
-			}
-		}
-		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
 	}
 	s.fill()
 	if s.unfrozen > 0 || s.oversubscribe {
@@ -603,6 +591,103 @@ func (s *solver) Handle() {
 		}
 		s.setLoad(r, load, now)
 	}
+}
+
+// visit finds what a solve re-solves: from the changed resources, every
+// flow at thr or above that shares a resource with one found, and every
+// resource of those flows (compRes). It marks the found flows' entries
+// resolving and sums each visited resource's frozen rates.
+func (s *solver) visit(ep uint64, thr float64) {
+	for _, ri := range s.dirty {
+		if s.res[ri].dirty && s.fs[ri].mark != ep {
+			s.fs[ri].mark = ep
+			s.compRes = append(s.compRes, ri)
+		}
+		s.res[ri].dirty = false
+	}
+	s.dirty = s.dirty[:0]
+	for i := 0; i < len(s.compRes); i++ {
+		ri := s.compRes[i]
+		r, x := &s.res[ri], &s.fs[ri]
+		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
+		ents := x.ents
+		slots := r.slots[:len(ents)]
+		for k := range ents {
+			e := &ents[k]
+			if rate := e.rate; rate < thr {
+				c := e.coef * rate
+				rem -= c
+				load += c
+				continue
+			}
+			// Re-solved: every resource of the flow is visited, and marks
+			// the flow's entry there as this one.
+			e.rate = resolving
+			wsum += e.coef
+			nUnf++
+			if sl := slotOf(slots[k]); s.slMark[sl] != ep {
+				// Found: visit its resources.
+				s.slMark[sl] = ep
+				s.comp = append(s.comp, sl)
+				st := &s.sl[sl]
+				for _, u := range s.uses[st.off : st.off+st.n] {
+					if y := &s.fs[u.res]; y.mark != ep {
+						y.mark = ep
+						s.compRes = append(s.compRes, int(u.res))
+					}
+				}
+			}
+		}
+		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+	}
+}
+
+// visitAll is visit without the finding: every flow at thr or above is
+// re-solved, connected to a change or not, which gives the same rates (see
+// the top of this file: the flows below L0 keep theirs wherever they are).
+// It costs a scan of every resource's lists, which visit pays too when a
+// change reaches most of them, and spares visit's walk over each found
+// flow's resources. A flow is listed once, at its first use.
+func (s *solver) visitAll(ep uint64, thr float64) {
+	s.dirty = s.dirty[:0]
+	for ri := range s.res {
+		r, x := &s.res[ri], &s.fs[ri]
+		dirty := r.dirty
+		r.dirty = false
+		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
+		ents := x.ents
+		slots := r.slots[:len(ents)]
+		for k := range ents {
+			e := &ents[k]
+			if rate := e.rate; rate < thr {
+				c := e.coef * rate
+				rem -= c
+				load += c
+				continue
+			}
+			e.rate = resolving
+			wsum += e.coef
+			nUnf++
+			if sl := slots[k]; sl >= 0 {
+				s.comp = append(s.comp, sl)
+			}
+		}
+		// As visit: the resources of re-solved flows, and the changed
+		// ones. The others keep their loads.
+		if nUnf > 0 || dirty {
+			x.mark = ep
+			x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+			s.compRes = append(s.compRes, ri)
+		}
+	}
+}
+
+// slotOf decodes an entry of a resource's slot list.
+func slotOf(v int32) int32 {
+	if v < 0 {
+		return ^v
+	}
+	return v
 }
 
 // crossing returns a lower bound of the level at which resource ri would
@@ -697,7 +782,7 @@ func (s *solver) fill() {
 		}
 		for k, e := range s.fs[top.res].ents {
 			if e.rate == resolving {
-				s.freeze(r.slots[k], level)
+				s.freeze(slotOf(r.slots[k]), level)
 			}
 		}
 	}

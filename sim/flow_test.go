@@ -75,7 +75,11 @@ func checkSlots(s *solver, live []*flow) error {
 				return fmt.Errorf("flow %d use %d: slot has resource %d coef %g, flow %d coef %g", fi, j, u.res, u.coef, f.uses[j].res, f.uses[j].coef)
 			}
 			r, x := &s.res[u.res], &s.fs[u.res]
-			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != f.slot || x.ents[u.pos].coef != f.uses[j].coef {
+			want := f.slot // listed as itself at its first use, complemented at the others
+			if j > 0 {
+				want = ^want
+			}
+			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != want || x.ents[u.pos].coef != f.uses[j].coef {
 				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d with coefficient %g at %d", fi, j, u.res, f.slot, f.uses[j].coef, u.pos)
 			}
 			if x.ents[u.pos].rate != f.rate {
@@ -84,9 +88,15 @@ func checkSlots(s *solver, live []*flow) error {
 		}
 		listed += len(f.uses)
 	}
-	total := 0
+	total, nonEmpty := 0, 0
 	for i := range s.res {
 		total += len(s.res[i].slots)
+		if len(s.res[i].slots) > 0 {
+			nonEmpty++
+		}
+	}
+	if nonEmpty != s.nonEmpty {
+		return fmt.Errorf("%d resources have flows, the solver counts %d", nonEmpty, s.nonEmpty)
 	}
 	if total != listed {
 		return fmt.Errorf("resources list %d flow uses, the live flows have %d", total, listed)
@@ -164,6 +174,12 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 		s := newSolver(&e)
 		if seed%2 == 0 {
 			s.compactAt = 1 // compact the use slab whenever half is garbage
+		}
+		switch seed % 3 {
+		case 1:
+			s.globalAt = -1 // always find what a change reaches (visit)
+		case 2:
+			s.globalAt = 0 // mostly re-solve every flow at L0 or above (visitAll)
 		}
 		nres := 2 + rng.IntN(15)
 		caps := make([]float64, nres)
