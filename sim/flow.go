@@ -35,10 +35,14 @@ import (
 // from there: only the flows at L0 or above that connect, through resources
 // they share, to a changed flow. Resources saturated below L0 carry no such
 // flow, so the re-solved part is often a small corner of a large component.
-// A solve costs the scans of the visited resources' flow lists (rates are
-// kept beside the lists, so frozen flows are not touched) plus
-// O((R + U) log R) for the R resources and U uses of the re-solved flows:
-// resources sit in a heap keyed by the level at which they would saturate.
+// (Re-solving every flow at L0 or above, connected or not, gives the same
+// rates: where changes reach most resources anyway, solves do that for a
+// while and spare the search; see visitAll.) A solve costs the scans of the
+// visited resources' entry lists (rates are kept beside the lists, so frozen
+// flows are not touched) plus O(U) for the U uses of the re-solved flows,
+// and the filling queue's work: resources sit in a radix heap keyed by the
+// level at which they would saturate. The solver keeps what it reads of
+// each flow in dense slots, not in the flows (see slot).
 //
 // CPU work is processor-shared outside the solver: a group (a host's cores)
 // lets each of its n running flows go at min(1, cores/n) of its own speed, by
@@ -55,8 +59,9 @@ type resource struct {
 	name     string
 	capacity float64 // units per second
 	// slots are the solver slots of the active flows using it, each
-	// complemented (^slot) except at the flow's first use (see firstUse);
-	// beside them, fillState.ents holds their coefficients and rates.
+	// complemented (^slot, see slotOf) except at the flow's first use, so
+	// that visitAll lists each flow once; beside them, fillState.ents holds
+	// their coefficients and rates.
 	slots []int32
 	track bool // keep a load series
 
@@ -788,8 +793,8 @@ func (s *solver) fill() {
 	}
 }
 
-// freeze fixes f's rate, in the flow and beside its resources' flow lists,
-// and takes it out of its resources' unfrozen sums.
+// freeze fixes the rate of slot sl's flow, in the slot and in its entries at
+// its resources, and takes it out of those resources' unfrozen sums.
 func (s *solver) freeze(sl int32, rate float64) {
 	st := &s.sl[sl]
 	st.frozen = true
