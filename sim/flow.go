@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // The flow model: every activity that consumes a shared rate (a transfer on
@@ -779,7 +780,7 @@ func (s *solver) fill() {
 			s.freeze(sl, b)
 			continue
 		}
-		s.lq.take(s.lq.head)
+		s.lq.take()
 		r := &s.res[top.res]
 		level = max(level, top.level)
 		if math.IsNaN(level) || math.IsInf(level, 0) {
@@ -839,36 +840,28 @@ func (s *solver) sortByBound(sls []int32) {
 
 // head returns the resource that saturates next: the least current level,
 // then the least index. It drops resources with no unfrozen flow left and
-// queues again those whose level rose since they were queued, and leaves
-// the entry's index in bucket 0 in s.lq.head for take.
+// queues again those whose level rose since they were queued; take removes
+// it.
 func (s *solver) head() (heapEntry, bool) {
 	q := &s.lq
 	for {
 		if len(q.b[0]) == 0 && !s.refill() {
 			return heapEntry{}, false
 		}
-		b := q.b[0] // all at level q.last: the least index first
-		j := 0
-		for k := 1; k < len(b); k++ {
-			if b[k].res < b[j].res {
-				j = k
-			}
-		}
-		e := b[j]
+		e := q.b[0][len(q.b[0])-1] // all at level q.last: the least index last
 		x := &s.fs[e.res]
 		if x.nUnf > 0 {
 			l := x.level()
 			// A level a rounding error put below the entry's (at most
 			// the last minimum's) is the least: it saturates now.
 			if !(l > e.level) {
-				q.head = j
 				return heapEntry{l, e.res}, true
 			}
-			q.take(j)
+			q.take()
 			q.push(heapEntry{l, e.res})
 			continue
 		}
-		q.take(j)
+		q.take()
 	}
 }
 
@@ -898,7 +891,16 @@ func (s *solver) refill() bool {
 		// array is b), and the other buckets stay right.
 		q.last = least
 		for _, e := range b[:live] {
-			q.push(e)
+			j := bits.Len64(math.Float64bits(e.level) ^ least)
+			q.b[j] = append(q.b[j], e)
+			if j > 0 {
+				q.mask |= 1 << (j - 1)
+			}
+		}
+		// Bucket 0 in decreasing index order: resources tie often (the
+		// same links on every GPU), and a head should not scan them all.
+		if len(q.b[0]) > 1 {
+			slices.SortFunc(q.b[0], func(a, b heapEntry) int { return b.res - a.res })
 		}
 		return true
 	}
@@ -919,7 +921,6 @@ type levelQueue struct {
 	last uint64
 	mask uint64 // bit i-1: bucket i (1 to 64) is not empty
 	b    [65][]heapEntry
-	head int // see solver.head
 }
 
 func (q *levelQueue) reset() {
@@ -937,15 +938,20 @@ func (q *levelQueue) push(e heapEntry) {
 	q.b[i] = append(q.b[i], e)
 	if i > 0 {
 		q.mask |= 1 << (i - 1)
+		return
 	}
+	// Keep bucket 0 in decreasing index order.
+	b := q.b[0]
+	j := len(b) - 1
+	for ; j > 0 && b[j-1].res < e.res; j-- {
+		b[j] = b[j-1]
+	}
+	b[j] = e
 }
 
-// take removes entry j of bucket 0.
-func (q *levelQueue) take(j int) {
-	b := q.b[0]
-	n := len(b) - 1
-	b[j] = b[n]
-	q.b[0] = b[:n]
+// take removes the head: the last entry of bucket 0.
+func (q *levelQueue) take() {
+	q.b[0] = q.b[0][:len(q.b[0])-1]
 }
 
 // advance brings f's remaining work up to now at its current rate.

@@ -271,6 +271,9 @@ func TestLevelQueueTakesLeastCurrentLevel(t *testing.T) {
 		for i := 0; i < n; i++ {
 			s.addResource("r", 1, false)
 			s.fs[i] = fillState{rem: levelOf(), wsum: 1, nUnf: 1}
+			if rng.IntN(8) == 0 {
+				s.fs[i].rem = 0 // saturated already: queued at the last level taken
+			}
 		}
 		s.lq.reset()
 		for i := 0; i < n; i++ {
@@ -303,7 +306,7 @@ func TestLevelQueueTakesLeastCurrentLevel(t *testing.T) {
 				t.Fatalf("seed %d: level %g after %g", seed, got.level, last)
 			}
 			last = got.level
-			s.lq.take(s.lq.head)
+			s.lq.take()
 			s.fs[want].nUnf = 0
 			// What freezing the saturated resource's flows does to the
 			// others: some run out of flows, some levels rise.
