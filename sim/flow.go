@@ -63,8 +63,9 @@ type resource struct {
 	// complemented (^slot, see slotOf) except at the flow's first use, so
 	// that visitAll lists each flow once; beside them, fillState.ents holds
 	// their coefficients and rates.
-	slots []int32
-	track bool // keep a load series
+	slots   []int32
+	busyPos int32 // its place in solver.busy while it has flows
+	track   bool  // keep a load series
 
 	load       float64 // current sum of coefficient*rate
 	used       float64 // units carried so far
@@ -212,11 +213,13 @@ type solver struct {
 	slFlow []*flow
 	slMark []uint64 // the solve that found the slot's flow
 	free   []int32
-	// nonEmpty counts the resources with flows. A solve that visits at
-	// least globalAt of them makes the next globalSolves solves visit all
-	// (visitAll); globalAt < 0: never.
-	nonEmpty   int
+	// busy lists the resources with flows (resource.busyPos is each one's
+	// place). Where there are at least globalMin, a solve that visits at
+	// least globalAt of them makes the next globalSolves solves visit them
+	// all (visitAll); globalAt < 0: never.
+	busy       []int32
 	globalAt   float64
+	globalMin  int
 	globalLeft int
 	// uses is the slab of the slots' uses; garbage counts the entries of
 	// freed slots in it, which a compaction reclaims.
@@ -254,7 +257,7 @@ type heapEntry struct {
 }
 
 func newSolver(e *engine) *solver {
-	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, globalAt: 0.9}
+	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, globalAt: 0.9, globalMin: 64}
 	s.solveEv.Init(s)
 	return s
 }
@@ -302,7 +305,8 @@ func (s *solver) start(f *flow, amount float64) {
 			r, x := &s.res[u.res], &s.fs[u.res]
 			u.pos = int32(len(r.slots))
 			if len(r.slots) == 0 {
-				s.nonEmpty++
+				r.busyPos = int32(len(s.busy))
+				s.busy = append(s.busy, u.res)
 			}
 			if i == 0 {
 				r.slots = append(r.slots, sl)
@@ -485,7 +489,10 @@ func (s *solver) remove(f *flow) {
 			r.slots = r.slots[:last]
 			x.ents = x.ents[:last]
 			if last == 0 {
-				s.nonEmpty--
+				moved := s.busy[len(s.busy)-1]
+				s.busy[r.busyPos] = moved
+				s.res[moved].busyPos = r.busyPos
+				s.busy = s.busy[:len(s.busy)-1]
 			}
 			s.markDirty(int(u.res))
 		}
@@ -548,7 +555,7 @@ func (s *solver) Handle() {
 		s.visit(ep, thr)
 		// Where a change reaches most resources, finding what it reaches
 		// costs more than it saves: re-solve all for a while.
-		if s.globalAt >= 0 && float64(len(s.compRes)) >= s.globalAt*float64(s.nonEmpty) {
+		if n := len(s.busy); n >= s.globalMin && s.globalAt >= 0 && float64(len(s.compRes)) >= s.globalAt*float64(n) {
 			s.globalLeft = globalSolves
 		}
 	}
@@ -655,11 +662,19 @@ func (s *solver) visit(ep uint64, thr float64) {
 // change reaches most of them, and spares visit's walk over each found
 // flow's resources. A flow is listed once, at its first use.
 func (s *solver) visitAll(ep uint64, thr float64) {
-	s.dirty = s.dirty[:0]
-	for ri := range s.res {
+	// The changed resources left without flows: their loads drop to 0.
+	for _, ri := range s.dirty {
+		r, x := &s.res[ri], &s.fs[ri]
+		if len(r.slots) == 0 && r.dirty && x.mark != ep {
+			x.mark = ep
+			x.rem, x.wsum, x.nUnf, x.newLoad = r.capacity, 0, 0, 0
+			s.compRes = append(s.compRes, ri)
+		}
+	}
+	for _, b := range s.busy {
+		ri := int(b)
 		r, x := &s.res[ri], &s.fs[ri]
 		dirty := r.dirty
-		r.dirty = false
 		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
 		ents := x.ents
 		slots := r.slots[:len(ents)]
@@ -686,6 +701,10 @@ func (s *solver) visitAll(ep uint64, thr float64) {
 			s.compRes = append(s.compRes, ri)
 		}
 	}
+	for _, ri := range s.dirty {
+		s.res[ri].dirty = false
+	}
+	s.dirty = s.dirty[:0]
 }
 
 // slotOf decodes an entry of a resource's slot list.

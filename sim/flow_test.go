@@ -93,10 +93,25 @@ func checkSlots(s *solver, live []*flow) error {
 		total += len(s.res[i].slots)
 		if len(s.res[i].slots) > 0 {
 			nonEmpty++
+			if p := s.res[i].busyPos; int(p) >= len(s.busy) || s.busy[p] != int32(i) {
+				return fmt.Errorf("resource %d has flows and is not in the busy list at %d", i, p)
+			}
 		}
 	}
-	if nonEmpty != s.nonEmpty {
-		return fmt.Errorf("%d resources have flows, the solver counts %d", nonEmpty, s.nonEmpty)
+	if nonEmpty != len(s.busy) {
+		return fmt.Errorf("%d resources have flows, the busy list has %d", nonEmpty, len(s.busy))
+	}
+	// Each resource's load is what its flows' rates put on it.
+	load := make([]float64, len(s.res))
+	for _, f := range live {
+		for _, u := range f.uses {
+			load[u.res] += u.coef * f.rate
+		}
+	}
+	for i := range s.res {
+		if d := math.Abs(s.res[i].load - load[i]); d > 1e-9*math.Max(1, load[i]) {
+			return fmt.Errorf("resource %d has load %g, its flows put %g on it", i, s.res[i].load, load[i])
+		}
 	}
 	if total != listed {
 		return fmt.Errorf("resources list %d flow uses, the live flows have %d", total, listed)
@@ -179,7 +194,7 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 		case 1:
 			s.globalAt = -1 // always find what a change reaches (visit)
 		case 2:
-			s.globalAt = 0 // mostly re-solve every flow at L0 or above (visitAll)
+			s.globalAt, s.globalMin = 0, 0 // mostly re-solve every flow at L0 or above (visitAll)
 		}
 		nres := 2 + rng.IntN(15)
 		caps := make([]float64, nres)

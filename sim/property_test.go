@@ -392,6 +392,15 @@ func TestInvariantsOnRandomPrograms(t *testing.T) {
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
 			t.Fatalf("seed %d: two runs of the same input differ", seed)
 		}
+		// The same with solves that re-solve every flow at L0 or above
+		// instead of searching for what a change reaches.
+		resG, err := runWith(m, p, runOptions{allGlobal: true})
+		if err != nil {
+			t.Fatalf("seed %d (all global): %v", seed, err)
+		}
+		if err := checkInvariants(m, p, resG); err != nil {
+			t.Fatalf("seed %d (all global): %v", seed, err)
+		}
 	}
 }
 

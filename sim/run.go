@@ -54,6 +54,10 @@ type runOptions struct {
 	// noReuse allocates every op's state anew instead of reusing finished
 	// ones, so that tests can show reuse changes nothing.
 	noReuse bool
+	// allGlobal makes every solve but the first of each run of them
+	// re-solve every flow at L0 or above (the solver's visitAll), however
+	// small the machine, so that tests can check that mode's results.
+	allGlobal bool
 }
 
 func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
@@ -66,6 +70,9 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 	}
 	r := newRun(m, p, trees, !opt.noSeries)
 	r.s.oversubscribe = opt.oversubscribe
+	if opt.allGlobal {
+		r.s.globalAt, r.s.globalMin = 0, 0
+	}
 	r.noReuse = opt.noReuse
 	r.e.run()
 	if r.e.err != nil {
