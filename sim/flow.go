@@ -620,39 +620,53 @@ func (s *solver) visit(ep uint64, thr float64) {
 	}
 	s.dirty = s.dirty[:0]
 	for i := 0; i < len(s.compRes); i++ {
-		ri := s.compRes[i]
-		r, x := &s.res[ri], &s.fs[ri]
-		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-		ents := x.ents
-		slots := r.slots[:len(ents)]
-		for k := range ents {
-			e := &ents[k]
-			if rate := e.rate; rate < thr {
-				c := e.coef * rate
-				rem -= c
-				load += c
-				continue
-			}
-			// Re-solved: every resource of the flow is visited, and marks
-			// the flow's entry there as this one.
-			e.rate = resolving
-			wsum += e.coef
-			nUnf++
-			if sl := slotOf(slots[k]); s.slMark[sl] != ep {
-				// Found: visit its resources.
-				s.slMark[sl] = ep
+		s.scan(s.compRes[i], ep, thr, true)
+	}
+}
+
+// scan sums resource ri's rates below thr (the flows that stay frozen),
+// marks its entries at thr or above resolving and lists their flows in
+// s.comp, and returns how many entries it marked. With search (visit), it
+// lists each flow the first time it meets it and queues the flow's
+// resources to be visited; without (visitAll), it lists each flow at its
+// first use.
+func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
+	r, x := &s.res[ri], &s.fs[ri]
+	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
+	ents := x.ents
+	slots := r.slots[:len(ents)]
+	for k := range ents {
+		e := &ents[k]
+		if rate := e.rate; rate < thr {
+			c := e.coef * rate
+			rem -= c
+			load += c
+			continue
+		}
+		// Re-solved: every resource of the flow is scanned, and marks the
+		// flow's entry there as this one.
+		e.rate = resolving
+		wsum += e.coef
+		nUnf++
+		if !search {
+			if sl := slots[k]; sl >= 0 {
 				s.comp = append(s.comp, sl)
-				st := &s.sl[sl]
-				for _, u := range s.uses[st.off : st.off+st.n] {
-					if y := &s.fs[u.res]; y.mark != ep {
-						y.mark = ep
-						s.compRes = append(s.compRes, int(u.res))
-					}
+			}
+		} else if sl := slotOf(slots[k]); s.slMark[sl] != ep {
+			// Found: visit its resources.
+			s.slMark[sl] = ep
+			s.comp = append(s.comp, sl)
+			st := &s.sl[sl]
+			for _, u := range s.uses[st.off : st.off+st.n] {
+				if y := &s.fs[u.res]; y.mark != ep {
+					y.mark = ep
+					s.compRes = append(s.compRes, int(u.res))
 				}
 			}
 		}
-		x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
 	}
+	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+	return nUnf
 }
 
 // visitAll is visit without the finding: every flow at thr or above is
@@ -673,31 +687,11 @@ func (s *solver) visitAll(ep uint64, thr float64) {
 	}
 	for _, b := range s.busy {
 		ri := int(b)
-		r, x := &s.res[ri], &s.fs[ri]
-		dirty := r.dirty
-		rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-		ents := x.ents
-		slots := r.slots[:len(ents)]
-		for k := range ents {
-			e := &ents[k]
-			if rate := e.rate; rate < thr {
-				c := e.coef * rate
-				rem -= c
-				load += c
-				continue
-			}
-			e.rate = resolving
-			wsum += e.coef
-			nUnf++
-			if sl := slots[k]; sl >= 0 {
-				s.comp = append(s.comp, sl)
-			}
-		}
+		dirty := s.res[ri].dirty
 		// As visit: the resources of re-solved flows, and the changed
 		// ones. The others keep their loads.
-		if nUnf > 0 || dirty {
-			x.mark = ep
-			x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+		if s.scan(ri, ep, thr, false) > 0 || dirty {
+			s.fs[ri].mark = ep
 			s.compRes = append(s.compRes, ri)
 		}
 	}
