@@ -469,7 +469,13 @@ func (s *solver) remove(f *flow) {
 	s.e.q.Cancel(&f.ev)
 	if f.registered {
 		st := s.sl[f.slot]
-		for _, u := range s.uses[st.off : st.off+st.n] {
+		us := s.uses[st.off : st.off+st.n]
+		for i := range us {
+			u := us[i]
+			// A removed use leaves the search below, which may look at
+			// this flow's own uses (a flow can use a resource more than
+			// once).
+			us[i].pos = -1
 			r, x := &s.res[u.res], &s.fs[u.res]
 			// remove f from r.slots, keeping positions of the moved flow right
 			last := int32(len(r.slots) - 1)

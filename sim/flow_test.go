@@ -336,3 +336,40 @@ func TestLevelQueueTakesLeastCurrentLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestSolverRemovesFlowsUsingAResourceThreeTimes: removing a flow updates
+// the position of the flow moved into its place, which may be the removed
+// flow's own later use of the same resource; with three uses the search
+// once found an already removed one (found by a review helper).
+func TestSolverRemovesFlowsUsingAResourceThreeTimes(t *testing.T) {
+	var e engine
+	s := newSolver(&e)
+	s.addResource("r", 10, false)
+	triple := []use{{res: 0, coef: 1}, {res: 0, coef: 1}, {res: 0, coef: 1}}
+	a := &flow{owner: nopOwner{}, bound: math.Inf(1), uses: triple}
+	b := &flow{owner: nopOwner{}, bound: math.Inf(1), uses: []use{{res: 0, coef: 1}}}
+	c := &flow{owner: nopOwner{}, bound: math.Inf(1), uses: triple}
+	for _, f := range []*flow{a, b, c} {
+		s.start(f, 1e12)
+	}
+	s.Handle()
+	live := []*flow{a, b, c}
+	for _, f := range []*flow{b, a, c} {
+		s.cancel(f)
+		for i, g := range live {
+			if g == f {
+				live = append(live[:i], live[i+1:]...)
+				break
+			}
+		}
+		s.Handle()
+		if err := checkSlots(s, live); err != nil {
+			t.Fatal(err)
+		}
+		// What is left shares the 10 units by coefficient: a flow using
+		// the resource three times gets a third of it alone.
+		if len(live) == 1 && math.Abs(live[0].rate-10.0/3) > 1e-9 {
+			t.Fatalf("the flow left has rate %g, want 10/3", live[0].rate)
+		}
+	}
+}
