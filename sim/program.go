@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"hash/maphash"
+	"math"
 	"strings"
 )
 
@@ -519,7 +520,7 @@ func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 				return fmt.Sprintf("%s cannot reach switch %s", m.GPUs[c.Ranks[g]].Name, m.Nodes[t.Switch].Name)
 			}
 		}
-		if t.Bytes < 0 || !(t.Wire >= 1) || !(t.Bound > 0) || t.Delay < 0 {
+		if t.Bytes < 0 || !(t.Wire >= 1) || math.IsInf(t.Wire, 1) || !(t.Bound > 0) || t.Delay < 0 {
 			return fmt.Sprintf("task %d: bytes %g, wire %g, bound %g, delay %d out of range", i, t.Bytes, t.Wire, t.Bound, t.Delay)
 		}
 		for _, d := range t.Deps {

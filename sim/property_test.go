@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -493,4 +494,33 @@ func TestNoLoadSeriesChangesNothingElse(t *testing.T) {
 	if withSeries == 0 {
 		t.Error("Run recorded no load series on any link of 100 programs")
 	}
+}
+
+// TestCollectiveTaskWireMustBeFinite: a task's wire factor multiplies its
+// coefficients on links, and an infinite one would make them NaN in the
+// solver (0 * Inf); validation turns it away.
+func TestCollectiveTaskWireMustBeFinite(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 42))
+		m := genMachine(r)
+		p := genProgram(r, m)
+		var plan *CollPlan
+		for ti := range p.Threads {
+			for oi := range p.Threads[ti].Ops {
+				if op := &p.Threads[ti].Ops[oi]; op.Kind == OpCollective && len(op.Coll.Tasks) > 0 {
+					plan = op.Coll
+				}
+			}
+		}
+		if plan == nil {
+			continue
+		}
+		plan.Tasks[0].Wire = math.Inf(1)
+		_, err := Run(m, p)
+		if err == nil || !strings.Contains(err.Error(), "wire +Inf") {
+			t.Fatalf("seed %d: a task with wire +Inf gave %v, want an error naming the wire", seed, err)
+		}
+		return
+	}
+	t.Fatal("no random program had a collective with tasks")
 }
