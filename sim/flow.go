@@ -247,11 +247,11 @@ type solver struct {
 	spare    []ref // the other slab, for compactions
 }
 
-// heapEntry is a resource in the filling queue with the saturation level it
+// levelEntry is a resource in the filling queue with the saturation level it
 // had when queued. Levels only rise during a filling, so an entry whose level
 // is stale is queued again when it reaches the head instead of being fixed
 // at every change (lazily).
-type heapEntry struct {
+type levelEntry struct {
 	level float64
 	res   int
 }
@@ -774,7 +774,7 @@ func (s *solver) fill() {
 	}
 	for _, ri := range s.compRes {
 		if x := &s.fs[ri]; x.nUnf > 0 {
-			s.lq.push(heapEntry{x.level(), ri})
+			s.lq.push(levelEntry{x.level(), ri})
 		}
 	}
 	s.sortByBound(s.bounded)
@@ -861,11 +861,11 @@ func (s *solver) sortByBound(sls []int32) {
 // then the least index. It drops resources with no unfrozen flow left and
 // queues again those whose level rose since they were queued; take removes
 // it.
-func (s *solver) head() (heapEntry, bool) {
+func (s *solver) head() (levelEntry, bool) {
 	q := &s.lq
 	for {
 		if len(q.b[0]) == 0 && !s.refill() {
-			return heapEntry{}, false
+			return levelEntry{}, false
 		}
 		e := q.b[0][len(q.b[0])-1] // all at level q.last: the least index last
 		x := &s.fs[e.res]
@@ -874,10 +874,10 @@ func (s *solver) head() (heapEntry, bool) {
 			// A level a rounding error put below the entry's (at most
 			// the last minimum's) is the least: it saturates now.
 			if !(l > e.level) {
-				return heapEntry{l, e.res}, true
+				return levelEntry{l, e.res}, true
 			}
 			q.take()
-			q.push(heapEntry{l, e.res})
+			q.push(levelEntry{l, e.res})
 			continue
 		}
 		q.take()
@@ -919,7 +919,7 @@ func (s *solver) refill() bool {
 		// Bucket 0 in decreasing index order: resources tie often (the
 		// same links on every GPU), and a head should not scan them all.
 		if len(q.b[0]) > 1 {
-			slices.SortFunc(q.b[0], func(a, b heapEntry) int { return b.res - a.res })
+			slices.SortFunc(q.b[0], func(a, b levelEntry) int { return b.res - a.res })
 		}
 		return true
 	}
@@ -939,7 +939,7 @@ func (s *solver) refill() bool {
 type levelQueue struct {
 	last uint64
 	mask uint64 // bit i-1: bucket i (1 to 64) is not empty
-	b    [65][]heapEntry
+	b    [65][]levelEntry
 }
 
 func (q *levelQueue) reset() {
@@ -952,7 +952,7 @@ func (q *levelQueue) reset() {
 }
 
 // push queues e, whose level must not be below the last minimum taken.
-func (q *levelQueue) push(e heapEntry) {
+func (q *levelQueue) push(e levelEntry) {
 	i := bits.Len64(math.Float64bits(e.level) ^ q.last)
 	q.b[i] = append(q.b[i], e)
 	if i > 0 {

@@ -292,7 +292,7 @@ func TestLevelQueueTakesLeastCurrentLevel(t *testing.T) {
 		}
 		s.lq.reset()
 		for i := 0; i < n; i++ {
-			s.lq.push(heapEntry{s.fs[i].level(), i})
+			s.lq.push(levelEntry{s.fs[i].level(), i})
 		}
 		last := 0.0
 		for {
