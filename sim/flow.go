@@ -124,8 +124,11 @@ type ent struct {
 // slot is what the solver keeps of a flow registered on its resources, in
 // a dense array (s.sl) so that a solve's passes over the flows it re-solves
 // read a few cache lines instead of the flows themselves, wherever their
-// owners keep them. The flow's uses, as refs, are in the solver's slab at
-// s.uses[off:off+n].
+// owners keep them. The flow's uses, as refs, are in the slot (off -1) when
+// they are at most slotRefs, right after what a freeze reads first, and
+// otherwise in the solver's slab at s.uses[off:off+n] (see refs): the slab's
+// address would wait on the slot's, two cache misses in a row per flow
+// frozen.
 type slot struct {
 	next  float64 // the rate the solve in progress gives it
 	rate  float64 // the flow's rate
@@ -135,6 +138,21 @@ type slot struct {
 	// touched marks a flow started or re-bounded since the last solve.
 	touched bool
 	frozen  bool
+	_       [6]byte
+	in      [slotRefs]ref
+}
+
+// slotRefs is how many uses a slot holds itself: a slot is 256 bytes, four
+// cache lines. Transfers on the machines shipped use up to 8 resources;
+// the SimGrid comparison's tree routes 2 to 20 links.
+const slotRefs = 13
+
+// refs returns the uses of slot st.
+func (s *solver) refs(st *slot) []ref {
+	if st.off < 0 {
+		return st.in[:st.n]
+	}
+	return s.uses[st.off : st.off+st.n]
 }
 
 // globalSolves is how many solves visit all resources after one that
@@ -225,9 +243,10 @@ type solver struct {
 	// freed slots in it, which a compaction reclaims.
 	uses    []ref
 	garbage int
-	// compactAt is the least garbage that a compaction waits for (a
-	// variable for tests).
+	// compactAt is the least garbage that a compaction waits for, and
+	// inline the most uses a slot holds itself (variables for tests).
 	compactAt int
+	inline    int
 	// low is the least rate of a flow removed (or re-bounded) since the last
 	// solve; touched, the slots started or re-bounded since.
 	low     float64
@@ -257,7 +276,7 @@ type levelEntry struct {
 }
 
 func newSolver(e *engine) *solver {
-	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, globalAt: 0.9, globalMin: 64}
+	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, inline: slotRefs, globalAt: 0.9, globalMin: 64}
 	s.solveEv.Init(s)
 	return s
 }
@@ -300,8 +319,9 @@ func (s *solver) start(f *flow, amount float64) {
 	} else {
 		sl := s.register(f)
 		st := &s.sl[sl]
+		us := s.refs(st)
 		for i, fu := range f.uses {
-			u := &s.uses[st.off+int32(i)]
+			u := &us[i]
 			r, x := &s.res[u.res], &s.fs[u.res]
 			u.pos = int32(len(r.slots))
 			if len(r.slots) == 0 {
@@ -344,7 +364,16 @@ func (s *solver) register(f *flow) int32 {
 	}
 	f.slot = sl
 	s.slFlow[sl] = f
-	s.sl[sl] = slot{rate: f.rate, bound: f.bound, off: int32(len(s.uses)), n: n}
+	st := &s.sl[sl]
+	st.next, st.rate, st.bound, st.off, st.n = 0, f.rate, f.bound, -1, n
+	st.touched, st.frozen = false, false
+	if int(n) <= s.inline {
+		for i, u := range f.uses {
+			st.in[i] = ref{res: u.res, coef: u.coef}
+		}
+		return sl
+	}
+	st.off = int32(len(s.uses))
 	for _, u := range f.uses {
 		s.uses = append(s.uses, ref{res: u.res, coef: u.coef})
 	}
@@ -354,8 +383,10 @@ func (s *solver) register(f *flow) int32 {
 // unregister frees f's slot.
 func (s *solver) unregister(f *flow) {
 	st := &s.sl[f.slot]
-	s.garbage += int(st.n)
-	*st = slot{}
+	if st.off >= 0 {
+		s.garbage += int(st.n)
+	}
+	st.n, st.touched = 0, false
 	s.slFlow[f.slot] = nil
 	s.free = append(s.free, f.slot)
 	f.registered = false
@@ -367,7 +398,7 @@ func (s *solver) compact() {
 	nu := s.spare[:0]
 	for i := range s.sl {
 		st := &s.sl[i]
-		if s.slFlow[i] == nil {
+		if s.slFlow[i] == nil || st.off < 0 {
 			continue
 		}
 		off := int32(len(nu))
@@ -383,7 +414,7 @@ func (s *solver) compact() {
 func (s *solver) touch(f *flow) {
 	st := &s.sl[f.slot]
 	st.bound = f.bound
-	us := s.uses[st.off : st.off+st.n]
+	us := s.refs(st)
 	if !st.touched {
 		s.low = min(s.low, st.rate)
 		st.touched = true
@@ -468,8 +499,8 @@ func (s *solver) setBound(f *flow, b float64) {
 func (s *solver) remove(f *flow) {
 	s.e.q.Cancel(&f.ev)
 	if f.registered {
-		st := s.sl[f.slot]
-		us := s.uses[st.off : st.off+st.n]
+		st := &s.sl[f.slot]
+		us := s.refs(st)
 		for i := range us {
 			u := us[i]
 			// A removed use leaves the search below, which may look at
@@ -484,7 +515,7 @@ func (s *solver) remove(f *flow) {
 				r.slots[u.pos] = moved
 				x.ents[u.pos] = x.ents[last]
 				ms := &s.sl[slotOf(moved)]
-				mu := s.uses[ms.off : ms.off+ms.n]
+				mu := s.refs(ms)
 				for j := range mu {
 					if mu[j].res == u.res && mu[j].pos == last {
 						mu[j].pos = u.pos
@@ -540,7 +571,7 @@ func (s *solver) Handle() {
 			continue
 		}
 		l0 = min(l0, st.bound)
-		for _, u := range s.uses[st.off : st.off+st.n] {
+		for _, u := range s.refs(st) {
 			l0 = min(l0, s.crossing(int(u.res), ep))
 		}
 	}
@@ -572,7 +603,7 @@ func (s *solver) Handle() {
 			if s.oversubscribe {
 				st.next *= 1.5
 			}
-			for _, u := range s.uses[st.off : st.off+st.n] {
+			for _, u := range s.refs(st) {
 				s.fs[u.res].ents[u.pos].rate = st.next
 			}
 		}
@@ -583,7 +614,7 @@ func (s *solver) Handle() {
 		}
 		for _, sl := range s.comp {
 			st := &s.sl[sl]
-			for _, u := range s.uses[st.off : st.off+st.n] {
+			for _, u := range s.refs(st) {
 				y := &s.fs[u.res]
 				y.newLoad += y.ents[u.pos].coef * st.next
 			}
@@ -663,7 +694,7 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 			s.slMark[sl] = ep
 			s.comp = append(s.comp, sl)
 			st := &s.sl[sl]
-			for _, u := range s.uses[st.off : st.off+st.n] {
+			for _, u := range s.refs(st) {
 				if y := &s.fs[u.res]; y.mark != ep {
 					y.mark = ep
 					s.compRes = append(s.compRes, int(u.res))
@@ -820,7 +851,7 @@ func (s *solver) freeze(sl int32, rate float64) {
 	st.frozen = true
 	st.next = rate
 	s.unfrozen--
-	for _, u := range s.uses[st.off : st.off+st.n] {
+	for _, u := range s.refs(st) {
 		x := &s.fs[u.res]
 		x.ents[u.pos].rate = rate
 		c := float64(u.coef * rate)

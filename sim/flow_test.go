@@ -66,11 +66,11 @@ func checkSlots(s *solver, live []*flow) error {
 		if !f.registered || s.slFlow[f.slot] != f {
 			return fmt.Errorf("flow %d: not in its slot", fi)
 		}
-		st := s.sl[f.slot]
+		st := &s.sl[f.slot]
 		if int(st.n) != len(f.uses) {
 			return fmt.Errorf("flow %d: slot has %d uses, flow %d", fi, st.n, len(f.uses))
 		}
-		for j, u := range s.uses[st.off : st.off+st.n] {
+		for j, u := range s.refs(st) {
 			if u.res != f.uses[j].res || u.coef != f.uses[j].coef {
 				return fmt.Errorf("flow %d use %d: slot has resource %d coef %g, flow %d coef %g", fi, j, u.res, u.coef, f.uses[j].res, f.uses[j].coef)
 			}
@@ -190,6 +190,9 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 		if seed%2 == 0 {
 			s.compactAt = 1 // compact the use slab whenever half is garbage
 		}
+		// Slots hold at most 0 to 3 uses themselves, the rest in the
+		// slab: flows here have 1 to 4.
+		s.inline = int(seed % 4)
 		switch seed % 3 {
 		case 1:
 			s.globalAt = -1 // always find what a change reaches (visit)
