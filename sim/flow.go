@@ -129,23 +129,35 @@ type ent struct {
 // otherwise in the solver's slab at s.uses[off:off+n] (see refs): the slab's
 // address would wait on the slot's, two cache misses in a row per flow
 // frozen.
+//
+// The slot also keeps the flow's rate and remaining work, and the number of
+// its completion event's place in the event queue: a solve re-times the
+// completions of the flows whose rates it changes without reading the
+// flows (see scheduleSlot).
 type slot struct {
-	next  float64 // the rate the solve in progress gives it
-	rate  float64 // the flow's rate
-	bound float64 // the flow's bound
-	off   int32
-	n     int32
+	next      float64 // the rate the solve in progress gives it
+	rate      float64 // the flow's rate
+	bound     float64 // the flow's bound
+	remaining float64 // work left at time last
+	last      Time
+	amount    float64
+	off       int32
+	n         int32
+	// qs is the queue slot of the flow's completion event while it is
+	// queued, -1 otherwise.
+	qs int32
 	// touched marks a flow started or re-bounded since the last solve.
 	touched bool
 	frozen  bool
-	_       [6]byte
+	noEnd   bool
+	_       [1]byte
 	in      [slotRefs]ref
 }
 
 // slotRefs is how many uses a slot holds itself: a slot is 256 bytes, four
 // cache lines. Transfers on the machines shipped use up to 8 resources;
 // the SimGrid comparison's tree routes 2 to 20 links.
-const slotRefs = 13
+const slotRefs = 12
 
 // refs returns the uses of slot st.
 func (s *solver) refs(st *slot) []ref {
@@ -172,9 +184,8 @@ type flowOwner interface {
 
 // flow is an activity with an amount of work sharing resources.
 type flow struct {
-	// What a rate change reads and writes (advance, schedule) first, in
-	// 64 bytes: a solve changes the rates of thousands of flows, and this
-	// is the one place it reads the flows themselves.
+	// While the flow is registered with the solver, its slot holds its
+	// rate, remaining work and last instead (see curRate).
 	ev        Event
 	remaining float64
 	rate      float64
@@ -366,7 +377,8 @@ func (s *solver) register(f *flow) int32 {
 	s.slFlow[sl] = f
 	st := &s.sl[sl]
 	st.next, st.rate, st.bound, st.off, st.n = 0, f.rate, f.bound, -1, n
-	st.touched, st.frozen = false, false
+	st.remaining, st.last, st.amount, st.qs = f.remaining, f.last, f.amount, -1
+	st.touched, st.frozen, st.noEnd = false, false, f.noEnd
 	if int(n) <= s.inline {
 		for i, u := range f.uses {
 			st.in[i] = ref{res: u.res, coef: u.coef}
@@ -626,11 +638,9 @@ func (s *solver) Handle() {
 		st := &s.sl[sl]
 		st.touched = false
 		if st.next != st.rate {
+			advanceSlot(st, now)
 			st.rate = st.next
-			f := s.slFlow[sl]
-			s.advance(f, now)
-			f.rate = st.next
-			s.schedule(f)
+			s.scheduleSlot(sl)
 		}
 	}
 	for _, ri := range s.compRes {
@@ -1006,6 +1016,10 @@ func (q *levelQueue) take() {
 
 // advance brings f's remaining work up to now at its current rate.
 func (s *solver) advance(f *flow, now Time) {
+	if f.registered {
+		advanceSlot(&s.sl[f.slot], now)
+		return
+	}
 	if now == f.last {
 		return
 	}
@@ -1045,8 +1059,62 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 	}
 }
 
+// advanceSlot is advance for a registered flow.
+func advanceSlot(st *slot, now Time) {
+	if now == st.last {
+		return
+	}
+	done := float64(st.rate * float64(now-st.last) * 1e-12)
+	if done > st.remaining {
+		done = st.remaining
+	}
+	st.remaining -= done
+	st.last = now
+}
+
+// curRate is f's rate.
+func (f *flow) curRate() float64 {
+	if f.registered {
+		return f.s.sl[f.slot].rate
+	}
+	return f.rate
+}
+
+// scheduleSlot is schedule for the registered flow of slot sl. Where the
+// flow's completion event waits in the event queue's heap it moves it there
+// (Queue.move), without reading the flow.
+func (s *solver) scheduleSlot(sl int32) {
+	st := &s.sl[sl]
+	if st.rate <= 0 || st.noEnd {
+		if st.qs >= 0 {
+			s.e.q.Cancel(&s.slFlow[sl].ev)
+			st.qs = -1
+		}
+		return
+	}
+	ps := st.remaining / st.rate * 1e12
+	if !(ps < float64(MaxTime-s.e.now)) {
+		s.e.overflow(Time(0), ps)
+		return
+	}
+	d := Time(math.Round(ps))
+	if d == 0 && st.remaining > 0 && st.remaining > 1e-9*st.amount {
+		d = 1
+	}
+	if d <= MaxTime-s.e.now && st.qs >= 0 && s.e.q.move(st.qs, s.e.now+d) {
+		return
+	}
+	f := s.slFlow[sl]
+	s.e.after(&f.ev, d)
+	st.qs = f.ev.slot
+}
+
 // schedule (re)schedules f's completion from its rate and remaining work.
 func (s *solver) schedule(f *flow) {
+	if f.registered {
+		s.scheduleSlot(f.slot)
+		return
+	}
 	if f.rate <= 0 || f.noEnd {
 		s.e.q.Cancel(&f.ev)
 		return

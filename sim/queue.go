@@ -118,6 +118,23 @@ func (q *Queue) Schedule(e *Event, at Time) {
 	q.up(len(q.h)-1, entry{at, q.seq, s})
 }
 
+// move re-times the event queued in slot qs to at, as Schedule would, where
+// it waits in the heap, and reports whether it did: a caller that keeps
+// the slot number of its event re-times it without reading the event
+// (but for a store of its time).
+func (q *Queue) move(qs int32, at Time) bool {
+	i := int(q.pos[qs])
+	if i < 0 {
+		return false
+	}
+	q.seq++
+	q.slots[qs].at = at
+	x := q.h[i]
+	x.at, x.seq = at, q.seq
+	q.fix(i, x)
+	return true
+}
+
 // Cancel removes e from the queue if it is queued.
 func (q *Queue) Cancel(e *Event) {
 	s := e.slot
