@@ -74,6 +74,10 @@ type resource struct {
 	lastChange Time
 	series     []LoadPoint
 
+	// top is at least the greatest rate in the resource's entries, so
+	// that visitAll skips a resource whose flows all stay frozen.
+	top float64
+
 	dirty bool
 	// cross is a lower bound of the level at which the resource saturates
 	// with its changed flows rising, valid in solve crossMark.
@@ -269,7 +273,8 @@ type solver struct {
 	oversubscribe bool
 
 	// scratch
-	unfrozen int // flows of the solve not yet frozen
+	unfrozen int     // flows of the solve not yet frozen
+	level    float64 // the filling's level
 	compRes  []int
 	comp     []int32 // the slots re-solved
 	bounded  []int32
@@ -345,6 +350,7 @@ func (s *solver) start(f *flow, amount float64) {
 				r.slots = append(r.slots, ^sl)
 			}
 			x.ents = append(x.ents, ent{fu.coef, math.Inf(1)})
+			r.top = math.Inf(1)
 			s.markDirty(int(u.res))
 		}
 		st.touched = true
@@ -433,6 +439,7 @@ func (s *solver) touch(f *flow) {
 		s.touched = append(s.touched, f.slot)
 		for _, u := range us {
 			s.fs[u.res].ents[u.pos].rate = math.Inf(1)
+			s.res[u.res].top = math.Inf(1)
 		}
 	}
 	for _, u := range us {
@@ -617,6 +624,7 @@ func (s *solver) Handle() {
 			}
 			for _, u := range s.refs(st) {
 				s.fs[u.res].ents[u.pos].rate = st.next
+				s.res[u.res].top = math.Inf(1)
 			}
 		}
 	}
@@ -680,6 +688,7 @@ func (s *solver) visit(ep uint64, thr float64) {
 func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 	r, x := &s.res[ri], &s.fs[ri]
 	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
+	top := 0.0
 	ents := x.ents
 	slots := r.slots[:len(ents)]
 	for k := range ents {
@@ -688,6 +697,9 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 			c := e.coef * rate
 			rem -= c
 			load += c
+			if rate > top {
+				top = rate
+			}
 			continue
 		}
 		// Re-solved: every resource of the flow is scanned, and marks the
@@ -713,6 +725,8 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 		}
 	}
 	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+	// The re-solved flows' rates raise top as the last of them freezes.
+	r.top = top
 	return nUnf
 }
 
@@ -735,6 +749,9 @@ func (s *solver) visitAll(ep uint64, thr float64) {
 	for _, b := range s.busy {
 		ri := int(b)
 		dirty := s.res[ri].dirty
+		if !dirty && s.res[ri].top < thr {
+			continue // nothing to re-solve, and its load stays
+		}
 		// As visit: the resources of re-solved flows, and the changed
 		// ones. The others keep their loads.
 		if s.scan(ri, ep, thr, false) > 0 || dirty {
@@ -820,7 +837,7 @@ func (s *solver) fill() {
 	}
 	s.sortByBound(s.bounded)
 	bi := 0
-	level := 0.0
+	s.level = 0
 	// Once every flow is frozen the resources left in the queue have
 	// nothing to give: most of a component's resources end that way.
 	for s.unfrozen > 0 {
@@ -836,19 +853,19 @@ func (s *solver) fill() {
 			sl := s.bounded[bi]
 			bi++
 			b := s.sl[sl].bound
-			level = max(level, b)
+			s.level = max(s.level, b)
 			s.freeze(sl, b)
 			continue
 		}
 		s.lq.take()
 		r := &s.res[top.res]
-		level = max(level, top.level)
-		if math.IsNaN(level) || math.IsInf(level, 0) {
+		s.level = max(s.level, top.level)
+		if math.IsNaN(s.level) || math.IsInf(s.level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
 		for k, e := range s.fs[top.res].ents {
 			if e.rate == resolving {
-				s.freeze(slotOf(r.slots[k]), level)
+				s.freeze(slotOf(r.slots[k]), s.level)
 			}
 		}
 	}
@@ -872,7 +889,11 @@ func (s *solver) freeze(sl int32, rate float64) {
 		}
 		x.nUnf--
 		if x.nUnf == 0 {
+			// The filling's level is at least every rate frozen so far.
 			x.wsum = 0
+			if r := &s.res[u.res]; s.level > r.top {
+				r.top = s.level
+			}
 			continue
 		}
 		x.wsum -= u.coef

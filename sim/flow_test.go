@@ -97,6 +97,11 @@ func checkSlots(s *solver, live []*flow) error {
 	total, nonEmpty := 0, 0
 	for i := range s.res {
 		total += len(s.res[i].slots)
+		for _, e := range s.fs[i].ents {
+			if e.rate > s.res[i].top {
+				return fmt.Errorf("resource %d lists rate %g above its top %g", i, e.rate, s.res[i].top)
+			}
+		}
 		if len(s.res[i].slots) > 0 {
 			nonEmpty++
 			if p := s.res[i].busyPos; int(p) >= len(s.busy) || s.busy[p] != int32(i) {
