@@ -61,8 +61,8 @@ type resource struct {
 	capacity float64 // units per second
 	// slots are the solver slots of the active flows using it, each
 	// complemented (^slot, see slotOf) except at the flow's first use, so
-	// that visitAll lists each flow once; beside them, fillState.ents holds
-	// their coefficients and rates.
+	// that visitAll lists each flow once; beside them, coefs and
+	// fillState.rates hold their coefficients and rates.
 	slots   []int32
 	busyPos int32 // its place in solver.busy while it has flows
 	track   bool  // keep a load series
@@ -77,6 +77,11 @@ type resource struct {
 	// top is at least the greatest rate in the resource's entries, so
 	// that visitAll skips a resource whose flows all stay frozen.
 	top float64
+	// coefs holds, beside slots and fillState.rates, each flow's
+	// coefficient; nonUnit counts those that are not 1. Where all are 1,
+	// scans read the rates alone.
+	coefs   []float64
+	nonUnit int
 
 	dirty bool
 	// cross is a lower bound of the level at which the resource saturates
@@ -89,9 +94,10 @@ type resource struct {
 // the resource (s.fs[i] for s.res[i]) in one cache line, so that the solve's
 // passes over it stay in cache.
 type fillState struct {
-	// ents holds, beside the resource's slot list, each flow's
-	// coefficient and rate.
-	ents    []ent
+	// rates holds, beside the resource's slot list, each flow's rate, or
+	// +Inf while a change to the flow awaits a solve, or resolving while a
+	// solve re-computes it.
+	rates   []float64
 	mark    uint64  // the solve that visited it
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
@@ -109,20 +115,12 @@ type use struct {
 }
 
 // ref is a use as the solver keeps it: the resource, the flow's position
-// in its lists, and the coefficient (also in the entry there, for scans:
-// a freeze reads it here, so that its one access to the entry, at a random
-// place, is a store that does not wait for the cache).
+// in its lists, and the coefficient (also in the resource's coefs, for
+// scans: a freeze reads it here, so that its one access to the lists, at a
+// random place, is a store of the rate that does not wait for the cache).
 type ref struct {
 	res, pos int32
 	coef     float64
-}
-
-// ent is a flow's entry in a resource's lists: its coefficient there, and
-// its rate, or +Inf while a change to the flow awaits a solve, or resolving
-// while a solve re-computes it. Solves read both together, in scans of the
-// lists and at a flow's positions.
-type ent struct {
-	coef, rate float64
 }
 
 // slot is what the solver keeps of a flow registered on its resources, in
@@ -175,7 +173,7 @@ func (s *solver) refs(st *slot) []ref {
 // found that a change reached most of them; then one finds again.
 const globalSolves = 15
 
-// resolving marks, in the entries beside the resources' slot lists, a
+// resolving marks, in the rates beside the resources' slot lists, a
 // flow that the solve in progress re-computes and has not yet frozen. Solves
 // find a flow's state there instead of in the flow, and so touch each flow
 // once rather than once per resource.
@@ -349,7 +347,11 @@ func (s *solver) start(f *flow, amount float64) {
 			} else {
 				r.slots = append(r.slots, ^sl)
 			}
-			x.ents = append(x.ents, ent{fu.coef, math.Inf(1)})
+			x.rates = append(x.rates, math.Inf(1))
+			r.coefs = append(r.coefs, fu.coef)
+			if fu.coef != 1 {
+				r.nonUnit++
+			}
 			r.top = math.Inf(1)
 			s.markDirty(int(u.res))
 		}
@@ -438,7 +440,7 @@ func (s *solver) touch(f *flow) {
 		st.touched = true
 		s.touched = append(s.touched, f.slot)
 		for _, u := range us {
-			s.fs[u.res].ents[u.pos].rate = math.Inf(1)
+			s.fs[u.res].rates[u.pos] = math.Inf(1)
 			s.res[u.res].top = math.Inf(1)
 		}
 	}
@@ -529,10 +531,14 @@ func (s *solver) remove(f *flow) {
 			r, x := &s.res[u.res], &s.fs[u.res]
 			// remove f from r.slots, keeping positions of the moved flow right
 			last := int32(len(r.slots) - 1)
+			if r.coefs[u.pos] != 1 {
+				r.nonUnit--
+			}
 			if u.pos != last {
 				moved := r.slots[last]
 				r.slots[u.pos] = moved
-				x.ents[u.pos] = x.ents[last]
+				x.rates[u.pos] = x.rates[last]
+				r.coefs[u.pos] = r.coefs[last]
 				ms := &s.sl[slotOf(moved)]
 				mu := s.refs(ms)
 				for j := range mu {
@@ -543,7 +549,8 @@ func (s *solver) remove(f *flow) {
 				}
 			}
 			r.slots = r.slots[:last]
-			x.ents = x.ents[:last]
+			x.rates = x.rates[:last]
+			r.coefs = r.coefs[:last]
 			if last == 0 {
 				moved := s.busy[len(s.busy)-1]
 				s.busy[r.busyPos] = moved
@@ -623,7 +630,7 @@ func (s *solver) Handle() {
 				st.next *= 1.5
 			}
 			for _, u := range s.refs(st) {
-				s.fs[u.res].ents[u.pos].rate = st.next
+				s.fs[u.res].rates[u.pos] = st.next
 				s.res[u.res].top = math.Inf(1)
 			}
 		}
@@ -636,7 +643,7 @@ func (s *solver) Handle() {
 			st := &s.sl[sl]
 			for _, u := range s.refs(st) {
 				y := &s.fs[u.res]
-				y.newLoad += y.ents[u.pos].coef * st.next
+				y.newLoad += u.coef * st.next
 			}
 		}
 	}
@@ -689,12 +696,20 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 	r, x := &s.res[ri], &s.fs[ri]
 	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
 	top := 0.0
-	ents := x.ents
-	slots := r.slots[:len(ents)]
-	for k := range ents {
-		e := &ents[k]
-		if rate := e.rate; rate < thr {
-			c := e.coef * rate
+	rates := x.rates
+	slots := r.slots[:len(rates)]
+	// Where every coefficient is 1 the scan does not read them: a scan of
+	// every resource's lists streams them through the cache, and most of
+	// a solve's time is spent waiting for memory.
+	unit := r.nonUnit == 0
+	coefs := r.coefs[:len(rates)]
+	for k, rate := range rates {
+		coef := 1.0
+		if !unit {
+			coef = coefs[k]
+		}
+		if rate < thr {
+			c := coef * rate
 			rem -= c
 			load += c
 			if rate > top {
@@ -704,8 +719,8 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 		}
 		// Re-solved: every resource of the flow is scanned, and marks the
 		// flow's entry there as this one.
-		e.rate = resolving
-		wsum += e.coef
+		rates[k] = resolving
+		wsum += coef
 		nUnf++
 		if !search {
 			if sl := slots[k]; sl >= 0 {
@@ -781,14 +796,15 @@ func slotOf(v int32) int32 {
 // solves for x with the flows below the current x frozen, which stays at or
 // below the crossing and rises towards it.
 func (s *solver) crossing(ri int, ep uint64) float64 {
-	r, ents := &s.res[ri], s.fs[ri].ents
+	r, rates := &s.res[ri], s.fs[ri].rates
+	coefs := r.coefs[:len(rates)]
 	if r.crossMark == ep {
 		return r.cross
 	}
 	r.crossMark = ep
 	w := 0.0
-	for _, e := range ents {
-		w += e.coef
+	for _, c := range coefs {
+		w += c
 	}
 	if w <= 0 {
 		r.cross = math.Inf(1)
@@ -797,11 +813,11 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 	x := r.capacity / w
 	for it := 0; it < 4; it++ {
 		fixed, wu := 0.0, 0.0
-		for _, e := range ents {
-			if e.rate < x {
-				fixed += e.coef * e.rate
+		for k, rate := range rates {
+			if rate < x {
+				fixed += coefs[k] * rate
 			} else {
-				wu += e.coef
+				wu += coefs[k]
 			}
 		}
 		nx := (r.capacity - fixed) / wu
@@ -863,8 +879,8 @@ func (s *solver) fill() {
 		if math.IsNaN(s.level) || math.IsInf(s.level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
-		for k, e := range s.fs[top.res].ents {
-			if e.rate == resolving {
+		for k, rate := range s.fs[top.res].rates {
+			if rate == resolving {
 				s.freeze(slotOf(r.slots[k]), s.level)
 			}
 		}
@@ -880,7 +896,7 @@ func (s *solver) freeze(sl int32, rate float64) {
 	s.unfrozen--
 	for _, u := range s.refs(st) {
 		x := &s.fs[u.res]
-		x.ents[u.pos].rate = rate
+		x.rates[u.pos] = rate
 		c := float64(u.coef * rate)
 		x.rem -= c
 		x.newLoad += c
@@ -900,9 +916,9 @@ func (s *solver) freeze(sl int32, rate float64) {
 		if x.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
 			x.wsum = 0
-			for _, e := range x.ents {
-				if e.rate == resolving {
-					x.wsum += e.coef
+			for k, rate := range x.rates {
+				if rate == resolving {
+					x.wsum += s.res[u.res].coefs[k]
 				}
 			}
 		}

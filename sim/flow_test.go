@@ -85,11 +85,11 @@ func checkSlots(s *solver, live []*flow) error {
 			if j > 0 {
 				want = ^want
 			}
-			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != want || x.ents[u.pos].coef != f.uses[j].coef {
+			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != want || r.coefs[u.pos] != f.uses[j].coef {
 				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d with coefficient %g at %d", fi, j, u.res, f.slot, f.uses[j].coef, u.pos)
 			}
-			if x.ents[u.pos].rate != f.curRate() {
-				return fmt.Errorf("flow %d use %d: resource %d lists rate %g, the flow has %g", fi, j, u.res, x.ents[u.pos].rate, f.curRate())
+			if x.rates[u.pos] != f.curRate() {
+				return fmt.Errorf("flow %d use %d: resource %d lists rate %g, the flow has %g", fi, j, u.res, x.rates[u.pos], f.curRate())
 			}
 		}
 		listed += len(f.uses)
@@ -97,10 +97,17 @@ func checkSlots(s *solver, live []*flow) error {
 	total, nonEmpty := 0, 0
 	for i := range s.res {
 		total += len(s.res[i].slots)
-		for _, e := range s.fs[i].ents {
-			if e.rate > s.res[i].top {
-				return fmt.Errorf("resource %d lists rate %g above its top %g", i, e.rate, s.res[i].top)
+		nonUnit := 0
+		for k, rate := range s.fs[i].rates {
+			if rate > s.res[i].top {
+				return fmt.Errorf("resource %d lists rate %g above its top %g", i, rate, s.res[i].top)
 			}
+			if s.res[i].coefs[k] != 1 {
+				nonUnit++
+			}
+		}
+		if nonUnit != s.res[i].nonUnit || len(s.res[i].coefs) != len(s.res[i].slots) || len(s.fs[i].rates) != len(s.res[i].slots) {
+			return fmt.Errorf("resource %d: %d slots, %d rates, %d coefficients of which %d not 1, counted %d", i, len(s.res[i].slots), len(s.fs[i].rates), len(s.res[i].coefs), nonUnit, s.res[i].nonUnit)
 		}
 		if len(s.res[i].slots) > 0 {
 			nonEmpty++
