@@ -55,17 +55,30 @@ type LoadPoint struct {
 	Load float64 // units per second
 }
 
-// resource is a shared capacity.
+// resource is a shared capacity. What a scan reads comes first, in one
+// cache line (a resource is 192 bytes): a large solve scans a thousand
+// resources' lists.
 type resource struct {
-	name     string
 	capacity float64 // units per second
+	// top is at least the greatest rate in the resource's entries, so
+	// that visitAll skips a resource whose flows all stay frozen.
+	top float64
 	// slots are the solver slots of the active flows using it, each
 	// complemented (^slot, see slotOf) except at the flow's first use, so
 	// that visitAll lists each flow once; beside them, coefs and
 	// fillState.rates hold their coefficients and rates.
-	slots   []int32
+	slots []int32
+	// nonUnit counts the coefficients that are not 1. Where all are 1,
+	// scans read the rates alone.
+	nonUnit int32
 	busyPos int32 // its place in solver.busy while it has flows
-	track   bool  // keep a load series
+	dirty   bool
+	track   bool // keep a load series
+	// cross is a lower bound of the level at which the resource saturates
+	// with its changed flows rising, valid in solve crossMark.
+	cross     float64
+	coefs     []float64
+	crossMark uint64
 
 	load       float64 // current sum of coefficient*rate
 	used       float64 // units carried so far
@@ -73,21 +86,8 @@ type resource struct {
 	peak       float64 // largest load seen
 	lastChange Time
 	series     []LoadPoint
-
-	// top is at least the greatest rate in the resource's entries, so
-	// that visitAll skips a resource whose flows all stay frozen.
-	top float64
-	// coefs holds, beside slots and fillState.rates, each flow's
-	// coefficient; nonUnit counts those that are not 1. Where all are 1,
-	// scans read the rates alone.
-	coefs   []float64
-	nonUnit int
-
-	dirty bool
-	// cross is a lower bound of the level at which the resource saturates
-	// with its changed flows rising, valid in solve crossMark.
-	cross     float64
-	crossMark uint64
+	name       string
+	_          [16]byte
 }
 
 // fillState is what a solve reads and writes of a resource, kept apart from

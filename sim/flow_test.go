@@ -97,7 +97,7 @@ func checkSlots(s *solver, live []*flow) error {
 	total, nonEmpty := 0, 0
 	for i := range s.res {
 		total += len(s.res[i].slots)
-		nonUnit := 0
+		nonUnit := int32(0)
 		for k, rate := range s.fs[i].rates {
 			if rate > s.res[i].top {
 				return fmt.Errorf("resource %d lists rate %g above its top %g", i, rate, s.res[i].top)
