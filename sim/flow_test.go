@@ -298,6 +298,27 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 	}
 }
 
+// TestSortTiesOrdersByDecreasingIndex checks both of sortTies' ways, the
+// insertion sort of up to 8 entries and the sort of indices beyond, against
+// the order built by hand: indices n-1 down to 0, shuffled first.
+func TestSortTiesOrdersByDecreasingIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for n := 0; n <= 80; n++ {
+		b := make([]levelEntry, n)
+		for i := range b {
+			b[i] = levelEntry{level: 1, res: i}
+		}
+		rng.Shuffle(n, func(i, j int) { b[i], b[j] = b[j], b[i] })
+		var q levelQueue
+		q.sortTies(b)
+		for i, e := range b {
+			if e.res != n-1-i {
+				t.Fatalf("%d entries: position %d holds resource %d, want %d", n, i, e.res, n-1-i)
+			}
+		}
+	}
+}
+
 // TestLevelQueueTakesLeastCurrentLevel drives the filling queue as a filling
 // does (levels that only rise, resources that run out of unfrozen flows) and
 // checks every head against a scan of all the resources: the least current
