@@ -126,11 +126,11 @@ type ref struct {
 // slot is what the solver keeps of a flow registered on its resources, in
 // a dense array (s.sl) so that a solve's passes over the flows it re-solves
 // read a few cache lines instead of the flows themselves, wherever their
-// owners keep them. The flow's uses, as refs, are in the slot (off -1) when
-// they are at most slotRefs, right after what a freeze reads first, and
-// otherwise in the solver's slab at s.uses[off:off+n] (see refs): the slab's
-// address would wait on the slot's, two cache misses in a row per flow
-// frozen.
+// owners keep them. The flow's uses, as refs, are in the solver's slab at
+// s.uses[off:off+n] (see refs). A slot is one cache line. (Slots of 256
+// bytes that held up to 12 uses themselves, to spare the slab's miss that
+// waits on the slot's, were slower on large cases: the solve's data then
+// spilled further out of the cache.)
 //
 // The slot also keeps the flow's rate and remaining work, and the number of
 // its completion event's place in the event queue: a solve re-times the
@@ -152,20 +152,10 @@ type slot struct {
 	touched bool
 	frozen  bool
 	noEnd   bool
-	_       [1]byte
-	in      [slotRefs]ref
 }
-
-// slotRefs is how many uses a slot holds itself: a slot is 256 bytes, four
-// cache lines. Transfers on the machines shipped use up to 8 resources;
-// the SimGrid comparison's tree routes 2 to 20 links.
-const slotRefs = 12
 
 // refs returns the uses of slot st.
 func (s *solver) refs(st *slot) []ref {
-	if st.off < 0 {
-		return st.in[:st.n]
-	}
 	return s.uses[st.off : st.off+st.n]
 }
 
@@ -256,10 +246,9 @@ type solver struct {
 	// freed slots in it, which a compaction reclaims.
 	uses    []ref
 	garbage int
-	// compactAt is the least garbage that a compaction waits for, and
-	// inline the most uses a slot holds itself (variables for tests).
+	// compactAt is the least garbage that a compaction waits for (a
+	// variable for tests).
 	compactAt int
-	inline    int
 	// low is the least rate of a flow removed (or re-bounded) since the last
 	// solve; touched, the slots started or re-bounded since.
 	low     float64
@@ -290,7 +279,7 @@ type levelEntry struct {
 }
 
 func newSolver(e *engine) *solver {
-	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, inline: slotRefs, globalAt: 0.9, globalMin: 64}
+	s := &solver{e: e, low: math.Inf(1), compactAt: 4096, globalAt: 0.9, globalMin: 64}
 	s.solveEv.Init(s)
 	return s
 }
@@ -384,16 +373,9 @@ func (s *solver) register(f *flow) int32 {
 	f.slot = sl
 	s.slFlow[sl] = f
 	st := &s.sl[sl]
-	st.next, st.rate, st.bound, st.off, st.n = 0, f.rate, f.bound, -1, n
+	st.next, st.rate, st.bound, st.off, st.n = 0, f.rate, f.bound, int32(len(s.uses)), n
 	st.remaining, st.last, st.amount, st.qs = f.remaining, f.last, f.amount, -1
 	st.touched, st.frozen, st.noEnd = false, false, f.noEnd
-	if int(n) <= s.inline {
-		for i, u := range f.uses {
-			st.in[i] = ref{res: u.res, coef: u.coef}
-		}
-		return sl
-	}
-	st.off = int32(len(s.uses))
 	for _, u := range f.uses {
 		s.uses = append(s.uses, ref{res: u.res, coef: u.coef})
 	}
@@ -403,9 +385,7 @@ func (s *solver) register(f *flow) int32 {
 // unregister frees f's slot.
 func (s *solver) unregister(f *flow) {
 	st := &s.sl[f.slot]
-	if st.off >= 0 {
-		s.garbage += int(st.n)
-	}
+	s.garbage += int(st.n)
 	st.n, st.touched = 0, false
 	s.slFlow[f.slot] = nil
 	s.free = append(s.free, f.slot)
@@ -418,7 +398,7 @@ func (s *solver) compact() {
 	nu := s.spare[:0]
 	for i := range s.sl {
 		st := &s.sl[i]
-		if s.slFlow[i] == nil || st.off < 0 {
+		if s.slFlow[i] == nil {
 			continue
 		}
 		off := int32(len(nu))

@@ -208,9 +208,6 @@ func TestSolverStaysMaxMinFairUnderChanges(t *testing.T) {
 		if seed%2 == 0 {
 			s.compactAt = 1 // compact the use slab whenever half is garbage
 		}
-		// Slots hold at most 0 to 3 uses themselves, the rest in the
-		// slab: flows here have 1 to 4.
-		s.inline = int(seed % 4)
 		switch seed % 3 {
 		case 1:
 			s.globalAt = -1 // always find what a change reaches (visit)
