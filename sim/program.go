@@ -520,8 +520,15 @@ func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 				return fmt.Sprintf("%s cannot reach switch %s", m.GPUs[c.Ranks[g]].Name, m.Nodes[t.Switch].Name)
 			}
 		}
-		if t.Bytes < 0 || !(t.Wire >= 1) || math.IsInf(t.Wire, 1) || !(t.Bound > 0) || t.Delay < 0 {
-			return fmt.Sprintf("task %d: bytes %g, wire %g, bound %g, delay %d out of range", i, t.Bytes, t.Wire, t.Bound, t.Delay)
+		switch {
+		case !(t.Bytes >= 0) || math.IsInf(t.Bytes, 1):
+			return fmt.Sprintf("task %d: bytes %g; want a finite number, 0 or more", i, t.Bytes)
+		case !(t.Wire >= 1) || math.IsInf(t.Wire, 1):
+			return fmt.Sprintf("task %d: wire %g; want a finite factor of at least 1", i, t.Wire)
+		case !(t.Bound > 0):
+			return fmt.Sprintf("task %d: bound %g; want a positive rate, or +Inf for none", i, t.Bound)
+		case t.Delay < 0:
+			return fmt.Sprintf("task %d: delay %d; want 0 or more", i, t.Delay)
 		}
 		for _, d := range t.Deps {
 			if d < 0 || d >= i {

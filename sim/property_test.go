@@ -496,31 +496,48 @@ func TestNoLoadSeriesChangesNothingElse(t *testing.T) {
 	}
 }
 
-// TestCollectiveTaskWireMustBeFinite: a task's wire factor multiplies its
-// coefficients on links, and an infinite one would make them NaN in the
-// solver (0 * Inf); validation turns it away.
-func TestCollectiveTaskWireMustBeFinite(t *testing.T) {
-	for seed := uint64(1); seed <= 200; seed++ {
-		r := rand.New(rand.NewPCG(seed, 42))
-		m := genMachine(r)
-		p := genProgram(r, m)
-		var plan *CollPlan
-		for ti := range p.Threads {
-			for oi := range p.Threads[ti].Ops {
-				if op := &p.Threads[ti].Ops[oi]; op.Kind == OpCollective && len(op.Coll.Tasks) > 0 {
-					plan = op.Coll
+// TestCollectiveTaskFieldsOutOfRange: validation turns away a plan task
+// whose bytes, wire factor, bound or delay is out of range, naming the
+// field and what would be valid. An infinite wire factor, for one, would
+// become NaN in the solver (0 * Inf), and NaN bytes passed the old check.
+func TestCollectiveTaskFieldsOutOfRange(t *testing.T) {
+	cases := []struct {
+		set  func(*CollTask)
+		want string
+	}{
+		{func(c *CollTask) { c.Wire = math.Inf(1) }, "wire +Inf; want a finite factor of at least 1"},
+		{func(c *CollTask) { c.Wire = 0.5 }, "wire 0.5; want a finite factor of at least 1"},
+		{func(c *CollTask) { c.Bytes = math.NaN() }, "bytes NaN; want a finite number, 0 or more"},
+		{func(c *CollTask) { c.Bytes = -1 }, "bytes -1; want a finite number, 0 or more"},
+		{func(c *CollTask) { c.Bound = 0 }, "bound 0; want a positive rate, or +Inf for none"},
+		{func(c *CollTask) { c.Delay = -5 }, "delay -5; want 0 or more"},
+	}
+	for _, tc := range cases {
+		found := false
+		for seed := uint64(1); seed <= 200 && !found; seed++ {
+			r := rand.New(rand.NewPCG(seed, 42))
+			m := genMachine(r)
+			p := genProgram(r, m)
+			var plan *CollPlan
+			for ti := range p.Threads {
+				for oi := range p.Threads[ti].Ops {
+					if op := &p.Threads[ti].Ops[oi]; op.Kind == OpCollective && len(op.Coll.Tasks) > 0 {
+						plan = op.Coll
+					}
 				}
 			}
+			if plan == nil {
+				continue
+			}
+			found = true
+			tc.set(&plan.Tasks[0])
+			_, err := Run(m, p)
+			if err == nil || !strings.Contains(err.Error(), "task 0: "+tc.want) {
+				t.Errorf("seed %d: got %v, want an error with %q", seed, err, "task 0: "+tc.want)
+			}
 		}
-		if plan == nil {
-			continue
+		if !found {
+			t.Fatal("no random program had a collective with tasks")
 		}
-		plan.Tasks[0].Wire = math.Inf(1)
-		_, err := Run(m, p)
-		if err == nil || !strings.Contains(err.Error(), "wire +Inf") {
-			t.Fatalf("seed %d: a task with wire +Inf gave %v, want an error naming the wire", seed, err)
-		}
-		return
 	}
-	t.Fatal("no random program had a collective with tasks")
 }
