@@ -1064,15 +1064,7 @@ func (s *solver) advance(f *flow, now Time) {
 		advanceSlot(&s.sl[f.slot], now)
 		return
 	}
-	if now == f.last {
-		return
-	}
-	done := float64(f.rate * float64(now-f.last) * 1e-12)
-	if done > f.remaining {
-		done = f.remaining
-	}
-	f.remaining -= done
-	f.last = now
+	advanceWork(&f.remaining, &f.last, f.rate, now)
 }
 
 func (s *solver) setLoad(r *resource, load float64, now Time) {
@@ -1104,16 +1096,19 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 }
 
 // advanceSlot is advance for a registered flow.
-func advanceSlot(st *slot, now Time) {
-	if now == st.last {
+func advanceSlot(st *slot, now Time) { advanceWork(&st.remaining, &st.last, st.rate, now) }
+
+// advanceWork takes from remaining what rate did between last and now.
+func advanceWork(remaining *float64, last *Time, rate float64, now Time) {
+	if now == *last {
 		return
 	}
-	done := float64(st.rate * float64(now-st.last) * 1e-12)
-	if done > st.remaining {
-		done = st.remaining
+	done := float64(rate * float64(now-*last) * 1e-12)
+	if done > *remaining {
+		done = *remaining
 	}
-	st.remaining -= done
-	st.last = now
+	*remaining -= done
+	*last = now
 }
 
 // curRate is f's rate.
@@ -1136,14 +1131,9 @@ func (s *solver) scheduleSlot(sl int32) {
 		}
 		return
 	}
-	ps := st.remaining / st.rate * 1e12
-	if !(ps < float64(MaxTime-s.e.now)) {
-		s.e.overflow(Time(0), ps)
+	d, ok := s.completionDelay(st.remaining, st.rate, st.amount)
+	if !ok {
 		return
-	}
-	d := Time(math.Round(ps))
-	if d == 0 && st.remaining > 0 && st.remaining > 1e-9*st.amount {
-		d = 1
 	}
 	if d <= MaxTime-s.e.now && st.qs >= 0 && s.e.q.move(st.qs, s.e.now+d) {
 		return
@@ -1163,16 +1153,25 @@ func (s *solver) schedule(f *flow) {
 		s.e.q.Cancel(&f.ev)
 		return
 	}
-	ps := f.remaining / f.rate * 1e12
+	if d, ok := s.completionDelay(f.remaining, f.rate, f.amount); ok {
+		s.e.after(&f.ev, d)
+	}
+}
+
+// completionDelay is how long remaining work takes at rate (> 0), rounded
+// to the picosecond but not to zero while more than a billionth of amount
+// is left; false, with an error recorded, where that overflows the clock.
+func (s *solver) completionDelay(remaining, rate, amount float64) (Time, bool) {
+	ps := remaining / rate * 1e12
 	if !(ps < float64(MaxTime-s.e.now)) {
 		s.e.overflow(Time(0), ps)
-		return
+		return 0, false
 	}
 	d := Time(math.Round(ps))
-	if d == 0 && f.remaining > 0 && f.remaining > 1e-9*f.amount {
+	if d == 0 && remaining > 0 && remaining > 1e-9*amount {
 		d = 1
 	}
-	s.e.after(&f.ev, d)
+	return d, true
 }
 
 // closeStats ends the busy-time and carried-bytes accounting at time end.
