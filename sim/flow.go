@@ -3,7 +3,6 @@ package sim
 import (
 	"math"
 	"math/bits"
-	"slices"
 )
 
 // The flow model: every activity that consumes a shared rate (a transfer on
@@ -915,17 +914,22 @@ func (s *solver) sortByBound(sls []int32) {
 	}
 }
 
-// head returns the resource that saturates next: the least current level,
-// then the least index. It drops resources with no unfrozen flow left and
-// queues again those whose level rose since they were queued; take removes
-// it.
+// head returns the resource that saturates next: one with the least
+// current level. Among resources tied at that level it takes them in the
+// queue's order, which the order of pushes fixes: any order gives the
+// max-min rates, and this one repeats from run to run. (Taking the least
+// index first, as a binary heap on (level, index) did, meant sorting the
+// ties: on a DGX H100, where many links saturate at the same level, that
+// sort was 2.6% of a collective workload's instructions.) It drops
+// resources with no unfrozen flow left and queues again those whose level
+// rose since they were queued; take removes it.
 func (s *solver) head() (levelEntry, bool) {
 	q := &s.lq
 	for {
 		if len(q.b[0]) == 0 && !s.refill() {
 			return levelEntry{}, false
 		}
-		e := q.b[0][len(q.b[0])-1] // all at level q.last: the least index last
+		e := q.b[0][len(q.b[0])-1] // all at level q.last
 		x := &s.fs[e.res]
 		if x.nUnf > 0 {
 			l := x.level()
@@ -974,40 +978,9 @@ func (s *solver) refill() bool {
 				q.mask |= 1 << (j - 1)
 			}
 		}
-		// Bucket 0 in decreasing index order: resources tie often (the
-		// same links on every GPU), and a head should not scan them all.
-		q.sortTies(q.b[0])
 		return true
 	}
 	return false
-}
-
-// sortTies orders entries of one level by decreasing index: by insertion
-// where they are few, otherwise by sorting the indices alone (ties are
-// many on a machine whose GPUs have the same links, and a generic sort's
-// calls through a function value were 4% of a collective workload's run).
-func (q *levelQueue) sortTies(b []levelEntry) {
-	if len(b) <= 8 {
-		for i := 1; i < len(b); i++ {
-			e := b[i]
-			j := i
-			for ; j > 0 && b[j-1].res < e.res; j-- {
-				b[j] = b[j-1]
-			}
-			b[j] = e
-		}
-		return
-	}
-	idx := q.idx[:0]
-	for _, e := range b {
-		idx = append(idx, e.res)
-	}
-	slices.Sort(idx)
-	level := b[0].level
-	for i, r := range idx {
-		b[len(b)-1-i] = levelEntry{level, r}
-	}
-	q.idx = idx
 }
 
 // levelQueue is the filling's queue of resources by saturation level: a
@@ -1024,7 +997,6 @@ type levelQueue struct {
 	last uint64
 	mask uint64 // bit i-1: bucket i (1 to 64) is not empty
 	b    [65][]levelEntry
-	idx  []int // sortTies' scratch
 }
 
 func (q *levelQueue) reset() {
@@ -1042,15 +1014,7 @@ func (q *levelQueue) push(e levelEntry) {
 	q.b[i] = append(q.b[i], e)
 	if i > 0 {
 		q.mask |= 1 << (i - 1)
-		return
 	}
-	// Keep bucket 0 in decreasing index order.
-	b := q.b[0]
-	j := len(b) - 1
-	for ; j > 0 && b[j-1].res < e.res; j-- {
-		b[j] = b[j-1]
-	}
-	b[j] = e
 }
 
 // take removes the head: the last entry of bucket 0.
