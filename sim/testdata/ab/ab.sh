@@ -13,12 +13,7 @@ set -euo pipefail
 rev=${1:?usage: ab.sh REV_A BENCH [N]}
 bench=${2:?usage: ab.sh REV_A BENCH [N]}
 n=${3:-9}
-top=$(git rev-parse --show-toplevel)
-tmp=$(mktemp -d)
-trap 'git -C "$top" worktree remove --force "$tmp/a" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
-git -C "$top" worktree add -q --detach "$tmp/a" "$rev"
-(cd "$tmp/a" && go test -c -o "$tmp/a.test" ./sim)
-(cd "$top" && go test -c -o "$tmp/b.test" ./sim)
+. "$(dirname "$0")/binaries.sh"
 unit=ns
 run() { GOMAXPROCS=1 "$1" -test.run '^$' -test.bench "$bench" -test.benchtime 1x | awk '/^Benchmark/ {print $3; exit}'; }
 if [[ $bench == case:* ]]; then

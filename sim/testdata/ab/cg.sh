@@ -16,12 +16,7 @@ set -euo pipefail
 rev=${1:?usage: cg.sh REV_A BENCH}
 bench=${2:?usage: cg.sh REV_A BENCH}
 command -v valgrind >/dev/null || { echo "cg.sh: needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
-top=$(git rev-parse --show-toplevel)
-tmp=$(mktemp -d)
-trap 'git -C "$top" worktree remove --force "$tmp/a" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
-git -C "$top" worktree add -q --detach "$tmp/a" "$rev"
-(cd "$tmp/a" && go test -c -o "$tmp/a.test" ./sim)
-(cd "$top" && go test -c -o "$tmp/b.test" ./sim)
+. "$(dirname "$0")/binaries.sh"
 args=(-test.run '^$' -test.bench "$bench" -test.benchtime 1x)
 if [[ $bench == case:* ]]; then
 	args=(-test.run '^TestSimGridSpeed$' -sim.speed "${bench#case:}" -sim.speed-simgrid=false)
