@@ -72,21 +72,24 @@ type resource struct {
 	nonUnit int32
 	busyPos int32 // its place in solver.busy while it has flows
 	dirty   bool
-	track   bool // keep a load series
-	// cross is a lower bound of the level at which the resource saturates
-	// with its changed flows rising, valid in solve crossMark.
-	cross     float64
-	coefs     []float64
-	crossMark uint64
+	track   bool    // keep a load series
+	load    float64 // current sum of coefficient*rate
 
-	load       float64 // current sum of coefficient*rate
+	// What a change of load writes, and crossing's result, in the second
+	// line.
 	used       float64 // units carried so far
 	busy       Time    // time with load > 0
 	peak       float64 // largest load seen
 	lastChange Time
-	series     []LoadPoint
-	name       string
-	_          [16]byte
+	// cross is a lower bound of the level at which the resource saturates
+	// with its changed flows rising, valid in solve crossMark.
+	cross     float64
+	crossMark uint64
+	name      string
+
+	coefs  []float64
+	series []LoadPoint
+	_      [16]byte
 }
 
 // fillState is what a solve reads and writes of a resource, kept apart from
@@ -776,14 +779,20 @@ func slotOf(v int32) int32 {
 // below the crossing and rises towards it.
 func (s *solver) crossing(ri int, ep uint64) float64 {
 	r, rates := &s.res[ri], s.fs[ri].rates
-	coefs := r.coefs[:len(rates)]
 	if r.crossMark == ep {
 		return r.cross
 	}
 	r.crossMark = ep
+	// Coefficients are read only where some is not 1 (see scan).
+	unit := r.nonUnit == 0
+	coefs := r.coefs[:len(rates)]
 	w := 0.0
-	for _, c := range coefs {
-		w += c
+	for k := range rates {
+		if unit {
+			w++
+		} else {
+			w += coefs[k]
+		}
 	}
 	if w <= 0 {
 		r.cross = math.Inf(1)
@@ -793,10 +802,14 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 	for it := 0; it < 4; it++ {
 		fixed, wu := 0.0, 0.0
 		for k, rate := range rates {
+			coef := 1.0
+			if !unit {
+				coef = coefs[k]
+			}
 			if rate < x {
-				fixed += coefs[k] * rate
+				fixed += coef * rate
 			} else {
-				wu += coefs[k]
+				wu += coef
 			}
 		}
 		nx := (r.capacity - fixed) / wu
@@ -1035,9 +1048,7 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 	if load == r.load {
 		return
 	}
-	// The last point of the series is at lastChange: reading the flag
-	// spares a cache miss on the series' tail.
-	again := r.lastChange == now && len(r.series) > 0
+	prev := r.lastChange
 	if r.load > 0 {
 		// What a resource carried is its load integrated over time: every
 		// change of a flow's rate passes through here, so the flows need not
@@ -1051,7 +1062,9 @@ func (s *solver) setLoad(r *resource, load float64, now Time) {
 		r.peak = load
 	}
 	if r.track {
-		if again {
+		// The last point of the series is at lastChange: reading it
+		// spares a cache miss on the series' tail.
+		if prev == now && len(r.series) > 0 {
 			r.series[len(r.series)-1].Load = load
 		} else {
 			r.series = append(r.series, LoadPoint{T: now, Load: load})
