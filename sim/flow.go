@@ -179,7 +179,7 @@ type flowOwner interface {
 // flow is an activity with an amount of work sharing resources.
 type flow struct {
 	// While the flow is registered with the solver, its slot holds its
-	// rate, remaining work and last instead (see curRate).
+	// rate, remaining work and last instead.
 	ev        Event
 	remaining float64
 	rate      float64
@@ -1086,14 +1086,6 @@ func advanceWork(remaining *float64, last *Time, rate float64, now Time) {
 	}
 	*remaining -= done
 	*last = now
-}
-
-// curRate is f's rate.
-func (f *flow) curRate() float64 {
-	if f.registered {
-		return f.s.sl[f.slot].rate
-	}
-	return f.rate
 }
 
 // scheduleSlot is schedule for the registered flow of slot sl. Where the

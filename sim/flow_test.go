@@ -149,6 +149,14 @@ func checkSlots(s *solver, live []*flow) error {
 	return nil
 }
 
+// curRate is f's rate: its slot's while it is registered with the solver.
+func (f *flow) curRate() float64 {
+	if f.registered {
+		return f.s.sl[f.slot].rate
+	}
+	return f.rate
+}
+
 type nopOwner struct{}
 
 func (nopOwner) flowDone(*flow) {}
