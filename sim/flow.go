@@ -786,12 +786,11 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 	// Coefficients are read only where some is not 1 (see scan).
 	unit := r.nonUnit == 0
 	coefs := r.coefs[:len(rates)]
-	w := 0.0
-	for k := range rates {
-		if unit {
-			w++
-		} else {
-			w += coefs[k]
+	w := float64(len(rates))
+	if !unit {
+		w = 0
+		for _, c := range coefs {
+			w += c
 		}
 	}
 	if w <= 0 {
