@@ -37,7 +37,8 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 		most = max(most, n)
 	}
 	tsA, tsB := make([]Time, 0, 2+4*most), make([]Time, 2+4*most)
-	issueA, issueB := make([]int, 0, most), make([]int, most)
+	exec := make([]Time, 0, 3*most)
+	issueA, issueB := make([]issuedOp, 0, most), make([]issuedOp, most)
 	edgeA, edgeB := make([]gpuEdge, 0, 4*most), make([]gpuEdge, 4*most)
 	for g := range out {
 		st := &out[g]
@@ -56,21 +57,22 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 		type edge = gpuEdge
 		ts := append(tsA[:0], 0, res.Makespan)
 		tsEnds := []int{2}
+		// What the sweep reads of each op, copied from its record in one
+		// pass: records are large and scattered, and the sweep meets each
+		// op several times.
 		byIssue := issueA[:0]
 		var issueEnds []int
 		edges := edgeA[:0] // +1 at the start of an activity, -1 at its end
 		var edgeEnds []int
 		var maxIssued Time = -1
 		for _, run := range runs {
-			for _, i := range run {
-				ts = append(ts, res.Ops[i].Issued)
-			}
-			tsEnds = append(tsEnds, len(ts))
+			from := len(byIssue)
+			exec = exec[:0]
 			for _, i := range run {
 				rec := &res.Ops[i]
-				ts = append(ts, rec.Start)
+				exec = append(exec, rec.Start)
 				maxIssued = max(maxIssued, rec.Issued)
-				byIssue = append(byIssue, i)
+				byIssue = append(byIssue, issuedOp{rec.Issued, rec.Start, i})
 				switch rec.Kind {
 				case OpKernel:
 					st.Kernels++
@@ -84,7 +86,7 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 					}
 				case OpCollective:
 					st.Collectives++
-					ts = append(ts, rec.Begin)
+					exec = append(exec, rec.Begin)
 					if rec.Begin > rec.Start {
 						edges = append(edges, edge{rec.Start, 1, 3}, edge{rec.Begin, -1, 3})
 					}
@@ -92,8 +94,13 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 						edges = append(edges, edge{rec.Begin, 1, 2}, edge{rec.End, -1, 2})
 					}
 				}
-				ts = append(ts, rec.End)
+				exec = append(exec, rec.End)
 			}
+			for _, x := range byIssue[from:] {
+				ts = append(ts, x.issued)
+			}
+			tsEnds = append(tsEnds, len(ts))
+			ts = append(ts, exec...)
 			tsEnds = append(tsEnds, len(ts))
 			issueEnds = append(issueEnds, len(byIssue))
 			edgeEnds = append(edgeEnds, len(edges))
@@ -101,11 +108,11 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 		ts = sortTimeRuns(ts, tsEnds, tsB)
 		ts = slices.Compact(ts)
 		// Ops issued at the same time in record order.
-		byIssue = sortRuns(byIssue, issueEnds, issueB, func(a, b int) int {
-			if c := cmp.Compare(res.Ops[a].Issued, res.Ops[b].Issued); c != 0 {
+		byIssue = sortRuns(byIssue, issueEnds, issueB, func(a, b issuedOp) int {
+			if c := cmp.Compare(a.issued, b.issued); c != 0 {
 				return c
 			}
-			return cmp.Compare(a, b)
+			return cmp.Compare(a.rec, b.rec)
 		})
 		// Edges at the same time are applied together: their order is free.
 		edges = sortRuns(edges, edgeEnds, edgeB, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
@@ -117,17 +124,17 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 				active[edges[ei].what] += int(edges[ei].delta)
 				ei++
 			}
-			for ii < len(byIssue) && res.Ops[byIssue[ii]].Issued <= t {
+			for ii < len(byIssue) && byIssue[ii].issued <= t {
 				ii++
 			}
 			// The earliest-issued op still waiting to start at t.
-			for front < ii && res.Ops[byIssue[front]].Start <= t {
+			for front < ii && byIssue[front].start <= t {
 				front++
 			}
 			pending := -1
 			for j := front; j < ii; j++ {
-				if res.Ops[byIssue[j]].Start > t {
-					pending = byIssue[j]
+				if byIssue[j].start > t {
+					pending = byIssue[j].rec
 					break
 				}
 			}
@@ -150,7 +157,7 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 					st.IdleHost += d
 				}
 			case maxIssued > t:
-				if ii < len(byIssue) && awaitingInput(res, byIssue[ii], t) {
+				if ii < len(byIssue) && awaitingInput(res, byIssue[ii].rec, t) {
 					st.IdleInput += d
 				} else {
 					st.IdleHost += d
@@ -161,6 +168,13 @@ func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
 		}
 	}
 	return out
+}
+
+// issuedOp is what gpuStats' sweep reads of an op: its issue and start
+// times and its record.
+type issuedOp struct {
+	issued, start Time
+	rec           int
 }
 
 // gpuEdge is a change of what runs on a GPU: delta +1 at the start of an
