@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 )
 
 // DeadlockError reports work that can never finish: the event queue ran dry
@@ -58,6 +59,10 @@ type runOptions struct {
 	// re-solve every flow at L0 or above (the solver's visitAll), however
 	// small the machine, so that tests can check that mode's results.
 	allGlobal bool
+	// loop, when set, receives the wall time of the event loop alone, for
+	// the engine's benchmark (validation before it and the analysis after
+	// it are not the engine).
+	loop *time.Duration
 }
 
 func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
@@ -74,7 +79,14 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 		r.s.globalAt, r.s.globalMin = 0, 0
 	}
 	r.noReuse = opt.noReuse
+	var t0 time.Time
+	if opt.loop != nil {
+		t0 = time.Now()
+	}
 	r.e.run()
+	if opt.loop != nil {
+		*opt.loop = time.Since(t0)
+	}
 	if r.e.err != nil {
 		return nil, r.e.err
 	}

@@ -1,0 +1,11 @@
+package sim
+
+import "time"
+
+// RunLoopTimed is Run, also returning the wall time of its event loop
+// alone (without the validation before it and the analysis after it).
+func RunLoopTimed(m *Machine, p *Program) (*Result, time.Duration, error) {
+	var d time.Duration
+	res, err := runWith(m, p, runOptions{loop: &d})
+	return res, d, err
+}
