@@ -6,6 +6,10 @@ import "time"
 // alone (without the validation before it and the analysis after it).
 func RunLoopTimed(m *Machine, p *Program) (*Result, time.Duration, error) {
 	var d time.Duration
-	res, err := runWith(m, p, runOptions{loop: &d})
+	res, err := runWith(m, p, runOptions{around: func(loop func()) {
+		t0 := time.Now()
+		loop()
+		d = time.Since(t0)
+	}})
 	return res, d, err
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"time"
 )
 
 // DeadlockError reports work that can never finish: the event queue ran dry
@@ -59,10 +58,10 @@ type runOptions struct {
 	// re-solve every flow at L0 or above (the solver's visitAll), however
 	// small the machine, so that tests can check that mode's results.
 	allGlobal bool
-	// loop, when set, receives the wall time of the event loop alone, for
-	// the engine's benchmark (validation before it and the analysis after
-	// it are not the engine).
-	loop *time.Duration
+	// around, when set, is called with the event loop to run it, so that
+	// the engine's benchmark can time the loop alone (validation before it
+	// and the analysis after it are not the engine).
+	around func(loop func())
 }
 
 func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
@@ -79,13 +78,10 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 		r.s.globalAt, r.s.globalMin = 0, 0
 	}
 	r.noReuse = opt.noReuse
-	var t0 time.Time
-	if opt.loop != nil {
-		t0 = time.Now()
-	}
-	r.e.run()
-	if opt.loop != nil {
-		*opt.loop = time.Since(t0)
+	if opt.around != nil {
+		opt.around(r.e.run)
+	} else {
+		r.e.run()
 	}
 	if r.e.err != nil {
 		return nil, r.e.err
