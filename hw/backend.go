@@ -1020,22 +1020,22 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 		}
 		op := &th.Ops[oi]
 		r := &recs[oi]
-		*r = sim.OpRecord{ID: op.ID, Kind: op.Kind, Thread: ti, Stream: -1, GPU: -1, Event: -1,
-			Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1, Sem: -1, ThreadPrev: oi - 1, Cause: -1}
+		*r = sim.OpRecord{ID: op.ID, Kind: op.Kind, Thread: int32(ti), Stream: -1, GPU: -1, Event: -1,
+			Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1, Sem: -1, ThreadPrev: int32(oi - 1), Cause: -1}
 		tm := &b.timing[ti][oi]
 		if op.Kind.OnStream() {
-			r.Stream = op.Stream
-			r.GPU = p.Streams[op.Stream].GPU
-			if cur != r.GPU {
-				if err := b.setCurrent(r.GPU); err != nil {
+			r.Stream = int32(op.Stream)
+			r.GPU = int32(p.Streams[op.Stream].GPU)
+			if cur != int(r.GPU) {
+				if err := b.setCurrent(int(r.GPU)); err != nil {
 					return err
 				}
-				cur = r.GPU
+				cur = int(r.GPU)
 			}
 			// Threads sharing a stream: its position and its commands
 			// (the op and its timing event) are taken together.
 			b.streamMu[op.Stream].Lock()
-			r.StreamSeq = b.seq[op.Stream]
+			r.StreamSeq = int32(b.seq[op.Stream])
 			b.seq[op.Stream]++
 		} else if op.Kind == sim.OpSync && op.Sync == sim.SyncStream && cur != p.Streams[op.Stream].GPU {
 			if err := b.setCurrent(p.Streams[op.Stream].GPU); err != nil {
@@ -1064,7 +1064,7 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 			r.Issued = r.HostEnd
 			st.CPU += r.HostEnd - r.Call
 		case sim.OpCopy:
-			r.Bytes, r.Src, r.Dst, r.Memory = op.Bytes, op.Src, op.Dst, op.Memory
+			r.Bytes, r.Src, r.Dst, r.Memory = op.Bytes, int32(op.Src), int32(op.Dst), op.Memory
 			r.Copy, err = b.copy(op, s)
 			r.Issued = b.now()
 			if op.Memory == sim.Pageable && (r.Copy == sim.CopyH2D || r.Copy == sim.CopyD2H) {
@@ -1080,7 +1080,7 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 				st.CPU += r.HostEnd - r.Call
 			}
 		case sim.OpEventRecord, sim.OpEventWait:
-			r.Event = op.Event
+			r.Event = int32(op.Event)
 			if op.Kind == sim.OpEventRecord {
 				err = drv.EventRecord(b.events[op.Event], s)
 			} else {
@@ -1096,13 +1096,13 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 			r.Issued, r.Start = r.Call, r.Call
 			switch op.Sync {
 			case sim.SyncStream:
-				r.Stream, r.GPU = op.Stream, p.Streams[op.Stream].GPU
+				r.Stream, r.GPU = int32(op.Stream), int32(p.Streams[op.Stream].GPU)
 				err = drv.StreamSynchronize(b.streams[op.Stream])
 			case sim.SyncEvent:
-				r.Event = op.Event
+				r.Event = int32(op.Event)
 				err = drv.EventSynchronize(b.events[op.Event])
 			case sim.SyncDevice:
-				r.GPU = op.GPU
+				r.GPU = int32(op.GPU)
 				if err = b.setCurrent(op.GPU); err == nil {
 					cur = op.GPU
 					err = drv.CtxSynchronize()
@@ -1118,7 +1118,7 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 			r.End = r.HostEnd
 			st.CPU += r.HostEnd - r.Call
 		case sim.OpSignal:
-			r.Sem = op.Sem
+			r.Sem = int32(op.Sem)
 			r.Issued, r.Start = r.Call, r.Call
 			sm := sems[op.Sem]
 			sm.mu.Lock()
@@ -1128,7 +1128,7 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 			r.HostEnd = b.now()
 			r.End = r.HostEnd
 		case sim.OpAwait:
-			r.Sem = op.Sem
+			r.Sem = int32(op.Sem)
 			r.Issued = r.Call
 			sm := sems[op.Sem]
 			sm.mu.Lock()
@@ -1235,7 +1235,7 @@ func (b *backend) result() (*sim.Result, error) {
 		for oi := range b.recs[ti] {
 			r := b.recs[ti][oi]
 			if r.ThreadPrev >= 0 {
-				r.ThreadPrev += base[ti]
+				r.ThreadPrev += int32(base[ti])
 				r.Cause, r.CauseKind = r.ThreadPrev, sim.CauseHost
 			}
 			tm := b.timing[ti][oi]
@@ -1337,7 +1337,7 @@ func gpuStats(m *sim.Machine, res *sim.Result) []sim.GPUStats {
 		var kern, cp [][2]sim.Time
 		last := sim.Time(0)
 		for _, r := range res.Ops {
-			if r.GPU != g || !r.Kind.OnStream() {
+			if int(r.GPU) != g || !r.Kind.OnStream() {
 				continue
 			}
 			switch r.Kind {

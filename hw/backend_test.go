@@ -433,7 +433,7 @@ func TestRunSharedStream(t *testing.T) {
 	}
 	sort.Slice(ks, func(i, j int) bool { return ks[i].StreamSeq < ks[j].StreamSeq })
 	for i := 1; i < len(ks); i++ {
-		if ks[i].StreamSeq != i || ks[i].Start < ks[i-1].End {
+		if int(ks[i].StreamSeq) != i || ks[i].Start < ks[i-1].End {
 			t.Fatalf("stream position %d (%s) starts at %v, before position %d (%s) ends at %v", ks[i].StreamSeq, ks[i].ID, ks[i].Start, i-1, ks[i-1].ID, ks[i-1].End)
 		}
 	}

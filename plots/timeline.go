@@ -199,14 +199,14 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 	engines := make([]map[int]bool, len(m.GPUs))
 	for i := range res.Ops {
 		r := &res.Ops[i]
-		if r.Stream >= 0 && r.Stream < len(ran) && r.Kind != sim.OpHost && r.Kind != sim.OpSync && r.Kind != sim.OpAwait && r.Kind != sim.OpSignal {
+		if r.Stream >= 0 && int(r.Stream) < len(ran) && r.Kind != sim.OpHost && r.Kind != sim.OpSync && r.Kind != sim.OpAwait && r.Kind != sim.OpSignal {
 			ran[r.Stream] = true
 		}
 		if r.Kind == sim.OpCopy && r.Engine >= 0 && r.GPU >= 0 {
 			if engines[r.GPU] == nil {
 				engines[r.GPU] = map[int]bool{}
 			}
-			engines[r.GPU][r.Engine] = true
+			engines[r.GPU][int(r.Engine)] = true
 		}
 	}
 	ceName := func(g, e int) string { return fmt.Sprintf("%s/ce%d", m.GPUs[g].Name, e) }
@@ -250,7 +250,7 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		if r.HostEnd > r.Issued {
 			add(th, r.Issued, r.HostEnd, KindWait) // a pageable copy's staging
 		}
-		st := lane(p.StreamName(m, r.Stream), m.GPUs[r.GPU].Name)
+		st := lane(p.StreamName(m, int(r.Stream)), m.GPUs[r.GPU].Name)
 		switch r.Kind {
 		case sim.OpKernel:
 			add(st, r.Start, r.End, KindKernel)
@@ -261,7 +261,7 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 			k := copyKind(r.Copy)
 			add(st, r.Start, r.End, k)
 			if r.Engine >= 0 {
-				add(ceLane(r.GPU, r.Engine), r.Start, r.End, k)
+				add(ceLane(int(r.GPU), int(r.Engine)), r.Start, r.End, k)
 			}
 		}
 	}

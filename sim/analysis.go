@@ -256,7 +256,7 @@ func awaitingInput(res *Result, next int, t Time) bool {
 		if rec.Call <= t {
 			return rec.Kind == OpAwait && rec.Sem >= 0 && res.Program.Semaphores[rec.Sem].Input && t < rec.End
 		}
-		i = rec.ThreadPrev
+		i = int(rec.ThreadPrev)
 	}
 	return false
 }
@@ -276,7 +276,7 @@ func blame(res *Result, sops [][]int, i int, t Time, gpu int) CauseKind {
 			if rec.Kind == OpCopy {
 				return CauseEngine
 			}
-			if rec.GPU != gpu || rec.Kind == OpCollective {
+			if int(rec.GPU) != gpu || rec.Kind == OpCollective {
 				return CauseEvent // work on another GPU, or a collective with other GPUs
 			}
 			return CauseHost
@@ -285,14 +285,14 @@ func blame(res *Result, sops [][]int, i int, t Time, gpu int) CauseKind {
 		}
 		// Pending: the first op of its stream still unfinished at t holds it.
 		ops := sops[rec.Stream]
-		k := sort.Search(rec.StreamSeq, func(k int) bool { return res.Ops[ops[k]].End > t })
-		if k < rec.StreamSeq {
+		k := sort.Search(int(rec.StreamSeq), func(k int) bool { return res.Ops[ops[k]].End > t })
+		if k < int(rec.StreamSeq) {
 			i = ops[k]
 			continue
 		}
 		switch {
 		case rec.Kind == OpEventWait && rec.Target >= 0 && res.Ops[rec.Target].End > t:
-			i = rec.Target
+			i = int(rec.Target)
 		case rec.Kind == OpCopy:
 			return CauseEngine // queued for a copy engine
 		default:
@@ -371,14 +371,14 @@ func criticalPath(res *Result) []PathStep {
 			next, nextAt = cur, atIssued
 		case mode == atIssued:
 			part = PartAPI
-			next, nextAt = rec.ThreadPrev, atHostEnd
+			next, nextAt = int(rec.ThreadPrev), atHostEnd
 		case rec.CauseKind == CauseNone:
 		case rec.CauseKind == CauseHost && (onStream || rec.Kind == OpSync):
 			next, nextAt = cur, atIssued
 		case rec.CauseKind == CauseHost:
-			next, nextAt = rec.ThreadPrev, atHostEnd
+			next, nextAt = int(rec.ThreadPrev), atHostEnd
 		default:
-			next = rec.Cause
+			next = int(rec.Cause)
 		}
 		t := pathTime(rec, at)
 		var nt Time

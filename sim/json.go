@@ -152,7 +152,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.str(p.Threads[r.Thread].Name)
 		if r.Stream >= 0 {
 			j.key("stream", false)
-			j.str(p.StreamName(m, r.Stream))
+			j.str(p.StreamName(m, int(r.Stream)))
 		}
 		if r.GPU >= 0 {
 			j.key("gpu", false)
@@ -185,7 +185,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 				j.str(r.Memory.String())
 			}
 			j.key("engine", false)
-			j.raw(strconv.Itoa(r.Engine))
+			j.raw(strconv.Itoa(int(r.Engine)))
 		}
 		if c := r.Coll; c != nil {
 			j.key("collective", false)
@@ -204,7 +204,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		}
 		j.key("cause", false)
 		j.str(r.CauseKind.String())
-		if r.Cause >= 0 && r.Cause != i {
+		if r.Cause >= 0 && int(r.Cause) != i {
 			j.key("cause_id", false)
 			j.str(res.Ops[r.Cause].ID)
 		}

@@ -171,7 +171,7 @@ func checkInvariants(m *Machine, p *Program, res *Result) error {
 	byStream := map[int][]*OpRecord{}
 	for i := range res.Ops {
 		if o := &res.Ops[i]; o.StreamSeq >= 0 {
-			byStream[o.Stream] = append(byStream[o.Stream], o)
+			byStream[int(o.Stream)] = append(byStream[int(o.Stream)], o)
 		}
 	}
 	for s, ops := range byStream {
@@ -188,7 +188,7 @@ func checkInvariants(m *Machine, p *Program, res *Result) error {
 	byEngine := map[ce][]*OpRecord{}
 	for i := range res.Ops {
 		if o := &res.Ops[i]; o.Kind == OpCopy {
-			byEngine[ce{o.GPU, o.Engine}] = append(byEngine[ce{o.GPU, o.Engine}], o)
+			byEngine[ce{int(o.GPU), int(o.Engine)}] = append(byEngine[ce{int(o.GPU), int(o.Engine)}], o)
 		}
 	}
 	for k, ops := range byEngine {
@@ -210,8 +210,8 @@ func checkInvariants(m *Machine, p *Program, res *Result) error {
 	byThread := map[int][]*OpRecord{}
 	for i := range res.Ops {
 		o := &res.Ops[i]
-		if o.ThreadPrev >= 0 || len(byThread[o.Thread]) == 0 {
-			byThread[o.Thread] = append(byThread[o.Thread], o)
+		if o.ThreadPrev >= 0 || len(byThread[int(o.Thread)]) == 0 {
+			byThread[int(o.Thread)] = append(byThread[int(o.Thread)], o)
 		}
 	}
 	for t, ops := range byThread {
@@ -310,7 +310,7 @@ func expectedTraffic(m *Machine, p *Program, res *Result) []float64 {
 		src, dst := m.Nodes[o.Src], m.Nodes[o.Dst]
 		switch o.Copy {
 		case CopyH2D, CopyD2H:
-			rt, _ := m.Route(o.Src, o.Dst)
+			rt, _ := m.Route(int(o.Src), int(o.Dst))
 			route(rt, b, false)
 			h := src.Index
 			if o.Copy == CopyD2H {

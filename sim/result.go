@@ -46,14 +46,12 @@ func (k CauseKind) String() string {
 	return "?"
 }
 
-// OpRecord is what happened to one op. Times are absolute.
+// OpRecord is what happened to one op. Times are absolute. Indices are
+// 32-bit and the fields are ordered so that a record is 136 bytes, not 208:
+// a run writes one per op and the analysis after it reads them all, so at a
+// million ops their size is much of the run's memory and time.
 type OpRecord struct {
-	ID     string
-	Kind   OpKind
-	Thread int // index into Program.Threads
-	Stream int // index into Program.Streams; -1 for ops that are not on a stream
-	GPU    int // the stream's GPU (or the synced device); -1 if none
-	Event  int // the event recorded, waited on or synced; -1 if none
+	ID string
 
 	// Call is when the thread reached the op; HostEnd is when the thread went
 	// on (after the API overhead for async calls, later for blocking ones).
@@ -66,32 +64,37 @@ type OpRecord struct {
 	// every rank's part has.
 	Begin Time
 
-	Bytes  int64
-	Coll   *CollPlan // collectives: the plan
-	Copy   CopyKind
-	Memory MemoryKind
-	Src    int // copies: node read
-	Dst    int // copies: node written
-	Engine int // copies: the copy engine of the stream's GPU used; -1 otherwise
+	Bytes int64
+	Coll  *CollPlan // collectives: the plan
+
+	Thread int32 // index into Program.Threads
+	Stream int32 // index into Program.Streams; -1 for ops that are not on a stream
+	GPU    int32 // the stream's GPU (or the synced device); -1 if none
+	Event  int32 // the event recorded, waited on or synced; -1 if none
+	Src    int32 // copies: node read
+	Dst    int32 // copies: node written
+	Engine int32 // copies: the copy engine of the stream's GPU used; -1 otherwise
 	// Sem is the semaphore of a signal or await; -1 otherwise.
-	Sem int
+	Sem int32
 	// Target is, for waits and event syncs, the record of the event record
 	// they depended on; -1 if none (the event had not been recorded).
-	Target int
-
+	Target int32
 	// StreamSeq is the op's position in its stream's FIFO (0 for the first op
 	// issued to it), or -1 for ops not on a stream.
-	StreamSeq int
+	StreamSeq int32
+	// ThreadPrev is the record of the op before this one on the same thread, or -1.
+	ThreadPrev int32
+	// Cause is the record whose completion let this op start (see CauseKind),
+	// or -1.
+	Cause int32
+
+	Kind      OpKind
+	Copy      CopyKind
+	Memory    MemoryKind
+	CauseKind CauseKind
 	// Unfinished marks an op a deadlock left pending: its End (and its Start,
 	// if it never started) are the makespan.
 	Unfinished bool
-
-	// ThreadPrev is the record of the op before this one on the same thread, or -1.
-	ThreadPrev int
-	// Cause is the record whose completion let this op start (see CauseKind),
-	// or -1.
-	Cause     int
-	CauseKind CauseKind
 }
 
 // GPUStats splits a GPU's time over the run.

@@ -292,7 +292,7 @@ func (o *opState) begin(kind CauseKind, cause int) {
 	rec := o.record()
 	rec.Start = o.r.e.now
 	rec.Begin = rec.Start
-	rec.Cause, rec.CauseKind = cause, kind
+	rec.Cause, rec.CauseKind = int32(cause), kind
 }
 
 // newOp returns the state of a stream op: an ended op's, reset, or a new
@@ -392,7 +392,7 @@ func (st *streamState) enqueue(o *opState) {
 	}
 	st.q = append(st.q, o)
 	st.last = o
-	o.record().StreamSeq = len(st.recs)
+	o.record().StreamSeq = int32(len(st.recs))
 	st.recs = append(st.recs, o.rec)
 	st.kick()
 }
@@ -409,7 +409,7 @@ func (st *streamState) Handle() {
 		// The cause: the latest of the op's issue, the previous op's end,
 		// the awaited record's end and the copy engine grant.
 		rec := o.record()
-		kind, cause, at := CauseHost, rec.ThreadPrev, rec.Issued
+		kind, cause, at := CauseHost, int(rec.ThreadPrev), rec.Issued
 		if p := st.lastDone; p >= 0 && r.res.Ops[p].End >= at {
 			kind, cause, at = CauseStream, p, r.res.Ops[p].End
 		}
@@ -454,7 +454,7 @@ func (st *streamState) Handle() {
 				kind, cause = CauseEngine, o.ceFrom
 			}
 			o.begin(kind, cause)
-			o.record().Engine = o.ce
+			o.record().Engine = int32(o.ce)
 			o.cp.pump()
 			return
 		}
@@ -563,39 +563,39 @@ func (t *threadState) newRecord(op *Op) int {
 	r := t.r
 	now := r.e.now
 	rec := OpRecord{
-		ID: op.ID, Kind: op.Kind, Thread: t.idx, Stream: -1, GPU: -1, Event: -1,
+		ID: op.ID, Kind: op.Kind, Thread: int32(t.idx), Stream: -1, GPU: -1, Event: -1,
 		Call: now, Issued: now, Start: -1, End: -1, HostEnd: -1,
 		Src: -1, Dst: -1, Engine: -1, Target: -1, StreamSeq: -1, Sem: -1,
-		ThreadPrev: t.prev, Cause: t.prev, CauseKind: CauseHost,
+		ThreadPrev: int32(t.prev), Cause: int32(t.prev), CauseKind: CauseHost,
 	}
 	if t.prev < 0 {
 		rec.CauseKind = CauseNone
 	}
 	switch op.Kind {
 	case OpKernel, OpCopy, OpEventRecord, OpEventWait:
-		rec.Stream = op.Stream
-		rec.GPU = r.p.Streams[op.Stream].GPU
+		rec.Stream = int32(op.Stream)
+		rec.GPU = int32(r.p.Streams[op.Stream].GPU)
 	case OpSync:
 		switch op.Sync {
 		case SyncStream:
-			rec.Stream = op.Stream
-			rec.GPU = r.p.Streams[op.Stream].GPU
+			rec.Stream = int32(op.Stream)
+			rec.GPU = int32(r.p.Streams[op.Stream].GPU)
 		case SyncDevice:
-			rec.GPU = op.GPU
+			rec.GPU = int32(op.GPU)
 		}
 	}
 	switch op.Kind {
 	case OpSignal, OpAwait:
-		rec.Sem = op.Sem
+		rec.Sem = int32(op.Sem)
 	case OpEventRecord, OpEventWait:
-		rec.Event = op.Event
+		rec.Event = int32(op.Event)
 	case OpSync:
 		if op.Sync == SyncEvent {
-			rec.Event = op.Event
+			rec.Event = int32(op.Event)
 		}
 	case OpCopy:
 		rec.Bytes = op.Bytes
-		rec.Src, rec.Dst = op.Src, op.Dst
+		rec.Src, rec.Dst = int32(op.Src), int32(op.Dst)
 		rec.Memory = op.Memory
 	}
 	r.res.Ops = append(r.res.Ops, rec)
@@ -720,7 +720,7 @@ func (t *threadState) afterOverhead(op *Op) {
 			t.next++
 			t.curRec = t.newRecord(&t.t.Ops[t.next])
 			nr := &r.res.Ops[t.curRec]
-			nr.Call, nr.CauseKind, nr.Cause = head.Call, CauseHost, t.prev
+			nr.Call, nr.CauseKind, nr.Cause = head.Call, CauseHost, int32(t.prev)
 		}
 		op = &t.t.Ops[t.next]
 	}
@@ -757,7 +757,7 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		r.eventRec[op.Event], r.eventOp[op.Event] = t.curRec, o
 	case OpEventWait:
 		o.targetRec, o.target = r.eventRec[op.Event], r.eventOp[op.Event]
-		rec.Target = o.targetRec
+		rec.Target = int32(o.targetRec)
 		if o.targetRec < 0 {
 			r.warn(op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug", r.p.Events[op.Event])
 		}
@@ -792,7 +792,7 @@ func (t *threadState) issueCollective(op *Op) {
 		}
 		x := &r.res.Ops[rec]
 		x.ID = op.ID + "@" + r.m.GPUs[g].Name
-		x.Stream, x.GPU = op.Streams[i], g
+		x.Stream, x.GPU = int32(op.Streams[i]), int32(g)
 		x.Issued, x.HostEnd = now, now
 		x.Bytes = op.Coll.Bytes
 		x.Coll = op.Coll
@@ -838,7 +838,7 @@ func (t *threadState) sync(op *Op) {
 		if r.eventRec[op.Event] < 0 {
 			r.warn(op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug", r.p.Events[op.Event])
 		} else {
-			r.res.Ops[t.curRec].Target = r.eventRec[op.Event]
+			r.res.Ops[t.curRec].Target = int32(r.eventRec[op.Event])
 			if l := r.eventOp[op.Event]; l != nil {
 				targets = append(targets, l)
 			}
@@ -865,7 +865,7 @@ func (t *threadState) opDone(o *opState) {
 	}
 	t.unblock()
 	rec := &t.r.res.Ops[t.curRec]
-	rec.Cause, rec.CauseKind = t.lastOp, CauseSync
+	rec.Cause, rec.CauseKind = int32(t.lastOp), CauseSync
 	t.hostDone()
 }
 
@@ -874,7 +874,7 @@ func (t *threadState) acquired(signal int) {
 	t.unblock()
 	rec := &t.r.res.Ops[t.curRec]
 	rec.Start = t.r.e.now
-	rec.Cause, rec.CauseKind = signal, CauseSemaphore
+	rec.Cause, rec.CauseKind = int32(signal), CauseSemaphore
 	t.hostDone()
 }
 

@@ -229,7 +229,7 @@ threads:
 			t.Errorf("1 engine: out's cause %v, want the engine freed by in", out.CauseKind)
 		}
 		// With one engine both use engine 0; with two, out takes the free one.
-		if wantEngine := tc.engines - 1; out.Engine != wantEngine {
+		if wantEngine := tc.engines - 1; int(out.Engine) != wantEngine {
 			t.Errorf("%d engines: out used engine %d, want %d", tc.engines, out.Engine, wantEngine)
 		}
 	}

@@ -53,7 +53,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 	for i := range res.Ops {
 		r := &res.Ops[i]
 		th := p.Threads[r.Thread]
-		hp, htid := hostPid(th.Host), 1+r.Thread
+		hp, htid := hostPid(th.Host), 1+int(r.Thread)
 		label := r.ID
 		switch r.Kind {
 		case OpHost:
@@ -65,7 +65,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 		}
 		call := apiCallName[r.Kind]
 		t.slice(hp, htid, r.Call, r.HostEnd, call+label, "api", r, res)
-		gp, stid := gpuPid(r.GPU), streamTid(r.Stream)
+		gp, stid := gpuPid(int(r.GPU)), streamTid(int(r.Stream))
 		cat := r.Kind.String()
 		if r.Kind == OpCopy {
 			cat = "copy " + r.Copy.String()
@@ -75,11 +75,11 @@ func WriteTrace(w io.Writer, res *Result) error {
 		}
 		t.slice(gp, stid, r.Start, r.End, label, cat, r, res)
 		if r.Kind == OpCopy && r.Engine >= 0 {
-			t.slice(gp, ceTid(r.Engine), r.Start, r.End, label, cat, r, res)
+			t.slice(gp, ceTid(int(r.Engine)), r.Start, r.End, label, cat, r, res)
 		}
 		if r.Kind == OpEventWait && r.Target >= 0 {
 			src := &res.Ops[r.Target]
-			t.flow("s", i, gpuPid(src.GPU), streamTid(src.Stream), src.End)
+			t.flow("s", i, gpuPid(int(src.GPU)), streamTid(int(src.Stream)), src.End)
 			t.flow("f", i, gp, stid, r.Start)
 		}
 	}
@@ -160,7 +160,7 @@ func laneSuffix(k int) string {
 func copyHops(m *Machine, r *OpRecord) []Hop {
 	switch r.Copy {
 	case CopyH2D, CopyD2H:
-		rt, _ := m.Route(r.Src, r.Dst)
+		rt, _ := m.Route(int(r.Src), int(r.Dst))
 		return rt.Hops
 	case CopyNVLink, CopyP2P, CopyStaged:
 		p := m.PathBetween(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index)

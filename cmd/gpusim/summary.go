@@ -139,7 +139,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 			r := &res.Ops[a.rec]
 			where := ""
 			if r.Stream >= 0 {
-				where = p.StreamName(m, r.Stream)
+				where = p.StreamName(m, int(r.Stream))
 			} else {
 				where = p.Threads[r.Thread].Name
 			}
