@@ -148,8 +148,8 @@ type slot struct {
 	amount    float64
 	off       int32
 	n         int32
-	// qs is the queue slot of the flow's completion event while it is
-	// queued, -1 otherwise.
+	// qs is where the flow's completion event was queued (its Event.slot:
+	// a heap slot, or <= -2 in the FIFO), -1 when it is not queued.
 	qs int32
 	// touched marks a flow started or re-bounded since the last solve.
 	touched bool
@@ -1132,7 +1132,7 @@ func advanceWork(remaining *float64, last *Time, rate float64, now Time) {
 func (s *solver) scheduleSlot(sl int32) {
 	st := &s.sl[sl]
 	if st.rate <= 0 || st.noEnd {
-		if st.qs >= 0 {
+		if st.qs != -1 {
 			s.e.q.Cancel(&s.slFlow[sl].ev)
 			st.qs = -1
 		}
@@ -1142,7 +1142,8 @@ func (s *solver) scheduleSlot(sl int32) {
 	if !ok {
 		return
 	}
-	if d <= MaxTime-s.e.now && st.qs >= 0 && s.e.q.move(st.qs, s.e.now+d) {
+	if d <= MaxTime-s.e.now && st.qs >= 0 {
+		s.e.q.move(st.qs, s.e.now+d)
 		return
 	}
 	f := s.slFlow[sl]

@@ -67,18 +67,16 @@ func checkSlots(s *solver, live []*flow) error {
 			return fmt.Errorf("flow %d: not in its slot", fi)
 		}
 		st := &s.sl[f.slot]
-		if f.ev.Queued() != (st.qs >= 0) || st.qs >= 0 && st.qs != f.ev.slot {
+		if f.ev.Queued() != (st.qs != -1) || st.qs >= 0 && st.qs != f.ev.slot || st.qs <= -2 && f.ev.slot > -2 {
 			return fmt.Errorf("flow %d: slot has queue slot %d, its event %d", fi, st.qs, f.ev.slot)
 		}
 		// A queued completion is due when the slot's remaining work
 		// runs out at its rate (to rounding: the work may have been
 		// brought up to date since, at the same rate).
-		if q := &s.e.q; st.qs >= 0 {
-			var at Time
-			if p := q.pos[st.qs]; p >= 0 {
-				at = q.h[p].at
-			} else {
-				at = q.fifo[-1-p].at
+		if q := &s.e.q; st.qs != -1 {
+			at := q.fat
+			if st.qs >= 0 {
+				at = q.h[q.pos[st.qs]].at
 			}
 			want := float64(st.last) + st.remaining/st.rate*1e12
 			if math.Abs(float64(at)-want) > 2 {

@@ -5,8 +5,10 @@ package sim
 // fire repeatedly (a flow's completion, a thread's next step) reuse one Event and
 // the steady state allocates nothing.
 type Event struct {
-	at   Time
-	slot int32 // the queue's slot for it while queued; -1 otherwise
+	at Time
+	// slot is where it waits: its slot in the queue's heap when >= 0, the
+	// FIFO's entry -2-slot when <= -2; -1 when not queued.
+	slot int32
 	h    Handler
 }
 
@@ -23,7 +25,7 @@ func NewEvent(h Handler) *Event { return &Event{slot: -1, h: h} }
 func (e *Event) Init(h Handler) { *e = Event{slot: -1, h: h} }
 
 // Queued reports whether e is waiting in a queue.
-func (e *Event) Queued() bool { return e.slot >= 0 }
+func (e *Event) Queued() bool { return e.slot != -1 }
 
 // At returns the time e is (or was last) scheduled for. (Within package
 // sim the solver re-times its flows' completions with Queue.move, which
@@ -45,23 +47,30 @@ func (e *Event) At() Time { return e.at }
 // handled (a stream or a thread woken up, a solve). Those wait in a FIFO
 // beside the heap instead: they come after every queued event of that time,
 // in the order they were scheduled, so pushing and popping them is O(1).
-// Pop takes the smaller of the FIFO's head and the heap's top.
+// Pop takes the smaller of the FIFO's head and the heap's top. The FIFO
+// holds the events themselves, each of which knows its entry: pushing and
+// popping there takes no slot (a third of the engine's queue instructions
+// went to taking and freeing slots for FIFO events).
 type Queue struct {
 	h     []entry
-	slots []*Event // the event in each slot, nil when free
-	// pos is each slot's position: in h when >= 0, in fifo at -1-pos
-	// otherwise.
-	pos  []int32
-	free []int32 // free slots
-	seq  uint64
-	// fifo holds, from fhead on, events scheduled for time now (that of the
-	// latest pop) after it was popped; a cancelled one has slot -1. live
-	// counts the others.
-	fifo    []entry
+	slots []*Event // the event in each heap slot, nil when free
+	pos   []int32  // each heap slot's position in h
+	free  []int32  // free slots
+	seq   uint64
+	// fifo holds, from fhead on, events scheduled for time fat (that of
+	// the latest pop) after it was popped; a cancelled or re-timed one
+	// leaves a nil event. live counts the others.
+	fifo    []fifoEntry
+	fat     Time
 	fhead   int
 	live    int
 	now     Time
 	started bool
+}
+
+type fifoEntry struct {
+	e   *Event
+	seq uint64
 }
 
 type entry struct {
@@ -87,89 +96,85 @@ func (q *Queue) Schedule(e *Event, at Time) {
 	e.at = at
 	s := e.slot
 	if s >= 0 {
-		if i := int(q.pos[s]); i >= 0 {
-			x := q.h[i]
-			x.at, x.seq = at, q.seq
-			q.fix(i, x)
-			return
-		}
-		// In the FIFO: leave a hole there and queue it anew in its slot.
-		q.fifo[-1-q.pos[s]].slot = -1
+		i := int(q.pos[s])
+		x := q.h[i]
+		x.at, x.seq = at, q.seq
+		q.fix(i, x)
+		return
+	}
+	if s != -1 {
+		// In the FIFO: leave a hole there and queue it anew.
+		q.fifo[-2-s].e = nil
 		q.live--
-	} else {
-		if n := len(q.free); n > 0 {
-			s = q.free[n-1]
-			q.free = q.free[:n-1]
-		} else {
-			s = int32(len(q.slots))
-			q.slots = append(q.slots, nil)
-			q.pos = append(q.pos, 0)
-		}
-		q.slots[s] = e
-		e.slot = s
 	}
 	// The FIFO holds one time only: an event popped from the heap before
 	// it had emptied (one scheduled in the past) leaves it as it was.
-	if q.started && at == q.now && (q.live == 0 || q.fifo[len(q.fifo)-1].at == at) {
-		q.pos[s] = int32(-1 - len(q.fifo))
-		q.fifo = append(q.fifo, entry{at, q.seq, s})
+	if q.started && at == q.now && (q.live == 0 || q.fat == at) {
+		e.slot = int32(-2 - len(q.fifo))
+		q.fifo = append(q.fifo, fifoEntry{e, q.seq})
+		q.fat = at
 		q.live++
 		return
 	}
+	if n := len(q.free); n > 0 {
+		s = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		s = int32(len(q.slots))
+		q.slots = append(q.slots, nil)
+		q.pos = append(q.pos, 0)
+	}
+	q.slots[s] = e
+	e.slot = s
 	q.h = append(q.h, entry{})
 	q.up(len(q.h)-1, entry{at, q.seq, s})
 }
 
-// move re-times the event queued in slot qs to at, as Schedule would, where
-// it waits in the heap, and reports whether it did: a caller that keeps
-// the slot number of its event re-times it without touching the event,
+// move re-times the event queued in heap slot qs to at, as Schedule
+// would: a caller that keeps the slot number of its event re-times it
+// without touching the event,
 // whose time is brought up to date when it leaves the heap (removeAt). A
 // store of the time into each event, inside its owner's state, was 40% of
 // the misses of a 2 MiB cache on a large flow case.
-func (q *Queue) move(qs int32, at Time) bool {
+func (q *Queue) move(qs int32, at Time) {
 	i := int(q.pos[qs])
-	if i < 0 {
-		return false
-	}
 	q.seq++
 	x := q.h[i]
 	x.at, x.seq = at, q.seq
 	q.fix(i, x)
-	return true
 }
 
 // Cancel removes e from the queue if it is queued.
 func (q *Queue) Cancel(e *Event) {
 	s := e.slot
-	if s < 0 {
+	if s == -1 {
 		return
 	}
-	if i := int(q.pos[s]); i >= 0 {
-		q.removeAt(i)
+	if s >= 0 {
+		q.removeAt(int(q.pos[s]))
 		return
 	}
-	q.fifo[-1-q.pos[s]].slot = -1
+	q.fifo[-2-s].e = nil
 	q.live--
-	q.release(s)
+	e.slot = -1
 }
 
 // Pop removes and returns the earliest event, or nil when the queue is empty.
 func (q *Queue) Pop() *Event {
 	var e *Event
 	if q.fifoFirst() {
-		x := q.fifo[q.fhead]
+		e = q.fifo[q.fhead].e
 		q.fhead++
 		q.live--
-		e = q.slots[x.slot]
-		q.release(x.slot)
+		e.slot = -1
 		if q.fhead > 256 && 2*q.fhead > len(q.fifo) {
 			// Events that keep scheduling others for the same time would
 			// grow the FIFO without end: move what is left to its front.
 			n := copy(q.fifo, q.fifo[q.fhead:])
 			q.fifo, q.fhead = q.fifo[:n], 0
 			for i, y := range q.fifo {
-				if y.slot >= 0 {
-					q.pos[y.slot] = int32(-1 - i)
+				if y.e != nil {
+					y.e.slot = int32(-2 - i)
 				}
 			}
 		}
@@ -185,7 +190,7 @@ func (q *Queue) Pop() *Event {
 // Peek returns the earliest event without removing it, or nil.
 func (q *Queue) Peek() *Event {
 	if q.fifoFirst() {
-		return q.slots[q.fifo[q.fhead].slot]
+		return q.fifo[q.fhead].e
 	}
 	if len(q.h) == 0 {
 		return nil
@@ -196,14 +201,20 @@ func (q *Queue) Peek() *Event {
 // fifoFirst drops the FIFO's cancelled head entries and reports whether
 // its head comes before the heap's top.
 func (q *Queue) fifoFirst() bool {
-	for q.fhead < len(q.fifo) && q.fifo[q.fhead].slot < 0 {
-		q.fhead++
-	}
-	if q.fhead == len(q.fifo) {
-		q.fifo, q.fhead = q.fifo[:0], 0
+	if q.live == 0 {
+		if len(q.fifo) > 0 {
+			q.fifo, q.fhead = q.fifo[:0], 0
+		}
 		return false
 	}
-	return len(q.h) == 0 || q.fifo[q.fhead].less(q.h[0])
+	for q.fifo[q.fhead].e == nil {
+		q.fhead++
+	}
+	if len(q.h) == 0 {
+		return true
+	}
+	top := &q.h[0]
+	return q.fat < top.at || q.fat == top.at && q.fifo[q.fhead].seq < top.seq
 }
 
 // release frees slot s of a dequeued event.
