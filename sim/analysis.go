@@ -11,20 +11,15 @@ import (
 // one sweep over the GPU's op boundaries. A stream runs its ops in order, so
 // each stream's times come sorted: the sweep's lists are merged from the
 // streams' runs, O(n log s) for n ops on s streams.
-// sops holds each stream's records in FIFO order (indexed by StreamSeq).
-func gpuStats(res *Result, gs []*gpuState, sops [][]int) []GPUStats {
+// sops holds each stream's records in FIFO order (indexed by StreamSeq),
+// unqueued each GPU's stream ops that never reached a stream.
+func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 	m := res.Machine
 	out := make([]GPUStats, len(m.GPUs))
-	// Each GPU's streams, and its stream ops that never reached a stream.
+	// Each GPU's streams.
 	streamsOf := make([][]int, len(m.GPUs))
 	for s, st := range res.Program.Streams {
 		streamsOf[st.GPU] = append(streamsOf[st.GPU], s)
-	}
-	unqueued := make([][]int, len(m.GPUs))
-	for i := range res.Ops {
-		if rec := &res.Ops[i]; rec.Kind.OnStream() && rec.StreamSeq < 0 {
-			unqueued[rec.GPU] = append(unqueued[rec.GPU], i)
-		}
 	}
 	// The lists of the sweep and the merges' scratch, sized for the GPU
 	// with the most ops and shared by all.
@@ -374,18 +369,12 @@ func pathTime(r *OpRecord, at pathAt) Time {
 	return r.End
 }
 
-// criticalPath walks back from the op that ended last through the causes
+// criticalPath walks back from the op that ended last (last: the latest
+// record of greatest max(End, HostEnd); -1 for none) through the causes
 // that made each op start when it did. Each step is an op's execution, the
 // API overhead of a call (from the thread reaching it to its issue), or the
 // staging of a pageable copy (the part of the call after its issue).
-func criticalPath(res *Result) []PathStep {
-	last := -1
-	for i := range res.Ops {
-		rec := &res.Ops[i]
-		if last < 0 || max(rec.End, rec.HostEnd) >= max(res.Ops[last].End, res.Ops[last].HostEnd) {
-			last = i
-		}
-	}
+func criticalPath(res *Result, last int) []PathStep {
 	if last < 0 {
 		return nil
 	}

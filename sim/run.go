@@ -892,7 +892,12 @@ func (r *run) finish() *Result {
 	}
 	res.Makespan = end
 	// Ops a deadlock left unfinished end at the makespan; those that never
-	// started start there too.
+	// started start there too. The same pass (one of two over every
+	// record) finds what the analysis below needs: each GPU's stream ops
+	// that never reached a stream, and the op that ended last.
+	unqueued := make([][]int, len(r.m.GPUs))
+	last := -1
+	var lastEnd Time
 	for i := range res.Ops {
 		rec := &res.Ops[i]
 		if rec.End < 0 {
@@ -905,6 +910,12 @@ func (r *run) finish() *Result {
 		if rec.HostEnd < 0 {
 			rec.Unfinished = true
 			rec.HostEnd = end
+		}
+		if rec.Kind.OnStream() && rec.StreamSeq < 0 {
+			unqueued[rec.GPU] = append(unqueued[rec.GPU], i)
+		}
+		if e := max(rec.End, rec.HostEnd); last < 0 || e >= lastEnd {
+			last, lastEnd = i, e
 		}
 	}
 	// The parts of a collective that never began (a deadlock) waited for
@@ -946,8 +957,8 @@ func (r *run) finish() *Result {
 	for i, st := range r.streams {
 		sops[i] = st.recs
 	}
-	res.GPUs = gpuStats(res, r.gpus, sops)
-	res.CriticalPath = criticalPath(res)
+	res.GPUs = gpuStats(res, r.gpus, sops, unqueued)
+	res.CriticalPath = criticalPath(res, last)
 	return res
 }
 
