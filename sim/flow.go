@@ -172,6 +172,17 @@ const globalSolves = 15
 // once rather than once per resource.
 const resolving = -1.0
 
+var resolvingBits = math.Float64bits(resolving)
+
+// b2u is 1 for true and 0 for false, without a branch.
+func b2u(b bool) uint64 {
+	var u uint64
+	if b {
+		u = 1
+	}
+	return u
+}
+
 // flowOwner learns when its flow has carried all its work.
 type flowOwner interface {
 	flowDone(f *flow)
@@ -691,17 +702,20 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 		// Where every coefficient is 1 the scan does not read them: a
 		// scan of every resource's lists streams them through the cache,
 		// and most of a solve's time is spent waiting for memory. (A sum
-		// of ones is the count, exactly.)
+		// of ones is the count, exactly.) Whether an entry is below thr
+		// is a coin toss on a large solve, which a branch mispredicts:
+		// the loop selects with masks instead (subtracting and adding a
+		// zero changes no sum, and rates are not negative, so top takes
+		// the greatest selected rate).
 		for _, rate := range rates {
-			if rate < thr {
-				rem -= rate
-				load += rate
-				if rate > top {
-					top = rate
-				}
-			} else {
-				nUnf++
+			below := b2u(rate < thr)
+			c := math.Float64frombits(math.Float64bits(rate) & -below)
+			rem -= c
+			load += c
+			if c > top {
+				top = c
 			}
+			nUnf += int(1 - below)
 		}
 		wsum = float64(nUnf)
 	} else {
@@ -730,17 +744,18 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 	// Re-solved: every resource of the flow is scanned, and marks the
 	// flow's entry there as this one.
 	if !search {
-		comp := slices.Grow(s.comp, nUnf)
+		// Branch-free as above: every entry is stored, the re-solved ones
+		// as resolving, and each slot is written at the list's end, which
+		// advances only past a flow's first use of a re-solved entry.
+		comp := slices.Grow(s.comp, nUnf+1)
 		n := len(comp)
-		comp = comp[:n+nUnf]
+		comp = comp[:n+nUnf+1]
 		for k, rate := range rates {
-			if !(rate < thr) {
-				rates[k] = resolving
-				if sl := slots[k]; sl >= 0 {
-					comp[n] = sl
-					n++
-				}
-			}
+			below := b2u(rate < thr)
+			rates[k] = math.Float64frombits(math.Float64bits(rate)&-below | resolvingBits&^-below)
+			sl := slots[k]
+			comp[n] = sl
+			n += int((1 - below) &^ (uint64(uint32(sl)) >> 31))
 		}
 		s.comp = comp[:n]
 		return nUnf
