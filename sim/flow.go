@@ -688,84 +688,40 @@ func (s *solver) visit(ep uint64, thr float64) {
 // first use.
 func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 	r, x := &s.res[ri], &s.fs[ri]
-	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
-	top := 0.0
 	rates := x.rates
 	slots := r.slots[:len(rates)]
-	// Two passes: one that only reads, sums the frozen flows in entry
-	// order, and one over the re-solved entries (if any), in the same
-	// order. Apart, each loop keeps its few values in registers: as one
-	// loop, with the appends' calls inside, the compiler spilled three
-	// of them to the stack on every entry, and a scan cost 40
-	// instructions an entry.
-	if r.nonUnit == 0 {
-		// Where every coefficient is 1 the scan does not read them: a
-		// scan of every resource's lists streams them through the cache,
-		// and most of a solve's time is spent waiting for memory. (A sum
-		// of ones is the count, exactly.) Whether an entry is below thr
-		// is a coin toss on a large solve, which a branch mispredicts:
-		// the loop selects with masks instead (subtracting and adding a
-		// zero changes no sum, and rates are not negative, so top takes
-		// the greatest selected rate).
-		for _, rate := range rates {
-			below := b2u(rate < thr)
-			c := math.Float64frombits(math.Float64bits(rate) & -below)
+	if r.nonUnit == 0 && !search {
+		return s.scanUnit(r, x, rates, slots, thr)
+	}
+	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
+	top := 0.0
+	// Coefficients are read only where some is not 1.
+	unit := r.nonUnit == 0
+	coefs := r.coefs[:len(rates)]
+	for k, rate := range rates {
+		coef := 1.0
+		if !unit {
+			coef = coefs[k]
+		}
+		if rate < thr {
+			c := coef * rate
 			rem -= c
 			load += c
-			if c > top {
-				top = c
+			if rate > top {
+				top = rate
 			}
-			nUnf += int(1 - below)
-		}
-		wsum = float64(nUnf)
-	} else {
-		coefs := r.coefs[:len(rates)]
-		for k, rate := range rates {
-			coef := coefs[k]
-			if rate < thr {
-				c := coef * rate
-				rem -= c
-				load += c
-				if rate > top {
-					top = rate
-				}
-			} else {
-				wsum += coef
-				nUnf++
-			}
-		}
-	}
-	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
-	// The re-solved flows' rates raise top as the last of them freezes.
-	r.top = top
-	if nUnf == 0 {
-		return 0
-	}
-	// Re-solved: every resource of the flow is scanned, and marks the
-	// flow's entry there as this one.
-	if !search {
-		// Branch-free as above: every entry is stored, the re-solved ones
-		// as resolving, and each slot is written at the list's end, which
-		// advances only past a flow's first use of a re-solved entry.
-		comp := slices.Grow(s.comp, nUnf+1)
-		n := len(comp)
-		comp = comp[:n+nUnf+1]
-		for k, rate := range rates {
-			below := b2u(rate < thr)
-			rates[k] = math.Float64frombits(math.Float64bits(rate)&-below | resolvingBits&^-below)
-			sl := slots[k]
-			comp[n] = sl
-			n += int((1 - below) &^ (uint64(uint32(sl)) >> 31))
-		}
-		s.comp = comp[:n]
-		return nUnf
-	}
-	for k, rate := range rates {
-		if rate < thr {
 			continue
 		}
+		// Re-solved: every resource of the flow is scanned, and marks the
+		// flow's entry there as this one.
 		rates[k] = resolving
-		if sl := slotOf(slots[k]); s.slMark[sl] != ep {
+		wsum += coef
+		nUnf++
+		if !search {
+			if sl := slots[k]; sl >= 0 {
+				s.comp = append(s.comp, sl)
+			}
+		} else if sl := slotOf(slots[k]); s.slMark[sl] != ep {
 			// Found: visit its resources.
 			s.slMark[sl] = ep
 			s.comp = append(s.comp, sl)
@@ -778,6 +734,48 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 			}
 		}
 	}
+	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+	// The re-solved flows' rates raise top as the last of them freezes.
+	r.top = top
+	return nUnf
+}
+
+// scanUnit is scan without search of a resource whose coefficients are
+// all 1 (links), the bulk of visitAll's scans: where every coefficient is 1
+// it does not read them (a scan of every resource's lists streams them
+// through the cache, and most of a solve's time is spent waiting for
+// memory), and a sum of ones is the count, exactly. Whether an entry is
+// below thr is a coin toss on a large solve, which a branch mispredicts,
+// so the loop selects with masks: it adds and subtracts a zero for a
+// re-solved entry (which changes no sum), stores every entry (re-solved
+// ones as resolving), and writes every slot at the end of the list,
+// advancing past it only for a flow's first use of a re-solved entry. It
+// calls nothing, so its values stay in registers.
+func (s *solver) scanUnit(r *resource, x *fillState, rates []float64, slots []int32, thr float64) int {
+	rem, load, top := r.capacity, 0.0, 0.0
+	nUnf := 0
+	comp := slices.Grow(s.comp, len(rates)+1)
+	n := len(comp)
+	comp = comp[:n+len(rates)+1]
+	for k, rate := range rates {
+		below := b2u(rate < thr)
+		m := -below
+		c := math.Float64frombits(math.Float64bits(rate) & m)
+		rem -= c
+		load += c
+		if c > top {
+			top = c
+		}
+		nUnf += int(1 - below)
+		rates[k] = math.Float64frombits(math.Float64bits(rate)&m | resolvingBits&^m)
+		sl := slots[k]
+		comp[n] = sl
+		n += int((1 - below) &^ (uint64(uint32(sl)) >> 31))
+	}
+	s.comp = comp[:n]
+	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), float64(nUnf), nUnf, load
+	// The re-solved flows' rates raise top as the last of them freezes.
+	r.top = top
 	return nUnf
 }
 
