@@ -67,10 +67,7 @@ type resource struct {
 	// complemented (^slot, see slotOf) except at the flow's first use, so
 	// that visitAll lists each flow once; beside them, coefs and
 	// fillState.rates hold their coefficients and rates.
-	slots []int32
-	// nonUnit counts the coefficients that are not 1. Where all are 1,
-	// scans read the rates alone.
-	nonUnit int32
+	slots   []int32
 	busyPos int32 // its place in solver.busy while it has flows
 	dirty   bool
 	track   bool    // keep a load series
@@ -105,7 +102,11 @@ type fillState struct {
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
 	newLoad float64 // the load the solve in progress gives it
-	nUnf    int     // unfrozen flows
+	nUnf    int32   // unfrozen flows
+	// nonUnit counts the resource's coefficients that are not 1. Where
+	// all are 1, scans read the rates alone, and a freeze needs no
+	// coefficient (the solver's refs hold none).
+	nonUnit int32
 }
 
 // level is the filling level at which the resource saturates.
@@ -117,13 +118,13 @@ type use struct {
 	coef float64
 }
 
-// ref is a use as the solver keeps it: the resource, the flow's position
-// in its lists, and the coefficient (also in the resource's coefs, for
-// scans: a freeze reads it here, so that its one access to the lists, at a
-// random place, is a store of the rate that does not wait for the cache).
+// ref is a use as the solver keeps it: the resource and the flow's
+// position in its lists. The coefficient is in the resource's coefs, where
+// a freeze reads it only if the resource has one other than 1 (links have
+// none): 8-byte refs keep the slab, which a large solve reads at random,
+// half the size it was with the coefficient beside each.
 type ref struct {
 	res, pos int32
-	coef     float64
 }
 
 // slot is what the solver keeps of a flow registered on its resources, in
@@ -353,7 +354,7 @@ func (s *solver) start(f *flow, amount float64) {
 			x.rates = append(x.rates, math.Inf(1))
 			r.coefs = append(r.coefs, fu.coef)
 			if fu.coef != 1 {
-				r.nonUnit++
+				x.nonUnit++
 			}
 			r.top = math.Inf(1)
 			s.markDirty(int(u.res))
@@ -391,7 +392,7 @@ func (s *solver) register(f *flow) int32 {
 	st.remaining, st.last, st.amount, st.qs = f.remaining, f.last, f.amount, -1
 	st.touched, st.frozen, st.noEnd = false, false, f.noEnd
 	for _, u := range f.uses {
-		s.uses = append(s.uses, ref{res: u.res, coef: u.coef})
+		s.uses = append(s.uses, ref{res: u.res})
 	}
 	return sl
 }
@@ -526,7 +527,7 @@ func (s *solver) remove(f *flow) {
 			// remove f from r.slots, keeping positions of the moved flow right
 			last := int32(len(r.slots) - 1)
 			if r.coefs[u.pos] != 1 {
-				r.nonUnit--
+				x.nonUnit--
 			}
 			if u.pos != last {
 				moved := r.slots[last]
@@ -637,7 +638,7 @@ func (s *solver) Handle() {
 			st := &s.sl[sl]
 			for _, u := range s.refs(st) {
 				y := &s.fs[u.res]
-				y.newLoad += u.coef * st.next
+				y.newLoad += s.res[u.res].coefs[u.pos] * st.next
 			}
 		}
 	}
@@ -690,13 +691,13 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 	r, x := &s.res[ri], &s.fs[ri]
 	rates := x.rates
 	slots := r.slots[:len(rates)]
-	if r.nonUnit == 0 && !search {
+	if x.nonUnit == 0 && !search {
 		return s.scanUnit(r, x, rates, slots, thr)
 	}
 	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
 	top := 0.0
 	// Coefficients are read only where some is not 1.
-	unit := r.nonUnit == 0
+	unit := x.nonUnit == 0
 	coefs := r.coefs[:len(rates)]
 	for k, rate := range rates {
 		coef := 1.0
@@ -734,7 +735,7 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 			}
 		}
 	}
-	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, nUnf, load
+	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), wsum, int32(nUnf), load
 	// The re-solved flows' rates raise top as the last of them freezes.
 	r.top = top
 	return nUnf
@@ -773,7 +774,7 @@ func (s *solver) scanUnit(r *resource, x *fillState, rates []float64, slots []in
 		n += int((1 - below) &^ (uint64(uint32(sl)) >> 31))
 	}
 	s.comp = comp[:n]
-	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), float64(nUnf), nUnf, load
+	x.rem, x.wsum, x.nUnf, x.newLoad = max(rem, 0), float64(nUnf), int32(nUnf), load
 	// The re-solved flows' rates raise top as the last of them freezes.
 	r.top = top
 	return nUnf
@@ -836,7 +837,7 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 	}
 	r.crossMark = ep
 	// Coefficients are read only where some is not 1 (see scan).
-	unit := r.nonUnit == 0
+	unit := s.fs[ri].nonUnit == 0
 	coefs := r.coefs[:len(rates)]
 	w := float64(len(rates))
 	if !unit {
@@ -940,7 +941,11 @@ func (s *solver) freeze(sl int32, rate float64) {
 	for _, u := range s.refs(st) {
 		x := &s.fs[u.res]
 		x.rates[u.pos] = rate
-		c := float64(u.coef * rate)
+		coef := 1.0
+		if x.nonUnit != 0 {
+			coef = s.res[u.res].coefs[u.pos]
+		}
+		c := float64(coef * rate)
 		x.rem -= c
 		x.newLoad += c
 		if x.rem < 0 {
@@ -955,7 +960,7 @@ func (s *solver) freeze(sl int32, rate float64) {
 			}
 			continue
 		}
-		x.wsum -= u.coef
+		x.wsum -= coef
 		if x.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
 			x.wsum = 0

@@ -87,8 +87,8 @@ func checkSlots(s *solver, live []*flow) error {
 			return fmt.Errorf("flow %d: slot has %d uses, flow %d", fi, st.n, len(f.uses))
 		}
 		for j, u := range s.refs(st) {
-			if u.res != f.uses[j].res || u.coef != f.uses[j].coef {
-				return fmt.Errorf("flow %d use %d: slot has resource %d coef %g, flow %d coef %g", fi, j, u.res, u.coef, f.uses[j].res, f.uses[j].coef)
+			if u.res != f.uses[j].res {
+				return fmt.Errorf("flow %d use %d: slot has resource %d, flow %d", fi, j, u.res, f.uses[j].res)
 			}
 			r, x := &s.res[u.res], &s.fs[u.res]
 			want := f.slot // listed as itself at its first use, complemented at the others
@@ -116,8 +116,8 @@ func checkSlots(s *solver, live []*flow) error {
 				nonUnit++
 			}
 		}
-		if nonUnit != s.res[i].nonUnit || len(s.res[i].coefs) != len(s.res[i].slots) || len(s.fs[i].rates) != len(s.res[i].slots) {
-			return fmt.Errorf("resource %d: %d slots, %d rates, %d coefficients of which %d not 1, counted %d", i, len(s.res[i].slots), len(s.fs[i].rates), len(s.res[i].coefs), nonUnit, s.res[i].nonUnit)
+		if nonUnit != s.fs[i].nonUnit || len(s.res[i].coefs) != len(s.res[i].slots) || len(s.fs[i].rates) != len(s.res[i].slots) {
+			return fmt.Errorf("resource %d: %d slots, %d rates, %d coefficients of which %d not 1, counted %d", i, len(s.res[i].slots), len(s.fs[i].rates), len(s.res[i].coefs), nonUnit, s.fs[i].nonUnit)
 		}
 		if len(s.res[i].slots) > 0 {
 			nonEmpty++
