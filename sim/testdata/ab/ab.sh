@@ -5,7 +5,9 @@
 # median ratio. Adjacent runs share the machine's state, so the median of
 # pair ratios is steadier than comparing two series of absolute times.
 # BENCH case:NAME times one case of the SimGrid comparison instead (gpusim
-# alone, TestSimGridSpeed's -sim.speed NAME), in seconds.
+# alone, TestSimGridSpeed's -sim.speed NAME), in seconds. Pair ratios are
+# noisier than they look on this VM: rounds.sh, with a copy of one binary
+# as a reference, is the better test of a small effect.
 #
 #   sim/testdata/ab/ab.sh REV_A BENCH [N]     e.g.  ab.sh HEAD 'Flows$' 9
 #   sim/testdata/ab/ab.sh HEAD case:499-links-10000-flows 3
