@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -217,7 +218,7 @@ func (p *Program) validate(m *Machine, trees *routeTrees) error {
 			add(nil, "stream %s: gpu index %d out of range", s.Name, s.GPU)
 		}
 	}
-	dup := p.duplicateIDs()
+	ids := newIDTable(p)
 	reach := newReachCache(m, trees)
 	pos := 0 // the op's position in all threads' ops
 	for ti := range p.Threads {
@@ -240,9 +241,9 @@ func (p *Program) validate(m *Machine, trees *routeTrees) error {
 		}
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
-			if op.ID == "" {
+			if dup := ids.add(op, pos); op.ID == "" {
 				add(op, "has no id")
-			} else if dup != nil && dup[pos] {
+			} else if dup {
 				add(op, "duplicate id")
 			}
 			pos++
@@ -303,82 +304,83 @@ func (p *Program) validate(m *Machine, trees *routeTrees) error {
 	return nil
 }
 
-// duplicateIDs marks, by position in all threads' ops, every op whose ID an
-// earlier op has (the parts of a collective issued rank by rank share an ID
-// and differ by rank); nil when there are none. It puts hashes of the IDs in
-// a flat table and compares strings only for hashes that occur twice,
-// instead of filling a map of every ID: at a million ops the map's inserts
-// cost over half a second, most of it cache misses.
-func (p *Program) duplicateIDs() []bool {
-	type idKey struct {
-		id      string
-		oneRank bool
-		rank    int
+// idTable finds, op by op in program order, the ops whose ID an earlier op
+// has (the parts of a collective issued rank by rank share an ID and differ
+// by rank). It keeps a flat open-addressing table of hash fragments and
+// positions instead of a map of every ID (at a million ops the map's
+// inserts cost over half a second, most of it cache misses), and compares
+// IDs only where fragments match. Validation feeds it each thread's ops
+// while they are in cache for the other checks: a pass of its own over
+// every op cost as much again in misses.
+type idTable struct {
+	p    *Program
+	seed maphash.Seed
+	// table holds, for each ID seen, the high 32 bits of its hash and 1
+	// plus the position of its first op; 0 marks a free entry. Its index
+	// comes from the hash's low bits (linear probing).
+	table []uint64
+	mask  uint64
+	ends  []int // the position after each thread's last op
+}
+
+type idKey struct {
+	id      string
+	oneRank bool
+	rank    int
+}
+
+func keyOf(op *Op) idKey {
+	if op.Kind == OpCollective && op.OneRank {
+		return idKey{op.ID, true, op.Rank}
 	}
-	keyOf := func(op *Op) idKey {
-		if op.Kind == OpCollective && op.OneRank {
-			return idKey{op.ID, true, op.Rank}
-		}
-		return idKey{id: op.ID}
-	}
-	// The seed changes from run to run; only the cost of a false match
-	// (an exact comparison) depends on it, not the result.
-	seed := maphash.MakeSeed()
-	hash := func(k idKey) uint64 {
-		h := maphash.String(seed, k.id)
-		if k.oneRank {
-			h = (h ^ uint64(k.rank+1)) * 0x9e3779b97f4a7c15
-		}
-		return h
-	}
-	hs := make([]uint64, 0, p.NumOps())
+	return idKey{id: op.ID}
+}
+
+func newIDTable(p *Program) *idTable {
+	t := &idTable{p: p, seed: maphash.MakeSeed()} // the seed only moves the cost of false matches
+	n := 0
 	for ti := range p.Threads {
-		for oi := range p.Threads[ti].Ops {
-			hs = append(hs, hash(keyOf(&p.Threads[ti].Ops[oi])))
-		}
+		n += len(p.Threads[ti].Ops)
+		t.ends = append(t.ends, n)
 	}
-	// The hashes go into an open-addressing table (linear probing; 0 marks
-	// an empty slot, so a zero hash is stored as 1: a false match costs only
-	// an exact comparison below).
 	size := 1
-	for size < 2*len(hs) {
+	for size < 2*n {
 		size *= 2
 	}
-	table := make([]uint64, size)
-	var twice map[uint64]bool
-	for _, h := range hs {
-		h = max(h, 1)
-		for i := h & uint64(size-1); ; i = (i + 1) & uint64(size-1) {
-			if table[i] == 0 {
-				table[i] = h
-				break
-			}
-			if table[i] == h {
-				if twice == nil {
-					twice = map[uint64]bool{}
-				}
-				twice[h] = true
-				break
-			}
+	t.table = make([]uint64, size)
+	t.mask = uint64(size - 1)
+	return t
+}
+
+// add records op, at position pos (ops must come in program order), and
+// reports whether an earlier op has its ID.
+func (t *idTable) add(op *Op, pos int) bool {
+	k := keyOf(op)
+	h := maphash.String(t.seed, k.id)
+	if k.oneRank {
+		h = (h ^ uint64(k.rank+1)) * 0x9e3779b97f4a7c15
+	}
+	frag := h >> 32
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.table[i]
+		if e == 0 {
+			t.table[i] = frag<<32 | uint64(pos+1)
+			return false
+		}
+		if e>>32 == frag && keyOf(t.op(int(e&0xffffffff)-1)) == k {
+			return true
 		}
 	}
-	if twice == nil {
-		return nil
+}
+
+// op returns the op at position pos.
+func (t *idTable) op(pos int) *Op {
+	ti := sort.SearchInts(t.ends, pos+1)
+	start := 0
+	if ti > 0 {
+		start = t.ends[ti-1]
 	}
-	dup := make([]bool, len(hs))
-	seen := map[idKey]bool{}
-	pos := 0
-	for ti := range p.Threads {
-		for oi := range p.Threads[ti].Ops {
-			if twice[max(hs[pos], 1)] {
-				k := keyOf(&p.Threads[ti].Ops[oi])
-				dup[pos] = seen[k]
-				seen[k] = true
-			}
-			pos++
-		}
-	}
-	return dup
+	return &t.p.Threads[ti].Ops[pos-start]
 }
 
 // reachCache remembers, for one validation, which pairs of nodes can reach

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,30 @@ func TestValidateFindsDuplicateIDs(t *testing.T) {
 	err = (&Program{Name: "p", Threads: []Thread{{Name: "a", Ops: many}}}).Validate(m)
 	if n := strings.Count(err.Error(), "duplicate id"); n != 990 {
 		t.Errorf("%d duplicates reported, want 990", n)
+	}
+}
+
+// TestIDTableComparesIDsWhereHashFragmentsMatch plants, where op b's probe
+// starts, an entry with b's hash fragment that points at op a: add must
+// compare the IDs, find them different, and go on probing.
+func TestIDTableComparesIDsWhereHashFragmentsMatch(t *testing.T) {
+	a := Op{ID: "a", Kind: OpHost}
+	b := Op{ID: "b", Kind: OpHost}
+	p := &Program{Threads: []Thread{{Ops: []Op{a, b, b}}}}
+	ids := newIDTable(p)
+	if ids.add(&p.Threads[0].Ops[0], 0) {
+		t.Fatal("first op reported as a duplicate")
+	}
+	h := maphash.String(ids.seed, "b")
+	planted := h & ids.mask
+	for ids.table[planted] != 0 { // keep a's own entry
+		planted = (planted + 1) & ids.mask
+	}
+	ids.table[planted] = h>>32<<32 | 1 // b's fragment, a's position
+	if ids.add(&p.Threads[0].Ops[1], 1) {
+		t.Error("b reported as a duplicate of a, whose entry only shares its hash fragment")
+	}
+	if !ids.add(&p.Threads[0].Ops[2], 2) {
+		t.Error("the second b not reported as a duplicate")
 	}
 }
