@@ -194,7 +194,21 @@ func sortRuns[T any](xs []T, ends []int, buf []T, cmp func(a, b T) int) []T {
 		}
 		from = e
 	}
-	return mergeRuns(xs, ends, buf, func(a, b T) bool { return cmp(a, b) < 0 })
+	return mergeRuns(xs, ends, buf, func(out, a, b []T) {
+		i, j, k := 0, 0, 0
+		for i < len(a) && j < len(b) {
+			if cmp(b[j], a[i]) < 0 {
+				out[k] = b[j]
+				j++
+			} else {
+				out[k] = a[i]
+				i++
+			}
+			k++
+		}
+		k += copy(out[k:], a[i:])
+		copy(out[k:], b[j:])
+	})
 }
 
 // sortTimeRuns is sortRuns for times, where order among equal elements
@@ -212,28 +226,7 @@ func sortTimeRuns(xs []Time, ends []int, buf []Time) []Time {
 		}
 		from = e
 	}
-	if cap(buf) < len(xs) {
-		buf = make([]Time, len(xs))
-	}
-	buf = buf[:len(xs)]
-	for len(ends) > 1 {
-		from, nr := 0, 0
-		for i := 0; i < len(ends); i += 2 {
-			if i+1 == len(ends) {
-				copy(buf[from:], xs[from:ends[i]])
-				ends[nr] = ends[i]
-				nr++
-				break
-			}
-			mergeTimes(buf[from:ends[i+1]], xs[from:ends[i]], xs[ends[i]:ends[i+1]])
-			ends[nr] = ends[i+1]
-			nr++
-			from = ends[i+1]
-		}
-		xs, buf = buf, xs
-		ends = ends[:nr]
-	}
-	return xs
+	return mergeRuns(xs, ends, buf, mergeTimes)
 }
 
 // mergeTimes merges sorted a and b into out (len(a)+len(b) long).
@@ -254,8 +247,9 @@ func mergeTimes(out, a, b []Time) {
 	copy(out[k:], b[j:])
 }
 
-// mergeRuns merges the sorted runs of xs ending at ends, pairwise.
-func mergeRuns[T any](xs []T, ends []int, buf []T, less func(a, b T) bool) []T {
+// mergeRuns merges the sorted runs of xs ending at ends, pairwise, with
+// merge2, which merges sorted a and b into out (len(a)+len(b) long).
+func mergeRuns[T any](xs []T, ends []int, buf []T, merge2 func(out, a, b []T)) []T {
 	if cap(buf) < len(xs) {
 		buf = make([]T, len(xs))
 	}
@@ -269,23 +263,10 @@ func mergeRuns[T any](xs []T, ends []int, buf []T, less func(a, b T) bool) []T {
 				nr++
 				break
 			}
-			a, b, k := from, ends[i], from
-			ae, be := ends[i], ends[i+1]
-			for a < ae && b < be {
-				if less(xs[b], xs[a]) {
-					buf[k] = xs[b]
-					b++
-				} else {
-					buf[k] = xs[a]
-					a++
-				}
-				k++
-			}
-			k += copy(buf[k:], xs[a:ae])
-			copy(buf[k:], xs[b:be])
-			ends[nr] = be
+			merge2(buf[from:ends[i+1]], xs[from:ends[i]], xs[ends[i]:ends[i+1]])
+			ends[nr] = ends[i+1]
 			nr++
-			from = be
+			from = ends[i+1]
 		}
 		xs, buf = buf, xs
 		ends = ends[:nr]
