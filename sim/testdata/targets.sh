@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Measures every target of issue 7 in one go, on one core, and prints each
+# figure beside its target (about 15 minutes; SimGrid's 10,000-transfer case
+# is most of it). Each line is one measurement: on a machine whose speed
+# moves, run it more than once and read the ranges.
+#
+#   sim/testdata/targets.sh            all of them
+#   sim/testdata/targets.sh quick      without SimGrid's 5,000- and 10,000-transfer cases
+#
+# Needs Go; the SimGrid ratios need g++ and libsimgrid-dev (as compare.sh).
+set -euo pipefail
+top=$(git rev-parse --show-toplevel)
+cd "$top"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GOMAXPROCS=1
+
+echo "== engine: at least 5 M events/s on one core"
+go test ./sim -run '^$' -bench 'Engine$' -benchtime 20x -count 5 |
+	awk '/^BenchmarkEngine/ {for (i = 1; i < NF; i++) {if ($(i+1) == "events/s") w = $i; if ($(i+1) == "loop-events/s") l = $i}
+		printf "   whole run %.2f M events/s, event loop %.2f M events/s\n", w / 1e6, l / 1e6}'
+
+echo "== flow solver: at most 0.25 x SimGrid on every case of 2,000+ transfers, finish times within 1e-6"
+cases=249-links-2000-flows,499-links-2000-flows,249-links-5000-flows,999-links-5000-flows,499-links-10000-flows
+[[ ${1:-} == quick ]] && cases=249-links-2000-flows,499-links-2000-flows
+go test ./sim -run '^TestSimGridSpeed$' -sim.speed "$cases" -timeout 2h -v |
+	awk '$2 ~ /^[0-9]+$/ {printf "   %-24s ratio %s, largest relative difference %s (gpusim %s s, SimGrid %s s)\n", $1, $5, $6, $3, $4}'
+
+echo "== 20,000 transfers on a 1,000-link tree in under 60 s"
+go test ./sim -run '^TestSimGridSpeed$' -sim.speed 999-links-20000-flows -sim.speed-simgrid=false -timeout 1h -v |
+	awk '$1 == "999-links-20000-flows" {printf "   %s s\n", $3}'
+
+echo "== scale: ns per op at 10^6 ops at most 2x that at 10^4; the 10^6-op run under 10 s"
+go test ./sim -run '^$' -bench 'Scale' -benchtime 1x -timeout 1h |
+	awk '/^BenchmarkScale/ {for (i = 1; i < NF; i++) {if ($(i+1) == "ns/op-simulated") n = $i; if ($(i+1) == "s/run") s = $i}
+		split($1, a, "="); sub(/-.*/, "", a[2]); printf "   %9s ops: %s ns per op, %s s a run\n", a[2], n, s}'
+
+echo "== peak memory of the 10^6-op run under 1 GiB (gpusim run, then with --json and --trace written)"
+go build -o "$tmp/gpusim" ./cmd/gpusim
+sed 's/^  steps: 2$/  steps: 1345/' scenarios/allreduce-overlap.yaml >"$tmp/ar.yaml"
+set -- --set topo=dgx-h100 --set overlap=true --set "bucket=25 MiB"
+/usr/bin/time -f '   %M KB peak, %e s' "$tmp/gpusim" run "$tmp/ar.yaml" "$@" >/dev/null 2>"$tmp/t1" || { cat "$tmp/t1"; exit 1; }
+tail -1 "$tmp/t1"
+/usr/bin/time -f '   %M KB peak, %e s (with --json and --trace)' "$tmp/gpusim" run "$tmp/ar.yaml" "$@" --json --trace "$tmp/trace.json" >"$tmp/out.json" 2>"$tmp/t2" || { cat "$tmp/t2"; exit 1; }
+tail -1 "$tmp/t2"
