@@ -132,10 +132,10 @@ func (q *Queue) Schedule(e *Event, at Time) {
 
 // move re-times the event queued in heap slot qs to at, as Schedule
 // would: a caller that keeps the slot number of its event re-times it
-// without touching the event,
-// whose time is brought up to date when it leaves the heap (removeAt). A
-// store of the time into each event, inside its owner's state, was 40% of
-// the misses of a 2 MiB cache on a large flow case.
+// without touching the event, whose time is brought up to date when it
+// leaves the heap (removeAt). A store of the time into each event, inside
+// its owner's state, was 40% of the misses of a 2 MiB cache on a large
+// flow case.
 func (q *Queue) move(qs int32, at Time) {
 	i := int(q.pos[qs])
 	q.seq++
