@@ -72,6 +72,7 @@ type resource struct {
 	dirty   bool
 	track   bool    // keep a load series
 	load    float64 // current sum of coefficient*rate
+	_       [8]byte // the first line ends here
 
 	// What a change of load writes, and crossing's result, in the second
 	// line.

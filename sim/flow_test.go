@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // checkMaxMin verifies the defining property of a weighted max-min fair
@@ -413,6 +414,31 @@ func TestSolverRemovesFlowsUsingAResourceThreeTimes(t *testing.T) {
 		// the resource three times gets a third of it alone.
 		if len(live) == 1 && math.Abs(live[0].curRate()-10.0/3) > 1e-9 {
 			t.Fatalf("the flow left has rate %g, want 10/3", live[0].curRate())
+		}
+	}
+}
+
+// TestSolverLayoutKeepsItsCacheLines pins the layouts the solver's comments
+// rely on: a resource's scanned fields in its first 64-byte line, what a
+// change of load writes in the second, coefficients and series in the
+// third; the fill state and a slot one line each; refs 8 bytes. (Moving a
+// field out of the resource once shifted its second line into the first.)
+func TestSolverLayoutKeepsItsCacheLines(t *testing.T) {
+	var r resource
+	for _, c := range []struct {
+		what      string
+		got, want uintptr
+	}{
+		{"resource size", unsafe.Sizeof(r), 192},
+		{"resource.load offset (end of line 1)", unsafe.Offsetof(r.load), 48},
+		{"resource.used offset (line 2)", unsafe.Offsetof(r.used), 64},
+		{"resource.coefs offset (line 3)", unsafe.Offsetof(r.coefs), 128},
+		{"fillState size", unsafe.Sizeof(fillState{}), 64},
+		{"slot size", unsafe.Sizeof(slot{}), 64},
+		{"ref size", unsafe.Sizeof(ref{}), 8},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s %d, want %d", c.what, c.got, c.want)
 		}
 	}
 }
