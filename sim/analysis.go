@@ -32,7 +32,6 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 		most = max(most, n)
 	}
 	tsA, tsB := make([]Time, 0, 2+4*most), make([]Time, 2+4*most)
-	exec := make([]Time, 0, 3*most)
 	issueA, issueB := make([]issuedOp, 0, most), make([]issuedOp, most)
 	edgeA, edgeB := make([]gpuEdge, 0, 4*most), make([]gpuEdge, 4*most)
 	for g := range out {
@@ -61,11 +60,12 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 		var edgeEnds []int
 		var maxIssued Time = -1
 		for _, run := range runs {
+			// Two runs of times: the run's execution times, then (from
+			// byIssue) its issue times.
 			from := len(byIssue)
-			exec = exec[:0]
 			for _, i := range run {
 				rec := &res.Ops[i]
-				exec = append(exec, rec.Start)
+				ts = append(ts, rec.Start)
 				maxIssued = max(maxIssued, rec.Issued)
 				byIssue = append(byIssue, issuedOp{rec.Issued, rec.Start, i})
 				switch rec.Kind {
@@ -81,7 +81,7 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 					}
 				case OpCollective:
 					st.Collectives++
-					exec = append(exec, rec.Begin)
+					ts = append(ts, rec.Begin)
 					if rec.Begin > rec.Start {
 						edges = append(edges, edge{rec.Start, 1, 3}, edge{rec.Begin, -1, 3})
 					}
@@ -89,13 +89,12 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 						edges = append(edges, edge{rec.Begin, 1, 2}, edge{rec.End, -1, 2})
 					}
 				}
-				exec = append(exec, rec.End)
+				ts = append(ts, rec.End)
 			}
+			tsEnds = append(tsEnds, len(ts))
 			for _, x := range byIssue[from:] {
 				ts = append(ts, x.issued)
 			}
-			tsEnds = append(tsEnds, len(ts))
-			ts = append(ts, exec...)
 			tsEnds = append(tsEnds, len(ts))
 			issueEnds = append(issueEnds, len(byIssue))
 			edgeEnds = append(edgeEnds, len(edges))
