@@ -39,11 +39,11 @@ import (
 // (Re-solving every flow at L0 or above, connected or not, gives the same
 // rates: where changes reach most resources anyway, solves do that for a
 // while and spare the search; see visitAll.) A solve costs the scans of the
-// visited resources' entry lists (rates are kept beside the lists, so frozen
-// flows are not touched) plus O(U) for the U uses of the re-solved flows,
-// and the filling queue's work: resources sit in a radix heap keyed by the
-// level at which they would saturate. The solver keeps what it reads of
-// each flow in dense slots, not in the flows (see slot).
+// visited resources' entry lists (each flow's rate is kept in a small dense
+// array, so frozen flows are not touched) plus O(U) for the U uses of the
+// re-solved flows, and the filling queue's work: resources sit in a radix
+// heap keyed by the level at which they would saturate. The solver keeps
+// what it reads of each flow in dense slots, not in the flows (see slot).
 //
 // CPU work is processor-shared outside the solver: a group (a host's cores)
 // lets each of its n running flows go at min(1, cores/n) of its own speed, by
@@ -65,14 +65,14 @@ type resource struct {
 	top float64
 	// slots are the solver slots of the active flows using it, each
 	// complemented (^slot, see slotOf) except at the flow's first use, so
-	// that visitAll lists each flow once; beside them, coefs and
-	// fillState.rates hold their coefficients and rates.
+	// that visitAll lists each flow once; beside them, coefs holds their
+	// coefficients. Their rates are the solver's flowRate, by slot.
 	slots   []int32
 	busyPos int32 // its place in solver.busy while it has flows
 	dirty   bool
 	track   bool    // keep a load series
 	load    float64 // current sum of coefficient*rate
-	_       [8]byte // the first line ends here
+	mark    uint64  // the solve that visited it; the first line ends here
 
 	// What a change of load writes, and crossing's result, in the second
 	// line.
@@ -91,21 +91,17 @@ type resource struct {
 	_      [16]byte
 }
 
-// fillState is what a solve reads and writes of a resource, kept apart from
-// the resource (s.fs[i] for s.res[i]) in one cache line, so that the solve's
-// passes over it stay in cache.
+// fillState is what a filling reads and writes of a resource, kept apart
+// from the resource (s.fs[i] for s.res[i]) in 32 bytes, so that a freeze,
+// which updates it at each resource of the flow, finds it in cache: the
+// fill states of a thousand resources take 32 KB.
 type fillState struct {
-	// rates holds, beside the resource's slot list, each flow's rate, or
-	// +Inf while a change to the flow awaits a solve, or resolving while a
-	// solve re-computes it.
-	rates   []float64
-	mark    uint64  // the solve that visited it
 	rem     float64 // capacity not yet given to frozen flows
 	wsum    float64 // sum of coefficients of unfrozen flows
 	newLoad float64 // the load the solve in progress gives it
 	nUnf    int32   // unfrozen flows
 	// nonUnit counts the resource's coefficients that are not 1. Where
-	// all are 1, scans read the rates alone, and a freeze needs no
+	// all are 1, scans read no coefficient, and a freeze needs no
 	// coefficient (the solver's refs hold none).
 	nonUnit int32
 }
@@ -168,13 +164,17 @@ func (s *solver) refs(st *slot) []ref {
 // found that a change reached most of them; then one finds again.
 const globalSolves = 15
 
-// resolving marks, in the rates beside the resources' slot lists, a
-// flow that the solve in progress re-computes and has not yet frozen. Solves
-// find a flow's state there instead of in the flow, and so touch each flow
-// once rather than once per resource.
-const resolving = -1.0
+// resolving marks, in flowRate, a flow that the solve in progress
+// re-computes and has not yet frozen. It is a NaN, so that no comparison
+// puts it below a threshold (a scan meets a flow that an earlier scan
+// marked), and only its bits are compared (isResolving): arithmetic yields
+// other NaNs.
+const resolvingBits = 0x7ff8_0000_5ee0_0001
 
-var resolvingBits = math.Float64bits(resolving)
+var resolving = math.Float64frombits(resolvingBits)
+
+// isResolving reports whether a flow rate is the resolving mark.
+func isResolving(rate float64) bool { return math.Float64bits(rate) == resolvingBits }
 
 // b2u is 1 for true and 0 for false, without a branch.
 func b2u(b bool) uint64 {
@@ -249,7 +249,15 @@ type solver struct {
 	sl     []slot
 	slFlow []*flow
 	slMark []uint64 // the solve that found the slot's flow
-	free   []int32
+	// flowRate is each slot's flow's rate as its resources' scans see it:
+	// +Inf while a change to the flow awaits a solve, resolving while a
+	// solve re-computes it. One float per flow, not one per use beside
+	// each resource's list as it was: a freeze then wrote the rate into a
+	// different large array at each resource of the flow and stalled on
+	// those stores, where now a scan gathers rates from an array small
+	// enough to stay in cache (8 bytes a flow).
+	flowRate []float64
+	free     []int32
 	// busy lists the resources with flows (resource.busyPos is each one's
 	// place). Where there are at least globalMin, a solve that visits at
 	// least globalAt of them makes the next globalSolves solves visit them
@@ -352,7 +360,6 @@ func (s *solver) start(f *flow, amount float64) {
 			} else {
 				r.slots = append(r.slots, ^sl)
 			}
-			x.rates = append(x.rates, math.Inf(1))
 			r.coefs = append(r.coefs, fu.coef)
 			if fu.coef != 1 {
 				x.nonUnit++
@@ -360,6 +367,7 @@ func (s *solver) start(f *flow, amount float64) {
 			r.top = math.Inf(1)
 			s.markDirty(int(u.res))
 		}
+		s.flowRate[sl] = math.Inf(1)
 		st.touched = true
 		s.touched = append(s.touched, sl)
 	}
@@ -385,6 +393,7 @@ func (s *solver) register(f *flow) int32 {
 		s.sl = append(s.sl, slot{})
 		s.slFlow = append(s.slFlow, nil)
 		s.slMark = append(s.slMark, 0)
+		s.flowRate = append(s.flowRate, 0)
 	}
 	f.slot = sl
 	s.slFlow[sl] = f
@@ -435,8 +444,8 @@ func (s *solver) touch(f *flow) {
 		s.low = min(s.low, st.rate)
 		st.touched = true
 		s.touched = append(s.touched, f.slot)
+		s.flowRate[f.slot] = math.Inf(1)
 		for _, u := range us {
-			s.fs[u.res].rates[u.pos] = math.Inf(1)
 			s.res[u.res].top = math.Inf(1)
 		}
 	}
@@ -533,7 +542,6 @@ func (s *solver) remove(f *flow) {
 			if u.pos != last {
 				moved := r.slots[last]
 				r.slots[u.pos] = moved
-				x.rates[u.pos] = x.rates[last]
 				r.coefs[u.pos] = r.coefs[last]
 				ms := &s.sl[slotOf(moved)]
 				mu := s.refs(ms)
@@ -545,7 +553,6 @@ func (s *solver) remove(f *flow) {
 				}
 			}
 			r.slots = r.slots[:last]
-			x.rates = x.rates[:last]
 			r.coefs = r.coefs[:last]
 			if last == 0 {
 				moved := s.busy[len(s.busy)-1]
@@ -625,8 +632,8 @@ func (s *solver) Handle() {
 			if s.oversubscribe {
 				st.next *= 1.5
 			}
+			s.flowRate[sl] = st.next
 			for _, u := range s.refs(st) {
-				s.fs[u.res].rates[u.pos] = st.next
 				s.res[u.res].top = math.Inf(1)
 			}
 		}
@@ -666,12 +673,12 @@ func (s *solver) Handle() {
 
 // visit finds what a solve re-solves: from the changed resources, every
 // flow at thr or above that shares a resource with one found, and every
-// resource of those flows (compRes). It marks the found flows' entries
-// resolving and sums each visited resource's frozen rates.
+// resource of those flows (compRes). It marks the found flows resolving
+// and sums each visited resource's frozen rates.
 func (s *solver) visit(ep uint64, thr float64) {
 	for _, ri := range s.dirty {
-		if s.res[ri].dirty && s.fs[ri].mark != ep {
-			s.fs[ri].mark = ep
+		if r := &s.res[ri]; r.dirty && r.mark != ep {
+			r.mark = ep
 			s.compRes = append(s.compRes, ri)
 		}
 		s.res[ri].dirty = false
@@ -683,28 +690,31 @@ func (s *solver) visit(ep uint64, thr float64) {
 }
 
 // scan sums resource ri's rates below thr (the flows that stay frozen),
-// marks its entries at thr or above resolving and lists their flows in
-// s.comp, and returns how many entries it marked. With search (visit), it
+// marks the flows of its entries at thr or above resolving and lists them in
+// s.comp, and returns how many such entries it has. With search (visit), it
 // lists each flow the first time it meets it and queues the flow's
 // resources to be visited; without (visitAll), it lists each flow at its
 // first use.
 func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 	r, x := &s.res[ri], &s.fs[ri]
-	rates := x.rates
-	slots := r.slots[:len(rates)]
 	if x.nonUnit == 0 && !search {
-		return s.scanUnit(r, x, rates, slots, thr)
+		return s.scanUnit(r, x, thr)
 	}
 	rem, wsum, nUnf, load := r.capacity, 0.0, 0, 0.0
 	top := 0.0
 	// Coefficients are read only where some is not 1.
 	unit := x.nonUnit == 0
-	coefs := r.coefs[:len(rates)]
-	for k, rate := range rates {
+	slots := r.slots
+	coefs := r.coefs[:len(slots)]
+	rates := s.flowRate
+	for k, v := range slots {
 		coef := 1.0
 		if !unit {
 			coef = coefs[k]
 		}
+		// A flow another scan of this solve marked is resolving, which
+		// is not below thr.
+		rate := rates[slotOf(v)]
 		if rate < thr {
 			c := coef * rate
 			rem -= c
@@ -714,22 +724,20 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 			}
 			continue
 		}
-		// Re-solved: every resource of the flow is scanned, and marks the
-		// flow's entry there as this one.
-		rates[k] = resolving
+		rates[slotOf(v)] = resolving
 		wsum += coef
 		nUnf++
 		if !search {
-			if sl := slots[k]; sl >= 0 {
-				s.comp = append(s.comp, sl)
+			if v >= 0 {
+				s.comp = append(s.comp, v)
 			}
-		} else if sl := slotOf(slots[k]); s.slMark[sl] != ep {
+		} else if sl := slotOf(v); s.slMark[sl] != ep {
 			// Found: visit its resources.
 			s.slMark[sl] = ep
 			s.comp = append(s.comp, sl)
 			st := &s.sl[sl]
 			for _, u := range s.refs(st) {
-				if y := &s.fs[u.res]; y.mark != ep {
+				if y := &s.res[u.res]; y.mark != ep {
 					y.mark = ep
 					s.compRes = append(s.compRes, int(u.res))
 				}
@@ -749,17 +757,21 @@ func (s *solver) scan(ri int, ep uint64, thr float64, search bool) int {
 // memory), and a sum of ones is the count, exactly. Whether an entry is
 // below thr is a coin toss on a large solve, which a branch mispredicts,
 // so the loop selects with masks: it adds and subtracts a zero for a
-// re-solved entry (which changes no sum), stores every entry (re-solved
-// ones as resolving), and writes every slot at the end of the list,
-// advancing past it only for a flow's first use of a re-solved entry. It
-// calls nothing, so its values stay in registers.
-func (s *solver) scanUnit(r *resource, x *fillState, rates []float64, slots []int32, thr float64) int {
+// re-solved entry (which changes no sum), stores every entry's flow rate
+// back (re-solved ones as resolving), and writes every slot at the end of
+// the list, advancing past it only for a flow's first use of a re-solved
+// entry. It calls nothing, so its values stay in registers.
+func (s *solver) scanUnit(r *resource, x *fillState, thr float64) int {
 	rem, load, top := r.capacity, 0.0, 0.0
 	nUnf := 0
-	comp := slices.Grow(s.comp, len(rates)+1)
+	slots := r.slots
+	rates := s.flowRate
+	comp := slices.Grow(s.comp, len(slots)+1)
 	n := len(comp)
-	comp = comp[:n+len(rates)+1]
-	for k, rate := range rates {
+	comp = comp[:n+len(slots)+1]
+	for _, sl := range slots {
+		i := slotOf(sl)
+		rate := rates[i]
 		below := b2u(rate < thr)
 		m := -below
 		c := math.Float64frombits(math.Float64bits(rate) & m)
@@ -769,8 +781,7 @@ func (s *solver) scanUnit(r *resource, x *fillState, rates []float64, slots []in
 			top = c
 		}
 		nUnf += int(1 - below)
-		rates[k] = math.Float64frombits(math.Float64bits(rate)&m | resolvingBits&^m)
-		sl := slots[k]
+		rates[i] = math.Float64frombits(math.Float64bits(rate)&m | resolvingBits&^m)
 		comp[n] = sl
 		n += int((1 - below) &^ (uint64(uint32(sl)) >> 31))
 	}
@@ -791,8 +802,8 @@ func (s *solver) visitAll(ep uint64, thr float64) {
 	// The changed resources left without flows: their loads drop to 0.
 	for _, ri := range s.dirty {
 		r, x := &s.res[ri], &s.fs[ri]
-		if len(r.slots) == 0 && r.dirty && x.mark != ep {
-			x.mark = ep
+		if len(r.slots) == 0 && r.dirty && r.mark != ep {
+			r.mark = ep
 			x.rem, x.wsum, x.nUnf, x.newLoad = r.capacity, 0, 0, 0
 			s.compRes = append(s.compRes, ri)
 		}
@@ -806,7 +817,7 @@ func (s *solver) visitAll(ep uint64, thr float64) {
 		// As visit: the resources of re-solved flows, and the changed
 		// ones. The others keep their loads.
 		if s.scan(ri, ep, thr, false) > 0 || dirty {
-			s.fs[ri].mark = ep
+			s.res[ri].mark = ep
 			s.compRes = append(s.compRes, ri)
 		}
 	}
@@ -818,10 +829,7 @@ func (s *solver) visitAll(ep uint64, thr float64) {
 
 // slotOf decodes an entry of a resource's slot list.
 func slotOf(v int32) int32 {
-	if v < 0 {
-		return ^v
-	}
-	return v
+	return v ^ v>>31 // ^v where v < 0, without a branch
 }
 
 // crossing returns a lower bound of the level at which resource ri would
@@ -832,15 +840,16 @@ func slotOf(v int32) int32 {
 // solves for x with the flows below the current x frozen, which stays at or
 // below the crossing and rises towards it.
 func (s *solver) crossing(ri int, ep uint64) float64 {
-	r, rates := &s.res[ri], s.fs[ri].rates
+	r := &s.res[ri]
 	if r.crossMark == ep {
 		return r.cross
 	}
 	r.crossMark = ep
 	// Coefficients are read only where some is not 1 (see scan).
 	unit := s.fs[ri].nonUnit == 0
-	coefs := r.coefs[:len(rates)]
-	w := float64(len(rates))
+	slots := r.slots
+	coefs := r.coefs[:len(slots)]
+	w := float64(len(slots))
 	if !unit {
 		w = 0
 		for _, c := range coefs {
@@ -854,12 +863,12 @@ func (s *solver) crossing(ri int, ep uint64) float64 {
 	x := r.capacity / w
 	for it := 0; it < 4; it++ {
 		fixed, wu := 0.0, 0.0
-		for k, rate := range rates {
+		for k, v := range slots {
 			coef := 1.0
 			if !unit {
 				coef = coefs[k]
 			}
-			if rate < x {
+			if rate := s.flowRate[slotOf(v)]; rate < x {
 				fixed += coef * rate
 			} else {
 				wu += coef
@@ -924,24 +933,24 @@ func (s *solver) fill() {
 		if math.IsNaN(s.level) || math.IsInf(s.level, 0) {
 			panic("sim: max-min filling reached a non-finite level on " + r.name)
 		}
-		for k, rate := range s.fs[top.res].rates {
-			if rate == resolving {
-				s.freeze(slotOf(r.slots[k]), s.level)
+		for _, v := range r.slots {
+			if sl := slotOf(v); isResolving(s.flowRate[sl]) {
+				s.freeze(sl, s.level)
 			}
 		}
 	}
 }
 
-// freeze fixes the rate of slot sl's flow, in the slot and in its entries at
-// its resources, and takes it out of those resources' unfrozen sums.
+// freeze fixes the rate of slot sl's flow, in the slot and in flowRate,
+// and takes it out of its resources' unfrozen sums.
 func (s *solver) freeze(sl int32, rate float64) {
 	st := &s.sl[sl]
 	st.frozen = true
 	st.next = rate
+	s.flowRate[sl] = rate
 	s.unfrozen--
 	for _, u := range s.refs(st) {
 		x := &s.fs[u.res]
-		x.rates[u.pos] = rate
 		coef := 1.0
 		if x.nonUnit != 0 {
 			coef = s.res[u.res].coefs[u.pos]
@@ -965,9 +974,10 @@ func (s *solver) freeze(sl int32, rate float64) {
 		if x.wsum <= 0 {
 			// Rounding left nothing to share by; recompute exactly.
 			x.wsum = 0
-			for k, rate := range x.rates {
-				if rate == resolving {
-					x.wsum += s.res[u.res].coefs[k]
+			r := &s.res[u.res]
+			for k, v := range r.slots {
+				if isResolving(s.flowRate[slotOf(v)]) {
+					x.wsum += r.coefs[k]
 				}
 			}
 		}

@@ -59,8 +59,8 @@ func checkMaxMin(s *solver, flows []*flow) error {
 
 // checkSlots checks the solver's copy of the live flows' uses: each flow's
 // slot holds its uses in order, each at a position where its resource lists
-// that slot with the use's coefficient and the flow's rate, and the resources
-// list nothing else.
+// that slot with the use's coefficient, the solver lists the flow's rate,
+// and the resources list nothing else.
 func checkSlots(s *solver, live []*flow) error {
 	listed := 0
 	for fi, f := range live {
@@ -91,7 +91,7 @@ func checkSlots(s *solver, live []*flow) error {
 			if u.res != f.uses[j].res {
 				return fmt.Errorf("flow %d use %d: slot has resource %d, flow %d", fi, j, u.res, f.uses[j].res)
 			}
-			r, x := &s.res[u.res], &s.fs[u.res]
+			r := &s.res[u.res]
 			want := f.slot // listed as itself at its first use, complemented at the others
 			if j > 0 {
 				want = ^want
@@ -99,9 +99,9 @@ func checkSlots(s *solver, live []*flow) error {
 			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != want || r.coefs[u.pos] != f.uses[j].coef {
 				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d with coefficient %g at %d", fi, j, u.res, f.slot, f.uses[j].coef, u.pos)
 			}
-			if x.rates[u.pos] != f.curRate() {
-				return fmt.Errorf("flow %d use %d: resource %d lists rate %g, the flow has %g", fi, j, u.res, x.rates[u.pos], f.curRate())
-			}
+		}
+		if got := s.flowRate[f.slot]; got != f.curRate() {
+			return fmt.Errorf("flow %d: the solver lists rate %g, the flow has %g", fi, got, f.curRate())
 		}
 		listed += len(f.uses)
 	}
@@ -109,16 +109,16 @@ func checkSlots(s *solver, live []*flow) error {
 	for i := range s.res {
 		total += len(s.res[i].slots)
 		nonUnit := int32(0)
-		for k, rate := range s.fs[i].rates {
-			if rate > s.res[i].top {
+		for k, v := range s.res[i].slots {
+			if rate := s.flowRate[slotOf(v)]; rate > s.res[i].top {
 				return fmt.Errorf("resource %d lists rate %g above its top %g", i, rate, s.res[i].top)
 			}
 			if s.res[i].coefs[k] != 1 {
 				nonUnit++
 			}
 		}
-		if nonUnit != s.fs[i].nonUnit || len(s.res[i].coefs) != len(s.res[i].slots) || len(s.fs[i].rates) != len(s.res[i].slots) {
-			return fmt.Errorf("resource %d: %d slots, %d rates, %d coefficients of which %d not 1, counted %d", i, len(s.res[i].slots), len(s.fs[i].rates), len(s.res[i].coefs), nonUnit, s.fs[i].nonUnit)
+		if nonUnit != s.fs[i].nonUnit || len(s.res[i].coefs) != len(s.res[i].slots) {
+			return fmt.Errorf("resource %d: %d slots, %d coefficients of which %d not 1, counted %d", i, len(s.res[i].slots), len(s.res[i].coefs), nonUnit, s.fs[i].nonUnit)
 		}
 		if len(s.res[i].slots) > 0 {
 			nonEmpty++
@@ -421,7 +421,7 @@ func TestSolverRemovesFlowsUsingAResourceThreeTimes(t *testing.T) {
 // TestSolverLayoutKeepsItsCacheLines pins the layouts the solver's comments
 // rely on: a resource's scanned fields in its first 64-byte line, what a
 // change of load writes in the second, coefficients and series in the
-// third; the fill state and a slot one line each; refs 8 bytes. (Moving a
+// third; a fill state half a line, a slot one line; refs 8 bytes. (Moving a
 // field out of the resource once shifted its second line into the first.)
 func TestSolverLayoutKeepsItsCacheLines(t *testing.T) {
 	var r resource
@@ -433,7 +433,7 @@ func TestSolverLayoutKeepsItsCacheLines(t *testing.T) {
 		{"resource.load offset (end of line 1)", unsafe.Offsetof(r.load), 48},
 		{"resource.used offset (line 2)", unsafe.Offsetof(r.used), 64},
 		{"resource.coefs offset (line 3)", unsafe.Offsetof(r.coefs), 128},
-		{"fillState size", unsafe.Sizeof(fillState{}), 64},
+		{"fillState size", unsafe.Sizeof(fillState{}), 32},
 		{"slot size", unsafe.Sizeof(slot{}), 64},
 		{"ref size", unsafe.Sizeof(ref{}), 8},
 	} {
