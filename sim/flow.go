@@ -900,14 +900,36 @@ func (s *solver) fill() {
 			s.bounded = append(s.bounded, sl)
 		}
 	}
+	s.sortByBound(s.bounded)
+	s.level = 0
+	// Where every flow has a bound and none is above the level at which
+	// the first resource would saturate, the filling freezes each flow
+	// at its bound, in the order of bounds, and no resource saturates:
+	// levels only rise, so each stays at or above that first level. The
+	// same freezes, in the same order, without the queue: most solves of
+	// a collective workload are such (transfers held to their base rate).
+	if len(s.bounded) == len(s.comp) && len(s.bounded) > 0 {
+		least := math.Inf(1)
+		for _, ri := range s.compRes {
+			if x := &s.fs[ri]; x.nUnf > 0 {
+				least = min(least, x.level())
+			}
+		}
+		if s.sl[s.bounded[len(s.bounded)-1]].bound <= least {
+			for _, sl := range s.bounded {
+				b := s.sl[sl].bound
+				s.level = max(s.level, b)
+				s.freeze(sl, b)
+			}
+			return
+		}
+	}
 	for _, ri := range s.compRes {
 		if x := &s.fs[ri]; x.nUnf > 0 {
 			s.lq.push(levelEntry{x.level(), ri})
 		}
 	}
-	s.sortByBound(s.bounded)
 	bi := 0
-	s.level = 0
 	// Once every flow is frozen the resources left in the queue have
 	// nothing to give: most of a component's resources end that way.
 	for s.unfrozen > 0 {

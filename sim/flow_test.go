@@ -29,6 +29,9 @@ func checkMaxMin(s *solver, flows []*flow) error {
 		if !(f.curRate() > 0) {
 			return fmt.Errorf("flow %d has rate %g", fi, f.curRate())
 		}
+		if f.curRate() > f.bound*(1+eps) {
+			return fmt.Errorf("flow %d has rate %g, above its bound %g", fi, f.curRate(), f.bound)
+		}
 		if f.curRate() >= f.bound*(1-eps) {
 			continue
 		}
@@ -187,6 +190,63 @@ func TestSolverIsMaxMinFairOnRandomInstances(t *testing.T) {
 					coef = 0.1 + rng.Float64()*3
 				}
 				f.uses = append(f.uses, use{res: int32(r), coef: coef})
+			}
+			s.start(f, 1e9)
+			flows = append(flows, f)
+		}
+		s.Handle()
+		if err := checkMaxMin(s, flows); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// TestSolverFreezesBoundedFlowsAtTheirBounds covers solves where every flow
+// has a bound, which skip the filling queue when no bound is above the level
+// at which the first resource would saturate: a tie at that level, a bound
+// just above it (the queue then saturates the resource), and random
+// instances whose bounds fall on either side of their resources' levels.
+func TestSolverFreezesBoundedFlowsAtTheirBounds(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		capacity   float64
+		ba, bb     float64 // bounds of two flows on one resource
+		wanA, wanB float64 // their max-min rates, by hand
+	}{
+		{"both below the level", 10, 2, 3, 2, 3},
+		{"both at the level (a tie)", 10, 5, 5, 5, 5},
+		{"one above the level", 10, 4, 7, 4, 6},
+		{"both above the level", 10, 6, 7, 5, 5},
+	} {
+		var e engine
+		s := newSolver(&e)
+		r := int32(s.addResource("link", c.capacity, false))
+		a := &flow{owner: nopOwner{}, bound: c.ba, uses: []use{{res: r, coef: 1}}}
+		b := &flow{owner: nopOwner{}, bound: c.bb, uses: []use{{res: r, coef: 1}}}
+		s.start(a, 1e9)
+		s.start(b, 1e9)
+		s.Handle()
+		if a.curRate() != c.wanA || b.curRate() != c.wanB {
+			t.Errorf("%s: rates %g, %g; want %g, %g", c.name, a.curRate(), b.curRate(), c.wanA, c.wanB)
+		}
+		if want := c.wanA + c.wanB; s.res[r].load != want {
+			t.Errorf("%s: load %g, want %g", c.name, s.res[r].load, want)
+		}
+	}
+	for seed := uint64(1); seed <= 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var e engine
+		s := newSolver(&e)
+		nres := 1 + rng.IntN(6)
+		for i := 0; i < nres; i++ {
+			s.addResource("r", 10+rng.Float64()*90, false)
+		}
+		var flows []*flow
+		for i := rng.IntN(12) + 1; i > 0; i-- {
+			// Bounds from well below to well above a fair share.
+			f := &flow{owner: nopOwner{}, bound: 0.5 + rng.Float64()*rng.Float64()*60}
+			for j, r := rng.IntN(2), rng.IntN(nres); j >= 0; j, r = j-1, (r+1)%nres {
+				f.uses = append(f.uses, use{res: int32(r), coef: 1})
 			}
 			s.start(f, 1e9)
 			flows = append(flows, f)
