@@ -163,15 +163,21 @@ type nopOwner struct{}
 
 func (nopOwner) flowDone(*flow) {}
 
+// randomSolver returns a solver with 1 to maxRes resources of capacities
+// uniform in [lo, lo+span), and their number.
+func randomSolver(rng *rand.Rand, maxRes int, lo, span float64) (*solver, int) {
+	s := newSolver(&engine{})
+	nres := 1 + rng.IntN(maxRes)
+	for i := 0; i < nres; i++ {
+		s.addResource("r", lo+rng.Float64()*span, false)
+	}
+	return s, nres
+}
+
 func TestSolverIsMaxMinFairOnRandomInstances(t *testing.T) {
 	for seed := uint64(1); seed <= 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 0))
-		var e engine
-		s := newSolver(&e)
-		nres := 1 + rng.IntN(12)
-		for i := 0; i < nres; i++ {
-			s.addResource("r", 1+rng.Float64()*100, false)
-		}
+		s, nres := randomSolver(rng, 12, 1, 100)
 		var flows []*flow
 		for i := rng.IntN(30) + 1; i > 0; i-- {
 			f := &flow{owner: nopOwner{}, bound: math.Inf(1)}
@@ -235,12 +241,7 @@ func TestSolverFreezesBoundedFlowsAtTheirBounds(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		var e engine
-		s := newSolver(&e)
-		nres := 1 + rng.IntN(6)
-		for i := 0; i < nres; i++ {
-			s.addResource("r", 10+rng.Float64()*90, false)
-		}
+		s, nres := randomSolver(rng, 6, 10, 90)
 		var flows []*flow
 		for i := rng.IntN(12) + 1; i > 0; i-- {
 			// Bounds from well below to well above a fair share.
