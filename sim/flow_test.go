@@ -214,10 +214,10 @@ func TestSolverIsMaxMinFairOnRandomInstances(t *testing.T) {
 // instances whose bounds fall on either side of their resources' levels.
 func TestSolverFreezesBoundedFlowsAtTheirBounds(t *testing.T) {
 	for _, c := range []struct {
-		name       string
-		capacity   float64
-		ba, bb     float64 // bounds of two flows on one resource
-		wanA, wanB float64 // their max-min rates, by hand
+		name         string
+		capacity     float64
+		ba, bb       float64 // bounds of two flows on one resource
+		wantA, wantB float64 // their max-min rates, by hand
 	}{
 		{"both below the level", 10, 2, 3, 2, 3},
 		{"both at the level (a tie)", 10, 5, 5, 5, 5},
@@ -232,10 +232,10 @@ func TestSolverFreezesBoundedFlowsAtTheirBounds(t *testing.T) {
 		s.start(a, 1e9)
 		s.start(b, 1e9)
 		s.Handle()
-		if a.curRate() != c.wanA || b.curRate() != c.wanB {
-			t.Errorf("%s: rates %g, %g; want %g, %g", c.name, a.curRate(), b.curRate(), c.wanA, c.wanB)
+		if a.curRate() != c.wantA || b.curRate() != c.wantB {
+			t.Errorf("%s: rates %g, %g; want %g, %g", c.name, a.curRate(), b.curRate(), c.wantA, c.wantB)
 		}
-		if want := c.wanA + c.wanB; s.res[r].load != want {
+		if want := c.wantA + c.wantB; s.res[r].load != want {
 			t.Errorf("%s: load %g, want %g", c.name, s.res[r].load, want)
 		}
 	}
