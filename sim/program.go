@@ -66,6 +66,18 @@ const (
 // Op is one operation in a host thread's program.
 type Op struct {
 	Kind OpKind
+	// (The one-byte fields come together, so that an op is 168 bytes, not
+	// 200: a run holds every op of its program.)
+	//
+	// Sync says what a sync waits for.
+	Sync SyncKind
+	// Memory is the kind of host memory of a copy to or from a host.
+	Memory MemoryKind
+	// NoPeerAccess makes a GPU-to-GPU copy go through host memory even where
+	// P2P is possible, as cudaMemcpyPeer does when peer access is not enabled.
+	NoPeerAccess bool
+	// OneRank: see Coll.
+	OneRank bool
 	// ID names the op in results; unique within a program.
 	ID string
 	// Where is the op's origin for messages ("file:line:col"); may be empty.
@@ -77,8 +89,6 @@ type Op struct {
 	Event int
 	// GPU is the index into Machine.GPUs for device syncs.
 	GPU int
-	// Sync says what a sync waits for.
-	Sync SyncKind
 	// Sem is the index into Program.Semaphores for signal and await; Count is
 	// how much a signal adds (at least 1).
 	Sem, Count int
@@ -91,23 +101,17 @@ type Op struct {
 	Src, Dst int
 	// Bytes is a copy's size.
 	Bytes int64
-	// Memory is the kind of host memory of a copy to or from a host.
-	Memory MemoryKind
 	// GraphOps, on the first op of a CUDA graph instance, is the number of
 	// ops in it (this one and the ones after it on the thread): one launch
 	// costing the host's GraphLaunch issues them all. Graphs hold kernels,
 	// pinned copies, records, waits and collectives.
 	GraphOps int
-	// NoPeerAccess makes a GPU-to-GPU copy go through host memory even where
-	// P2P is possible, as cudaMemcpyPeer does when peer access is not enabled.
-	NoPeerAccess bool
 	// Coll is a collective's plan; Streams has one stream per rank (Stream
 	// is Streams[0]). With OneRank the op issues only rank Rank's part: the
 	// parts of one collective issued by several ops (one per rank, as the
 	// processes of a communicator call NCCL) meet by ID.
 	Coll    *CollPlan
 	Streams []int
-	OneRank bool
 	Rank    int
 }
 
