@@ -282,6 +282,10 @@ type solver struct {
 	solves  uint64
 	// oversubscribe breaks the solver for tests (see runOptions).
 	oversubscribe bool
+	// alones counts the solves that took solveAlone; noAlone turns it off
+	// (tests compare the two ways).
+	alones  uint64
+	noAlone bool
 
 	// scratch
 	unfrozen int     // flows of the solve not yet frozen
@@ -592,6 +596,120 @@ func (s *solver) Handle() {
 	s.epoch++
 	ep := s.epoch
 	now := s.e.now
+	if s.globalLeft == 0 && !s.oversubscribe && !s.noAlone && s.alone() {
+		s.alones++
+		s.solveAlone(ep)
+	} else {
+		s.solve(ep)
+	}
+	// Flows whose rate changed: bring them up to now at the old rate, then
+	// reschedule their completion. The others keep their completion event.
+	for _, sl := range s.comp {
+		st := &s.sl[sl]
+		st.touched = false
+		if st.next != st.rate {
+			advanceSlot(st, now)
+			st.rate = st.next
+			s.scheduleSlot(sl)
+		}
+	}
+	for _, ri := range s.compRes {
+		r := &s.res[ri]
+		load := s.fs[ri].newLoad
+		if len(r.slots) == 0 {
+			load = 0
+		}
+		s.setLoad(r, load, now)
+	}
+}
+
+// alone reports whether every changed resource carries at most one flow,
+// a changed one (started or re-bounded), at a level capacity/coefficient
+// that is positive and finite: then each changed flow is alone on all its
+// resources (a change marks every resource of its flow), and nothing else
+// can change. A transfer that follows another over its own link, as a
+// collective's steps do, is such a change.
+func (s *solver) alone() bool {
+	for _, ri := range s.dirty {
+		r := &s.res[ri]
+		switch len(r.slots) {
+		case 0:
+		case 1:
+			if !s.sl[slotOf(r.slots[0])].touched {
+				return false
+			}
+			if l := r.capacity / r.coefs[0]; !(l > 0 && l < math.Inf(1)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// solveAlone is solve where alone holds. Progressive filling then freezes
+// each changed flow at its bound or at the least level of its resources,
+// capacity/coefficient, whichever is less: no other flow shares them. It
+// lists the resources and flows in the order solve's search would (the
+// changed resources in the order they changed, each flow at the first of
+// them), so that completions are re-timed in the same order.
+func (s *solver) solveAlone(ep uint64) {
+	s.compRes = s.compRes[:0]
+	s.comp = s.comp[:0]
+	for _, ri := range s.dirty {
+		if r := &s.res[ri]; r.dirty && r.mark != ep {
+			r.mark = ep
+			s.compRes = append(s.compRes, ri)
+		}
+		s.res[ri].dirty = false
+	}
+	s.dirty = s.dirty[:0]
+	s.touched = s.touched[:0]
+	s.low = math.Inf(1)
+	for _, ri := range s.compRes {
+		r := &s.res[ri]
+		if len(r.slots) == 0 {
+			continue
+		}
+		sl := slotOf(r.slots[0])
+		if s.slMark[sl] == ep {
+			continue
+		}
+		s.slMark[sl] = ep
+		s.comp = append(s.comp, sl)
+		st := &s.sl[sl]
+		us := s.refs(st)
+		rate := st.bound
+		for _, u := range us {
+			y := &s.res[u.res]
+			rate = min(rate, y.capacity/y.coefs[0])
+		}
+		st.frozen = true
+		st.next = rate
+		s.flowRate[sl] = rate
+		for _, u := range us {
+			y := &s.res[u.res]
+			s.fs[u.res].newLoad = y.coefs[0] * rate
+			y.top = rate
+		}
+	}
+	s.checkGlobal()
+}
+
+// checkGlobal makes the next globalSolves solves visit every resource
+// where this one's search reached most of them: finding what a change
+// reaches then costs more than it saves.
+func (s *solver) checkGlobal() {
+	if n := len(s.busy); n >= s.globalMin && s.globalAt >= 0 && float64(len(s.compRes)) >= s.globalAt*float64(n) {
+		s.globalLeft = globalSolves
+	}
+}
+
+// solve re-computes the rates of the flows that the pending changes can
+// affect, into their slots' next, and lists them in s.comp and the
+// resources whose loads they set in s.compRes.
+func (s *solver) solve(ep uint64) {
 	// L0: the least rate a pending change can leave unaffected below it.
 	l0 := s.low
 	for _, sl := range s.touched {
@@ -619,11 +737,7 @@ func (s *solver) Handle() {
 		s.visitAll(ep, thr)
 	} else {
 		s.visit(ep, thr)
-		// Where a change reaches most resources, finding what it reaches
-		// costs more than it saves: re-solve all for a while.
-		if n := len(s.busy); n >= s.globalMin && s.globalAt >= 0 && float64(len(s.compRes)) >= s.globalAt*float64(n) {
-			s.globalLeft = globalSolves
-		}
+		s.checkGlobal()
 	}
 	s.fill()
 	if s.unfrozen > 0 || s.oversubscribe {
@@ -649,25 +763,6 @@ func (s *solver) Handle() {
 				y.newLoad += s.res[u.res].coefs[u.pos] * st.next
 			}
 		}
-	}
-	// Flows whose rate changed: bring them up to now at the old rate, then
-	// reschedule their completion. The others keep their completion event.
-	for _, sl := range s.comp {
-		st := &s.sl[sl]
-		st.touched = false
-		if st.next != st.rate {
-			advanceSlot(st, now)
-			st.rate = st.next
-			s.scheduleSlot(sl)
-		}
-	}
-	for _, ri := range s.compRes {
-		r := &s.res[ri]
-		load := s.fs[ri].newLoad
-		if len(r.slots) == 0 {
-			load = 0
-		}
-		s.setLoad(r, load, now)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -257,6 +258,135 @@ func TestSolverFreezesBoundedFlowsAtTheirBounds(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
+}
+
+// TestSolverSolvesFlowsAloneOnTheirResources covers solves whose changed
+// flows each have their resources to themselves, which skip the filling:
+// hand-computed rates and loads (a flow gets its bound or the least
+// capacity/coefficient of its resources), a flow joining one that did not
+// change (no shortcut: the two share), and random sequences of changes
+// solved both ways, which must give the same bits.
+func TestSolverSolvesFlowsAloneOnTheirResources(t *testing.T) {
+	var e engine
+	s := newSolver(&e)
+	r0 := int32(s.addResource("a", 10, false))
+	r1 := int32(s.addResource("b", 6, false))
+	r2 := int32(s.addResource("c", 8, false))
+	x := &flow{owner: nopOwner{}, bound: math.Inf(1), uses: []use{{res: r0, coef: 1}, {res: r1, coef: 2}}}
+	y := &flow{owner: nopOwner{}, bound: 5, uses: []use{{res: r2, coef: 1}}}
+	s.start(x, 1e9)
+	s.start(y, 1e9)
+	s.Handle()
+	// x: min(10/1, 6/2) = 3, loading a with 3 and b with 6; y: its bound 5.
+	if s.alones != 1 || x.curRate() != 3 || y.curRate() != 5 {
+		t.Fatalf("alone solves %d, rates %g and %g; want 1, 3 and 5", s.alones, x.curRate(), y.curRate())
+	}
+	if s.res[r0].load != 3 || s.res[r1].load != 6 || s.res[r2].load != 5 {
+		t.Fatalf("loads %g, %g, %g; want 3, 6, 5", s.res[r0].load, s.res[r1].load, s.res[r2].load)
+	}
+	// y ends and z follows it on c at once, unbounded: 8, still alone.
+	e.now += 1000
+	s.cancel(y)
+	z := &flow{owner: nopOwner{}, bound: math.Inf(1), uses: []use{{res: r2, coef: 1}}}
+	s.start(z, 1e9)
+	s.Handle()
+	if s.alones != 2 || z.curRate() != 8 || s.res[r2].load != 8 {
+		t.Fatalf("alone solves %d, rate %g, load %g; want 2, 8, 8", s.alones, z.curRate(), s.res[r2].load)
+	}
+	// w joins x on a, which did not change: they share a, x keeps 3 (b
+	// holds it there) and w gets the 7 left: a full solve.
+	w := &flow{owner: nopOwner{}, bound: math.Inf(1), uses: []use{{res: r0, coef: 1}}}
+	s.start(w, 1e9)
+	s.Handle()
+	if s.alones != 2 || x.curRate() != 3 || w.curRate() != 7 || s.res[r0].load != 10 {
+		t.Fatalf("alone solves %d, rates %g and %g, load %g; want 2, 3, 7, 10", s.alones, x.curRate(), w.curRate(), s.res[r0].load)
+	}
+
+	var alones, solves uint64
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		var ea, eb engine
+		a, b := newSolver(&ea), newSolver(&eb)
+		b.noAlone = true
+		nres := 10 + rng.IntN(60)
+		for i := 0; i < nres; i++ {
+			c := []float64{8, 16, 25, 50, 100}[rng.IntN(5)]
+			a.addResource("r", c, false)
+			b.addResource("r", c, false)
+		}
+		var la, lb []*flow
+		for step := 0; step < 80; step++ {
+			ea.now += Time(1 + rng.IntN(1000))
+			eb.now = ea.now
+			for k := 1 + rng.IntN(3); k > 0; k-- {
+				switch op := rng.IntN(10); {
+				case op < 5 || len(la) == 0:
+					bound := math.Inf(1)
+					if rng.IntN(3) == 0 {
+						bound = float64(1 + rng.IntN(60))
+					}
+					var uses []use
+					for j, r := rng.IntN(3), rng.IntN(nres); j >= 0; j, r = j-1, (r+1+rng.IntN(3))%nres {
+						if slices.ContainsFunc(uses, func(u use) bool { return u.res == int32(r) }) {
+							continue
+						}
+						coef := []float64{1, 1, 0.25, 0.5, 2}[rng.IntN(5)]
+						uses = append(uses, use{res: int32(r), coef: coef})
+					}
+					fa := &flow{owner: nopOwner{}, bound: bound, uses: uses}
+					fb := &flow{owner: nopOwner{}, bound: bound, uses: uses}
+					a.start(fa, 1e3)
+					b.start(fb, 1e3)
+					la, lb = append(la, fa), append(lb, fb)
+				case op < 9:
+					i := rng.IntN(len(la))
+					a.cancel(la[i])
+					b.cancel(lb[i])
+					if op == 8 {
+						// Another follows it on the same resources, as a
+						// collective's next step does.
+						fa := &flow{owner: nopOwner{}, bound: la[i].bound, uses: la[i].uses}
+						fb := &flow{owner: nopOwner{}, bound: la[i].bound, uses: la[i].uses}
+						a.start(fa, 1e3)
+						b.start(fb, 1e3)
+						la[i], lb[i] = fa, fb
+						continue
+					}
+					la, lb = slices.Delete(la, i, i+1), slices.Delete(lb, i, i+1)
+				default:
+					i := rng.IntN(len(la))
+					bound := float64(1 + rng.IntN(60))
+					a.setBound(la[i], bound)
+					b.setBound(lb[i], bound)
+				}
+			}
+			a.Handle()
+			b.Handle()
+			if err := checkMaxMin(a, la); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, step, err)
+			}
+			for i := range la {
+				ra, rb := la[i].curRate(), lb[i].curRate()
+				if math.Float64bits(ra) != math.Float64bits(rb) {
+					t.Fatalf("seed %d step %d: flow %d has rate %v, %v by a full solve", seed, step, i, ra, rb)
+				}
+			}
+			for i := range a.res {
+				if a.res[i].load != b.res[i].load {
+					t.Fatalf("seed %d step %d: resource %d has load %v, %v by full solves", seed, step, i, a.res[i].load, b.res[i].load)
+				}
+			}
+		}
+		if b.alones != 0 {
+			t.Fatalf("seed %d: %d solves alone with the shortcut off", seed, b.alones)
+		}
+		alones, solves = alones+a.alones, solves+a.solves
+	}
+	// The sequences exercise the shortcut: a fifth of their solves or so.
+	if alones < solves/10 {
+		t.Errorf("%d of %d solves alone; the test no longer exercises the shortcut", alones, solves)
+	}
+	t.Logf("%d of %d solves alone", alones, solves)
 }
 
 // TestSolverMatchesHandComputedShares pins a weighted case: capacity 1,
