@@ -598,10 +598,10 @@ func (s *solver) Handle() {
 	now := s.e.now
 	if s.globalLeft == 0 && !s.oversubscribe && !s.noAlone && s.alone() {
 		s.alones++
-		s.solveAlone(ep)
-	} else {
-		s.solve(ep)
+		s.solveAlone(ep, now)
+		return
 	}
+	s.solve(ep)
 	// Flows whose rate changed: bring them up to now at the old rate, then
 	// reschedule their completion. The others keep their completion event.
 	for _, sl := range s.comp {
@@ -628,7 +628,8 @@ func (s *solver) Handle() {
 // that is positive and finite: then each changed flow is alone on all its
 // resources (a change marks every resource of its flow), and nothing else
 // can change. A transfer that follows another over its own link, as a
-// collective's steps do, is such a change.
+// collective's steps do, is such a change. It leaves each level in the
+// resource's fill state, for solveAlone.
 func (s *solver) alone() bool {
 	for _, ri := range s.dirty {
 		r := &s.res[ri]
@@ -638,9 +639,11 @@ func (s *solver) alone() bool {
 			if !s.sl[slotOf(r.slots[0])].touched {
 				return false
 			}
-			if l := r.capacity / r.coefs[0]; !(l > 0 && l < math.Inf(1)) {
+			l := r.capacity / r.coefs[0]
+			if !(l > 0 && l < math.Inf(1)) {
 				return false
 			}
+			s.fs[ri].rem = l
 		default:
 			return false
 		}
@@ -648,60 +651,66 @@ func (s *solver) alone() bool {
 	return true
 }
 
-// solveAlone is solve where alone holds. Progressive filling then freezes
+// solveAlone is Handle where alone holds. Progressive filling then freezes
 // each changed flow at its bound or at the least level of its resources,
 // capacity/coefficient, whichever is less: no other flow shares them. It
-// lists the resources and flows in the order solve's search would (the
-// changed resources in the order they changed, each flow at the first of
-// them), so that completions are re-timed in the same order.
-func (s *solver) solveAlone(ep uint64) {
-	s.compRes = s.compRes[:0]
-	s.comp = s.comp[:0]
+// takes the flows in the order solve's search would list them (at the
+// first of their resources in the order they changed), so that
+// completions are re-timed in the same order.
+func (s *solver) solveAlone(ep uint64, now Time) {
+	n := 0 // the resources solve would visit
 	for _, ri := range s.dirty {
-		if r := &s.res[ri]; r.dirty && r.mark != ep {
-			r.mark = ep
-			s.compRes = append(s.compRes, ri)
-		}
-		s.res[ri].dirty = false
-	}
-	s.dirty = s.dirty[:0]
-	s.touched = s.touched[:0]
-	s.low = math.Inf(1)
-	for _, ri := range s.compRes {
 		r := &s.res[ri]
+		if !r.dirty || r.mark == ep {
+			r.dirty = false
+			continue
+		}
+		r.dirty = false
+		r.mark = ep
+		n++
 		if len(r.slots) == 0 {
+			s.setLoad(r, 0, now)
 			continue
 		}
 		sl := slotOf(r.slots[0])
 		if s.slMark[sl] == ep {
-			continue
+			continue // its flow set its load
 		}
 		s.slMark[sl] = ep
-		s.comp = append(s.comp, sl)
 		st := &s.sl[sl]
 		us := s.refs(st)
 		rate := st.bound
 		for _, u := range us {
-			y := &s.res[u.res]
-			rate = min(rate, y.capacity/y.coefs[0])
+			rate = min(rate, s.fs[u.res].rem)
 		}
+		st.touched = false
 		st.frozen = true
 		st.next = rate
 		s.flowRate[sl] = rate
 		for _, u := range us {
 			y := &s.res[u.res]
-			s.fs[u.res].newLoad = y.coefs[0] * rate
 			y.top = rate
+			s.setLoad(y, y.coefs[0]*rate, now)
+		}
+		if rate != st.rate {
+			advanceSlot(st, now)
+			st.rate = rate
+			s.scheduleSlot(sl)
 		}
 	}
-	s.checkGlobal()
+	s.dirty = s.dirty[:0]
+	s.touched = s.touched[:0]
+	s.low = math.Inf(1)
+	s.comp = s.comp[:0]
+	s.compRes = s.compRes[:0]
+	s.checkGlobal(n)
 }
 
 // checkGlobal makes the next globalSolves solves visit every resource
-// where this one's search reached most of them: finding what a change
+// where this one's search reached most of them (visited resources): finding what a change
 // reaches then costs more than it saves.
-func (s *solver) checkGlobal() {
-	if n := len(s.busy); n >= s.globalMin && s.globalAt >= 0 && float64(len(s.compRes)) >= s.globalAt*float64(n) {
+func (s *solver) checkGlobal(visited int) {
+	if n := len(s.busy); n >= s.globalMin && s.globalAt >= 0 && float64(visited) >= s.globalAt*float64(n) {
 		s.globalLeft = globalSolves
 	}
 }
@@ -737,7 +746,7 @@ func (s *solver) solve(ep uint64) {
 		s.visitAll(ep, thr)
 	} else {
 		s.visit(ep, thr)
-		s.checkGlobal()
+		s.checkGlobal(len(s.compRes))
 	}
 	s.fill()
 	if s.unfrozen > 0 || s.oversubscribe {
