@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"image/png"
 	"math"
 	"reflect"
 	"strconv"
@@ -211,6 +212,36 @@ func TestWriteFormats(t *testing.T) {
 	for _, name := range []string{"plot", "plot.jpg", "png"} {
 		if _, err := plots.FormatOf(name); err == nil || !strings.Contains(err.Error(), ".png, .svg or .pdf") {
 			t.Errorf("FormatOf(%q): %v, want an error naming the valid extensions", name, err)
+		}
+	}
+}
+
+// TestWriteKeepsLabelsInsideThePicture draws a plot whose longest y label
+// is long and checks, in the PNG, that no dark pixel touches the left edge:
+// the plotting library starts tick labels at the canvas's edge, and the
+// first letter of a lane label such as "nvswitch->gpu1 nvlink" was cut.
+func TestWriteKeepsLabelsInsideThePicture(t *testing.T) {
+	for _, label := range []string{"nvswitch->gpu1 nvlink", "mmmmmmmmmmmmmmmmmmmmmmmm"} {
+		p := plot.New()
+		p.NominalY(label, "a")
+		var b bytes.Buffer
+		if err := plots.Write(&b, p, plots.Pixels(800), plots.Pixels(200), "png"); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := img.Bounds().Max.X
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+			for x := img.Bounds().Min.X; x < left; x++ {
+				if r, g, bl, a := img.At(x, y).RGBA(); a > 0x8000 && max(r, g, bl) < 0xc000 {
+					left = x
+				}
+			}
+		}
+		if left < 3 {
+			t.Errorf("%q: ink at x = %d; want a margin of 3 pixels or more", label, left)
 		}
 	}
 }
