@@ -311,6 +311,58 @@ func near(a, b []float64) bool {
 	return true
 }
 
+// TestUtilizationDashesIdenticalLinks checks that a link whose load stays
+// within 1% of capacity of a link drawn before it is dashed, so that it
+// does not hide it: a copy from the host to gpu0 loads cpu0->sw0 and
+// sw0->gpu0 alike. Two copies of different sizes over a shared link load
+// their links differently, and nothing is dashed. Hand-built loads of 0.5
+// against 0.504 and 0.55 of capacity are drawn dashed and not.
+func TestUtilizationDashesIdenticalLinks(t *testing.T) {
+	two := `
+name: two
+topology: topo.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {id: c0, from: cpu0, to: gpu0, bytes: 100 MB, memory: pinned, stream: gpu0/copy}
+      - copy: {id: c1, from: cpu0, to: gpu1, bytes: 50 MB, memory: pinned, stream: gpu1/copy}
+      - sync: {stream: gpu0/copy}
+      - sync: {stream: gpu1/copy}
+`
+	hand := func(second float64) *sim.Result {
+		res := handResult()
+		c := 32e9
+		for i, x := range []float64{0.5, second} {
+			res.Links = append(res.Links, sim.LinkStats{Link: i, ResourceStats: sim.ResourceStats{Capacity: c, Used: 1,
+				Series: []sim.LoadPoint{{T: 0, Load: x * c}, {T: 60 * sim.Nanosecond, Load: 0}}}})
+		}
+		return res
+	}
+	for _, c := range []struct {
+		name   string
+		res    *sim.Result
+		dashed bool
+	}{
+		{"one copy", run(t, twoGPU, fixed), true},
+		{"two copies", run(t, twoGPU, two), false},
+		{"0.5 and 0.504", hand(0.504), true},
+		{"0.5 and 0.55", hand(0.55), false},
+	} {
+		ps, err := plots.Utilization(c.res, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := plots.Write(&b, ps[1], plots.TimelineWidth, plots.Pixels(400), "svg"); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "stroke-dasharray"); got != c.dashed {
+			t.Errorf("%s: a dashed link line: %v, want %v", c.name, got, c.dashed)
+		}
+	}
+}
+
 func TestUtilizationStructure(t *testing.T) {
 	res := run(t, twoGPU, fixed)
 	ps, err := plots.Utilization(res, "", 0)

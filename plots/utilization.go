@@ -1,6 +1,8 @@
 package plots
 
 import (
+	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -118,6 +120,18 @@ func steps(v []float64, span, scale float64) plotter.XYs {
 	return pts
 }
 
+// closeLines reports whether two load curves (fractions of capacity) are
+// within 1% of the axis of each other in every bin: drawn over each other,
+// one hides the other.
+func closeLines(a, b []float64) bool {
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 0.01 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
 // Utilization draws, over time, the busy fraction of each GPU (compute and
 // communication as separate curves) and the load of the busiest link
 // directions as a fraction of their capacity: two plots to stack.
@@ -169,11 +183,21 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	lp.Y.Min, lp.Y.Max = 0, 1.05
 	lp.X.Min, lp.X.Max = 0, float64(span)/scale
 	lp.X.Tick.Marker = NiceTicks{N: 12}
+	var drawn [][]float64
 	for n, i := range busiestLinks(res, links) {
-		l, err := line(LinkLoad(res, i, UtilizationBins), n)
+		v := LinkLoad(res, i, UtilizationBins)
+		l, err := line(v, n)
 		if err != nil {
 			return nil, err
 		}
+		// Links on one path often carry the same load: a line drawn
+		// over one it never leaves by more than a line's width would
+		// hide it, so it is dashed, and the one below shows through its
+		// gaps.
+		if slices.ContainsFunc(drawn, func(d []float64) bool { return closeLines(d, v) }) {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(6)}
+		}
+		drawn = append(drawn, v)
 		lp.Add(l)
 		lp.Legend.Add(linkLabel(m, res.Links[i]), l)
 	}
