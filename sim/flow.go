@@ -707,8 +707,8 @@ func (s *solver) solveAlone(ep uint64, now Time) {
 }
 
 // checkGlobal makes the next globalSolves solves visit every resource
-// where this one's search reached most of them (visited resources): finding what a change
-// reaches then costs more than it saves.
+// where this one's search reached most of them (visited resources):
+// finding what a change reaches then costs more than it saves.
 func (s *solver) checkGlobal(visited int) {
 	if n := len(s.busy); n >= s.globalMin && s.globalAt >= 0 && float64(visited) >= s.globalAt*float64(n) {
 		s.globalLeft = globalSolves
