@@ -2,7 +2,9 @@
 # Measures every target of issue 7 in one go, on one core, and prints each
 # figure beside its target (about 15 minutes; SimGrid's 10,000-transfer case
 # is most of it). Each line is one measurement: on a machine whose speed
-# moves, run it more than once and read the ranges.
+# moves, run it more than once and read the ranges. SimGrid's time on one
+# case, before and after the absolute targets, says how fast the machine
+# was while they ran.
 #
 #   sim/testdata/targets.sh            all of them
 #   sim/testdata/targets.sh quick      without SimGrid's 5,000- and 10,000-transfer cases
@@ -29,6 +31,16 @@ ratios() {
 ratios 249-links-2000-flows,499-links-2000-flows 5
 [[ ${1:-} == quick ]] || ratios 249-links-5000-flows,999-links-5000-flows,499-links-10000-flows 1
 
+# The VM's speed moves by up to 2x for minutes at a time. A fixed piece of
+# work that gpusim's code does not touch, timed before and after the
+# absolute targets, says which spell they ran in: SimGrid's own time on the
+# 500-link 2,000-transfer case (1.98-3.40 s on 2026-11-30).
+reference() {
+	go test ./sim -run '^TestSimGridSpeed$' -sim.speed 499-links-2000-flows -timeout 1h -v |
+		awk '$1 == "499-links-2000-flows" {printf "   (VM reference %s: SimGrid took %s s on the 500-link 2,000-transfer case)\n", ref, $4}' ref="$1"
+}
+reference before
+
 echo "== 20,000 transfers on a 1,000-link tree in under 60 s"
 go test ./sim -run '^TestSimGridSpeed$' -sim.speed 999-links-20000-flows -sim.speed-simgrid=false -timeout 1h -v |
 	awk '$1 == "999-links-20000-flows" {printf "   %s s\n", $3}'
@@ -37,6 +49,8 @@ echo "== scale: ns per op at 10^6 ops at most 2x that at 10^4; the 10^6-op run u
 go test ./sim -run '^$' -bench 'Scale' -benchtime 1x -timeout 1h |
 	awk '/^BenchmarkScale/ {for (i = 1; i < NF; i++) {if ($(i+1) == "ns/op-simulated") n = $i; if ($(i+1) == "s/run") s = $i; if ($(i+1) == "ops") o = $i}
 		printf "   %9s ops: %s ns per op, %s s a run\n", o, n, s}'
+
+reference after
 
 echo "== peak memory of the 10^6-op run under 1 GiB (gpusim run, then with --json and --trace written)"
 go build -o "$tmp/gpusim" ./cmd/gpusim
