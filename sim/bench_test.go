@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -141,4 +142,41 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(float64(ops), "ops")
 		})
 	}
+}
+
+// BenchmarkWrite writes the result of the training scenario grown to 10^5
+// ops as JSON (--json) and as a Perfetto trace (--trace), to a discarding
+// writer, and reports the time and bytes per op.
+func BenchmarkWrite(b *testing.B) {
+	sc := scaleScenario(b, 135)
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer, *sim.Result) error
+	}{{"json", sim.WriteJSON}, {"trace", sim.WriteTrace}} {
+		b.Run(w.name, func(b *testing.B) {
+			var n countWriter
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := w.write(&n, res); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ops := float64(b.N * len(res.Ops))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ops, "ns/op-written")
+			b.ReportMetric(float64(n)/ops, "bytes/op-written")
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds()/1e6, "MB/s")
+		})
+	}
+}
+
+// countWriter counts and discards what is written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
 }
