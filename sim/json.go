@@ -138,6 +138,10 @@ func WriteJSON(w io.Writer, res *Result) error {
 	j.raw("]")
 	j.key("ops", false)
 	j.raw("[")
+	streams := make([]string, len(p.Streams))
+	for i := range streams {
+		streams[i] = p.StreamName(m, i)
+	}
 	for i := range res.Ops {
 		if i > 0 {
 			j.raw(",")
@@ -152,7 +156,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.str(p.Threads[r.Thread].Name)
 		if r.Stream >= 0 {
 			j.key("stream", false)
-			j.str(p.StreamName(m, int(r.Stream)))
+			j.str(streams[r.Stream])
 		}
 		if r.GPU >= 0 {
 			j.key("gpu", false)
@@ -173,7 +177,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		}
 		if r.Kind == OpCopy {
 			j.key("bytes", false)
-			j.raw(strconv.FormatInt(r.Bytes, 10))
+			j.int(r.Bytes)
 			j.key("from", false)
 			j.str(m.Nodes[r.Src].Name)
 			j.key("to", false)
@@ -185,7 +189,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 				j.str(r.Memory.String())
 			}
 			j.key("engine", false)
-			j.raw(strconv.Itoa(int(r.Engine)))
+			j.int(int64(r.Engine))
 		}
 		if c := r.Coll; c != nil {
 			j.key("collective", false)
@@ -195,7 +199,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 			j.key("protocol", false)
 			j.str(c.Protocol)
 			j.key("bytes", false)
-			j.raw(strconv.FormatInt(c.Bytes, 10))
+			j.int(c.Bytes)
 			j.tkey("begin_ns", r.Begin)
 		}
 		if r.Target >= 0 {
@@ -217,9 +221,15 @@ func WriteJSON(w io.Writer, res *Result) error {
 	return bw.Flush()
 }
 
+// jw writes JSON through a buffered writer. What it formats goes through a
+// scratch buffer, and a string that needs no escaping is written as it is:
+// a result of 10^6 ops writes tens of millions of keys, times and strings,
+// and allocating each (as json.Marshal and string concatenation do) took
+// most of the writer's time.
 type jw struct {
 	w   *bufio.Writer
 	err error
+	buf []byte
 }
 
 func (j *jw) raw(s string) {
@@ -228,23 +238,54 @@ func (j *jw) raw(s string) {
 	}
 }
 
-func (j *jw) str(s string) {
-	b, _ := json.Marshal(s)
+func (j *jw) bytes(b []byte) {
 	if j.err == nil {
 		_, j.err = j.w.Write(b)
 	}
 }
 
+func (j *jw) str(s string) {
+	j.buf = appendJSONString(j.buf[:0], s)
+	j.bytes(j.buf)
+}
+
 func (j *jw) key(k string, first bool) {
+	b := j.buf[:0]
 	if !first {
-		j.raw(",")
+		b = append(b, ',')
 	}
-	j.raw(`"` + k + `":`)
+	b = append(b, '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
+	j.buf = b
+	j.bytes(b)
 }
 
 func (j *jw) tkey(k string, t Time) {
 	j.key(k, false)
-	j.raw(t.NS())
+	j.buf = t.appendNS(j.buf[:0])
+	j.bytes(j.buf)
+}
+
+// int writes an integer.
+func (j *jw) int(v int64) {
+	j.buf = strconv.AppendInt(j.buf[:0], v, 10)
+	j.bytes(j.buf)
+}
+
+// appendJSONString appends s as a JSON string, as json.Marshal writes it
+// (with <, > and & escaped): as it is, quoted, where no byte needs
+// escaping, which is every name gpusim makes.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			m, _ := json.Marshal(s)
+			return append(b, m...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func (j *jw) num(v float64) {

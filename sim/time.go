@@ -37,24 +37,25 @@ func FromSeconds(s float64) (t Time, ok bool) {
 
 // NS formats t as decimal nanoseconds with up to three fractional digits
 // (picoseconds), trimmed of trailing zeros: 1500 ps is "1.5". The result is exact.
-func (t Time) NS() string {
-	neg := t < 0
+func (t Time) NS() string { return string(t.appendNS(nil)) }
+
+// appendNS appends NS's form of t to b.
+func (t Time) appendNS(b []byte) []byte {
 	u := uint64(t)
-	if neg {
+	if t < 0 {
+		b = append(b, '-')
 		u = uint64(-t)
 	}
-	s := strconv.FormatUint(u/1000, 10)
+	b = strconv.AppendUint(b, u/1000, 10)
 	if frac := u % 1000; frac != 0 {
-		f := strconv.FormatUint(frac+1000, 10)[1:]
-		for f[len(f)-1] == '0' {
-			f = f[:len(f)-1]
+		d := [4]byte{'.', byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 4
+		for d[n-1] == '0' {
+			n--
 		}
-		s += "." + f
+		b = append(b, d[:n]...)
 	}
-	if neg {
-		s = "-" + s
-	}
-	return s
+	return b
 }
 
 // String formats t in the largest unit that keeps it at least 1, with up to
