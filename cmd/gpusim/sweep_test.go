@@ -91,7 +91,10 @@ func TestSweepInterruptAndResume(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v: %s", err, out)
 	}
-	// 60 points of about 0.1 s each, one at a time.
+	// 60 points of about 0.09 s each, one at a time (5.3 s in all on the
+	// development machine, which the signal after 1.5 s must interrupt; at
+	// 300 repeats the solver's shortcut for lone transfers made the sweep
+	// finish first).
 	scen := filepath.Join(dir, "slow.yaml")
 	os.WriteFile(scen, []byte(`
 name: slow
@@ -103,7 +106,7 @@ threads:
   - name: main
     host: cpu0
     ops:
-      - repeat: {count: 300, ops: [{kernel: {stream: gpu0/s, duration: "${i} us"}}, {allreduce: {gpus: all, bytes: 1 MiB, stream: comm}}]}
+      - repeat: {count: 1500, ops: [{kernel: {stream: gpu0/s, duration: "${i} us"}}, {allreduce: {gpus: all, bytes: 1 MiB, stream: comm}}]}
 `), 0o644)
 	csv := filepath.Join(dir, "slow.csv")
 	cmd := exec.Command(bin, "sweep", scen, "-j", "1", "--csv", csv)
