@@ -277,15 +277,36 @@ func (j *jw) int(v int64) {
 // (with <, > and & escaped): as it is, quoted, where no byte needs
 // escaping, which is every name gpusim makes.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			m, _ := json.Marshal(s)
-			return append(b, m...)
-		}
+	if !plainJSON(s) {
+		m, _ := json.Marshal(s)
+		return append(b, m...)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// appendJSONString2 appends a+s as one JSON string, without building it.
+func appendJSONString2(b []byte, a, s string) []byte {
+	if !plainJSON(a) || !plainJSON(s) {
+		m, _ := json.Marshal(a + s)
+		return append(b, m...)
+	}
+	b = append(b, '"')
+	b = append(b, a...)
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plainJSON reports whether s is printable ASCII that JSON (json.Marshal)
+// writes as it is between quotes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 func (j *jw) num(v float64) {

@@ -3,7 +3,6 @@ package sim
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"io"
 	"slices"
 	"strconv"
@@ -23,6 +22,19 @@ func WriteTrace(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	t := &tw{w: bw}
 	m, p := res.Machine, res.Program
+	// Names made of a kind and a label, once per kind rather than per op.
+	kindPrefix := map[OpKind]string{}
+	for _, k := range []OpKind{OpSync, OpAwait, OpSignal} {
+		kindPrefix[k] = k.String() + " "
+	}
+	copyCat := map[CopyKind]string{}
+	for i := range res.Ops {
+		if r := &res.Ops[i]; r.Kind == OpCopy {
+			if _, ok := copyCat[r.Copy]; !ok {
+				copyCat[r.Copy] = "copy " + r.Copy.String()
+			}
+		}
+	}
 	hostPid := func(h int) int { return 1 + h }
 	gpuPid := func(g int) int { return 1 + len(m.Hosts) + g }
 	linkPid := 1 + len(m.Hosts) + len(m.GPUs)
@@ -57,25 +69,24 @@ func WriteTrace(w io.Writer, res *Result) error {
 		label := r.ID
 		switch r.Kind {
 		case OpHost:
-			t.slice(hp, htid, r.Start, r.End, r.ID, "host", r, res)
+			t.slice(hp, htid, r.Start, r.End, "", r.ID, "host", r)
 			continue
 		case OpSync, OpAwait, OpSignal:
-			t.slice(hp, htid, r.Call, r.End, r.Kind.String()+" "+label, r.Kind.String(), r, res)
+			t.slice(hp, htid, r.Call, r.End, kindPrefix[r.Kind], label, r.Kind.String(), r)
 			continue
 		}
-		call := apiCallName[r.Kind]
-		t.slice(hp, htid, r.Call, r.HostEnd, call+label, "api", r, res)
+		t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], label, "api", r)
 		gp, stid := gpuPid(int(r.GPU)), streamTid(int(r.Stream))
 		cat := r.Kind.String()
 		if r.Kind == OpCopy {
-			cat = "copy " + r.Copy.String()
+			cat = copyCat[r.Copy]
 		}
 		if r.Coll != nil {
 			cat = r.Coll.Name
 		}
-		t.slice(gp, stid, r.Start, r.End, label, cat, r, res)
+		t.slice(gp, stid, r.Start, r.End, "", label, cat, r)
 		if r.Kind == OpCopy && r.Engine >= 0 {
-			t.slice(gp, ceTid(int(r.Engine)), r.Start, r.End, label, cat, r, res)
+			t.slice(gp, ceTid(int(r.Engine)), r.Start, r.End, "", label, cat, r)
 		}
 		if r.Kind == OpEventWait && r.Target >= 0 {
 			src := &res.Ops[r.Target]
@@ -115,7 +126,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 				t.meta("thread_sort_index", linkPid, laneTid(dir, k), strconv.Itoa(laneTid(dir, k)))
 			}
 			lanes[dir][k] = r.End
-			t.slice(linkPid, laneTid(dir, k), r.Start, r.End, r.ID, "transfer", r, res)
+			t.slice(linkPid, laneTid(dir, k), r.Start, r.End, "", r.ID, "transfer", r)
 		}
 	}
 	// Link utilization counters.
@@ -125,10 +136,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 		}
 		name := linkDirName(m, Hop{Link: l.Link, Reverse: l.Reverse})
 		for _, pt := range l.Series {
-			t.sep()
-			t.raw(`{"ph":"C","pid":` + strconv.Itoa(linkPid) + `,"name":`)
-			t.str(name)
-			t.raw(`,"ts":` + us(pt.T) + `,"args":{"GB/s":` + strconv.FormatFloat(pt.Load/1e9, 'g', 8, 64) + `}}`)
+			t.counter(linkPid, name, pt.T, pt.Load/1e9)
 		}
 	}
 	t.raw("]}\n")
@@ -176,26 +184,38 @@ func copyHops(m *Machine, r *OpRecord) []Hop {
 }
 
 // us formats t as microseconds with six decimals (exact picoseconds).
-func us(t Time) string {
-	neg := t < 0
-	if neg {
+func us(t Time) string { return string(appendUS(nil, t)) }
+
+// appendUS appends us's form of t to b.
+func appendUS(b []byte, t Time) []byte {
+	if t < 0 {
+		b = append(b, '-')
 		t = -t
 	}
-	s := strconv.FormatInt(int64(t/Microsecond), 10)
+	b = strconv.AppendInt(b, int64(t/Microsecond), 10)
 	if f := int64(t % Microsecond); f != 0 {
-		s += "." + strconv.FormatInt(f+1_000_000, 10)[1:]
+		// Six digits of picoseconds: those of f + 10^6, whose leading 1
+		// becomes the point.
+		var d [7]byte
+		v := f + 1_000_000
+		for i := 6; i > 0; i-- {
+			d[i] = byte('0' + v%10)
+			v /= 10
+		}
+		d[0] = '.'
+		b = append(b, d[:]...)
 	}
-	if neg {
-		s = "-" + s
-	}
-	return s
+	return b
 }
 
+// tw writes the trace's events through a buffered writer, formatting each
+// in a scratch buffer (as jw does): a trace of 10^6 ops has millions of
+// events.
 type tw struct {
-	w     *bufio.Writer
-	err   error
-	first bool
-	n     int
+	w   *bufio.Writer
+	err error
+	n   int
+	buf []byte
 }
 
 func (t *tw) raw(s string) {
@@ -204,9 +224,15 @@ func (t *tw) raw(s string) {
 	}
 }
 
+func (t *tw) bytes(b []byte) {
+	if t.err == nil {
+		_, t.err = t.w.Write(b)
+	}
+}
+
 func (t *tw) str(s string) {
-	b, _ := json.Marshal(s)
-	t.raw(string(b))
+	t.buf = appendJSONString(t.buf[:0], s)
+	t.bytes(t.buf)
 }
 
 func (t *tw) sep() {
@@ -230,30 +256,70 @@ func (t *tw) meta(name string, pid, tid int, value string) {
 	t.raw(`}}`)
 }
 
-func (t *tw) slice(pid, tid int, start, end Time, name, cat string, r *OpRecord, res *Result) {
+// slice writes a complete event named prefix+name.
+func (t *tw) slice(pid, tid int, start, end Time, prefix, name, cat string, r *OpRecord) {
 	t.sep()
-	t.raw(`{"ph":"X","pid":` + strconv.Itoa(pid) + `,"tid":` + strconv.Itoa(tid) + `,"ts":` + us(start) + `,"dur":` + us(end-start) + `,"name":`)
-	t.str(name)
-	t.raw(`,"cat":`)
-	t.str(cat)
-	t.raw(`,"args":{"id":`)
-	t.str(r.ID)
+	b := append(t.buf[:0], `{"ph":"X","pid":`...)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(tid), 10)
+	b = append(b, `,"ts":`...)
+	b = appendUS(b, start)
+	b = append(b, `,"dur":`...)
+	b = appendUS(b, end-start)
+	b = append(b, `,"name":`...)
+	b = appendJSONString2(b, prefix, name)
+	b = append(b, `,"cat":`...)
+	b = appendJSONString(b, cat)
+	b = append(b, `,"args":{"id":`...)
+	b = appendJSONString(b, r.ID)
 	if r.Kind == OpCopy {
-		t.raw(`,"bytes":` + strconv.FormatInt(r.Bytes, 10))
+		b = append(b, `,"bytes":`...)
+		b = strconv.AppendInt(b, r.Bytes, 10)
 	}
-	t.raw(`,"cause":`)
-	t.str(r.CauseKind.String())
+	b = append(b, `,"cause":`...)
+	b = appendJSONString(b, r.CauseKind.String())
 	if r.Unfinished {
-		t.raw(`,"unfinished":true`)
+		b = append(b, `,"unfinished":true`...)
 	}
-	t.raw(`}}`)
+	b = append(b, `}}`...)
+	t.buf = b
+	t.bytes(b)
 }
 
 func (t *tw) flow(ph string, id, pid, tid int, at Time) {
 	t.sep()
-	t.raw(`{"ph":"` + ph + `","id":` + strconv.Itoa(id) + `,"pid":` + strconv.Itoa(pid) + `,"tid":` + strconv.Itoa(tid) + `,"ts":` + us(at) + `,"name":"event","cat":"wait"`)
+	b := append(t.buf[:0], `{"ph":"`...)
+	b = append(b, ph...)
+	b = append(b, `","id":`...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(tid), 10)
+	b = append(b, `,"ts":`...)
+	b = appendUS(b, at)
+	b = append(b, `,"name":"event","cat":"wait"`...)
 	if ph == "f" {
-		t.raw(`,"bp":"e"`)
+		b = append(b, `,"bp":"e"`...)
 	}
-	t.raw(`}`)
+	b = append(b, '}')
+	t.buf = b
+	t.bytes(b)
+}
+
+// counter writes a counter event: the load of a link direction from ts on.
+func (t *tw) counter(pid int, name string, ts Time, gbps float64) {
+	t.sep()
+	b := append(t.buf[:0], `{"ph":"C","pid":`...)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, name)
+	b = append(b, `,"ts":`...)
+	b = appendUS(b, ts)
+	b = append(b, `,"args":{"GB/s":`...)
+	b = strconv.AppendFloat(b, gbps, 'g', 8, 64)
+	b = append(b, `}}`...)
+	t.buf = b
+	t.bytes(b)
 }
