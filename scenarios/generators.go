@@ -212,6 +212,16 @@ func (g gen) op(th *sim.Thread, id string, op sim.Op) {
 	th.Ops = append(th.Ops, op)
 }
 
+// sizeFor returns ops, one step's, in a list with room for steps steps.
+func sizeFor(ops []sim.Op, steps int) []sim.Op {
+	if steps <= 1 {
+		return ops
+	}
+	out := make([]sim.Op, len(ops), steps*len(ops))
+	copy(out, ops)
+	return out
+}
+
 // after makes stream to wait for the work issued so far on stream from.
 func (g gen) after(th *sim.Thread, id string, from, to int) {
 	e := g.event(id)
@@ -439,6 +449,12 @@ func (b *builder) training(n spec.Node) {
 			if syncEvery {
 				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
 			}
+			if s == 0 {
+				// Every step issues the same ops: room for the others at
+				// once, where appending grew a large program's lists by a
+				// quarter at a time, copying each op about four times.
+				th.Ops = sizeFor(th.Ops, steps)
+			}
 		}
 		b.p.Threads = append(b.p.Threads, th)
 	}
@@ -659,6 +675,9 @@ func (b *builder) pipeline(n spec.Node) {
 				}
 			}
 			g.op(&th, fmt.Sprintf("%s/stage%d/sync", pre, s), sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
+			if st == 0 {
+				th.Ops = sizeFor(th.Ops, int(steps)) // as training's steps
+			}
 		}
 		b.p.Threads = append(b.p.Threads, th)
 	}

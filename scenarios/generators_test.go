@@ -204,3 +204,43 @@ threads:
 		t.Errorf("with graphs %s, want 510 us", got)
 	}
 }
+
+// TestGeneratedThreadsAreSizedOnce checks that a training or a pipeline of
+// several steps sizes each thread's op list after its first step: every
+// step issues as many ops as the first, so the list ends full, with no
+// spare capacity (appending grew a 10^6-op program a quarter at a time,
+// copying each op about four times while it loaded).
+func TestGeneratedThreadsAreSizedOnce(t *testing.T) {
+	for _, scen := range []string{`
+name: train
+topology: topo.yaml
+training:
+  gpus: all
+  model: [{params: 25e6, flops: 10 GFLOP, count: 4}]
+  batch: 100
+  steps: 7
+  accumulation: 2
+  bucket: 50 MB
+  overlap: true
+`, `
+name: pipe
+topology: topo.yaml
+pipeline:
+  gpus: 4
+  schedule: 1f1b
+  microbatches: 6
+  forward: 10 ms
+  backward: 20 ms
+  steps: 5
+`} {
+		sc, err := Load("s.yaml", []byte(scen), Options{ReadFile: func(string) ([]byte, error) { return []byte(fourGPUs), nil }})
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		for _, th := range sc.Program.Threads {
+			if len(th.Ops) == 0 || cap(th.Ops) != len(th.Ops) {
+				t.Errorf("%s: %d ops in a list of capacity %d", th.Name, len(th.Ops), cap(th.Ops))
+			}
+		}
+	}
+}
