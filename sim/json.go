@@ -14,7 +14,7 @@ import (
 // picoseconds); the same result always gives the same bytes.
 func WriteJSON(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	j := &jw{w: bw}
+	j := &jw{jsonOut{w: bw}}
 	m, p := res.Machine, res.Program
 	j.raw("{")
 	j.key("scenario", true)
@@ -221,33 +221,37 @@ func WriteJSON(w io.Writer, res *Result) error {
 	return bw.Flush()
 }
 
-// jw writes JSON through a buffered writer. What it formats goes through a
-// scratch buffer, and a string that needs no escaping is written as it is:
-// a result of 10^6 ops writes tens of millions of keys, times and strings,
-// and allocating each (as json.Marshal and string concatenation do) took
-// most of the writer's time.
-type jw struct {
+// jsonOut is where the JSON and trace writers write: a buffered writer,
+// its first error, and a scratch buffer that what they format goes
+// through. A string that needs no escaping is written as it is: a result
+// of 10^6 ops writes tens of millions of keys, times and strings, and
+// allocating each (as json.Marshal and string concatenation do) took most
+// of the writers' time.
+type jsonOut struct {
 	w   *bufio.Writer
 	err error
 	buf []byte
 }
 
-func (j *jw) raw(s string) {
-	if j.err == nil {
-		_, j.err = j.w.WriteString(s)
+func (o *jsonOut) raw(s string) {
+	if o.err == nil {
+		_, o.err = o.w.WriteString(s)
 	}
 }
 
-func (j *jw) bytes(b []byte) {
-	if j.err == nil {
-		_, j.err = j.w.Write(b)
+func (o *jsonOut) bytes(b []byte) {
+	if o.err == nil {
+		_, o.err = o.w.Write(b)
 	}
 }
 
-func (j *jw) str(s string) {
-	j.buf = appendJSONString(j.buf[:0], s)
-	j.bytes(j.buf)
+func (o *jsonOut) str(s string) {
+	o.buf = appendJSONString(o.buf[:0], s)
+	o.bytes(o.buf)
 }
+
+// jw writes the result JSON.
+type jw struct{ jsonOut }
 
 func (j *jw) key(k string, first bool) {
 	b := j.buf[:0]

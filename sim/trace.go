@@ -20,7 +20,7 @@ var apiCallName = map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ",
 
 func WriteTrace(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	t := &tw{w: bw}
+	t := &tw{jsonOut: jsonOut{w: bw}}
 	m, p := res.Machine, res.Program
 	// Names made of a kind and a label, once per kind rather than per op.
 	kindPrefix := map[OpKind]string{}
@@ -28,13 +28,6 @@ func WriteTrace(w io.Writer, res *Result) error {
 		kindPrefix[k] = k.String() + " "
 	}
 	copyCat := map[CopyKind]string{}
-	for i := range res.Ops {
-		if r := &res.Ops[i]; r.Kind == OpCopy {
-			if _, ok := copyCat[r.Copy]; !ok {
-				copyCat[r.Copy] = "copy " + r.Copy.String()
-			}
-		}
-	}
 	hostPid := func(h int) int { return 1 + h }
 	gpuPid := func(g int) int { return 1 + len(m.Hosts) + g }
 	linkPid := 1 + len(m.Hosts) + len(m.GPUs)
@@ -79,7 +72,12 @@ func WriteTrace(w io.Writer, res *Result) error {
 		gp, stid := gpuPid(int(r.GPU)), streamTid(int(r.Stream))
 		cat := r.Kind.String()
 		if r.Kind == OpCopy {
-			cat = copyCat[r.Copy]
+			c, ok := copyCat[r.Copy]
+			if !ok {
+				c = "copy " + r.Copy.String()
+				copyCat[r.Copy] = c
+			}
+			cat = c
 		}
 		if r.Coll != nil {
 			cat = r.Coll.Name
@@ -183,10 +181,8 @@ func copyHops(m *Machine, r *OpRecord) []Hop {
 	return nil
 }
 
-// us formats t as microseconds with six decimals (exact picoseconds).
-func us(t Time) string { return string(appendUS(nil, t)) }
-
-// appendUS appends us's form of t to b.
+// appendUS appends t as microseconds with six decimals (exact
+// picoseconds).
 func appendUS(b []byte, t Time) []byte {
 	if t < 0 {
 		b = append(b, '-')
@@ -208,31 +204,11 @@ func appendUS(b []byte, t Time) []byte {
 	return b
 }
 
-// tw writes the trace's events through a buffered writer, formatting each
-// in a scratch buffer (as jw does): a trace of 10^6 ops has millions of
-// events.
+// tw writes the trace's events, each formatted in jsonOut's scratch
+// buffer: a trace of 10^6 ops has millions of events.
 type tw struct {
-	w   *bufio.Writer
-	err error
-	n   int
-	buf []byte
-}
-
-func (t *tw) raw(s string) {
-	if t.err == nil {
-		_, t.err = t.w.WriteString(s)
-	}
-}
-
-func (t *tw) bytes(b []byte) {
-	if t.err == nil {
-		_, t.err = t.w.Write(b)
-	}
-}
-
-func (t *tw) str(s string) {
-	t.buf = appendJSONString(t.buf[:0], s)
-	t.bytes(t.buf)
+	jsonOut
+	n int // events written
 }
 
 func (t *tw) sep() {
