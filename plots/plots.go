@@ -190,7 +190,7 @@ const (
 	KindD2D      Kind = "copy D2D"
 	KindHost     Kind = "host work"
 	KindAPI      Kind = "API call"
-	KindWait     Kind = "sync wait"
+	KindWait     Kind = "host blocked"
 	KindTransfer Kind = "link load"
 	KindCollWait Kind = "waiting for ranks"
 )

@@ -152,7 +152,7 @@ func TestTimelineWindow(t *testing.T) {
 		}
 	}
 	if !reflect.DeepEqual(info.Legend, []plots.Kind{plots.KindKernel, plots.KindWait}) {
-		t.Errorf("legend in 5-6 ms = %q, want kernel and sync wait", info.Legend)
+		t.Errorf("legend in 5-6 ms = %q, want kernel and host blocked", info.Legend)
 	}
 	// A window after the end is refused.
 	if _, _, err := plots.Timeline(res, plots.TimelineOptions{From: res.Makespan + ms}); err == nil {
@@ -178,7 +178,7 @@ func TestTimelineSVGDeterministic(t *testing.T) {
 		t.Fatal("two renderings of the same run differ")
 	}
 	// The text a reader sees is in the SVG: title, lanes, legend, unit.
-	for _, s := range []string{"fixed on box", "gpu0/ce0", "cpu0->sw0 pcie", "copy H2D", "sync wait", "time (ms)"} {
+	for _, s := range []string{"fixed on box", "gpu0/ce0", "cpu0->sw0 pcie", "copy H2D", "host blocked", "time (ms)"} {
 		if !bytes.Contains(a, []byte(">"+html.EscapeString(s)+"<")) {
 			t.Errorf("the SVG has no text %q", s)
 		}
@@ -647,5 +647,36 @@ func TestLinesSortsAndBreaks(t *testing.T) {
 		if err := plots.Write(&b, p, plots.Pixels(400), plots.Pixels(300), "png"); err != nil {
 			t.Errorf("log x over %v: %v", one, err)
 		}
+	}
+}
+
+// An await has no API call: the thread is blocked from its call until it
+// takes from the semaphore, 10 us here (the producer's host work), and the
+// timeline draws that as blocked, not as CPU time in an API call.
+func TestTimelineDrawsAnAwaitAsBlocked(t *testing.T) {
+	res := run(t, twoGPU, `
+name: sem
+topology: topo.yaml
+threads:
+  - name: producer
+    host: cpu0
+    ops: [{host: {id: p, duration: 10 us}}, {signal: {id: s, semaphore: ready}}]
+  - name: consumer
+    host: cpu0
+    ops: [{await: {id: a, semaphore: ready}}, {host: {id: c, duration: 5 us}}]
+`)
+	_, info, err := plots.Timeline(res, plots.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []plots.Kind{plots.KindHost, plots.KindWait}; !reflect.DeepEqual(info.Legend, want) {
+		t.Errorf("legend = %q, want %q: the await is time blocked, and nothing calls the API", info.Legend, want)
+	}
+	if want := []string{"cpu0 producer", "cpu0 consumer"}; !reflect.DeepEqual(laneNames(info), want) {
+		t.Fatalf("lanes = %q, want %q", laneNames(info), want)
+	}
+	// The consumer: blocked 0-10 us, then its host work 10-15 us.
+	if b := info.Lanes[1].Bars; b != 2 {
+		t.Errorf("the consumer's lane has %d bars, want 2 (blocked, then host work)", b)
 	}
 }

@@ -239,9 +239,14 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		case sim.OpHost:
 			add(th, r.Start, r.End, KindHost)
 			continue
-		case sim.OpSync, sim.OpAwait:
+		case sim.OpSync:
 			add(th, r.Call, r.Start, KindAPI)
 			add(th, r.Start, r.End, KindWait)
+			continue
+		case sim.OpAwait:
+			// No API call: the thread blocks from its call until it
+			// takes from the semaphore (Start, End).
+			add(th, r.Call, r.End, KindWait)
 			continue
 		case sim.OpSignal:
 			continue
