@@ -496,8 +496,29 @@ func (s *solver) finish(f *flow) {
 	if !f.active {
 		return
 	}
+	if f.registered {
+		s.settle(f)
+	}
 	s.remove(f)
 	f.owner.flowDone(f)
+}
+
+// settle makes what f's resources carried count f's work exactly, as f
+// completes. Their loads count rate x time, and the completion is rounded to
+// the picosecond, so that the last stretch carries up to half a picosecond's
+// worth more or less than the work left (0.013 bytes at 26 GB/s): a 256 MiB
+// copy in 2 MiB chunks counted 268,435,455 bytes. The difference is added
+// to each resource, times the flow's coefficient there.
+func (s *solver) settle(f *flow) {
+	st := &s.sl[f.slot]
+	d := st.remaining - float64(st.rate*float64(s.e.now-st.last)*1e-12)
+	if d == 0 {
+		return
+	}
+	for _, u := range s.refs(st) {
+		r := &s.res[u.res]
+		r.used += r.coefs[u.pos] * d
+	}
 }
 
 // cancel ends f without its owner hearing of it.
