@@ -207,7 +207,33 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if interrupted {
 		return &failError{fmt.Errorf("interrupted: %d of %d points done; the file is marked partial: rerun with --resume to finish it", len(table.Rows), countShard(len(points), shardI, shardN))}
 	}
-	return nil
+	return failedPoints(table)
+}
+
+// failedPoints is the input error of a sweep with points that failed (exit
+// status 2, after the table with the points that ran): how many, and the
+// first one's values and error.
+func failedPoints(t *sweepTable) error {
+	n, first := 0, -1
+	for i, r := range t.Rows {
+		if r.Error != "" {
+			if n == 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	r := t.Rows[first]
+	var vals []string
+	for k, name := range t.Vars {
+		if k < len(r.Values) {
+			vals = append(vals, name+"="+r.Values[k])
+		}
+	}
+	return fmt.Errorf("gpusim sweep: %d of %d points failed; the first, point %d (%s): %s", n, len(t.Rows), r.Index, strings.Join(vals, ", "), r.Error)
 }
 
 func countShard(total, i, n int) int {

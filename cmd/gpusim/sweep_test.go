@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,43 @@ func TestSweepIsTheSameWhateverJAndShards(t *testing.T) {
 	out, _, _ := runCmd(t, "sweep", scen, "--json")
 	if !strings.Contains(out, `"shard": "1/3"`) || strings.Contains(out, `"point": 0,`) {
 		t.Errorf("SLURM shard 1/3 output:\n%s", out)
+	}
+}
+
+// A sweep with a point whose value is not valid runs the others, writes
+// them, and exits with status 2, naming the first failed point (the last
+// var varies fastest: points 0-2 are pinned, 3-5 not valid).
+func TestSweepWithAFailedPointExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "sw.yaml")
+	bad := strings.Replace(sweepScenario, "memory: [pinned, pageable]", "memory: [pinned, pinnned]", 1)
+	os.WriteFile(scen, []byte(bad), 0o644)
+	csv := filepath.Join(dir, "out.csv")
+	out, errb, code := runCmd(t, "sweep", scen, "--csv", csv, "--json")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (9 of 18 points failed); stderr %q", code, errb)
+	}
+	want := "gpusim sweep: 9 of 18 points failed; the first, point 3 (topo=pcie-2gpu, memory=pinnned, n=1): " + scen + ":"
+	if !strings.HasPrefix(errb, want) || !strings.Contains(errb, `"pinnned" is not valid`) || strings.Count(errb, "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q and saying what is not valid", errb, want)
+	}
+	if got, _ := os.ReadFile(csv); !bytes.Contains(got, []byte("complete, 18 of 18 points")) {
+		t.Errorf("the CSV should hold every point, the failed ones with their error: %s", got)
+	}
+	var tab struct {
+		Rows []struct {
+			Point     int     `json:"point"`
+			MakespanS float64 `json:"makespan_s"`
+			Error     string  `json:"error"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil || len(tab.Rows) != 18 {
+		t.Fatalf("JSON with %d rows (%v), want 18", len(tab.Rows), err)
+	}
+	for _, r := range tab.Rows {
+		if bad := r.Point/3%2 == 1; bad != (r.Error != "") || bad == (r.MakespanS > 0) {
+			t.Errorf("point %d: makespan %g s, error %q; want an error exactly for the points with pinnned", r.Point, r.MakespanS, r.Error)
+		}
 	}
 }
 
