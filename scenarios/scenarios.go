@@ -1025,7 +1025,7 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 	case hasList:
 		list, _ := ln.Seq()
 		if len(list) != len(cs.GPUs) {
-			ln.Errorf("streams lists %d streams for %d GPUs: give one per GPU, in the same order", len(list), len(cs.GPUs))
+			ln.Errorf("give one stream per GPU, in the same order as the GPUs: %d GPUs, %d listed", len(cs.GPUs), len(list))
 			return false
 		}
 		for i, x := range list {

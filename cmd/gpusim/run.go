@@ -99,7 +99,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		writeSummary(stdout, sc, res)
 	}
 	if *strict && len(res.Warnings) > 0 {
-		return fmt.Errorf("%s: %d warning(s) and --strict", sc.File, len(res.Warnings))
+		return fmt.Errorf("%s: --strict makes %s above an error", sc.File, plural(len(res.Warnings), "the warning", "the %d warnings"))
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func pct(part, whole sim.Time) string {
 func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	m, p := res.Machine, res.Program
 	span := res.Makespan
-	fmt.Fprintf(w, "%s on %s: makespan %s (%d ops, %d events)\n", sc.Name, m.Name, span, len(res.Ops), res.Events)
+	fmt.Fprintf(w, "%s on %s: makespan %s (%s, %s)\n", sc.Name, m.Name, span, plural(len(res.Ops), "1 op", "%d ops"), plural(int(res.Events), "1 event", "%d events"))
 	if len(sc.VarNames) > 0 {
 		var vs []string
 		for _, k := range sc.VarNames {
@@ -148,7 +148,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		tw.Flush()
 	}
 	if len(res.Warnings) > 0 {
-		fmt.Fprintf(w, "\n%d warning(s), printed on stderr.\n", len(res.Warnings))
+		fmt.Fprintf(w, "\n%s, printed on stderr.\n", plural(len(res.Warnings), "1 warning", "%d warnings"))
 	}
 }
 

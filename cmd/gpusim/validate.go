@@ -14,6 +14,7 @@ import (
 	"gpusim/internal/units"
 	"gpusim/models"
 	"gpusim/plots"
+	"gpusim/scenarios"
 	"gpusim/sim"
 	"gpusim/topologies"
 
@@ -42,24 +43,40 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if errors.As(err, &big) {
 		return err
 	}
-	if err != nil {
+	kind := ""
+	if err == nil {
+		kind = fileKind(data)
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
+	} else if base := strings.TrimSuffix(name, ".yaml"); strings.ContainsAny(name, "/\\") {
+		kind = "missing"
+	} else if _, ok := scenarios.ShippedSource(base); ok {
+		kind = "scenario" // loadScenario serves shipped names
+	} else if _, ok := topologies.ShippedSource(base); ok {
+		kind = "topology"
+	} else {
+		kind = "missing"
 	}
-	switch fileKind(data) {
+	switch kind {
+	case "missing":
+		return fmt.Errorf("%s: no such file, shipped scenario or shipped topology (scenarios: %s; topologies: %s)", name,
+			strings.Join(scenarios.Shipped(), ", "), strings.Join(topologies.Shipped(), ", "))
 	case "topology":
-		t, err := topologies.Load(name, data)
+		t, err := loadTopology(name)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: ok: topology %s (%d hosts, %d GPUs, %d switches, %d links)\n", name, t.Name,
-			len(t.Machine.Hosts), len(t.Machine.GPUs), len(t.Machine.Switches), len(t.Machine.Links))
+		fmt.Fprintf(stdout, "%s: ok: topology %s (%s, %s, %s, %s)\n", name, t.Name,
+			plural(len(t.Machine.Hosts), "1 host", "%d hosts"), plural(len(t.Machine.GPUs), "1 GPU", "%d GPUs"),
+			plural(len(t.Machine.Switches), "1 switch", "%d switches"), plural(len(t.Machine.Links), "1 link", "%d links"))
 	default:
 		sc, err := loadScenario(name, set, 0)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%d threads, %d ops, %d streams)\n", name, sc.Name, sc.Topology.Name,
-			len(sc.Program.Threads), sc.Program.NumOps(), len(sc.Program.Streams))
+		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s)\n", name, sc.Name, sc.Topology.Name,
+			plural(len(sc.Program.Threads), "1 thread", "%d threads"), plural(sc.Program.NumOps(), "1 op", "%d ops"),
+			plural(len(sc.Program.Streams), "1 stream", "%d streams"))
 	}
 	return nil
 }
@@ -389,4 +406,12 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 		_, err := io.WriteString(w, text)
 		return err
 	})
+}
+
+// plural is one when n is 1, and many with n in place of its %d otherwise.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
 }
