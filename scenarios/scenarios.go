@@ -139,6 +139,10 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := root.WrongKind("a scenario", "a topology", "a scenario names it in its topology: field, and gpusim topo show "+file+" shows it",
+		[]string{"threads", "training", "pipeline", "topology"}, []string{"hosts", "gpus", "switches", "links"}); err != nil {
+		return nil, err
+	}
 	if opt.MaxOps <= 0 {
 		opt.MaxOps = DefaultMaxOps
 	}

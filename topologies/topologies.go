@@ -72,6 +72,10 @@ func Load(file string, data []byte) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := root.WrongKind("a topology", "a scenario", "gpusim run "+file+" runs it",
+		[]string{"hosts", "gpus", "switches", "links"}, []string{"threads", "training", "pipeline", "topology", "sweep"}); err != nil {
+		return nil, err
+	}
 	t := build(root)
 	if err := d.Err(); err != nil {
 		return nil, err

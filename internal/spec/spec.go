@@ -68,6 +68,10 @@ type Doc struct {
 	File  string
 	errs  List
 	nodes int
+	// unknownIn holds the paths of mappings with an unknown key: what
+	// such a mapping lacks ("a kernel needs a duration") is most often
+	// the misspelt key itself, so Err reports the key alone.
+	unknownIn map[string]bool
 }
 
 // Node is a YAML value with its place in the file.
@@ -107,10 +111,45 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 	return d, n, nil
 }
 
+// WrongKind returns the error of a file that holds the other kind of input,
+// or nil: where n, the top level, has none of mine's keys (the keys only
+// this kind has) and some of other's, it reads as an other, not a what.
+// Every one of its keys would be unknown; one line says why.
+func (n Node) WrongKind(what, other, hint string, mine, others []string) error {
+	y := n.resolve()
+	if y == nil || y.Kind != yaml.MappingNode {
+		return nil
+	}
+	var found []string
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		k := y.Content[i].Value
+		if contains(mine, k) {
+			return nil
+		}
+		if contains(others, k) {
+			found = append(found, k)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return List{{File: n.d.File, Line: y.Line, Col: y.Column,
+		Msg: fmt.Sprintf("this is %s, not %s (its keys include %s); %s", other, what, strings.Join(found, ", "), hint)}}
+}
+
 // Err returns the problems found so far, or nil.
 func (d *Doc) Err() error {
 	if len(d.errs) == 0 {
 		return nil
+	}
+	if len(d.unknownIn) > 0 {
+		kept := d.errs[:0]
+		for _, e := range d.errs {
+			if !d.unknownIn[e.Path] {
+				kept = append(kept, e)
+			}
+		}
+		d.errs = kept
 	}
 	sort.SliceStable(d.errs, func(i, j int) bool {
 		a, b := d.errs[i], d.errs[j]
@@ -119,7 +158,63 @@ func (d *Doc) Err() error {
 		}
 		return a.Col < b.Col
 	})
+	d.errs = collapse(d.errs)
 	return d.errs
+}
+
+// collapse reports a message repeated at several places (the same unknown
+// GPU model on every GPU of a machine) once, at its first place, with the
+// lines of the others.
+func collapse(errs List) List {
+	first := map[string]int{}
+	more := map[string][]*Error{}
+	out := errs[:0:0]
+	for _, e := range errs {
+		if _, seen := first[e.Msg]; seen {
+			more[e.Msg] = append(more[e.Msg], e)
+			continue
+		}
+		first[e.Msg] = len(out)
+		out = append(out, e)
+	}
+	for msg, others := range more {
+		e := *out[first[msg]]
+		// Lines, or line:col where two places share a line.
+		lines := map[int]bool{e.Line: true}
+		byLine := true
+		for _, o := range others {
+			if lines[o.Line] {
+				byLine = false
+			}
+			lines[o.Line] = true
+		}
+		var ps []string
+		for _, o := range others {
+			if len(ps) == 8 {
+				ps = append(ps, "...")
+				break
+			}
+			if byLine {
+				ps = append(ps, strconv.Itoa(o.Line))
+			} else {
+				ps = append(ps, fmt.Sprintf("%d:%d", o.Line, o.Col))
+			}
+		}
+		word := "place"
+		if len(others) > 1 {
+			word = "places"
+		}
+		where := ""
+		if byLine {
+			where = "line "
+			if len(others) > 1 {
+				where = "lines "
+			}
+		}
+		e.Msg += fmt.Sprintf(" (and at %d more %s: %s%s)", len(others), word, where, strings.Join(ps, ", "))
+		out[first[msg]] = &e
+	}
+	return out
 }
 
 // Errorf records a problem at n.
@@ -215,6 +310,10 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			n.Child(m.knode[k], n.join(k)).Errorf("%s; valid keys here: %s", msg, strings.Join(valid, ", "))
+			if n.d.unknownIn == nil {
+				n.d.unknownIn = map[string]bool{}
+			}
+			n.d.unknownIn[n.Path] = true
 		}
 	}
 	return m, true
