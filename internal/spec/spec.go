@@ -604,7 +604,7 @@ func (n Node) ByteCount(sign Positive) (int64, bool) {
 	}
 	if v >= 1<<62 {
 		s, _ := n.Scalar()
-		n.Errorf("%s is too large (at most 4 EiB)", s)
+		n.Errorf("%s is too large: sizes must be under 4 EiB", s)
 		return 0, false
 	}
 	if v != math.Trunc(v) {

@@ -37,8 +37,8 @@ func (k Kind) Example() string { return examples[k] }
 
 var sizeUnits = map[string]float64{
 	"B": 1, "byte": 1, "bytes": 1,
-	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
-	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50,
+	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "EB": 1e18,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50, "EiB": 1 << 60,
 	"b": 1.0 / 8, "bit": 1.0 / 8, "bits": 1.0 / 8,
 	"kb": 1e3 / 8, "Kb": 1e3 / 8, "Mb": 1e6 / 8, "Gb": 1e9 / 8, "Tb": 1e12 / 8,
 	"kbit": 1e3 / 8, "Mbit": 1e6 / 8, "Gbit": 1e9 / 8, "Tbit": 1e12 / 8,
@@ -55,11 +55,11 @@ var flopUnits = map[string]float64{
 
 // unitLists are the units each kind accepts, for messages.
 var unitLists = [...]string{
-	"B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, or bits (b, kb, Mb, Gb)",
-	"B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, or bit rates (Mb/s, Gb/s, Gbps)",
+	"B, kB, MB, GB, TB, PB, EB, KiB, MiB, GiB, TiB, PiB, EiB, or bits (b, kb, Mb, Gb, Tb)",
+	"B/s, kB/s, MB/s, GB/s, TB/s, PB/s, KiB/s, MiB/s, GiB/s, TiB/s, PiB/s, or bit rates (Mb/s, Gb/s, Gbps)",
 	"ps, ns, us, ms, s, min, h",
-	"FLOP, kFLOP, MFLOP, GFLOP, TFLOP, PFLOP",
-	"FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s (or TFLOPS)",
+	"FLOP, kFLOP, MFLOP, GFLOP, TFLOP, PFLOP, EFLOP",
+	"FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s, EFLOP/s (or TFLOPS)",
 }
 
 var numRe = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?`)
