@@ -83,7 +83,7 @@ func (c NCCLTestsConfig) Check() error {
 	case c.Factor == 1 && c.StepBytes <= 0 && c.MaxBytes > c.MinBytes:
 		return fmt.Errorf("-i must be at least 1 when -f is 1")
 	case c.GPUs < 0:
-		return fmt.Errorf("-g %d: the number of GPUs cannot be negative", c.GPUs)
+		return fmt.Errorf("%d GPUs: the number of GPUs cannot be negative", c.GPUs)
 	case len(c.Sizes()) > 1000:
 		return fmt.Errorf("-b %d -e %d steps through more than 1000 sizes", c.MinBytes, c.MaxBytes)
 	}
@@ -122,7 +122,7 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 		n = len(m.GPUs)
 	}
 	if n > len(m.GPUs) {
-		return nil, fmt.Errorf("-g %d: topology %s has %d GPUs", n, t.Name, len(m.GPUs))
+		return nil, fmt.Errorf("%d GPUs asked for: topology %s has %d", n, t.Name, len(m.GPUs))
 	}
 	if cfg.DType == "" {
 		cfg.DType = models.FP32

@@ -781,9 +781,15 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 				g := b.p.Streams[op.Stream].GPU
 				d, err := models.KernelTime(b.sc.Topology.GPUModels[g], flops, dt, bytes)
 				if err != nil {
+					// At the quantity that takes it past the range.
+					gm := b.sc.Topology.GPUModels[g]
 					where := n
-					if hasDType {
-						where = tn
+					if _, derr := models.KernelTime(gm, 1, dt, 0); hasDType && derr != nil {
+						where = tn // a dtype the GPU has no rate for
+					} else if _, ferr := models.KernelTime(gm, flops, dt, 0); hasFlops && ferr != nil {
+						where = fn
+					} else if hasBytes {
+						where = bn
 					}
 					where.Errorf("%v", err)
 					t.bad = true

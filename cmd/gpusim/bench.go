@@ -85,7 +85,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: unknown --op %q; operations: %s", *op, strings.Join(mirror.NCCLTestOpNames, ", "))}
 	}
 	if *gpus < 0 {
-		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d: the number of GPUs cannot be negative", *gpus)}
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --gpus (-g) %d: the number of GPUs cannot be negative", *gpus)}
 	}
 	cfg.GPUs = *gpus
 	if err := cfg.Check(); err != nil {

@@ -120,8 +120,8 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"usage: " + replaySynopsis}
+	if err := oneArg("replay", replaySynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos); err != nil {
+		return err
 	}
 	if *repeat < 1 || *repeat > 1000 {
 		return &usageError{fmt.Sprintf("gpusim replay: --repeat %d: want 1 to 1000", *repeat)}

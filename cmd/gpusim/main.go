@@ -30,9 +30,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"gpusim/hw"
 )
@@ -213,7 +215,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, &usageError{fmt.Sprintf("gpusim %s: %v (see gpusim %s --help)", fs.Name(), err, fs.Name())}
+			return nil, &usageError{fmt.Sprintf("gpusim %s: %s (see gpusim %s --help)", fs.Name(), flagProblem(fs, err), fs.Name())}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -255,7 +257,9 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
 	if err != nil {
-		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
+		// The temporary file's name means nothing to the user: say
+		// what is wrong with the folder.
+		return &failError{fmt.Errorf("cannot write %s: %v", name, unwrapPath(err))}
 	}
 	tmp := f.Name()
 	// CreateTemp makes the file private; outputs are ordinary files.
@@ -303,6 +307,9 @@ func readInput(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &os.PathError{Op: "read", Path: name, Err: errors.New("it is a directory, not a file")}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxInput+1))
 	if err != nil {
 		return nil, err
@@ -315,4 +322,66 @@ func readInput(name string) ([]byte, error) {
 		return nil, &tooLargeError{name, size}
 	}
 	return data, nil
+}
+
+// oneArg checks that a command got exactly one positional argument, noun
+// (hint says what it may be), and says in one line what is missing or extra.
+func oneArg(cmd, synopsis, noun, hint string, pos []string) error {
+	switch len(pos) {
+	case 1:
+		return nil
+	case 0:
+		return &usageError{fmt.Sprintf("gpusim %s: no %s given (%s); usage: %s", cmd, noun, hint, synopsis)}
+	}
+	return &usageError{fmt.Sprintf("gpusim %s: takes one %s, got %d: %s (a value with spaces needs quotes: --set 'batch=1 GiB'); usage: %s",
+		cmd, noun, len(pos), strings.Join(pos, ", "), synopsis)}
+}
+
+// given reports whether the command line set the flag name.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+var badBoolRe = regexp.MustCompile(`^invalid boolean value "(.*)" for -([\w-]+): parse error$`)
+
+var badValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): parse error$`)
+
+// flagProblem says what the flag package's "parse error" would have taken.
+func flagProblem(fs *flag.FlagSet, err error) string {
+	if m := badBoolRe.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Sprintf("%s%s=%q: a switch takes no value (or =true, =false)", dashes(m[2]), m[2], m[1])
+	}
+	m := badValueRe.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	want := ""
+	if f := fs.Lookup(m[2]); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case time.Duration:
+				want = "a duration, such as 90s, 5m or 1h30m"
+			case int, int64, uint, uint64:
+				want = "a whole number"
+			case float64:
+				want = "a number"
+			case bool:
+				want = "true or false"
+			}
+		}
+	}
+	if want == "" {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s%s %q: want %s", dashes(m[2]), m[2], m[1], want)
+}
+
+// dashes is how a flag is written in messages: -j, --json.
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-"
+	}
+	return "--"
 }

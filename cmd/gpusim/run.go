@@ -36,8 +36,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"usage: " + runSynopsis}
+	if err := oneArg("run", runSynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos); err != nil {
+		return err
+	}
+	if *maxOps < 1 {
+		return &usageError{fmt.Sprintf("gpusim run: --max-ops %d: want at least 1 (the default is %d)", *maxOps, scenarios.DefaultMaxOps)}
 	}
 	if (from.set || to.set) && *plotTo == "" {
 		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR; add --plot"}
@@ -134,7 +137,7 @@ func loadScenarioOn(name string, set setFlag, maxOps int64, top *topologies.Topo
 			}
 			return nil, fmt.Errorf("%s: no such file (shipped scenarios: %s)", name, strings.Join(scenarios.Shipped(), ", "))
 		}
-		return nil, fmt.Errorf("%s: cannot read: %v", name, err)
+		return nil, fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
 	}
 	return scenarios.Load(name, data, opt)
 }

@@ -79,11 +79,17 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"usage: " + sweepSynopsis}
+	if err := oneArg("sweep", sweepSynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos); err != nil {
+		return err
 	}
 	if *jobs < 1 {
 		return &usageError{"gpusim sweep: -j must be at least 1"}
+	}
+	if *maxOps < 1 {
+		return &usageError{fmt.Sprintf("gpusim sweep: --max-ops %d: want at least 1 (the default is %d)", *maxOps, scenarios.DefaultMaxOps)}
+	}
+	if given(fs, "metric") && *plotTo == "" {
+		return &usageError{"gpusim sweep: --metric chooses what --plot DIR draws; add --plot"}
 	}
 	if err := checkSweepMetric("sweep", *metric); err != nil {
 		return err
@@ -273,6 +279,9 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 		}
 		return parse(id, strconv.Itoa(shards), "JOB_COMPLETION_INDEX="+id)
 	}
+	if shards != 0 {
+		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d counts the shards of a Kubernetes Indexed Job, whose JOB_COMPLETION_INDEX is not set here: run one shard with --shard i/%d", shards, shards)}
+	}
 	return 0, 1, nil
 }
 
@@ -389,7 +398,7 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 func readSweepFile(name string) (*sweepTable, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: cannot read: %w", name, unwrapPath(err))
 	}
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		var tab sweepTable
@@ -478,6 +487,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkSweepMetric("sweep merge", *metric); err != nil {
 		return err
+	}
+	if given(fs, "metric") && *plotTo == "" {
+		return &usageError{"gpusim sweep merge: --metric chooses what --plot DIR draws; add --plot"}
 	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}

@@ -34,8 +34,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"usage: " + validateSynopsis}
+	if err := oneArg("validate", validateSynopsis, "FILE", "a scenario or topology file, or a shipped name", pos); err != nil {
+		return err
 	}
 	name := pos[0]
 	data, err := readInput(name)
