@@ -133,6 +133,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	case "help", "-h", "--help", "-help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+			// gpusim help run: run's own help.
+			return run(append(args[1:2:2], "--help"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
