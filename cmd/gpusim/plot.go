@@ -125,8 +125,8 @@ var sweepMetrics = []struct {
 	value       func(r *sweepRow) float64
 }{
 	{"makespan", "makespan", func(r *sweepRow) float64 { return r.MakespanS }},
-	{"idle_mean", "mean GPU idle (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
-	{"idle_max", "largest GPU idle (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
+	{"idle_mean", "mean idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
+	{"idle_max", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
 	{"busiest_link_util", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
 }
 

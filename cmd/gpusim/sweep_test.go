@@ -79,6 +79,45 @@ func TestSweepIsTheSameWhateverJAndShards(t *testing.T) {
 	}
 }
 
+// The sweep's idle mean and largest idle are over the GPUs that run ops:
+// every point of sweepScenario copies to gpu0 alone, so both are gpu0's,
+// whatever else the machine has (eight GPUs on a DGX).
+func TestSweepIdleIsOfTheGPUsInUse(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "sw.yaml")
+	os.WriteFile(scen, []byte(sweepScenario), 0o644)
+	out, errb, code := runCmd(t, "sweep", scen, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var tab struct {
+		Rows []struct {
+			Values   []string `json:"values"`
+			IdleMean float64  `json:"idle_mean"`
+			IdleMax  float64  `json:"idle_max"`
+			PerGPU   []struct {
+				GPU  string  `json:"gpu"`
+				Idle float64 `json:"idle"`
+			} `json:"idle_per_gpu"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil || len(tab.Rows) != 18 {
+		t.Fatalf("JSON with %d rows (%v), want 18", len(tab.Rows), err)
+	}
+	for _, r := range tab.Rows {
+		if len(r.PerGPU) < 2 || r.PerGPU[0].GPU != "gpu0" {
+			t.Fatalf("%v: idle per GPU %v, want gpu0 first of several", r.Values, r.PerGPU)
+		}
+		g0 := r.PerGPU[0].Idle
+		if r.IdleMean != g0 || r.IdleMax != g0 {
+			t.Errorf("%v: idle mean %g, max %g; want gpu0's, %g (the others run nothing)", r.Values, r.IdleMean, r.IdleMax, g0)
+		}
+		if r.PerGPU[1].Idle != 1 {
+			t.Errorf("%v: gpu1 idle %g, want 1: it runs nothing", r.Values, r.PerGPU[1].Idle)
+		}
+	}
+}
+
 // A sweep with a point whose value is not valid runs the others, writes
 // them, and exits with status 2, naming the first failed point (the last
 // var varies fastest: points 0-2 are pinned, 3-5 not valid).
