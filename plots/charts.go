@@ -108,6 +108,11 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.X.Min, p.X.Max = lo, hi
 	}
+	// A little room above the highest point, so that its marker is not
+	// cut by the frame.
+	if p.Y.Max > p.Y.Min {
+		p.Y.Max += 0.04 * (p.Y.Max - p.Y.Min)
+	}
 	p.Legend.Top = true
 	return p, nil
 }
