@@ -35,7 +35,7 @@ func (f *timeFlag) String() string {
 func (f *timeFlag) Set(s string) error {
 	v, err := units.Parse(s, units.Duration)
 	if err != nil || v < 0 || v > 1e6 {
-		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s", s)
+		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s (a bare number is in seconds)", s)
 	}
 	f.t, f.set = sim.Time(math.Round(v*1e12)), true
 	return nil
