@@ -25,6 +25,7 @@ type Error struct {
 	Line, Col int
 	Path      string // field path, "hosts[0].cores"; may be empty
 	Msg       string
+	node      *yaml.Node // where it was recorded, if at a node
 }
 
 func (e *Error) Error() string {
@@ -68,10 +69,12 @@ type Doc struct {
 	File  string
 	errs  List
 	nodes int
-	// unknownIn holds the paths of mappings with an unknown key: what
-	// such a mapping lacks ("a kernel needs a duration") is most often
-	// the misspelt key itself, so Err reports the key alone.
-	unknownIn map[string]bool
+	// meant holds, for each mapping with an unknown key, the keys its
+	// unknown keys were likely meant to be ("did you mean"). What such a
+	// mapping then lacks ("a kernel needs a duration" where "durration"
+	// is given) is the misspelt key itself: Err drops the mapping's own
+	// errors that name a meant key, and reports the unknown key alone.
+	meant map[*yaml.Node][]string
 }
 
 // Node is a YAML value with its place in the file.
@@ -142,10 +145,10 @@ func (d *Doc) Err() error {
 	if len(d.errs) == 0 {
 		return nil
 	}
-	if len(d.unknownIn) > 0 {
+	if len(d.meant) > 0 {
 		kept := d.errs[:0]
 		for _, e := range d.errs {
-			if !d.unknownIn[e.Path] {
+			if !namesAny(e.Msg, d.meant[e.node]) {
 				kept = append(kept, e)
 			}
 		}
@@ -162,31 +165,39 @@ func (d *Doc) Err() error {
 	return d.errs
 }
 
-// collapse reports a message repeated at several places (the same unknown
-// GPU model on every GPU of a machine) once, at its first place, with the
-// lines of the others.
+// collapse reports a problem repeated at several places of the same
+// kind (the same unknown GPU model on every GPU of a machine: the same
+// message on fields whose paths differ only in list indices) once, at its
+// first place, with the others': their lines, or their line:col where two
+// share a line, or their paths where two share a place (an alias).
 func collapse(errs List) List {
+	key := func(e *Error) string { return e.Msg + "\x00" + indexRe.ReplaceAllString(e.Path, "[]") }
 	first := map[string]int{}
 	more := map[string][]*Error{}
 	out := errs[:0:0]
 	for _, e := range errs {
-		if _, seen := first[e.Msg]; seen {
-			more[e.Msg] = append(more[e.Msg], e)
+		k := key(e)
+		if _, seen := first[k]; seen {
+			more[k] = append(more[k], e)
 			continue
 		}
-		first[e.Msg] = len(out)
+		first[k] = len(out)
 		out = append(out, e)
 	}
-	for msg, others := range more {
-		e := *out[first[msg]]
-		// Lines, or line:col where two places share a line.
+	for k, others := range more {
+		e := *out[first[k]]
 		lines := map[int]bool{e.Line: true}
-		byLine := true
+		places := map[[2]int]bool{{e.Line, e.Col}: true}
+		byLine, byPlace := true, true
 		for _, o := range others {
 			if lines[o.Line] {
 				byLine = false
 			}
+			if places[[2]int{o.Line, o.Col}] {
+				byPlace = false
+			}
 			lines[o.Line] = true
+			places[[2]int{o.Line, o.Col}] = true
 		}
 		var ps []string
 		for _, o := range others {
@@ -194,17 +205,19 @@ func collapse(errs List) List {
 				ps = append(ps, "...")
 				break
 			}
-			if byLine {
+			switch {
+			case byLine:
 				ps = append(ps, strconv.Itoa(o.Line))
-			} else {
+			case byPlace:
 				ps = append(ps, fmt.Sprintf("%d:%d", o.Line, o.Col))
+			default:
+				ps = append(ps, shortPath(o.Path))
 			}
 		}
-		word := "place"
+		word, where := "place", ""
 		if len(others) > 1 {
 			word = "places"
 		}
-		where := ""
 		if byLine {
 			where = "line "
 			if len(others) > 1 {
@@ -212,9 +225,35 @@ func collapse(errs List) List {
 			}
 		}
 		e.Msg += fmt.Sprintf(" (and at %d more %s: %s%s)", len(others), word, where, strings.Join(ps, ", "))
-		out[first[msg]] = &e
+		out[first[k]] = &e
 	}
 	return out
+}
+
+var indexRe = regexp.MustCompile(`\[\d+\]`)
+
+// namesAny reports whether msg names one of keys as a word.
+func namesAny(msg string, keys []string) bool {
+	for _, k := range keys {
+		for i := 0; ; {
+			j := strings.Index(msg[i:], k)
+			if j < 0 {
+				break
+			}
+			j += i
+			before := j == 0 || !isWordByte(msg[j-1])
+			after := j+len(k) == len(msg) || !isWordByte(msg[j+len(k)])
+			if before && after {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // Errorf records a problem at n.
@@ -223,7 +262,7 @@ func (n Node) Errorf(format string, a ...any) {
 	if n.n != nil {
 		line, col = n.n.Line, n.n.Column
 	}
-	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: fmt.Sprintf(format, a...)})
+	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: fmt.Sprintf(format, a...), node: n.resolveQuiet()})
 }
 
 // Pos returns "file:line:col" of n.
@@ -243,6 +282,15 @@ func (n Node) Raw() *yaml.Node { return n.n }
 // Child returns a Node for a YAML node below n.
 func (n Node) Child(y *yaml.Node, path string) Node {
 	return Node{d: n.d, n: y, Path: path}
+}
+
+// resolveQuiet is resolve without counting a node read.
+func (n Node) resolveQuiet() *yaml.Node {
+	y := n.n
+	for i := 0; y != nil && y.Kind == yaml.AliasNode && i < 100; i++ {
+		y = y.Alias
+	}
+	return y
 }
 
 func (n Node) resolve() *yaml.Node {
@@ -310,10 +358,12 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			n.Child(m.knode[k], n.join(k)).Errorf("%s; valid keys here: %s", msg, strings.Join(valid, ", "))
-			if n.d.unknownIn == nil {
-				n.d.unknownIn = map[string]bool{}
+			if s := Suggest(k, valid); s != "" {
+				if n.d.meant == nil {
+					n.d.meant = map[*yaml.Node][]string{}
+				}
+				n.d.meant[y] = append(n.d.meant[y], s)
 			}
-			n.d.unknownIn[n.Path] = true
 		}
 	}
 	return m, true

@@ -1,0 +1,109 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+// read parses src and reads it as a list of kernels (a mapping with keys
+// stream, duration, sm_share each), recording "a kernel needs a duration"
+// and "missing stream" where they lack those keys and "negative" for a
+// duration that starts with "-", then returns Err's lines.
+func read(t *testing.T, src string) []string {
+	t.Helper()
+	d, root, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := root.Map("kernels")
+	kn, _ := top.Get("kernels")
+	items, _ := kn.Seq()
+	for _, it := range items {
+		m, _ := it.Map("stream", "duration", "sm_share")
+		if _, ok := m.Get("stream"); !ok {
+			it.Errorf(`missing "stream"`)
+		}
+		dn, ok := m.Get("duration")
+		if !ok {
+			it.Errorf("a kernel needs a duration")
+			continue
+		}
+		if s, _ := dn.Scalar(); strings.HasPrefix(s, "-") {
+			dn.Errorf("%s must not be negative", s)
+		}
+	}
+	if err := d.Err(); err != nil {
+		return strings.Split(err.Error(), "\n")
+	}
+	return nil
+}
+
+func sameLines(t *testing.T, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A misspelt key is reported alone: what its mapping lacks because of it
+// (the duration) goes, and what it lacks besides (the stream) stays.
+func TestAMisspeltKeyHidesWhatItWasMeantToBe(t *testing.T) {
+	got := read(t, "kernels:\n  - {durration: 1 us}\n  - {stream: s, sm_shar: 1}\n")
+	sameLines(t, got, []string{
+		`f.yaml:2:5: kernels[0]: missing "stream"`,
+		`f.yaml:2:6: kernels[0].durration: unknown key "durration" (did you mean "duration"?); valid keys here: stream, duration, sm_share`,
+		`f.yaml:3:5: kernels[1]: a kernel needs a duration`,
+		`f.yaml:3:17: kernels[1].sm_shar: unknown key "sm_shar" (did you mean "sm_share"?); valid keys here: stream, duration, sm_share`,
+	})
+}
+
+// The same problem on the same field of several list items is one line
+// with the other lines; on two items of one line, with line:col; through
+// an alias (one place), with the paths. Different fields with the same
+// message stay apart.
+func TestRepeatedProblemsAreOneLine(t *testing.T) {
+	got := read(t, "kernels:\n  - {stream: s, duration: -1 us}\n  - {stream: s, duration: -1 us}\n  - {stream: s, duration: -1 us}\n")
+	sameLines(t, got, []string{`f.yaml:2:27: kernels[0].duration: -1 us must not be negative (and at 2 more places: lines 3, 4)`})
+
+	got = read(t, "kernels: [{stream: s, duration: -1 us}, {stream: s, duration: -1 us}]\n")
+	sameLines(t, got, []string{`f.yaml:1:33: kernels[0].duration: -1 us must not be negative (and at 1 more place: 1:63)`})
+
+	got = read(t, "kernels:\n  - &k {stream: s, duration: -1 us}\n  - *k\n  - *k\n")
+	sameLines(t, got, []string{`f.yaml:2:30: kernels[0].duration: -1 us must not be negative (and at 2 more places: kernels[1].duration, kernels[2].duration)`})
+
+	got = read(t, "kernels:\n  - {duration: 1 us}\n  - {stream: s}\n")
+	sameLines(t, got, []string{
+		`f.yaml:2:5: kernels[0]: missing "stream"`,
+		`f.yaml:3:5: kernels[1]: a kernel needs a duration`,
+	})
+}
+
+func TestWrongKind(t *testing.T) {
+	scenarioKeys := []string{"threads", "training", "pipeline", "topology"}
+	topologyKeys := []string{"hosts", "gpus", "switches", "links"}
+	for _, tc := range []struct {
+		src, want string
+	}{
+		{"name: t\nhosts: []\ngpus: []\nlinks: []\n", "f.yaml:1:1: this is a topology, not a scenario (its keys include hosts, gpus, links); run a scenario"},
+		{"name: s\ntraining: {gpus: 8}\n", ""},          // a generator's scenario
+		{"name: s\nvars: {gpus: 8}\nthreads: []\n", ""}, // a var named gpus
+		{"name: s\nthreads: []\ngpus: []\n", ""},        // a scenario with a misplaced key: its own error
+		{"- a list\n", ""},                              // not a mapping: Parse says so
+		{"name: t\ngpus: [{name: g}]\n", "f.yaml:1:1: this is a topology, not a scenario (its keys include gpus); run a scenario"},
+	} {
+		_, root, err := Parse("f.yaml", []byte(tc.src))
+		if err != nil {
+			if tc.want != "" {
+				t.Errorf("%q: %v", tc.src, err)
+			}
+			continue
+		}
+		got := ""
+		if err := root.WrongKind("a scenario", "a topology", "run a scenario", scenarioKeys, topologyKeys); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.src, got, tc.want)
+		}
+	}
+}
