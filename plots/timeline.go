@@ -245,7 +245,7 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 			continue
 		case sim.OpAwait:
 			// No API call: the thread blocks from its call until it
-			// takes from the semaphore (Start, End).
+			// takes from the semaphore, at Start (= End).
 			add(th, r.Call, r.End, KindWait)
 			continue
 		case sim.OpSignal:

@@ -493,7 +493,11 @@ func bandwidthTimes(n spec.Node, count int) float64 {
 		n.Errorf("%s is below 1 B/s: not a plausible bandwidth", s)
 		return 0
 	case t > 1e18:
-		n.Errorf("%s x %d links is above 1 EB/s: not a plausible bandwidth", s, count)
+		if count == 1 {
+			n.Errorf("%s is above 1 EB/s: not a plausible bandwidth", s)
+		} else {
+			n.Errorf("%s x %d links is above 1 EB/s: not a plausible bandwidth", s, count)
+		}
 		return 0
 	}
 	return v

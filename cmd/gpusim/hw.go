@@ -120,7 +120,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := oneArg("replay", replaySynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos); err != nil {
+	if err := oneArg("replay", replaySynopsis, "SCENARIO", "a scenario file, or a shipped name such as hw-copies", pos, set); err != nil {
 		return err
 	}
 	if *repeat < 1 || *repeat > 1000 {

@@ -258,6 +258,9 @@ func helpRequested(fs *flag.FlagSet, synopsis string, args []string, stdout io.W
 // writeFileAtomic writes data to name through a temporary file in the same
 // folder renamed into place, so that a reader never sees a half-written file.
 func writeFileAtomic(name string, write func(io.Writer) error) error {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return &failError{fmt.Errorf("cannot write %s: it is a directory; name a file", name)}
+	}
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
 	if err != nil {
@@ -283,6 +286,9 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 	}
 	if err := os.Rename(tmp, name); err != nil {
 		os.Remove(tmp)
+		if le, ok := err.(*os.LinkError); ok {
+			err = le.Err // not the temporary file's name
+		}
 		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
 	}
 	return nil
@@ -330,15 +336,21 @@ func readInput(name string) ([]byte, error) {
 
 // oneArg checks that a command got exactly one positional argument, noun
 // (hint says what it may be), and says in one line what is missing or extra.
-func oneArg(cmd, synopsis, noun, hint string, pos []string) error {
+// With --set given, an extra argument is most often the rest of an
+// unquoted value.
+func oneArg(cmd, synopsis, noun, hint string, pos []string, set setFlag) error {
+	usage, _, _ := strings.Cut(synopsis, "\n")
 	switch len(pos) {
 	case 1:
 		return nil
 	case 0:
-		return &usageError{fmt.Sprintf("gpusim %s: no %s given (%s); usage: %s", cmd, noun, hint, synopsis)}
+		return &usageError{fmt.Sprintf("gpusim %s: no %s given (%s); usage: %s", cmd, noun, hint, usage)}
 	}
-	return &usageError{fmt.Sprintf("gpusim %s: takes one %s, got %d: %s (a value with spaces needs quotes: --set 'batch=1 GiB'); usage: %s",
-		cmd, noun, len(pos), strings.Join(pos, ", "), synopsis)}
+	quote := ""
+	if len(set) > 0 {
+		quote = " (a --set value with spaces needs quotes: --set 'batch=1 GiB')"
+	}
+	return &usageError{fmt.Sprintf("gpusim %s: takes one %s, got %d: %s%s; usage: %s", cmd, noun, len(pos), strings.Join(pos, ", "), quote, usage)}
 }
 
 // given reports whether the command line set the flag name.
@@ -350,15 +362,28 @@ func given(fs *flag.FlagSet, name string) bool {
 
 var badBoolRe = regexp.MustCompile(`^invalid boolean value "(.*)" for -([\w-]+): parse error$`)
 
+var otherValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (.*)$`)
+
 var badValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): parse error$`)
 
 // flagProblem says what the flag package's "parse error" would have taken.
 func flagProblem(fs *flag.FlagSet, err error) string {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		return fmt.Sprintf("unknown flag %s%s", dashes(name), name)
+	}
 	if m := badBoolRe.FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Sprintf("%s%s=%q: a switch takes no value (or =true, =false)", dashes(m[2]), m[2], m[1])
 	}
 	m := badValueRe.FindStringSubmatch(err.Error())
 	if m == nil {
+		// A value the flag's own Set refused says why; the flag package
+		// wraps it as 'invalid value "V" for flag -NAME: WHY'.
+		if o := otherValueRe.FindStringSubmatch(err.Error()); o != nil {
+			if o[3] == "value out of range" {
+				return fmt.Sprintf("%s%s %q: out of range", dashes(o[2]), o[2], o[1])
+			}
+			return fmt.Sprintf("%s%s: %s", dashes(o[2]), o[2], o[3])
+		}
 		return err.Error()
 	}
 	want := ""

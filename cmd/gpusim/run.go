@@ -36,7 +36,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := oneArg("run", runSynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos); err != nil {
+	if err := oneArg("run", runSynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos, set); err != nil {
 		return err
 	}
 	if *maxOps < 1 {
@@ -134,6 +134,9 @@ func loadScenarioOn(name string, set setFlag, maxOps int64, top *topologies.Topo
 					return readInput(p)
 				}
 				return scenarios.Load(path.Join("scenarios", strings.TrimSuffix(name, ".yaml")+".yaml"), src, opt)
+			}
+			if _, ok := topologies.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok && !strings.Contains(name, "/") {
+				return nil, fmt.Errorf("%s: a shipped topology, not a scenario: a scenario names it in its topology: field, and gpusim topo show %s shows it", name, name)
 			}
 			return nil, fmt.Errorf("%s: no such file (shipped scenarios: %s)", name, strings.Join(scenarios.Shipped(), ", "))
 		}

@@ -79,7 +79,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := oneArg("sweep", sweepSynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos); err != nil {
+	if err := oneArg("sweep", sweepSynopsis, "SCENARIO", "a scenario file with a sweep: block, or a shipped study such as dp-scaling", pos, set); err != nil {
 		return err
 	}
 	if *jobs < 1 {
@@ -262,6 +262,13 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 		}
 		return a, b, nil
 	}
+	_, slurm := os.LookupEnv("SLURM_ARRAY_TASK_ID")
+	if shards != 0 && (flagValue != "" || slurm) {
+		return 0, 0, &usageError{"gpusim sweep: --shards goes with Kubernetes' JOB_COMPLETION_INDEX; here --shard or Slurm's SLURM_ARRAY_TASK_ID/COUNT already give the shard: drop --shards"}
+	}
+	if shards < 0 {
+		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d: want the number of shards, at least 1", shards)}
+	}
 	if flagValue != "" {
 		i, n, ok := strings.Cut(flagValue, "/")
 		if !ok {
@@ -280,7 +287,7 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 		return parse(id, strconv.Itoa(shards), "JOB_COMPLETION_INDEX="+id)
 	}
 	if shards != 0 {
-		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d counts the shards of a Kubernetes Indexed Job, whose JOB_COMPLETION_INDEX is not set here: run one shard with --shard i/%d", shards, shards)}
+		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d counts the shards of a Kubernetes Indexed Job, whose JOB_COMPLETION_INDEX is not set here: run one shard with --shard i/n", shards)}
 	}
 	return 0, 1, nil
 }
@@ -323,9 +330,9 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 func idleOfGPUs(res *sim.Result) (mean, most float64, per []gpuShare) {
 	var sum float64
 	n := 0
-	any := false
+	someRun := false
 	for _, g := range res.GPUs {
-		any = any || g.Kernels+g.Copies+g.Collectives > 0
+		someRun = someRun || g.Kernels+g.Copies+g.Collectives > 0
 	}
 	for _, g := range res.GPUs {
 		f := 0.0
@@ -333,7 +340,7 @@ func idleOfGPUs(res *sim.Result) (mean, most float64, per []gpuShare) {
 			f = float64(g.Idle()) / float64(res.Makespan)
 		}
 		per = append(per, gpuShare{g.Name, f})
-		if any && g.Kernels+g.Copies+g.Collectives == 0 {
+		if someRun && g.Kernels+g.Copies+g.Collectives == 0 {
 			continue
 		}
 		sum += f
@@ -556,7 +563,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return nil
+	return failedPoints(merged)
 }
 
 // progress draws a bar on stderr when stderr is a terminal.

@@ -155,6 +155,53 @@ func TestSweepWithAFailedPointExitsTwo(t *testing.T) {
 	}
 }
 
+// Shards of a sweep with failed points merge into a table with them, and
+// the merge exits 2 as the whole sweep does.
+func TestSweepMergeWithFailedPointsExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "sw.yaml")
+	bad := strings.Replace(sweepScenario, "memory: [pinned, pageable]", "memory: [pinned, pinnned]", 1)
+	os.WriteFile(scen, []byte(bad), 0o644)
+	var shards []string
+	for i := 0; i < 2; i++ {
+		csv := filepath.Join(dir, "shard"+string(rune('0'+i))+".csv")
+		if _, _, code := runCmd(t, "sweep", scen, "--shard", string(rune('0'+i))+"/2", "--csv", csv); code != 2 {
+			t.Fatalf("shard %d: exit %d, want 2", i, code)
+		}
+		shards = append(shards, csv)
+	}
+	_, errb, code := runCmd(t, append([]string{"sweep", "merge"}, shards...)...)
+	if want := "gpusim sweep: 9 of 18 points failed; the first, point 3 (topo=pcie-2gpu, memory=pinnned, n=1): "; code != 2 || !strings.HasPrefix(errb, want) {
+		t.Errorf("merge: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+}
+
+// Flags that make no sense together, or alone, are refused in one line.
+func TestSweepRefusesFlagsThatDoNothing(t *testing.T) {
+	for _, v := range []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"} {
+		t.Setenv(v, "") // restored after the test
+		os.Unsetenv(v)
+	}
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "sw.yaml")
+	os.WriteFile(scen, []byte(sweepScenario), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metric", "idle_mean"}, "gpusim sweep: --metric chooses what --plot DIR draws; add --plot\n"},
+		{[]string{"--shards", "3"}, "gpusim sweep: --shards 3 counts the shards of a Kubernetes Indexed Job, whose JOB_COMPLETION_INDEX is not set here: run one shard with --shard i/n\n"},
+		{[]string{"--shards", "3", "--shard", "0/2"}, "gpusim sweep: --shards goes with Kubernetes' JOB_COMPLETION_INDEX; here --shard or Slurm's SLURM_ARRAY_TASK_ID/COUNT already give the shard: drop --shards\n"},
+		{[]string{"--shards", "-3"}, "gpusim sweep: --shards -3: want the number of shards, at least 1\n"},
+		{[]string{"--max-ops", "-1"}, "gpusim sweep: --max-ops -1: want at least 1 (the default is 10000000)\n"},
+	} {
+		_, errb, code := runCmd(t, append([]string{"sweep", scen}, tc.args...)...)
+		if code != 2 || errb != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb, tc.want)
+		}
+	}
+}
+
 // TestSweepInterruptAndResume sends a real SIGINT to a running gpusim sweep:
 // it must stop, exit non-zero and leave a complete CSV marked partial; a
 // rerun with --resume must finish only the missing points and match a

@@ -34,7 +34,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := oneArg("validate", validateSynopsis, "FILE", "a scenario or topology file, or a shipped name", pos); err != nil {
+	if err := oneArg("validate", validateSynopsis, "FILE", "a scenario or topology file, or a shipped name", pos, set); err != nil {
 		return err
 	}
 	name := pos[0]
@@ -98,7 +98,7 @@ func fileKind(data []byte) string {
 	kind := "scenario"
 	for i := 0; i < len(top.Content); i += 2 {
 		switch top.Content[i].Value {
-		case "threads", "topology":
+		case "threads", "topology", "training", "pipeline", "sweep":
 			return "scenario"
 		case "hosts", "gpus", "links", "switches":
 			kind = "topology"
@@ -168,6 +168,9 @@ func loadTopology(name string) (*topologies.Topology, error) {
 	base := strings.TrimSuffix(filepath.Base(name), ".yaml")
 	if _, ok := topologies.ShippedSource(base); ok && !strings.ContainsAny(name, "/\\") {
 		return topologies.LoadShipped(base)
+	}
+	if _, ok := scenarios.ShippedSource(base); ok && !strings.ContainsAny(name, "/\\") {
+		return nil, fmt.Errorf("%s: a shipped scenario, not a topology: gpusim run %s runs it", name, name)
 	}
 	return nil, fmt.Errorf("%s: no such file or shipped topology (shipped: %s)", name, strings.Join(topologies.Shipped(), ", "))
 }

@@ -56,7 +56,7 @@ var flopUnits = map[string]float64{
 // unitLists are the units each kind accepts, for messages.
 var unitLists = [...]string{
 	"B, kB, MB, GB, TB, PB, EB, KiB, MiB, GiB, TiB, PiB, EiB, or bits (b, kb, Mb, Gb, Tb)",
-	"B/s, kB/s, MB/s, GB/s, TB/s, PB/s, KiB/s, MiB/s, GiB/s, TiB/s, PiB/s, or bit rates (Mb/s, Gb/s, Gbps)",
+	"B/s, kB/s, MB/s, GB/s, TB/s, PB/s, EB/s, KiB/s, MiB/s, GiB/s, TiB/s, PiB/s, EiB/s, or bit rates (Mb/s, Gb/s, Gbps)",
 	"ps, ns, us, ms, s, min, h",
 	"FLOP, kFLOP, MFLOP, GFLOP, TFLOP, PFLOP, EFLOP",
 	"FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s, EFLOP/s (or TFLOPS)",
