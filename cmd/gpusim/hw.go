@@ -283,6 +283,9 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		if st, err := os.Stat(filepath.Dir(*out)); err != nil || !st.IsDir() {
 			return &failError{fmt.Errorf("cannot write %s: %s is not a folder", *out, filepath.Dir(*out))}
 		}
+		if err := notADirectory(*out); err != nil {
+			return err
+		}
 	}
 	var base []byte
 	baseName := *topo

@@ -258,8 +258,8 @@ func helpRequested(fs *flag.FlagSet, synopsis string, args []string, stdout io.W
 // writeFileAtomic writes data to name through a temporary file in the same
 // folder renamed into place, so that a reader never sees a half-written file.
 func writeFileAtomic(name string, write func(io.Writer) error) error {
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		return &failError{fmt.Errorf("cannot write %s: it is a directory; name a file", name)}
+	if err := notADirectory(name); err != nil {
+		return err
 	}
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
@@ -290,6 +290,15 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 			err = le.Err // not the temporary file's name
 		}
 		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
+	}
+	return nil
+}
+
+// notADirectory is the error of an output file named by a directory, or
+// nil; commands check their outputs with it before a long run too.
+func notADirectory(name string) error {
+	if st, err := os.Stat(name); name != "" && err == nil && st.IsDir() {
+		return &failError{fmt.Errorf("cannot write %s: it is a directory; name a file", name)}
 	}
 	return nil
 }

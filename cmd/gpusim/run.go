@@ -42,6 +42,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *maxOps < 1 {
 		return &usageError{fmt.Sprintf("gpusim run: --max-ops %d: want at least 1 (the default is %d)", *maxOps, scenarios.DefaultMaxOps)}
 	}
+	if err := notADirectory(*trace); err != nil {
+		return err // before the run, not after it
+	}
 	if (from.set || to.set) && *plotTo == "" {
 		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR; add --plot"}
 	}

@@ -88,6 +88,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if *maxOps < 1 {
 		return &usageError{fmt.Sprintf("gpusim sweep: --max-ops %d: want at least 1 (the default is %d)", *maxOps, scenarios.DefaultMaxOps)}
 	}
+	if err := notADirectory(*csvOut); err != nil {
+		return err // before the points run, not after
+	}
 	if given(fs, "metric") && *plotTo == "" {
 		return &usageError{"gpusim sweep: --metric chooses what --plot DIR draws; add --plot"}
 	}
