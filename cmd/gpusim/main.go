@@ -371,31 +371,32 @@ func given(fs *flag.FlagSet, name string) bool {
 
 var badBoolRe = regexp.MustCompile(`^invalid boolean value "(.*)" for -([\w-]+): parse error$`)
 
-var otherValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (.*)$`)
+var badValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (.*)$`)
 
-var badValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): parse error$`)
-
-// flagProblem says what the flag package's "parse error" would have taken.
+// flagProblem rewrites the flag package's messages in gpusim's words: an
+// unknown flag, a switch given a value, and a value its flag refused, with
+// what the flag takes where the package says only "parse error".
 func flagProblem(fs *flag.FlagSet, err error) string {
-	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return fmt.Sprintf("unknown flag %s%s", dashes(name), name)
 	}
-	if m := badBoolRe.FindStringSubmatch(err.Error()); m != nil {
+	if m := badBoolRe.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s%s=%q: a switch takes no value (or =true, =false)", dashes(m[2]), m[2], m[1])
 	}
-	m := badValueRe.FindStringSubmatch(err.Error())
+	m := badValueRe.FindStringSubmatch(msg)
 	if m == nil {
-		// A value the flag's own Set refused says why; the flag package
-		// wraps it as 'invalid value "V" for flag -NAME: WHY'.
-		if o := otherValueRe.FindStringSubmatch(err.Error()); o != nil {
-			if o[3] == "value out of range" {
-				return fmt.Sprintf("%s%s %q: out of range", dashes(o[2]), o[2], o[1])
-			}
-			return fmt.Sprintf("%s%s: %s", dashes(o[2]), o[2], o[3])
-		}
-		return err.Error()
+		return msg
 	}
-	want := ""
+	value, flagName, why := m[1], dashes(m[2])+m[2], m[3]
+	switch why {
+	case "value out of range":
+		return fmt.Sprintf("%s %q: out of range", flagName, value)
+	case "parse error":
+	default:
+		return flagName + ": " + why // the flag's own Set says why
+	}
+	want := "a value of its kind"
 	if f := fs.Lookup(m[2]); f != nil {
 		if g, ok := f.Value.(flag.Getter); ok {
 			switch g.Get().(type) {
@@ -405,15 +406,10 @@ func flagProblem(fs *flag.FlagSet, err error) string {
 				want = "a whole number"
 			case float64:
 				want = "a number"
-			case bool:
-				want = "true or false"
 			}
 		}
 	}
-	if want == "" {
-		return err.Error()
-	}
-	return fmt.Sprintf("%s%s %q: want %s", dashes(m[2]), m[2], m[1], want)
+	return fmt.Sprintf("%s %q: want %s", flagName, value, want)
 }
 
 // dashes is how a flag is written in messages: -j, --json.
