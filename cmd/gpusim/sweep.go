@@ -329,7 +329,7 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 // that run ops of their own (all of them where none does), and every GPU's.
 // A GPU the scenario leaves alone (seven of a DGX's eight in a one-GPU
 // study) is idle throughout, and would say so of the machine, not of the
-// workload: a mean over it read 88-94% where the one GPU in use idled 5-50%.
+// workload: a mean over it read 88-94% where the one GPU in use idled 2-53%.
 func idleOfGPUs(res *sim.Result) (mean, most float64, per []gpuShare) {
 	var sum float64
 	n := 0
