@@ -354,16 +354,15 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 	for _, k := range m.keys {
 		if !contains(valid, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
-			if s := Suggest(k, valid); s != "" {
+			s := Suggest(k, valid)
+			if s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			n.Child(m.knode[k], n.join(k)).Errorf("%s; valid keys here: %s", msg, strings.Join(valid, ", "))
-			if s := Suggest(k, valid); s != "" {
 				if n.d.meant == nil {
 					n.d.meant = map[*yaml.Node][]string{}
 				}
 				n.d.meant[y] = append(n.d.meant[y], s)
 			}
+			n.Child(m.knode[k], n.join(k)).Errorf("%s; valid keys here: %s", msg, strings.Join(valid, ", "))
 		}
 	}
 	return m, true
