@@ -96,10 +96,7 @@ func checkSlots(s *solver, live []*flow) error {
 				return fmt.Errorf("flow %d use %d: slot has resource %d, flow %d", fi, j, u.res, f.uses[j].res)
 			}
 			r := &s.res[u.res]
-			want := f.slot // listed as itself at its first use, complemented at the others
-			if j > 0 {
-				want = ^want
-			}
+			want := f.slot
 			if int(u.pos) >= len(r.slots) || r.slots[u.pos] != want || r.coefs[u.pos] != f.uses[j].coef {
 				return fmt.Errorf("flow %d use %d: resource %d does not list slot %d with coefficient %g at %d", fi, j, u.res, f.slot, f.uses[j].coef, u.pos)
 			}
@@ -113,13 +110,18 @@ func checkSlots(s *solver, live []*flow) error {
 	for i := range s.res {
 		total += len(s.res[i].slots)
 		nonUnit := int32(0)
+		load := 0.0
 		for k, v := range s.res[i].slots {
-			if rate := s.flowRate[slotOf(v)]; rate > s.res[i].top {
-				return fmt.Errorf("resource %d lists rate %g above its top %g", i, rate, s.res[i].top)
-			}
+			load += s.res[i].coefs[k] * s.flowRate[v]
 			if s.res[i].coefs[k] != 1 {
 				nonUnit++
 			}
+		}
+		// visitAll takes what stays frozen from the load kept, less
+		// what removed flows carried: the load must stay the sum, and
+		// every removal must have been taken.
+		if r := &s.res[i]; math.Abs(r.load-load) > 1e-9*math.Max(1, load) || r.removed != 0 {
+			return fmt.Errorf("resource %d: load %.12g, its flows' rates sum to %.12g; %g removed not taken out", i, r.load, load, r.removed)
 		}
 		if nonUnit != s.fs[i].nonUnit || len(s.res[i].coefs) != len(s.res[i].slots) {
 			return fmt.Errorf("resource %d: %d slots, %d coefficients of which %d not 1, counted %d", i, len(s.res[i].slots), len(s.res[i].coefs), nonUnit, s.fs[i].nonUnit)
