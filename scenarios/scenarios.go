@@ -140,7 +140,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 		return nil, err
 	}
 	if err := root.WrongKind("a scenario", "a topology", "a scenario names it in its topology: field, and gpusim topo show "+file+" shows it",
-		[]string{"threads", "training", "pipeline", "topology"}, []string{"hosts", "gpus", "switches", "links"}); err != nil {
+		spec.ScenarioKeys, spec.TopologyKeys); err != nil {
 		return nil, err
 	}
 	if opt.MaxOps <= 0 {

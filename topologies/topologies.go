@@ -73,7 +73,7 @@ func Load(file string, data []byte) (*Topology, error) {
 		return nil, err
 	}
 	if err := root.WrongKind("a topology", "a scenario", "gpusim run "+file+" runs it",
-		[]string{"hosts", "gpus", "switches", "links"}, []string{"threads", "training", "pipeline", "topology", "sweep"}); err != nil {
+		spec.TopologyKeys, spec.ScenarioKeys); err != nil {
 		return nil, err
 	}
 	t := build(root)

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"gpusim/hw"
+	"gpusim/scenarios"
 )
 
 // Exit statuses.
@@ -360,6 +361,15 @@ func oneArg(cmd, synopsis, noun, hint string, pos []string, set setFlag) error {
 		quote = " (a --set value with spaces needs quotes: --set 'batch=1 GiB')"
 	}
 	return &usageError{fmt.Sprintf("gpusim %s: takes one %s, got %d: %s%s; usage: %s", cmd, noun, len(pos), strings.Join(pos, ", "), quote, usage)}
+}
+
+// checkMaxOps refuses a --max-ops below 1 (zero and less once meant the
+// default, silently).
+func checkMaxOps(cmd string, n int64) error {
+	if n < 1 {
+		return &usageError{fmt.Sprintf("gpusim %s: --max-ops %d: want at least 1 (the default is %d)", cmd, n, scenarios.DefaultMaxOps)}
+	}
+	return nil
 }
 
 // given reports whether the command line set the flag name.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -138,13 +139,18 @@ func sweepMetricNames() string {
 	return strings.Join(n, ", ")
 }
 
-func checkSweepMetric(cmd, name string) error {
+func checkSweepMetric(fs *flag.FlagSet, cmd, name, plotTo string) error {
+	known := false
 	for _, m := range sweepMetrics {
-		if m.name == name {
-			return nil
-		}
+		known = known || m.name == name
 	}
-	return &usageError{fmt.Sprintf("gpusim %s: unknown --metric %q; metrics: %s", cmd, name, sweepMetricNames())}
+	if !known {
+		return &usageError{fmt.Sprintf("gpusim %s: unknown --metric %q; metrics: %s", cmd, name, sweepMetricNames())}
+	}
+	if given(fs, "metric") && plotTo == "" {
+		return &usageError{fmt.Sprintf("gpusim %s: --metric chooses what --plot DIR draws; add --plot", cmd)}
+	}
+	return nil
 }
 
 // plotSweep writes DIR/sweep.png: the metric against the first swept var,

@@ -39,8 +39,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := oneArg("run", runSynopsis, "SCENARIO", "a scenario file, or a shipped name such as quickstart", pos, set); err != nil {
 		return err
 	}
-	if *maxOps < 1 {
-		return &usageError{fmt.Sprintf("gpusim run: --max-ops %d: want at least 1 (the default is %d)", *maxOps, scenarios.DefaultMaxOps)}
+	if err := checkMaxOps("run", *maxOps); err != nil {
+		return err
 	}
 	if err := notADirectory(*trace); err != nil {
 		return err // before the run, not after it

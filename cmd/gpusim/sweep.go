@@ -85,16 +85,13 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if *jobs < 1 {
 		return &usageError{"gpusim sweep: -j must be at least 1"}
 	}
-	if *maxOps < 1 {
-		return &usageError{fmt.Sprintf("gpusim sweep: --max-ops %d: want at least 1 (the default is %d)", *maxOps, scenarios.DefaultMaxOps)}
+	if err := checkMaxOps("sweep", *maxOps); err != nil {
+		return err
 	}
 	if err := notADirectory(*csvOut); err != nil {
 		return err // before the points run, not after
 	}
-	if given(fs, "metric") && *plotTo == "" {
-		return &usageError{"gpusim sweep: --metric chooses what --plot DIR draws; add --plot"}
-	}
-	if err := checkSweepMetric("sweep", *metric); err != nil {
+	if err := checkSweepMetric(fs, "sweep", *metric, *plotTo); err != nil {
 		return err
 	}
 	if *resume && *csvOut == "" {
@@ -514,11 +511,8 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return &usageError{"usage: gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"}
 	}
-	if err := checkSweepMetric("sweep merge", *metric); err != nil {
+	if err := checkSweepMetric(fs, "sweep merge", *metric, *plotTo); err != nil {
 		return err
-	}
-	if given(fs, "metric") && *plotTo == "" {
-		return &usageError{"gpusim sweep merge: --metric chooses what --plot DIR draws; add --plot"}
 	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}

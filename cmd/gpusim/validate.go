@@ -11,14 +11,13 @@ import (
 	"sort"
 	"strings"
 
+	"gpusim/internal/spec"
 	"gpusim/internal/units"
 	"gpusim/models"
 	"gpusim/plots"
 	"gpusim/scenarios"
 	"gpusim/sim"
 	"gpusim/topologies"
-
-	"go.yaml.in/yaml/v3"
 )
 
 const validateSynopsis = "gpusim validate FILE [--set k=v]..."
@@ -88,23 +87,13 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// fileKind guesses whether data is a topology or a scenario from its keys.
+// fileKind guesses whether data is a topology or a scenario from its keys:
+// a scenario unless it has a topology's keys and none of a scenario's.
 func fileKind(data []byte) string {
-	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return "scenario"
+	if spec.KindOf(data) == "topology" {
+		return "topology"
 	}
-	top := doc.Content[0]
-	kind := "scenario"
-	for i := 0; i < len(top.Content); i += 2 {
-		switch top.Content[i].Value {
-		case "threads", "topology", "training", "pipeline", "sweep":
-			return "scenario"
-		case "hosts", "gpus", "links", "switches":
-			kind = "topology"
-		}
-	}
-	return kind
+	return "scenario"
 }
 
 const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [--no-p2p] [-o FILE] | gpusim topo discover [-o FILE] [--name NAME]"

@@ -114,6 +114,33 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 	return d, n, nil
 }
 
+// The top-level keys that only a scenario has, and only a topology: what
+// tells the two kinds of file apart.
+var (
+	ScenarioKeys = []string{"threads", "training", "pipeline", "topology", "sweep"}
+	TopologyKeys = []string{"hosts", "gpus", "switches", "links"}
+)
+
+// KindOf reads data's top-level keys: "scenario" where one is a scenario's,
+// else "topology" where one is a topology's, else "".
+func KindOf(data []byte) string {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return ""
+	}
+	kind := ""
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		switch k := top.Content[i].Value; {
+		case contains(ScenarioKeys, k):
+			return "scenario"
+		case contains(TopologyKeys, k):
+			kind = "topology"
+		}
+	}
+	return kind
+}
+
 // WrongKind returns the error of a file that holds the other kind of input,
 // or nil: where n, the top level, has none of mine's keys (the keys only
 // this kind has) and some of other's, it reads as an other, not a what.

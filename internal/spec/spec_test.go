@@ -79,8 +79,7 @@ func TestRepeatedProblemsAreOneLine(t *testing.T) {
 }
 
 func TestWrongKind(t *testing.T) {
-	scenarioKeys := []string{"threads", "training", "pipeline", "topology"}
-	topologyKeys := []string{"hosts", "gpus", "switches", "links"}
+	scenarioKeys, topologyKeys := ScenarioKeys, TopologyKeys
 	for _, tc := range []struct {
 		src, want string
 	}{
