@@ -44,13 +44,12 @@ type taskState struct {
 // taskRun is a started task's delay and then its transfer. The run pools
 // them: only the tasks in flight hold one.
 type taskRun struct {
-	c        *collState
-	task     int
-	running  bool // its flow is active
-	f        flow
-	delayEv  Event
-	base     float64 // data rate it reaches alone, for the SM-contention bound
-	src, dst int     // GPUs (index into Machine.GPUs), -1 for a switch
+	c       *collState
+	task    int
+	running bool // its flow is active
+	f       flow
+	info    *taskInfo
+	delayEv Event
 }
 
 // Handle starts the plan once StartDelay has passed.
@@ -89,59 +88,78 @@ func newCollective(r *run, op *Op) *collState {
 // planState is what a run derives from a collective plan once, however
 // many ops share the plan.
 type planState struct {
-	deps [][]int // for each task, the tasks that depend on it
-	// uses and base are each task's resources and the data
-	// rate it reaches alone.
-	uses [][]use
-	base []float64
-	// src and dst are each task's GPUs (-1 for a switch); init its state
-	// when the collective starts; left the tasks that send or receive for
-	// each rank.
-	src, dst []int
-	init     []taskState
-	left     []int
+	// info is what starting and ending each task reads, one cache line a
+	// task; its uses and dependents are ranges of uses and deps.
+	info []taskInfo
+	uses []use
+	deps []int32
+	// init is each task's state when the collective starts; left the
+	// tasks that send or receive for each rank.
+	init []taskState
+	left []int
 	// pool holds the task storage of finished instances.
 	pool [][]taskState
+}
+
+// taskInfo is a task of a plan as a run reads it, in 64 bytes: the
+// plan's CollTask and the arrays derived from it, one per field, cost a
+// collective's task up to ten first-level misses in all (a task runs for
+// each of the scale scenario's 30 transfers an op).
+type taskInfo struct {
+	bytes, bound float64
+	base         float64 // data rate it reaches alone
+	delay        Time
+	useLo, useHi int32 // its resources: uses[useLo:useHi]
+	depLo, depHi int32 // the tasks that depend on it: deps[depLo:depHi]
+	src, dst     int32 // GPUs (index into Machine.GPUs), -1 for a switch
+	from, to     int32 // ranks, -1 for a switch
 }
 
 func (r *run) planState(plan *CollPlan) *planState {
 	if ps, ok := r.plans[plan]; ok {
 		return ps
 	}
+	n := len(plan.Tasks)
 	ps := &planState{
-		deps: make([][]int, len(plan.Tasks)),
-		uses: make([][]use, len(plan.Tasks)),
-		base: make([]float64, len(plan.Tasks)),
-		src:  make([]int, len(plan.Tasks)),
-		dst:  make([]int, len(plan.Tasks)),
-		init: make([]taskState, len(plan.Tasks)),
+		info: make([]taskInfo, n),
+		init: make([]taskState, n),
 		left: make([]int, len(plan.Ranks)),
 	}
-	// Every task's uses in one array: ends[i] is where task i's uses end.
-	var all []use
-	ends := make([]int, len(plan.Tasks))
+	// Each task's dependents, counted and then placed in one array.
+	for i := range plan.Tasks {
+		for _, x := range plan.Tasks[i].Deps {
+			ps.info[x].depHi++
+		}
+	}
+	at := int32(0)
+	for i := range ps.info {
+		k := ps.info[i].depHi
+		ps.info[i].depLo, ps.info[i].depHi = at, at
+		at += k
+	}
+	ps.deps = make([]int32, at)
 	for i := range plan.Tasks {
 		t := &plan.Tasks[i]
 		for _, x := range t.Deps {
-			ps.deps[x] = append(ps.deps[x], i)
+			ps.deps[ps.info[x].depHi] = int32(i)
+			ps.info[x].depHi++
 		}
-		all, ps.base[i] = r.taskUses(plan, t, all)
-		ends[i] = len(all)
+		ti := &ps.info[i]
+		ti.useLo = int32(len(ps.uses))
+		ps.uses, ti.base = r.taskUses(plan, t, ps.uses)
+		ti.useHi = int32(len(ps.uses))
+		ti.bytes, ti.bound, ti.delay = t.Bytes, t.Bound, t.Delay
+		ti.from, ti.to = int32(t.From), int32(t.To)
 		ps.init[i].pending = int32(len(t.Deps))
-		ps.src[i], ps.dst[i] = -1, -1
+		ti.src, ti.dst = -1, -1
 		if t.From >= 0 {
-			ps.src[i] = plan.Ranks[t.From]
+			ti.src = int32(plan.Ranks[t.From])
 			ps.left[t.From]++
 		}
 		if t.To >= 0 {
-			ps.dst[i] = plan.Ranks[t.To]
+			ti.dst = int32(plan.Ranks[t.To])
 			ps.left[t.To]++
 		}
-	}
-	from := 0
-	for i, end := range ends {
-		ps.uses[i] = all[from:end:end]
-		from = end
 	}
 	r.plans[plan] = ps
 	return ps
@@ -283,8 +301,9 @@ func (c *collState) startTask(i int) {
 		tr.delayEv.Init(tr)
 	}
 	tr.c, tr.task, tr.running = c, i, false
+	tr.info = &c.ps.info[i]
 	c.tasks[i].run = tr
-	if d := c.plan.Tasks[i].Delay; d > 0 {
+	if d := tr.info.delay; d > 0 {
 		r.e.after(&tr.delayEv, d)
 		return
 	}
@@ -293,26 +312,26 @@ func (c *collState) startTask(i int) {
 
 // Handle starts the task's flow once its delay has passed.
 func (tr *taskRun) Handle() {
-	ps, i := tr.c.ps, tr.task
-	tr.base, tr.src, tr.dst = ps.base[i], ps.src[i], ps.dst[i]
-	tr.f.uses = ps.uses[i]
+	ti := tr.info
+	tr.f.uses = tr.c.ps.uses[ti.useLo:ti.useHi:ti.useHi]
 	tr.f.bound = tr.bound()
 	tr.running = true
-	tr.c.r.s.start(&tr.f, tr.c.plan.Tasks[i].Bytes)
+	tr.c.r.s.start(&tr.f, ti.bytes)
 }
 
 // bound is the task's rate bound: its protocol's, and 1/S of its standalone
 // rate while a GPU it touches is oversubscribed.
 func (tr *taskRun) bound() float64 {
-	b := tr.c.plan.Tasks[tr.task].Bound
+	ti := tr.info
+	b := ti.bound
 	rho := 1.0
-	for _, g := range [2]int{tr.src, tr.dst} {
+	for _, g := range [2]int32{ti.src, ti.dst} {
 		if g >= 0 {
 			rho = min(rho, tr.c.r.gpus[g].speed())
 		}
 	}
-	if rho < 1 && !math.IsInf(tr.base, 1) {
-		b = min(b, float64(rho*tr.base))
+	if rho < 1 && !math.IsInf(ti.base, 1) {
+		b = min(b, float64(rho*ti.base))
 	}
 	return b
 }
@@ -320,23 +339,22 @@ func (tr *taskRun) bound() float64 {
 // flowDone ends the task: its dependents may start, and its ranks' parts
 // end with their last task. Its run goes back to the pool.
 func (tr *taskRun) flowDone(*flow) {
-	c, i := tr.c, tr.task
+	c, i, ti := tr.c, tr.task, tr.info
 	tr.running = false
-	tr.c = nil
+	tr.c, tr.info = nil, nil
 	c.tasks[i].run = nil
-	for _, d := range c.ps.deps[i] {
+	for _, d := range c.ps.deps[ti.depLo:ti.depHi] {
 		dt := &c.tasks[d]
 		dt.pending--
 		if dt.pending == 0 {
-			c.startTask(d)
+			c.startTask(int(d))
 		}
 	}
-	t := &c.plan.Tasks[i]
-	for _, rank := range [2]int{t.From, t.To} {
+	for _, rank := range [2]int32{ti.from, ti.to} {
 		if rank >= 0 {
 			c.left[rank]--
 			if c.left[rank] == 0 {
-				c.endPart(rank)
+				c.endPart(int(rank))
 			}
 		}
 	}
@@ -388,7 +406,7 @@ func (g *gpuState) addClaim(d float64) {
 	for _, c := range g.colls {
 		for i := range c.tasks {
 			tr := c.tasks[i].run
-			if tr != nil && tr.running && (tr.src == g.idx || tr.dst == g.idx) {
+			if tr != nil && tr.running && (int(tr.info.src) == g.idx || int(tr.info.dst) == g.idx) {
 				g.r.s.setBound(&tr.f, tr.bound())
 			}
 		}
