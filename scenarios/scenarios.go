@@ -124,6 +124,16 @@ func CountPoints(sweep []SweepVar, limit int) int {
 }
 
 // Set returns the point as --set overrides for Load.
+// swept reports whether the scenario sweeps var k.
+func (b *builder) swept(k string) bool {
+	for _, sv := range b.sc.Sweep {
+		if sv.Name == k {
+			return true
+		}
+	}
+	return false
+}
+
 func (p Point) Set(sweep []SweepVar) map[string]string {
 	m := map[string]string{}
 	for i, v := range p {
@@ -165,6 +175,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	}
 	// Swept vars: each a list of values; a var the sweep names but vars do
 	// not define takes its first value by default.
+	var sweptAt []spec.Node // each swept var's key, for messages
 	if sn, ok := top.Get("sweep"); ok {
 		sm, _ := sn.Map(anyKey(sn)...)
 		for _, k := range sm.Keys() {
@@ -188,6 +199,7 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 				}
 			}
 			b.sc.Sweep = append(b.sc.Sweep, sv)
+			sweptAt = append(sweptAt, kn)
 			if _, defined := b.sc.Vars[k]; !defined && len(sv.Values) > 0 {
 				b.sc.Vars[k] = sv.Values[0]
 				b.sc.VarNames = append(b.sc.VarNames, k)
@@ -211,11 +223,44 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 	if len(setErrs) > 0 {
 		return nil, errors.New(strings.Join(setErrs, "\n"))
 	}
+	used := map[string]bool{}
 	for _, k := range top.Keys() {
 		if k != "vars" && k != "sweep" {
 			v, _ := top.Get(k)
-			v.Substitute(b.sc.Vars, b.sc.VarNames)
+			v.Substitute(b.sc.Vars, b.sc.VarNames, used)
 		}
+	}
+	// A swept or --set var that nothing refers to would change nothing,
+	// while the sweep's table and plots label its points as if it did.
+	var refs []string
+	for _, k := range b.sc.VarNames {
+		if used[k] {
+			refs = append(refs, k)
+		}
+	}
+	unused := func(name, where string) string {
+		msg := fmt.Sprintf("nothing in %s refers to ${%s}, so its value would change nothing", where, name)
+		if g := spec.Suggest(name, refs); g != "" && len(name) > 3 {
+			msg += fmt.Sprintf(" (did you mean %q?)", g)
+		} else if len(refs) > 0 {
+			msg += "; the vars it uses: " + strings.Join(refs, ", ")
+		} else {
+			msg += "; it uses no vars"
+		}
+		return msg
+	}
+	for i, sv := range b.sc.Sweep {
+		if !used[sv.Name] {
+			sweptAt[i].Errorf("%s", unused(sv.Name, "the scenario"))
+		}
+	}
+	for _, k := range sortedKeys(opt.Set) {
+		if !used[k] && !b.swept(k) {
+			setErrs = append(setErrs, fmt.Sprintf("--set %s: %s", k, unused(k, file)))
+		}
+	}
+	if len(setErrs) > 0 {
+		return nil, errors.New(strings.Join(setErrs, "\n"))
 	}
 	if err := d.Err(); err != nil {
 		return nil, err

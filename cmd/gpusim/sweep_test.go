@@ -227,7 +227,7 @@ sweep:
   i: [`+strings.TrimSuffix(strings.Repeat("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ", 6), ", ")+`]
   k: [a]
 threads:
-  - name: main
+  - name: main-${k}
     host: cpu0
     ops:
       - repeat: {count: 1500, ops: [{kernel: {stream: gpu0/s, duration: "${i} us"}}, {allreduce: {gpus: all, bytes: 1 MiB, stream: comm}}]}

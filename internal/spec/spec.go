@@ -703,10 +703,11 @@ func VarRefs(s string) []string {
 }
 
 // Substitute replaces every ${name} in the scalars below n (n included) with
-// vars[name], recording a problem for each undefined name. Keys are left alone.
-func (n Node) Substitute(vars map[string]string, names []string) {
-	var walk func(y *yaml.Node, depth int)
-	walk = func(y *yaml.Node, depth int) {
+// vars[name], recording a problem, at the field, for each undefined name,
+// and marking in used (when not nil) each name it met. Keys are left alone.
+func (n Node) Substitute(vars map[string]string, names []string, used map[string]bool) {
+	var walk func(y *yaml.Node, path string, depth int)
+	walk = func(y *yaml.Node, path string, depth int) {
 		if y == nil || depth > 10_000 {
 			return
 		}
@@ -718,6 +719,9 @@ func (n Node) Substitute(vars map[string]string, names []string) {
 			}
 			y.Value = varRe.ReplaceAllStringFunc(y.Value, func(ref string) string {
 				name := ref[2 : len(ref)-1]
+				if used != nil {
+					used[name] = true
+				}
 				v, ok := vars[name]
 				if !ok {
 					msg := fmt.Sprintf("${%s} is not defined", name)
@@ -726,7 +730,7 @@ func (n Node) Substitute(vars map[string]string, names []string) {
 					} else {
 						msg += "; define it under vars: or with --set " + name + "=VALUE"
 					}
-					n.Child(y, "").Errorf("%s", msg)
+					n.Child(y, path).Errorf("%s", msg)
 					return ref
 				}
 				return v
@@ -736,15 +740,23 @@ func (n Node) Substitute(vars map[string]string, names []string) {
 			}
 		case yaml.MappingNode:
 			for i := 1; i < len(y.Content); i += 2 {
-				walk(y.Content[i], depth+1)
+				key := y.Content[i-1].Value
+				if path != "" {
+					key = path + "." + key
+				}
+				walk(y.Content[i], key, depth+1)
 			}
-		case yaml.SequenceNode, yaml.DocumentNode:
+		case yaml.SequenceNode:
+			for i, c := range y.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i), depth+1)
+			}
+		case yaml.DocumentNode:
 			for _, c := range y.Content {
-				walk(c, depth+1)
+				walk(c, path, depth+1)
 			}
 		}
 	}
-	walk(n.n, 0)
+	walk(n.n, n.Path, 0)
 }
 
 // ErrCount returns the number of problems recorded so far in n's file.
