@@ -682,3 +682,24 @@ threads:
 		t.Errorf("the consumer's lane has %d bars, want 2 (blocked, then host work)", b)
 	}
 }
+
+// A pageable copy's call lasts while the thread stages the data: drawn as
+// the API call it is (the summary counts its memcpys as CPU time), not as
+// time blocked.
+func TestTimelineDrawsPageableStagingAsTheCall(t *testing.T) {
+	res := run(t, twoGPU, `
+name: staging
+topology: topo.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops: [{copy: {id: c, from: cpu0, to: gpu0, bytes: 64 MiB, memory: pageable, stream: gpu0/copy}}]
+`)
+	_, info, err := plots.Timeline(res, plots.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []plots.Kind{plots.KindH2D, plots.KindAPI, plots.KindTransfer}; !reflect.DeepEqual(info.Legend, want) {
+		t.Errorf("legend = %q, want %q: the thread is in the call while it stages", info.Legend, want)
+	}
+}

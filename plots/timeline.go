@@ -253,7 +253,11 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		}
 		add(th, r.Call, r.Issued, KindAPI)
 		if r.HostEnd > r.Issued {
-			add(th, r.Issued, r.HostEnd, KindWait) // a pageable copy's staging
+			// A pageable copy's staging: the thread is in the call, copying
+			// chunks into or out of the bounce buffers (CPU time in the
+			// summary) and waiting for a free one (blocked), as a profiler
+			// shows the call.
+			add(th, r.Issued, r.HostEnd, KindAPI)
 		}
 		st := lane(p.StreamName(m, int(r.Stream)), m.GPUs[r.GPU].Name)
 		switch r.Kind {

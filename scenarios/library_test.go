@@ -66,6 +66,12 @@ var studies = []study{
 			if ratio := float64(page) / float64(pin); ratio < 1.5 {
 				return fmt.Errorf("pageable/pinned = %.2f, want at least 1.5", ratio)
 			}
+			// The thread copies every byte itself: its CPU time is nearly the
+			// whole run (all but the last chunk's DMA and the sync).
+			r := find(ps, "memory", "pageable")
+			if busy := float64(r.Threads[0].CPU) / float64(page); busy < 0.95 {
+				return fmt.Errorf("pageable: the thread's CPU time is %.1f%% of the run, want at least 95%%", 100*busy)
+			}
 			return nil
 		},
 	},

@@ -24,6 +24,7 @@ type stage struct {
 	next    int  // next chunk to start
 	done    int  // chunks finished
 	running bool
+	began   Time // when the current chunk's bytes began to flow
 	f       flow
 	delayEv Event
 }
@@ -37,6 +38,9 @@ type copyState struct {
 	bytes     int64
 	buffers   int
 	hostStage int // index of the host memcpy stage, or -1
+	// hostBusy is how long the host memcpy stage's chunks ran: CPU time of
+	// the thread, which stays in the call until the stage ends.
+	hostBusy Time
 }
 
 func newCopy(o *opState) *copyState {
@@ -178,6 +182,7 @@ func (s *stage) Handle() {
 	s.f.bound = s.bound
 	s.f.grp = s.grp
 	s.f.base = s.bound
+	s.began = c.o.r.e.now
 	c.o.r.s.start(&s.f, float64(c.chunkBytes(s.next)))
 	s.next++
 }
@@ -191,12 +196,15 @@ func (s *stage) flowDone(*flow) {
 		k = 1
 	}
 	o := c.o
+	if k == c.hostStage {
+		c.hostBusy += o.r.e.now - s.began
+	}
 	if s.done == c.chunks {
 		if k == c.n-1 {
 			o.finish()
 		}
 		if k == c.hostStage {
-			o.thread.stagingDone(o)
+			o.thread.stagingDone(c.hostBusy)
 		}
 	}
 	c.pump()

@@ -150,10 +150,12 @@ type LinkStats struct {
 // ThreadStats is the time of one host thread.
 type ThreadStats struct {
 	Name string
-	// CPU is the time the thread spent in API overheads and host work
-	// (wall time, including slowdowns from sharing cores).
+	// CPU is the time the thread spent in API overheads, host work and the
+	// memcpys of pageable copies (wall time, including slowdowns from
+	// sharing cores).
 	CPU Time
-	// Blocked is the time spent in syncs, staging pageable copies, and awaits.
+	// Blocked is the time spent in syncs, awaits, and pageable copies
+	// waiting for a staging buffer.
 	Blocked Time
 	// End is when the thread finished its last op.
 	End Time

@@ -813,9 +813,11 @@ func satMul(t, n Time) Time {
 	return t * n
 }
 
-// stagingDone releases a thread blocked in a pageable copy.
-func (t *threadState) stagingDone(o *opState) {
-	t.unblock()
+// stagingDone releases a thread in a pageable copy. The time its memcpy
+// chunks ran is CPU time; the rest it waited for a staging buffer.
+func (t *threadState) stagingDone(busy Time) {
+	t.cpuTime += busy
+	t.blocked += t.r.e.now - t.since - busy
 	t.hostDone()
 }
 

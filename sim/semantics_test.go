@@ -292,6 +292,45 @@ threads:
 	}
 }
 
+// TestPageableMemcpyIsCPUTime: a thread in a pageable copy spends CPU
+// time while its memcpy chunks run and is blocked while it waits for a
+// staging buffer; here the DMA (10 GB/s) is slower than the memcpy
+// (20 GB/s), so it waits.
+func TestPageableMemcpyIsCPUTime(t *testing.T) {
+	host := strings.Replace(stagingHost, "memcpy_bandwidth: 5 GB/s", "memcpy_bandwidth: 20 GB/s", 1)
+	topo := strings.Replace(twoGPUs, bareHost, host, 1)
+	chunk := 1048576.0
+	dma := chunk / 10e9 * 1e6 // us per 1 MiB
+	cp := chunk / 20e9 * 1e6
+	for _, tc := range []struct {
+		from, to     string
+		cpu, blocked float64 // us
+	}{
+		// H2D: memcpys 0 and 1 fill both buffers; memcpy 2 waits for DMA 0
+		// (ends at cp+dma), memcpy 3 for DMA 1 (cp+2dma); the call returns
+		// at 2cp+2dma, of which 4cp copying.
+		{"cpu0", "gpu0", 4 * cp, 2*dma - 2*cp},
+		// D2H: the thread waits for DMA 0 (dma), then copies each chunk out
+		// as its DMA ends (DMA k ends at (k+1)dma; DMAs 2 and 3 wait for a
+		// buffer, freed at dma+cp and 2dma+cp): it returns at 4dma+cp.
+		{"gpu0", "cpu0", 4 * cp, 4*dma - 3*cp},
+	} {
+		res := simulate(t, topo, `
+name: cpu
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: `+tc.from+`, to: `+tc.to+`, bytes: 4 MiB, memory: pageable, stream: gpu0/a}
+`)
+		th := res.Threads[0]
+		near(t, tc.from+"->"+tc.to+" CPU", th.CPU, us(tc.cpu), 8)
+		near(t, tc.from+"->"+tc.to+" blocked", th.Blocked, us(tc.blocked), 8)
+		if c := op(t, res, "c"); th.CPU+th.Blocked != c.HostEnd-c.Call {
+			t.Errorf("%s->%s: CPU %s + blocked %s, want the call's %s", tc.from, tc.to, th.CPU, th.Blocked, c.HostEnd-c.Call)
+		}
+	}
+}
+
 // TestPageableRatesPerDirection: pageable_h2d_bandwidth and
 // pageable_d2h_bandwidth replace memcpy_bandwidth as the staging rate of
 // their direction only.

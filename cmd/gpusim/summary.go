@@ -88,7 +88,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 
 	fmt.Fprintln(w, "\nHost threads:")
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  thread\thost\tCPU (API calls, host work)\tblocked (syncs, staging, awaits)\tended")
+	fmt.Fprintln(tw, "  thread\thost\tCPU (API calls, host work, staging memcpys)\tblocked (syncs, awaits, staging buffers)\tended")
 	for i, t := range res.Threads {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", t.Name, m.Hosts[p.Threads[i].Host].Name, pct(t.CPU, span), pct(t.Blocked, span), t.End)
 	}
