@@ -86,6 +86,93 @@ type Node struct {
 
 var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
+// locateSyntaxError finds where a YAML syntax error is. The parser's
+// message names the line where the construct it was parsing began,
+// counted from 0 for parser errors ("did not find expected ',' or '}'"
+// on a flow mapping opened on line 7 says line 6) and from 1 for the
+// scanner's, and no column. The error is instead on the line after the
+// longest prefix of whole lines that parses: everything before it is
+// valid YAML, and it is not. The column is that of the bracket left open
+// where the message expects one to be closed, else the line's first
+// character. yamlLine is the fallback when the search would parse too
+// much (16 MB: a large file with an error far from its end).
+func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hint string) {
+	lines := strings.SplitAfter(string(data), "\n")
+	line, budget := 0, 16<<20
+	size := len(data)
+	for k := len(lines) - 1; k >= 0 && budget > 0; k-- {
+		size -= len(lines[k])
+		budget -= size
+		var n yaml.Node
+		if yaml.Unmarshal(data[:size], &n) == nil {
+			line = k + 1
+			break
+		}
+	}
+	if line == 0 || line > len(lines) {
+		return max(yamlLine, 1), 1, ""
+	}
+	text := strings.TrimRight(lines[line-1], "\r\n")
+	col = len(text) - len(strings.TrimLeft(text, " \t")) + 1
+	sc := scanLine(text)
+	switch {
+	case sc.mismatch >= 0 && (strings.Contains(msg, "'}'") || strings.Contains(msg, "']'")):
+		return line, sc.mismatch + 1, fmt.Sprintf(" (this %c closes a %c)", text[sc.mismatch], text[sc.open[len(sc.open)-1]])
+	case sc.quote >= 0:
+		return line, sc.quote + 1, fmt.Sprintf(" (the %c here is not closed)", text[sc.quote])
+	}
+	for _, b := range []struct {
+		open byte
+		want string
+	}{{'{', "'}'"}, {'[', "']'"}} {
+		if !strings.Contains(msg, b.want) {
+			continue
+		}
+		for i := len(sc.open) - 1; i >= 0; i-- {
+			if text[sc.open[i]] == b.open {
+				return line, sc.open[i] + 1, fmt.Sprintf(" (the %c here is not closed)", b.open)
+			}
+		}
+	}
+	return line, col, ""
+}
+
+// lineScan is what scanLine finds on a line of YAML: the positions of the
+// brackets ({ and [) it opens and does not close, of the first closing
+// bracket that does not match the one open (-1 if none), and of a quote
+// it opens and does not close (-1 if none); quotes and comments aside.
+type lineScan struct {
+	open            []int
+	mismatch, quote int
+}
+
+func scanLine(text string) lineScan {
+	sc := lineScan{mismatch: -1, quote: -1}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case sc.quote >= 0:
+			if c == text[sc.quote] {
+				sc.quote = -1
+			}
+		case c == '"' || c == '\'':
+			sc.quote = i
+		case c == '#' && (i == 0 || text[i-1] == ' '):
+			return sc
+		case c == '{' || c == '[':
+			sc.open = append(sc.open, i)
+		case (c == '}' || c == ']') && len(sc.open) > 0:
+			top := text[sc.open[len(sc.open)-1]]
+			if top == '{' && c == ']' || top == '[' && c == '}' {
+				sc.mismatch = i
+				return sc
+			}
+			sc.open = sc.open[:len(sc.open)-1]
+		}
+	}
+	return sc
+}
+
 // Parse parses data as one YAML document whose top level must be a mapping.
 func Parse(file string, data []byte) (*Doc, Node, error) {
 	d := &Doc{File: file}
@@ -102,7 +189,8 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 			msg = m[2]
 		}
 		msg = strings.ReplaceAll(msg, "\n", " ")
-		return d, Node{}, List{{File: file, Line: line, Col: 1, Msg: "not valid YAML: " + msg}}
+		line, col, hint := locateSyntaxError(data, line, msg)
+		return d, Node{}, List{{File: file, Line: line, Col: col, Msg: "not valid YAML: " + msg + hint}}
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return d, Node{}, List{{File: file, Line: 1, Col: 1, Msg: "the file holds no YAML document: expected a mapping"}}

@@ -106,3 +106,26 @@ func TestWrongKind(t *testing.T) {
 		}
 	}
 }
+
+// A syntax error is reported where it is: the parser's own line is where
+// the construct it was in began, counted from 0 for some errors, and it
+// gives no column.
+func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"unclosed brace", "a: 1\nb:\n  - {x: 1\n  - y\n", `f.yaml:3:5: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
+		{"unclosed bracket", "a: [1, 2\nb: 3\n", `f.yaml:1:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
+		{"wrong closer", "a: [{x: 1]\n", `f.yaml:1:10: not valid YAML: did not find expected ',' or '}' (this ] closes a {)`},
+		{"mis-indented item", "a:\n  - x: 1\n  - y: 2\n - z: 3\n", `f.yaml:4:2: not valid YAML: did not find expected key`},
+		{"unclosed quote", "a: 1\nb: \"text\nc: 2\n", `f.yaml:2:4: not valid YAML: found unexpected end of stream (the " here is not closed)`},
+		{"tab", "a: 1\n\tb: 2\n", `f.yaml:2:2: not valid YAML: found a tab character that violates indentation`},
+		// A flow mapping over two lines is valid: the error is after it.
+		{"after a valid multi-line flow", "a: {x: 1,\n  y: 2}\nb: 1\nc: [3\n", `f.yaml:4:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
+	} {
+		_, _, err := Parse("f.yaml", []byte(tc.src))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}
