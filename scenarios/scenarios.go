@@ -1066,12 +1066,12 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 		ln.Errorf("give stream (one name used on every GPU) or streams (one per GPU), not both")
 		return false
 	case hasOne:
-		name, good := sn.Name()
-		if !good {
+		if s, _ := sn.String(); strings.Contains(s, "/") {
+			sn.Errorf("stream is a name used on every GPU, such as comm (each GPU's comm stream); for GPU/NAME streams use streams: [...], one per GPU")
 			return false
 		}
-		if strings.Contains(name, "/") {
-			sn.Errorf("stream is a name used on every GPU, such as comm; for GPU/NAME streams use streams: [...]")
+		name, good := sn.Name()
+		if !good {
 			return false
 		}
 		for _, g := range cs.GPUs {
