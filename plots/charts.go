@@ -117,6 +117,33 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 	return p, nil
 }
 
+// LogY puts p's y axis, as Lines drew it, on a log scale when every value
+// of series is positive and they span at least two decades (a sweep of
+// sizes from 1 MiB to 1 GiB, whose small points a linear axis flattens
+// onto zero), and reports whether it did.
+func LogY(p *plot.Plot, series []Series) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, y := range s.Y {
+			if math.IsNaN(y) {
+				continue
+			}
+			if !(y > 0) || math.IsInf(y, 0) {
+				return false
+			}
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+	}
+	if !(hi >= 100*lo) {
+		return false
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	// Room on both sides of the extremes, as on a linear axis above.
+	p.Y.Min, p.Y.Max = lo/math.Pow(hi/lo, 0.04), hi*math.Pow(hi/lo, 0.04)
+	return true
+}
+
 // seriesColors tell up to 20 series apart (Tableau 20: its 10 colors, then
 // their light variants).
 var seriesColors = []color.RGBA{

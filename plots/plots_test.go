@@ -703,3 +703,39 @@ threads:
 		t.Errorf("legend = %q, want %q: the thread is in the call while it stages", info.Legend, want)
 	}
 }
+
+// A sweep whose values span two decades or more goes on a log y axis;
+// a narrower one, or one with a zero, stays linear.
+func TestLogYWhereValuesSpanDecades(t *testing.T) {
+	for _, tc := range []struct {
+		y    []float64
+		want bool
+	}{
+		{[]float64{0.5, 5, 50}, true},
+		{[]float64{1, math.NaN(), 99.9}, false},
+		{[]float64{1, 10, 1000}, true},
+		{[]float64{0, 10, 1000}, false},
+		{[]float64{math.NaN(), 2, 200}, true},
+	} {
+		s := []plots.Series{{Name: "a", X: []float64{1, 2, 3}, Y: tc.y}}
+		p, err := plots.Lines("t", "x", "y", s, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plots.LogY(p, s); got != tc.want {
+			t.Errorf("LogY(%v) = %v, want %v", tc.y, got, tc.want)
+		}
+		if _, isLog := p.Y.Scale.(plot.LogScale); isLog != tc.want {
+			t.Errorf("%v: log scale %v, want %v", tc.y, isLog, tc.want)
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, y := range tc.y {
+			if !math.IsNaN(y) {
+				lo, hi = math.Min(lo, y), math.Max(hi, y)
+			}
+		}
+		if tc.want && !(p.Y.Min > 0 && p.Y.Min < lo && p.Y.Max > hi) {
+			t.Errorf("%v: y range %g-%g does not hold the points with room", tc.y, p.Y.Min, p.Y.Max)
+		}
+	}
+}

@@ -122,13 +122,13 @@ func axisNumber(v, span float64) string {
 
 // sweepMetrics are the columns --metric can plot, with their axis labels.
 var sweepMetrics = []struct {
-	name, label string
-	value       func(r *sweepRow) float64
+	name, title, label string
+	value              func(r *sweepRow) float64
 }{
-	{"makespan", "makespan", func(r *sweepRow) float64 { return r.MakespanS }},
-	{"idle_mean", "mean idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
-	{"idle_max", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
-	{"busiest_link_util", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
+	{"makespan", "makespan", "makespan", func(r *sweepRow) float64 { return r.MakespanS }},
+	{"idle_mean", "mean GPU idle", "mean idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
+	{"idle_max", "largest GPU idle", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
+	{"busiest_link_util", "busiest link's utilization", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
 }
 
 func sweepMetricNames() string {
@@ -280,7 +280,7 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	if topology != "" {
 		title += " on " + topology
 	}
-	title += ": " + m.name + " against " + t.Vars[0]
+	title += ": " + m.title + " against " + t.Vars[0]
 	if t.Partial || len(t.Rows) < t.Total {
 		title += fmt.Sprintf(" (%d of %d points)", len(t.Rows), t.Total)
 	}
@@ -294,6 +294,9 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	p, err := plots.Lines(title, t.Vars[0], ylabel, series, false, ticks)
 	if err != nil {
 		return nil, err
+	}
+	if plots.LogY(p, series) {
+		p.Y.Label.Text += ", log scale"
 	}
 	if numeric && len(xs) <= 16 {
 		// A tick at each swept value, as written in the scenario.
