@@ -63,6 +63,9 @@ type gantt struct {
 	xmax  float64
 }
 
+// separator is the hairline at the start of each bar wide enough to show it.
+var separator = draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
+
 // bandColor shades every other group of lanes (a host, a GPU, the links).
 var bandColor = color.RGBA{242, 242, 246, 255}
 
@@ -89,6 +92,11 @@ func (g *gantt) Plot(c draw.Canvas, plt *plot.Plot) {
 			}
 			pts := []vg.Point{{X: x0, Y: trY(y - 0.38)}, {X: x1, Y: trY(y - 0.38)}, {X: x1, Y: trY(y + top)}, {X: x0, Y: trY(y + top)}}
 			c.FillPolygon(kindColor[b.kind], c.ClipPolygonXY(pts))
+			if b.kind != KindTransfer && x1-x0 >= 2 && x0 >= c.Min.X {
+				// A hairline at the start, so that two ops back to back
+				// (two kernels on a stream) read as two bars, not one.
+				c.StrokeLine2(separator, x0, trY(y-0.38), x0, trY(y+top))
+			}
 		}
 	}
 }
