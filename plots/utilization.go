@@ -120,18 +120,6 @@ func steps(v []float64, span, scale float64) plotter.XYs {
 	return pts
 }
 
-// closeLines reports whether two load curves (fractions of capacity) are
-// within 1% of the axis of each other in every bin: drawn over each other,
-// one hides the other.
-func closeLines(a, b []float64) bool {
-	for i := range a {
-		if math.Abs(a[i]-b[i]) > 0.01 {
-			return false
-		}
-	}
-	return len(a) == len(b)
-}
-
 // Utilization draws, over time, the busy fraction of each GPU (compute and
 // communication as separate curves) and the load of the busiest link
 // directions as a fraction of their capacity: two plots to stack.
@@ -183,23 +171,62 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	lp.Y.Min, lp.Y.Max = 0, 1.05
 	lp.X.Min, lp.X.Max = 0, float64(span)/scale
 	lp.X.Tick.Marker = NiceTicks{N: 12}
-	var drawn [][]float64
-	for n, i := range busiestLinks(res, links) {
-		v := LinkLoad(res, i, UtilizationBins)
-		l, err := line(v, n)
+	busiest := busiestLinks(res, links)
+	loads := make([][]float64, len(busiest))
+	for n, i := range busiest {
+		loads[n] = LinkLoad(res, i, UtilizationBins)
+	}
+	dashed := hiders(loads)
+	k := 0
+	for n, i := range busiest {
+		l, err := line(loads[n], n)
 		if err != nil {
 			return nil, err
 		}
-		// Links on one path often carry the same load: a line drawn
-		// over one it never leaves by more than a line's width would
-		// hide it, so it is dashed, and the one below shows through its
-		// gaps.
-		if slices.ContainsFunc(drawn, func(d []float64) bool { return closeLines(d, v) }) {
+		if dashed[n] {
+			// Successive dashed lines alternate their phase, so that two
+			// over each other show both colors.
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(6)}
+			l.DashOffs = vg.Points(6 * float64(k%2))
+			k++
 		}
-		drawn = append(drawn, v)
 		lp.Add(l)
 		lp.Legend.Add(linkLabel(m, res.Links[i]), l)
 	}
 	return []*plot.Plot{gp, lp}, nil
+}
+
+// hiders reports which load curves to dash. Links on one path often carry
+// the same load, and a curve is drawn over the ones before it: a curve
+// whose every loaded bin lies within 1% of some later curve would not show
+// at all. Those later curves are dashed where they cover it, and it shows
+// through their gaps.
+func hiders(loads [][]float64) []bool {
+	dash := make([]bool, len(loads))
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 0.01 }
+	for i, d := range loads {
+		hidden, any := true, false
+		for b, x := range d {
+			if x <= 0.01 {
+				continue // along the axis, where every idle link is
+			}
+			any = true
+			if !slices.ContainsFunc(loads[i+1:], func(e []float64) bool { return b < len(e) && near(x, e[b]) }) {
+				hidden = false
+				break
+			}
+		}
+		if !hidden || !any {
+			continue
+		}
+		for j := i + 1; j < len(loads); j++ {
+			for b, x := range d {
+				if x > 0.01 && b < len(loads[j]) && near(x, loads[j][b]) {
+					dash[j] = true
+					break
+				}
+			}
+		}
+	}
+	return dash
 }
