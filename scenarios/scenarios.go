@@ -123,7 +123,6 @@ func CountPoints(sweep []SweepVar, limit int) int {
 	return n
 }
 
-// Set returns the point as --set overrides for Load.
 // swept reports whether the scenario sweeps var k.
 func (b *builder) swept(k string) bool {
 	for _, sv := range b.sc.Sweep {
@@ -134,6 +133,7 @@ func (b *builder) swept(k string) bool {
 	return false
 }
 
+// Set returns the point as --set overrides for Load.
 func (p Point) Set(sweep []SweepVar) map[string]string {
 	m := map[string]string{}
 	for i, v := range p {
