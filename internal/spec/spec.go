@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -90,36 +91,61 @@ var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 // message names the line where the construct it was parsing began,
 // counted from 0 for parser errors ("did not find expected ',' or '}'"
 // on a flow mapping opened on line 7 says line 6) and from 1 for the
-// scanner's, and no column. The error is instead on the line after the
-// longest prefix of whole lines that parses: everything before it is
-// valid YAML, and it is not. The column is that of the bracket left open
-// where the message expects one to be closed, else the line's first
-// character. yamlLine is the fallback when the search would parse too
-// much (16 MB: a large file with an error far from its end).
+// scanner's, and no column. The error is instead on the line after a
+// prefix of whole lines that parses where one more line does not:
+// everything before it is valid YAML, and it is not. The last 64 lines
+// are tried from the end (a bracket or quote that spans lines before the
+// error leaves prefixes ending inside it that do not parse), then the
+// rest by bisection, so that a large file costs a few parses. The column
+// is that of the bracket or quote left open where the message expects
+// one to be closed, else the line's first character. yamlLine is the
+// fallback when the search would parse too much (32 MB of prefixes).
+// An error inside a bracket or quote that spans lines is reported where
+// it began.
 func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hint string) {
 	lines := strings.SplitAfter(string(data), "\n")
-	line, budget := 0, 16<<20
-	size := len(data)
-	for k := len(lines) - 1; k >= 0 && budget > 0; k-- {
-		size -= len(lines[k])
-		budget -= size
+	ends := make([]int, len(lines)+1) // ends[k]: the size of the first k lines
+	for k, l := range lines {
+		ends[k+1] = ends[k] + len(l)
+	}
+	budget := 32 << 20
+	parses := func(k int) bool {
+		budget -= ends[k]
 		var n yaml.Node
-		if yaml.Unmarshal(data[:size], &n) == nil {
+		return yaml.Unmarshal(data[:ends[k]], &n) == nil
+	}
+	n := len(lines)
+	for k := n - 1; k >= max(0, n-64) && budget > 0; k-- {
+		if parses(k) {
 			line = k + 1
 			break
+		}
+	}
+	if line == 0 && n > 64 {
+		// The first lo lines parse, the first hi do not.
+		lo, hi := 0, n-64
+		for hi-lo > 1 && budget > 0 {
+			mid := (lo + hi) / 2
+			if parses(mid) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if hi-lo == 1 {
+			line = hi
 		}
 	}
 	if line == 0 || line > len(lines) {
 		return max(yamlLine, 1), 1, ""
 	}
 	text := strings.TrimRight(lines[line-1], "\r\n")
-	col = len(text) - len(strings.TrimLeft(text, " \t")) + 1
+	at := func(i int) int { return utf8.RuneCountInString(text[:i]) + 1 } // columns count characters, as the parser's do
+	col = at(len(text) - len(strings.TrimLeft(text, " ")))
 	sc := scanLine(text)
-	switch {
-	case sc.mismatch >= 0 && (strings.Contains(msg, "'}'") || strings.Contains(msg, "']'")):
-		return line, sc.mismatch + 1, fmt.Sprintf(" (this %c closes a %c)", text[sc.mismatch], text[sc.open[len(sc.open)-1]])
-	case sc.quote >= 0:
-		return line, sc.quote + 1, fmt.Sprintf(" (the %c here is not closed)", text[sc.quote])
+	closes := strings.Contains(msg, "'}'") || strings.Contains(msg, "']'")
+	if sc.mismatch >= 0 && closes {
+		return line, at(sc.mismatch), fmt.Sprintf(" (this %c closes a %c)", text[sc.mismatch], text[sc.open[len(sc.open)-1]])
 	}
 	for _, b := range []struct {
 		open byte
@@ -130,9 +156,12 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 		}
 		for i := len(sc.open) - 1; i >= 0; i-- {
 			if text[sc.open[i]] == b.open {
-				return line, sc.open[i] + 1, fmt.Sprintf(" (the %c here is not closed)", b.open)
+				return line, at(sc.open[i]), fmt.Sprintf(" (the %c here is not closed)", b.open)
 			}
 		}
+	}
+	if sc.quote >= 0 && (strings.Contains(msg, "end of stream") || strings.Contains(msg, "quoted scalar")) {
+		return line, at(sc.quote), fmt.Sprintf(" (the %c here is not closed)", text[sc.quote])
 	}
 	return line, col, ""
 }
@@ -140,7 +169,8 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 // lineScan is what scanLine finds on a line of YAML: the positions of the
 // brackets ({ and [) it opens and does not close, of the first closing
 // bracket that does not match the one open (-1 if none), and of a quote
-// it opens and does not close (-1 if none); quotes and comments aside.
+// that opens a quoted value and is not closed (-1 if none); what is
+// quoted and comments aside.
 type lineScan struct {
 	open            []int
 	mismatch, quote int
@@ -148,14 +178,25 @@ type lineScan struct {
 
 func scanLine(text string) lineScan {
 	sc := lineScan{mismatch: -1, quote: -1}
+	prev := byte(' ') // the last character outside quotes that is not a space
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		switch {
-		case sc.quote >= 0:
-			if c == text[sc.quote] {
+		if sc.quote >= 0 {
+			q := text[sc.quote]
+			switch {
+			case q == '"' && c == '\\':
+				i++ // an escape: the next character is not the end
+			case q == '\'' && c == '\'' && i+1 < len(text) && text[i+1] == '\'':
+				i++ // '' is a quote inside single quotes
+			case c == q:
 				sc.quote = -1
 			}
-		case c == '"' || c == '\'':
+			continue
+		}
+		switch {
+		case (c == '"' || c == '\'') && strings.IndexByte(" :-[{,", prev) >= 0:
+			// A quote opens a quoted value only where a value begins;
+			// elsewhere (Rank 0's copy) it is a character of a plain one.
 			sc.quote = i
 		case c == '#' && (i == 0 || text[i-1] == ' '):
 			return sc
@@ -168,6 +209,9 @@ func scanLine(text string) lineScan {
 				return sc
 			}
 			sc.open = sc.open[:len(sc.open)-1]
+		}
+		if c != ' ' && c != '\t' {
+			prev = c
 		}
 	}
 	return sc

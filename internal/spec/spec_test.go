@@ -119,9 +119,16 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		{"wrong closer", "a: [{x: 1]\n", `f.yaml:1:10: not valid YAML: did not find expected ',' or '}' (this ] closes a {)`},
 		{"mis-indented item", "a:\n  - x: 1\n  - y: 2\n - z: 3\n", `f.yaml:4:2: not valid YAML: did not find expected key`},
 		{"unclosed quote", "a: 1\nb: \"text\nc: 2\n", `f.yaml:2:4: not valid YAML: found unexpected end of stream (the " here is not closed)`},
-		{"tab", "a: 1\n\tb: 2\n", `f.yaml:2:2: not valid YAML: found a tab character that violates indentation`},
+		{"tab", "a: 1\n\tb: 2\n", `f.yaml:2:1: not valid YAML: found a tab character that violates indentation`},
+		{"an apostrophe in a plain value", "description: Rank 0's copy: slow\n", `f.yaml:1:1: not valid YAML: mapping values are not allowed in this context`},
+		{"an apostrophe before the bracket", "a: 1\nthreads: [it's, b\n", `f.yaml:2:10: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
+		{"an escaped quote", "a: 1\nb: \"abc\\\"def\n", `f.yaml:2:4: not valid YAML: found unexpected end of stream (the " here is not closed)`},
+		{"a doubled single quote", "a: 1\nb: 'it''s\n", `f.yaml:2:4: not valid YAML: found unexpected end of stream (the ' here is not closed)`},
+		{"columns count characters", "a: é\nb: [é, {y: 1\n", `f.yaml:2:8: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		// A flow mapping over two lines is valid: the error is after it.
 		{"after a valid multi-line flow", "a: {x: 1,\n  y: 2}\nb: 1\nc: [3\n", `f.yaml:4:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
+		// Far from the end: found by bisection.
+		{"early in a long file", "a: 1\nb: [1\n" + strings.Repeat("c: 2\n", 200), `f.yaml:2:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
 	} {
 		_, _, err := Parse("f.yaml", []byte(tc.src))
 		if err == nil || err.Error() != tc.want {
