@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -737,5 +738,43 @@ func TestLogYWhereValuesSpanDecades(t *testing.T) {
 		if tc.want && !(p.Y.Min > 0 && p.Y.Min < lo && p.Y.Max > hi) {
 			t.Errorf("%v: y range %g-%g does not hold the points with room", tc.y, p.Y.Min, p.Y.Max)
 		}
+	}
+}
+
+// Three links with the same load: the second and third are dashed, each
+// drawing one stretch in three at its own phase, so that all three colors
+// show (two dashes of one in two, in phase and out of it, would cover the
+// first completely).
+func TestUtilizationDashesThreeIdenticalLinksApart(t *testing.T) {
+	res := handResult()
+	c := 32e9
+	for i := 0; i < 3; i++ {
+		res.Links = append(res.Links, sim.LinkStats{Link: i, ResourceStats: sim.ResourceStats{Capacity: c, Used: 1,
+			Series: []sim.LoadPoint{{T: 0, Load: 0.5 * c}, {T: 60 * sim.Nanosecond, Load: 0}}}})
+	}
+	ps, err := plots.Utilization(res, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := plots.Write(&b, ps[1], plots.TimelineWidth, plots.Pixels(400), "svg"); err != nil {
+		t.Fatal(err)
+	}
+	// The curves' styles, then the legend's (an offset of 0 is not written).
+	dashes := regexp.MustCompile(`stroke-dasharray:([^;"]*)(;stroke-dashoffset:([^;"]*))?`).FindAllStringSubmatch(b.String(), -1)
+	var got []string
+	for _, d := range dashes {
+		off := d[3]
+		if off == "" {
+			off = "0"
+		}
+		got = append(got, d[1]+" at "+off)
+	}
+	if len(got) > 2 {
+		got = got[:2]
+	}
+	// 6 points on, 12 off (the SVG counts in points).
+	if want := []string{"6,12 at 0", "6,12 at 6"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dashes %q, want %q", got, want)
 	}
 }

@@ -259,14 +259,11 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		case sim.OpSignal:
 			continue
 		}
-		add(th, r.Call, r.Issued, KindAPI)
-		if r.HostEnd > r.Issued {
-			// A pageable copy's staging: the thread is in the call, copying
-			// chunks into or out of the bounce buffers (CPU time in the
-			// summary) and waiting for a free one (blocked), as a profiler
-			// shows the call.
-			add(th, r.Issued, r.HostEnd, KindAPI)
-		}
+		// The call. A pageable copy's lasts until the data is staged: the
+		// thread copies chunks into or out of the bounce buffers (CPU time
+		// in the summary) and waits for a free one (blocked), in the call,
+		// as a profiler shows it.
+		add(th, r.Call, max(r.Issued, r.HostEnd), KindAPI)
 		st := lane(p.StreamName(m, int(r.Stream)), m.GPUs[r.GPU].Name)
 		switch r.Kind {
 		case sim.OpKernel:

@@ -177,6 +177,12 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 		loads[n] = LinkLoad(res, i, UtilizationBins)
 	}
 	dashed := hiders(loads)
+	nd := 0
+	for _, d := range dashed {
+		if d {
+			nd++
+		}
+	}
 	k := 0
 	for n, i := range busiest {
 		l, err := line(loads[n], n)
@@ -184,14 +190,19 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 			return nil, err
 		}
 		if dashed[n] {
-			// Successive dashed lines alternate their phase, so that two
-			// over each other show both colors.
-			l.Dashes = []vg.Length{vg.Points(6), vg.Points(6)}
-			l.DashOffs = vg.Points(6 * float64(k%2))
+			// The k-th of nd dashed curves draws 6 points in every
+			// 6(nd+1), at its own phase: over each other, every dashed
+			// curve and the solid one below them show.
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(6 * float64(nd))}
+			l.DashOffs = vg.Points(6 * float64(k))
 			k++
 		}
 		lp.Add(l)
-		lp.Legend.Add(linkLabel(m, res.Links[i]), l)
+		thumb := *l // the legend's sample: short dashes, so that its color shows
+		if dashed[n] {
+			thumb.Dashes, thumb.DashOffs = []vg.Length{vg.Points(4), vg.Points(2)}, 0
+		}
+		lp.Legend.Add(linkLabel(m, res.Links[i]), &thumb)
 	}
 	return []*plot.Plot{gp, lp}, nil
 }
