@@ -816,8 +816,9 @@ func satMul(t, n Time) Time {
 // stagingDone releases a thread in a pageable copy. The time its memcpy
 // chunks ran is CPU time; the rest it waited for a staging buffer.
 func (t *threadState) stagingDone(busy Time) {
+	t.unblock()
+	t.blocked -= busy
 	t.cpuTime += busy
-	t.blocked += t.r.e.now - t.since - busy
 	t.hostDone()
 }
 
