@@ -143,9 +143,18 @@ func (c *cuda) bind(lookup func(string) (uintptr, error)) error {
 // Open loads the CUDA driver, initializes it and checks there is a device.
 // Without a driver, a device or permission it returns an *UnavailableError.
 func Open() (Driver, error) {
-	h, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	c, err := open(Library)
 	if err != nil {
-		return nil, &UnavailableError{What: fmt.Sprintf("no NVIDIA driver found: %s could not be loaded (%v)", Library, err)}
+		return nil, err
+	}
+	return c, nil
+}
+
+// open is Open with the library at path (a test's stand-in driver).
+func open(path string) (*cuda, error) {
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		return nil, &UnavailableError{What: fmt.Sprintf("no NVIDIA driver found: %s could not be loaded (%v)", path, err)}
 	}
 	c := &cuda{}
 	if err := c.bind(func(n string) (uintptr, error) { return purego.Dlsym(h, n) }); err != nil {

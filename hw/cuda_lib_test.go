@@ -1,0 +1,345 @@
+//go:build linux
+
+package hw
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// The CUDA binding against a C library with libcuda's entry points
+// (testdata/fakecuda.c), loaded as the real driver is: these tests check
+// what crosses the boundary (argument order and widths, out-parameters,
+// strings, floats, error codes), which the Go fake driver cannot.
+
+var fakeLib struct {
+	once sync.Once
+	path string
+	skip string
+	set  uintptr // int fake_set(const char*, int64_t)
+	get  uintptr // int64_t fake_get(const char*)
+}
+
+// fakeCUDA compiles testdata/fakecuda.c into a shared library once per test
+// binary and returns its path; it skips where there is no C compiler.
+func fakeCUDA(tb testing.TB) string {
+	tb.Helper()
+	fakeLib.once.Do(func() {
+		cc := os.Getenv("CC")
+		if cc == "" {
+			for _, c := range []string{"cc", "gcc", "clang"} {
+				if _, err := exec.LookPath(c); err == nil {
+					cc = c
+					break
+				}
+			}
+		}
+		if cc == "" {
+			fakeLib.skip = "no C compiler (cc, gcc or clang) to build testdata/fakecuda.c"
+			return
+		}
+		dir, err := os.MkdirTemp("", "gpusim-fakecuda")
+		if err != nil {
+			fakeLib.skip = err.Error()
+			return
+		}
+		path := filepath.Join(dir, "libcuda.so.1")
+		out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-o", path, "testdata/fakecuda.c").CombinedOutput()
+		if err != nil {
+			fakeLib.skip = "building testdata/fakecuda.c: " + err.Error() + ": " + string(out)
+			return
+		}
+		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			fakeLib.skip = err.Error()
+			return
+		}
+		fakeLib.set, _ = purego.Dlsym(h, "fake_set")
+		fakeLib.get, _ = purego.Dlsym(h, "fake_get")
+		fakeLib.path = path
+	})
+	if fakeLib.path == "" {
+		tb.Skip(fakeLib.skip)
+	}
+	return fakeLib.path
+}
+
+func cstr(s string) *byte { return &append([]byte(s), 0)[0] }
+
+func fakeSet(tb testing.TB, what string, v int64) {
+	tb.Helper()
+	if r, _, _ := purego.SyscallN(fakeLib.set, uintptr(unsafe.Pointer(cstr(what))), uintptr(v)); int32(r) != 0 {
+		tb.Fatalf("fake_set(%q): no such setting", what)
+	}
+}
+
+func fakeGet(tb testing.TB, what string) int64 {
+	tb.Helper()
+	r, _, _ := purego.SyscallN(fakeLib.get, uintptr(unsafe.Pointer(cstr(what))))
+	return int64(r)
+}
+
+// cudaCode checks that err is a *CUDAError from call with code and its name
+// as the library gave it.
+func cudaCode(t *testing.T, err error, call string, code int, name string) {
+	t.Helper()
+	var e *CUDAError
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v, want a CUDAError from %s", err, call)
+	}
+	if e.Call != call || e.Code != code || e.Name != name {
+		t.Errorf("error from %s code %d name %q, want %s code %d name %q", e.Call, e.Code, e.Name, call, code, name)
+	}
+}
+
+func TestBindingCallsTheLibrary(t *testing.T) {
+	lib := fakeCUDA(t)
+	c, err := open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantGet := func(what string, want int64) {
+		t.Helper()
+		if got := fakeGet(t, what); got != want {
+			t.Errorf("%s = %d (%#x), want %d (%#x)", what, got, got, want, want)
+		}
+	}
+
+	// Devices: out-parameters of every width, and a string.
+	if v, err := c.Version(); err != nil || v != 13000 {
+		t.Errorf("Version = %d, %v; want 13000", v, err)
+	}
+	if n, err := c.DeviceCount(); err != nil || n != 2 {
+		t.Errorf("DeviceCount = %d, %v; want 2", n, err)
+	}
+	if s, err := c.DeviceName(1); err != nil || s != "Fake GPU 1" {
+		t.Errorf("DeviceName(1) = %q, %v", s, err)
+	}
+	if v, err := c.Attribute(1, AttrSMs); err != nil || v != 16*100+1 { // the fake answers a*100+dev
+		t.Errorf("Attribute(1, AttrSMs) = %d, %v; want 1601", v, err)
+	}
+	if v, err := c.TotalMem(1); err != nil || v != 2<<34 {
+		t.Errorf("TotalMem(1) = %d, %v; want %d", v, err, uint64(2<<34))
+	}
+	_, err = c.DeviceName(2)
+	cudaCode(t, err, "cuDeviceGet", 101, "CUDA_ERROR_INVALID_DEVICE")
+
+	// Contexts.
+	ctx0, err := c.PrimaryCtxRetain(0)
+	must(err)
+	ctx1, err := c.PrimaryCtxRetain(1)
+	must(err)
+	if ctx0 != 0x1000 || ctx1 != 0x1001 {
+		t.Errorf("contexts %#x %#x, want 0x1000 0x1001", ctx0, ctx1)
+	}
+	must(c.SetCurrent(ctx0))
+	wantGet("current", 0x1000)
+	must(c.CtxSynchronize())
+
+	// Memory: sizes in, pointers out, bytes through.
+	free0, total, err := c.MemGetInfo()
+	must(err)
+	if total != 80<<30 {
+		t.Errorf("MemGetInfo total %d, want %d", total, uint64(80<<30))
+	}
+	const n = 4096
+	p, err := c.MemAlloc(n)
+	must(err)
+	if free1, _, _ := c.MemGetInfo(); free0-free1 != n {
+		t.Errorf("free memory fell by %d after allocating %d", free0-free1, n)
+	}
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i*7 + 3)
+	}
+	must(c.MemcpyHtoD(p, data))
+	back := make([]byte, n)
+	must(c.MemcpyDtoH(back, p))
+	if !bytes.Equal(back, data) {
+		t.Error("MemcpyHtoD then MemcpyDtoH did not bring the bytes back")
+	}
+	h, err := c.MemHostAlloc(n)
+	must(err)
+	wantGet("host_alloc_flags", memHostAllocPortable)
+	s, err := c.StreamCreate()
+	must(err)
+	wantGet("stream_flags", streamNonBlocking)
+	must(c.MemcpyDtoHAsync(h, p, n, s))
+	wantGet("copy.kind", 2)
+	wantGet("copy.stream", int64(s))
+	wantGet("copy.bytes", n)
+	if !bytes.Equal(unsafe.Slice((*byte)(unsafe.Add(nil, uintptr(h))), n), data) {
+		t.Error("MemcpyDtoHAsync did not copy into the pinned buffer")
+	}
+	q, err := c.MemAlloc(n)
+	must(err)
+	must(c.MemcpyDtoDAsync(q, p, 1000, s))
+	wantGet("copy.kind", 3)
+	wantGet("copy.bytes", 1000)
+	must(c.MemcpyPeerAsync(q, ctx1, p, ctx0, 500, s))
+	wantGet("copy.kind", 4)
+	wantGet("copy.dctx", int64(ctx1))
+	wantGet("copy.sctx", int64(ctx0))
+	wantGet("copy.bytes", 500)
+	must(c.MemcpyDtoH(back, q))
+	if !bytes.Equal(back[:1000], data[:1000]) {
+		t.Error("MemcpyDtoDAsync and MemcpyPeerAsync did not copy the bytes")
+	}
+	must(c.MemcpyHtoDAsync(q, h, 10, s))
+	wantGet("copy.kind", 1)
+	wantGet("copy.bytes", 10)
+	_, err = c.MemAlloc(2 << 30) // over the fake's 1 GiB
+	cudaCode(t, err, "cuMemAlloc_v2", 2, "CUDA_ERROR_OUT_OF_MEMORY")
+
+	// Events: a float out-parameter. Each record advances the fake's clock
+	// by 0.25 ms, so e2 recorded twice after e1 is 0.5 ms later.
+	e1, err := c.EventCreate()
+	must(err)
+	wantGet("event_flags", eventDefault)
+	e2, err := c.EventCreate()
+	must(err)
+	e3, err := c.EventCreate()
+	must(err)
+	must(c.EventRecord(e1, s))
+	wantGet("record.stream", int64(s))
+	must(c.EventRecord(e2, s))
+	must(c.EventRecord(e2, s))
+	if ms, err := c.EventElapsed(e1, e2); err != nil || ms != 0.5 {
+		t.Errorf("EventElapsed = %v ms, %v; want 0.5", ms, err)
+	}
+	_, err = c.EventElapsed(e3, e1)
+	cudaCode(t, err, "cuEventElapsedTime", 600, "CUDA_ERROR_NOT_READY")
+	must(c.StreamWaitEvent(s, e1))
+	wantGet("wait.stream", int64(s))
+	wantGet("wait.event", int64(e1))
+	wantGet("wait_flags", 0)
+	must(c.EventSynchronize(e1))
+	must(c.StreamSynchronize(s))
+
+	// Modules: the JIT log comes back; function names go in as C strings.
+	m, err := c.ModuleLoad([]byte(".version 8.0\n\x00"))
+	must(err)
+	_, err = c.ModuleLoad([]byte("error\x00"))
+	cudaCode(t, err, "cuModuleLoadDataEx", 218, "CUDA_ERROR_INVALID_PTX")
+	if err == nil || !strings.HasSuffix(err.Error(), ": ptxas fatal   : Unresolved extern function 'error'") {
+		t.Errorf("module load error %v: want the JIT log at its end", err)
+	}
+	f, err := c.ModuleFunction(m, "spin")
+	must(err)
+	if want := Function(uintptr(m)<<4 + 1); f != want {
+		t.Errorf("ModuleFunction(spin) = %#x, want %#x", f, want)
+	}
+	_, err = c.ModuleFunction(m, "nope")
+	cudaCode(t, err, "cuModuleGetFunction(nope)", 500, "CUDA_ERROR_NOT_FOUND")
+	must(c.SetMaxDynamicShared(f, 100000))
+	wantGet("func_attr", funcAttrMaxDynamicShared)
+	wantGet("func_attr_value", 100000)
+
+	// A launch: eleven arguments, five of them on the stack, and the
+	// parameters as an array of pointers to their values.
+	fakeSet(t, "nparams", 3)
+	must(c.Launch(f, 132, 256, 4096, s, U64(0x1122334455667788), U32(7), U64(uint64(p))))
+	for _, w := range []struct {
+		what string
+		v    int64
+	}{
+		{"launch.f", int64(f)}, {"launch.gx", 132}, {"launch.gy", 1}, {"launch.gz", 1},
+		{"launch.bx", 256}, {"launch.by", 1}, {"launch.bz", 1}, {"launch.shared", 4096},
+		{"launch.stream", int64(s)}, {"launch.extra_null", 1},
+		{"launch.p0", 0x1122334455667788}, {"launch.p1", 7}, {"launch.p2", int64(p)},
+	} {
+		wantGet(w.what, w.v)
+	}
+	before := fakeGet(t, "launch.count")
+	if err := c.Launch(f, 1, 1, 0, s, make([]Arg, maxArgs+1)...); err == nil {
+		t.Error("a launch with 9 parameters was accepted")
+	}
+	wantGet("launch.count", before)
+
+	// Peer access: enabling it twice is not an error.
+	must(c.EnablePeerAccess(ctx1))
+	must(c.EnablePeerAccess(ctx1))
+	if ok, err := c.CanAccessPeer(0, 1); err != nil || !ok {
+		t.Errorf("CanAccessPeer(0, 1) = %v, %v; want true", ok, err)
+	}
+	if ok, err := c.CanAccessPeer(1, 1); err != nil || ok {
+		t.Errorf("CanAccessPeer(1, 1) = %v, %v; want false", ok, err)
+	}
+
+	// Everything is released.
+	for _, err := range []error{c.ModuleUnload(m), c.EventDestroy(e1), c.EventDestroy(e2), c.EventDestroy(e3),
+		c.StreamDestroy(s), c.MemFreeHost(h), c.MemFree(p), c.MemFree(q), c.PrimaryCtxRelease(0), c.PrimaryCtxRelease(1)} {
+		must(err)
+	}
+	wantGet("retains0", 0)
+	cudaCode(t, c.PrimaryCtxRelease(0), "cuDevicePrimaryCtxRelease", 201, "CUDA_ERROR_INVALID_CONTEXT")
+}
+
+// TestOpenSaysWhyNoGPU: cuInit's failures become one-line UnavailableErrors
+// that say what is missing.
+func TestOpenSaysWhyNoGPU(t *testing.T) {
+	lib := fakeCUDA(t)
+	defer fakeSet(t, "init", 0)
+	for _, tc := range []struct {
+		code int64
+		want string
+	}{
+		{100, "the NVIDIA driver is loaded but reports no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE (100))"},
+		{800, "no permission to use the GPU (cuInit: CUDA_ERROR_NOT_PERMITTED (800)); check access to /dev/nvidia*"},
+		{3, "the NVIDIA driver failed to initialize: cuInit: CUDA_ERROR_NOT_INITIALIZED (3)"},
+	} {
+		fakeSet(t, "init", tc.code)
+		_, err := open(lib)
+		if !IsUnavailable(err) || err.Error() != tc.want {
+			t.Errorf("cuInit failing with %d: error %v, want UnavailableError %q", tc.code, err, tc.want)
+		}
+	}
+	_, err := open(filepath.Join(t.TempDir(), "libcuda.so.1"))
+	if !IsUnavailable(err) || !strings.HasPrefix(err.Error(), "no NVIDIA driver found: ") {
+		t.Errorf("a missing library: error %v", err)
+	}
+}
+
+// BenchmarkKernelOpCalls is the binding's share of the host time of a
+// kernel op as the hw backend issues it (a launch with two parameters and
+// its timing event), against a library whose calls return at once: what
+// gpusim adds to every op that a C program would not.
+func BenchmarkKernelOpCalls(b *testing.B) {
+	lib := fakeCUDA(b)
+	c, err := open(lib)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, _ := c.PrimaryCtxRetain(0)
+	defer c.PrimaryCtxRelease(0)
+	c.SetCurrent(ctx)
+	s, _ := c.StreamCreate()
+	e, _ := c.EventCreate()
+	m, _ := c.ModuleLoad([]byte(".version 8.0\n\x00"))
+	f, _ := c.ModuleFunction(m, "spin")
+	fakeSet(b, "nparams", 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Launch(f, 132, 128, 0, s, U64(4000), U64(0x10)); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.EventRecord(e, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,278 @@
+// A stand-in for libcuda.so.1, for testing gpusim's CUDA binding (hw/cuda.go)
+// on machines without an NVIDIA driver: every entry point the binding looks
+// up, with the signatures of cuda.h (CUDA 12/13), doing something a test can
+// check through the binding itself. Device memory is host memory from
+// malloc, so copies move real bytes. Events read a counter that each record
+// advances by a quarter of a millisecond, so elapsed times are exact.
+// fake_set and fake_get let a test change results and read back what a call
+// received. Built by the tests with the system C compiler (cuda_lib_test.go);
+// not part of gpusim.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef uintptr_t CUcontext, CUstream, CUevent, CUmodule, CUfunction;
+typedef uint64_t CUdeviceptr;
+
+#define NDEV 2
+#define MAXP 8
+
+static int init_result = 0;                 // what cuInit returns
+static uint64_t mem_limit = 1ull << 30;     // largest cuMemAlloc that succeeds
+static uint64_t mem_total = 80ull << 30;    // what cuMemGetInfo reports as total
+static uint64_t allocated = 0;              // device bytes allocated
+static int nparams = 0;                     // parameters cuLaunchKernel reads
+static int retains[NDEV];                   // primary context retains
+static int peer_on[NDEV][NDEV];             // peer access enabled
+static CUcontext current = 0;
+static uintptr_t next_handle = 0x100;
+static double clock_ms = 0;                 // advanced by each event record
+
+// What the last call of each kind received.
+static struct {
+	unsigned gx, gy, gz, bx, by, bz, shared;
+	CUstream stream;
+	CUfunction f;
+	uint64_t params[MAXP];
+	int extra_null;
+	long long count;
+} launch;
+static struct {
+	int kind; // 1 HtoD, 2 DtoH, 3 DtoD, 4 Peer
+	CUstream stream;
+	CUcontext dctx, sctx;
+	uint64_t bytes;
+} copy;
+static unsigned host_alloc_flags, stream_flags, event_flags, wait_flags, peer_flags;
+static int func_attr, func_attr_value;
+static CUevent last_wait_event;
+static CUstream last_wait_stream;
+static CUstream last_record_stream;
+static long long records, syncs;
+
+typedef struct { double ms; int recorded; } event;
+
+int fake_set(const char *what, int64_t v) {
+	if (!strcmp(what, "init")) init_result = (int)v;
+	else if (!strcmp(what, "mem_limit")) mem_limit = (uint64_t)v;
+	else if (!strcmp(what, "nparams")) nparams = (int)v;
+	else return -1;
+	return 0;
+}
+
+int64_t fake_get(const char *what) {
+#define G(name, expr) if (!strcmp(what, name)) return (int64_t)(expr)
+	G("launch.gx", launch.gx); G("launch.gy", launch.gy); G("launch.gz", launch.gz);
+	G("launch.bx", launch.bx); G("launch.by", launch.by); G("launch.bz", launch.bz);
+	G("launch.shared", launch.shared); G("launch.stream", launch.stream); G("launch.f", launch.f);
+	G("launch.extra_null", launch.extra_null); G("launch.count", launch.count);
+	G("launch.p0", launch.params[0]); G("launch.p1", launch.params[1]); G("launch.p2", launch.params[2]);
+	G("copy.kind", copy.kind); G("copy.stream", copy.stream); G("copy.dctx", copy.dctx);
+	G("copy.sctx", copy.sctx); G("copy.bytes", copy.bytes);
+	G("host_alloc_flags", host_alloc_flags); G("stream_flags", stream_flags);
+	G("event_flags", event_flags); G("wait_flags", wait_flags); G("peer_flags", peer_flags);
+	G("func_attr", func_attr); G("func_attr_value", func_attr_value);
+	G("wait.event", last_wait_event); G("wait.stream", last_wait_stream);
+	G("record.stream", last_record_stream); G("records", records); G("syncs", syncs);
+	G("current", current); G("allocated", allocated);
+	G("retains0", retains[0]); G("retains1", retains[1]);
+#undef G
+	return -1;
+}
+
+CUresult cuInit(unsigned flags) { return flags ? 1 : init_result; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuDeviceGetCount(int *n) { *n = NDEV; return 0; }
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+	if (ordinal < 0 || ordinal >= NDEV) return 101; // CUDA_ERROR_INVALID_DEVICE
+	*d = ordinal;
+	return 0;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+	snprintf(name, (size_t)len, "Fake GPU %d", d);
+	return 0;
+}
+// Attribute a of device d is a*100+d: a test can tell both arguments arrived.
+CUresult cuDeviceGetAttribute(int *v, int a, CUdevice d) { *v = a * 100 + d; return 0; }
+CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) { *b = ((size_t)d + 1) << 34; return 0; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+	if (d < 0 || d >= NDEV) return 101;
+	retains[d]++;
+	*c = 0x1000 + (CUcontext)d;
+	return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+	if (d < 0 || d >= NDEV || retains[d] == 0) return 201; // CUDA_ERROR_INVALID_CONTEXT
+	retains[d]--;
+	return 0;
+}
+CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
+CUresult cuCtxSynchronize(void) { syncs++; return current ? 0 : 201; }
+CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
+	*free_ = mem_total - allocated;
+	*total = mem_total;
+	return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+	if (n > mem_limit) return 2; // CUDA_ERROR_OUT_OF_MEMORY
+	void *m = malloc(n ? n : 1);
+	if (!m) return 2;
+	allocated += n;
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+	host_alloc_flags = flags;
+	*p = malloc(n ? n : 1);
+	return *p ? 0 : 2;
+}
+CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+CUresult cuDeviceCanAccessPeer(int *ok, CUdevice d, CUdevice peer) {
+	*ok = d != peer && d >= 0 && d < NDEV && peer >= 0 && peer < NDEV;
+	return 0;
+}
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
+	int d = (int)(current - 0x1000), q = (int)(peer - 0x1000);
+	if (d < 0 || d >= NDEV || q < 0 || q >= NDEV) return 201;
+	peer_flags = flags;
+	if (peer_on[d][q]) return 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+	peer_on[d][q] = 1;
+	return 0;
+}
+static CUresult copied(int kind, CUstream s, size_t n) {
+	copy.kind = kind;
+	copy.stream = s;
+	copy.bytes = n;
+	return 0;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return copied(1, s, n);
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+	memcpy(dst, (void *)(uintptr_t)src, n);
+	return copied(2, s, n);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+	memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+	return copied(3, s, n);
+}
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s) {
+	memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+	copy.dctx = dctx;
+	copy.sctx = sctx;
+	return copied(4, s, n);
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return copied(1, 0, n);
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+	memcpy(dst, (void *)(uintptr_t)src, n);
+	return copied(2, 0, n);
+}
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+	stream_flags = flags;
+	*s = next_handle++;
+	return 0;
+}
+CUresult cuStreamDestroy_v2(CUstream s) { return s ? 0 : 400; }
+CUresult cuStreamSynchronize(CUstream s) { (void)s; syncs++; return 0; }
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+	last_wait_stream = s;
+	last_wait_event = e;
+	wait_flags = flags;
+	return 0;
+}
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+	event_flags = flags;
+	event *ev = calloc(1, sizeof *ev);
+	if (!ev) return 2;
+	*e = (CUevent)ev;
+	return 0;
+}
+CUresult cuEventDestroy_v2(CUevent e) { free((void *)e); return 0; }
+CUresult cuEventRecord(CUevent e, CUstream s) {
+	event *ev = (event *)e;
+	if (!ev) return 400; // CUDA_ERROR_INVALID_HANDLE
+	clock_ms += 0.25;
+	ev->ms = clock_ms;
+	ev->recorded = 1;
+	last_record_stream = s;
+	records++;
+	return 0;
+}
+CUresult cuEventSynchronize(CUevent e) { syncs++; return e ? 0 : 400; }
+CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
+	event *a = (event *)start, *b = (event *)end;
+	if (!a || !b) return 400;
+	if (!a->recorded || !b->recorded) return 600; // CUDA_ERROR_NOT_READY
+	*ms = (float)(b->ms - a->ms);
+	return 0;
+}
+// A module whose image mentions "error" fails as ptxas would, writing its log
+// where the options say (CU_JIT_ERROR_LOG_BUFFER = 5, its size = 6).
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opts, void **vals) {
+	if (strstr((const char *)image, "error")) {
+		char *buf = 0;
+		size_t size = 0;
+		for (unsigned i = 0; i < n; i++) {
+			if (opts[i] == 5) buf = vals[i];
+			if (opts[i] == 6) size = (size_t)(uintptr_t)vals[i];
+		}
+		if (buf && size) snprintf(buf, size, "ptxas fatal   : Unresolved extern function 'error'");
+		return 218; // CUDA_ERROR_INVALID_PTX
+	}
+	*m = next_handle++;
+	return 0;
+}
+// Functions exist by these names, each its own handle.
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+	static const char *names[] = {"spin", "copy", "fma"};
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(name, names[i])) {
+			*f = (m << 4) + (CUfunction)i + 1;
+			return 0;
+		}
+	}
+	return 500; // CUDA_ERROR_NOT_FOUND
+}
+CUresult cuModuleUnload(CUmodule m) { return m ? 0 : 400; }
+CUresult cuFuncSetAttribute(CUfunction f, int a, int v) {
+	func_attr = a;
+	func_attr_value = v;
+	return f ? 0 : 400;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream s, void **params, void **extra) {
+	if (!f) return 400;
+	launch.f = f;
+	launch.gx = gx; launch.gy = gy; launch.gz = gz;
+	launch.bx = bx; launch.by = by; launch.bz = bz;
+	launch.shared = shared;
+	launch.stream = s;
+	launch.extra_null = extra == 0;
+	memset(launch.params, 0, sizeof launch.params);
+	for (int i = 0; i < nparams && i < MAXP; i++) launch.params[i] = *(uint64_t *)params[i];
+	launch.count++;
+	return 0;
+}
+CUresult cuGetErrorName(CUresult code, const char **s) {
+	switch (code) {
+	case 2: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
+	case 100: *s = "CUDA_ERROR_NO_DEVICE"; return 0;
+	case 101: *s = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+	case 201: *s = "CUDA_ERROR_INVALID_CONTEXT"; return 0;
+	case 218: *s = "CUDA_ERROR_INVALID_PTX"; return 0;
+	case 400: *s = "CUDA_ERROR_INVALID_HANDLE"; return 0;
+	case 500: *s = "CUDA_ERROR_NOT_FOUND"; return 0;
+	case 600: *s = "CUDA_ERROR_NOT_READY"; return 0;
+	case 704: *s = "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"; return 0;
+	case 800: *s = "CUDA_ERROR_NOT_PERMITTED"; return 0;
+	}
+	return 1; // CUDA_ERROR_INVALID_VALUE: unknown code
+}
