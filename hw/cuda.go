@@ -20,45 +20,51 @@ const Library = "libcuda.so.1"
 // cuda is the CUDA driver API bound through purego: no cgo, no CUDA headers
 // at build time, and a clean error where no driver is installed.
 type cuda struct {
-	cuInit                func(flags uint32) int32
-	cuDriverGetVersion    func(v *int32) int32
-	cuDeviceGetCount      func(n *int32) int32
-	cuDeviceGet           func(dev *int32, ordinal int32) int32
-	cuDeviceGetName       func(name *byte, n int32, dev int32) int32
-	cuDeviceGetAttribute  func(v *int32, a int32, dev int32) int32
-	cuDeviceTotalMem      func(b *uint64, dev int32) int32
-	cuPrimaryCtxRetain    func(ctx *uintptr, dev int32) int32
-	cuPrimaryCtxRelease   func(dev int32) int32
-	cuCtxSetCurrent       func(ctx uintptr) int32
-	cuCtxSynchronize      func() int32
-	cuMemGetInfo          func(free, total *uint64) int32
-	cuMemAlloc            func(p *uint64, n uint64) int32
-	cuMemFree             func(p uint64) int32
-	cuMemHostAlloc        func(p *uintptr, n uint64, flags uint32) int32
-	cuMemFreeHost         func(p uintptr) int32
-	cuDeviceCanAccessPeer func(ok *int32, dev, peer int32) int32
-	cuCtxEnablePeerAccess func(peer uintptr, flags uint32) int32
-	cuMemcpyHtoDAsync     func(dst uint64, src uintptr, n uint64, s uintptr) int32
-	cuMemcpyDtoHAsync     func(dst uintptr, src uint64, n uint64, s uintptr) int32
-	cuMemcpyDtoDAsync     func(dst, src uint64, n uint64, s uintptr) int32
-	cuMemcpyPeerAsync     func(dst uint64, dctx uintptr, src uint64, sctx uintptr, n uint64, s uintptr) int32
-	cuMemcpyHtoD          func(dst uint64, src unsafe.Pointer, n uint64) int32
-	cuMemcpyDtoH          func(dst unsafe.Pointer, src uint64, n uint64) int32
-	cuStreamCreate        func(s *uintptr, flags uint32) int32
-	cuStreamDestroy       func(s uintptr) int32
-	cuStreamSynchronize   func(s uintptr) int32
-	cuStreamWaitEvent     func(s, e uintptr, flags uint32) int32
-	cuEventCreate         func(e *uintptr, flags uint32) int32
-	cuEventDestroy        func(e uintptr) int32
-	cuEventRecord         func(e, s uintptr) int32
-	cuEventSynchronize    func(e uintptr) int32
-	cuEventElapsedTime    func(ms *float32, start, end uintptr) int32
-	cuModuleLoadDataEx    func(m *uintptr, image unsafe.Pointer, n uint32, opts *int32, vals *uintptr) int32
-	cuModuleGetFunction   func(f *uintptr, m uintptr, name string) int32
-	cuModuleUnload        func(m uintptr) int32
-	cuFuncSetAttribute    func(f uintptr, a int32, v int32) int32
-	cuLaunchKernel        func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32
-	cuGetErrorName        func(code int32, s **byte) int32
+	// The entry points' addresses, called with purego.SyscallN (each
+	// argument a uintptr, the CUresult in the low half of the result):
+	// purego.RegisterFunc's calls go through reflection, which cost
+	// several times as much host time per op (BenchmarkKernelOpCalls,
+	// docs/performance.md). Each field's C arguments are beside it; every
+	// function returns a CUresult.
+	cuInit                uintptr // (unsigned flags)
+	cuDriverGetVersion    uintptr // (int *v)
+	cuDeviceGetCount      uintptr // (int *n)
+	cuDeviceGet           uintptr // (CUdevice *dev, int ordinal)
+	cuDeviceGetName       uintptr // (char *name, int len, CUdevice dev)
+	cuDeviceGetAttribute  uintptr // (int *v, CUdevice_attribute a, CUdevice dev)
+	cuDeviceTotalMem      uintptr // (size_t *bytes, CUdevice dev)
+	cuPrimaryCtxRetain    uintptr // (CUcontext *ctx, CUdevice dev)
+	cuPrimaryCtxRelease   uintptr // (CUdevice dev)
+	cuCtxSetCurrent       uintptr // (CUcontext ctx)
+	cuCtxSynchronize      uintptr // (void)
+	cuMemGetInfo          uintptr // (size_t *free, size_t *total)
+	cuMemAlloc            uintptr // (CUdeviceptr *p, size_t n)
+	cuMemFree             uintptr // (CUdeviceptr p)
+	cuMemHostAlloc        uintptr // (void **p, size_t n, unsigned flags)
+	cuMemFreeHost         uintptr // (void *p)
+	cuDeviceCanAccessPeer uintptr // (int *ok, CUdevice dev, CUdevice peer)
+	cuCtxEnablePeerAccess uintptr // (CUcontext peer, unsigned flags)
+	cuMemcpyHtoDAsync     uintptr // (CUdeviceptr dst, const void *src, size_t n, CUstream s)
+	cuMemcpyDtoHAsync     uintptr // (void *dst, CUdeviceptr src, size_t n, CUstream s)
+	cuMemcpyDtoDAsync     uintptr // (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+	cuMemcpyPeerAsync     uintptr // (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s)
+	cuMemcpyHtoD          uintptr // (CUdeviceptr dst, const void *src, size_t n)
+	cuMemcpyDtoH          uintptr // (void *dst, CUdeviceptr src, size_t n)
+	cuStreamCreate        uintptr // (CUstream *s, unsigned flags)
+	cuStreamDestroy       uintptr // (CUstream s)
+	cuStreamSynchronize   uintptr // (CUstream s)
+	cuStreamWaitEvent     uintptr // (CUstream s, CUevent e, unsigned flags)
+	cuEventCreate         uintptr // (CUevent *e, unsigned flags)
+	cuEventDestroy        uintptr // (CUevent e)
+	cuEventRecord         uintptr // (CUevent e, CUstream s)
+	cuEventSynchronize    uintptr // (CUevent e)
+	cuEventElapsedTime    uintptr // (float *ms, CUevent start, CUevent end)
+	cuModuleLoadDataEx    uintptr // (CUmodule *m, const void *image, unsigned n, CUjit_option *opts, void **vals)
+	cuModuleGetFunction   uintptr // (CUfunction *f, CUmodule m, const char *name)
+	cuModuleUnload        uintptr // (CUmodule m)
+	cuFuncSetAttribute    uintptr // (CUfunction f, CUfunction_attribute a, int v)
+	cuLaunchKernel        uintptr // (CUfunction f, unsigned gx, gy, gz, bx, by, bz, shared, CUstream s, void **params, void **extra)
+	cuGetErrorName        uintptr // (CUresult code, const char **name)
 }
 
 // symbols lists every function the binding needs: the field, then the
@@ -66,11 +72,11 @@ type cuda struct {
 // unversioned names are the CUDA 3 ABI kept for old binaries, with 32-bit
 // sizes for some).
 func (c *cuda) symbols() []struct {
-	fptr  any
+	addr  *uintptr
 	names []string
 } {
 	type s = struct {
-		fptr  any
+		addr  *uintptr
 		names []string
 	}
 	return []s{
@@ -135,7 +141,7 @@ func (c *cuda) bind(lookup func(string) (uintptr, error)) error {
 		}
 	}
 	for i, s := range syms {
-		purego.RegisterFunc(s.fptr, addrs[i])
+		*s.addr = addrs[i]
 	}
 	return nil
 }
@@ -160,7 +166,7 @@ func open(path string) (*cuda, error) {
 	if err := c.bind(func(n string) (uintptr, error) { return purego.Dlsym(h, n) }); err != nil {
 		return nil, err
 	}
-	if r := c.cuInit(0); r != 0 {
+	if r := ret(purego.SyscallN(c.cuInit, 0)); r != 0 {
 		e := c.err("cuInit", r)
 		switch r {
 		case errNoDevice:
@@ -186,11 +192,14 @@ func (c *cuda) err(call string, r int32) error {
 	}
 	e := &CUDAError{Call: call, Code: int(r)}
 	var s *byte
-	if c.cuGetErrorName != nil && c.cuGetErrorName(r, &s) == 0 && s != nil {
+	if c.cuGetErrorName != 0 && ret(purego.SyscallN(c.cuGetErrorName, uintptr(r), uintptr(unsafe.Pointer(&s)))) == 0 && s != nil {
 		e.Name = goString(s)
 	}
 	return e
 }
+
+// ret is a call's CUresult: an int in the low half of the return register.
+func ret(r1, _, _ uintptr) int32 { return int32(r1) }
 
 func goString(p *byte) string {
 	var b []byte
@@ -202,17 +211,20 @@ func goString(p *byte) string {
 
 func (c *cuda) Version() (int, error) {
 	var v int32
-	return int(v), c.err("cuDriverGetVersion", c.cuDriverGetVersion(&v))
+	r := ret(purego.SyscallN(c.cuDriverGetVersion, uintptr(unsafe.Pointer(&v))))
+	return int(v), c.err("cuDriverGetVersion", r)
 }
 
 func (c *cuda) DeviceCount() (int, error) {
 	var n int32
-	return int(n), c.err("cuDeviceGetCount", c.cuDeviceGetCount(&n))
+	r := ret(purego.SyscallN(c.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))))
+	return int(n), c.err("cuDeviceGetCount", r)
 }
 
 func (c *cuda) device(ordinal int) (int32, error) {
 	var d int32
-	return d, c.err("cuDeviceGet", c.cuDeviceGet(&d, int32(ordinal)))
+	r := ret(purego.SyscallN(c.cuDeviceGet, uintptr(unsafe.Pointer(&d)), uintptr(int32(ordinal))))
+	return d, c.err("cuDeviceGet", r)
 }
 
 func (c *cuda) DeviceName(dev int) (string, error) {
@@ -221,7 +233,7 @@ func (c *cuda) DeviceName(dev int) (string, error) {
 		return "", err
 	}
 	buf := make([]byte, 256)
-	if err := c.err("cuDeviceGetName", c.cuDeviceGetName(&buf[0], int32(len(buf)), d)); err != nil {
+	if err := c.err("cuDeviceGetName", ret(purego.SyscallN(c.cuDeviceGetName, uintptr(unsafe.Pointer(&buf[0])), uintptr(int32(len(buf))), uintptr(d)))); err != nil {
 		return "", err
 	}
 	if i := strings.IndexByte(string(buf), 0); i >= 0 {
@@ -236,7 +248,8 @@ func (c *cuda) Attribute(dev int, a Attr) (int, error) {
 		return 0, err
 	}
 	var v int32
-	return int(v), c.err("cuDeviceGetAttribute", c.cuDeviceGetAttribute(&v, int32(a), d))
+	r := ret(purego.SyscallN(c.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(int32(a)), uintptr(d)))
+	return int(v), c.err("cuDeviceGetAttribute", r)
 }
 
 func (c *cuda) TotalMem(dev int) (uint64, error) {
@@ -245,7 +258,8 @@ func (c *cuda) TotalMem(dev int) (uint64, error) {
 		return 0, err
 	}
 	var b uint64
-	return b, c.err("cuDeviceTotalMem_v2", c.cuDeviceTotalMem(&b, d))
+	r := ret(purego.SyscallN(c.cuDeviceTotalMem, uintptr(unsafe.Pointer(&b)), uintptr(d)))
+	return b, c.err("cuDeviceTotalMem_v2", r)
 }
 
 func (c *cuda) PrimaryCtxRetain(dev int) (Context, error) {
@@ -254,7 +268,8 @@ func (c *cuda) PrimaryCtxRetain(dev int) (Context, error) {
 		return 0, err
 	}
 	var ctx uintptr
-	return Context(ctx), c.err("cuDevicePrimaryCtxRetain", c.cuPrimaryCtxRetain(&ctx, d))
+	r := ret(purego.SyscallN(c.cuPrimaryCtxRetain, uintptr(unsafe.Pointer(&ctx)), uintptr(d)))
+	return Context(ctx), c.err("cuDevicePrimaryCtxRetain", r)
 }
 
 func (c *cuda) PrimaryCtxRelease(dev int) error {
@@ -262,38 +277,44 @@ func (c *cuda) PrimaryCtxRelease(dev int) error {
 	if err != nil {
 		return err
 	}
-	return c.err("cuDevicePrimaryCtxRelease", c.cuPrimaryCtxRelease(d))
+	return c.err("cuDevicePrimaryCtxRelease", ret(purego.SyscallN(c.cuPrimaryCtxRelease, uintptr(d))))
 }
 
 func (c *cuda) SetCurrent(ctx Context) error {
-	return c.err("cuCtxSetCurrent", c.cuCtxSetCurrent(uintptr(ctx)))
+	return c.err("cuCtxSetCurrent", ret(purego.SyscallN(c.cuCtxSetCurrent, uintptr(ctx))))
 }
 
-func (c *cuda) CtxSynchronize() error { return c.err("cuCtxSynchronize", c.cuCtxSynchronize()) }
+func (c *cuda) CtxSynchronize() error {
+	return c.err("cuCtxSynchronize", ret(purego.SyscallN(c.cuCtxSynchronize)))
+}
 
 func (c *cuda) MemGetInfo() (uint64, uint64, error) {
 	var free, total uint64
-	err := c.err("cuMemGetInfo_v2", c.cuMemGetInfo(&free, &total))
+	err := c.err("cuMemGetInfo_v2", ret(purego.SyscallN(c.cuMemGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))))
 	return free, total, err
 }
 
 func (c *cuda) MemAlloc(n uint64) (DevicePtr, error) {
 	var p uint64
-	return DevicePtr(p), c.err("cuMemAlloc_v2", c.cuMemAlloc(&p, n))
+	r := ret(purego.SyscallN(c.cuMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n)))
+	return DevicePtr(p), c.err("cuMemAlloc_v2", r)
 }
 
-func (c *cuda) MemFree(p DevicePtr) error { return c.err("cuMemFree_v2", c.cuMemFree(uint64(p))) }
+func (c *cuda) MemFree(p DevicePtr) error {
+	return c.err("cuMemFree_v2", ret(purego.SyscallN(c.cuMemFree, uintptr(uint64(p)))))
+}
 
 // cuMemHostAlloc flags (cuda.h).
 const memHostAllocPortable = 1
 
 func (c *cuda) MemHostAlloc(n uint64) (HostPtr, error) {
 	var p uintptr
-	return HostPtr(p), c.err("cuMemHostAlloc", c.cuMemHostAlloc(&p, n, memHostAllocPortable))
+	r := ret(purego.SyscallN(c.cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), uintptr(memHostAllocPortable)))
+	return HostPtr(p), c.err("cuMemHostAlloc", r)
 }
 
 func (c *cuda) MemFreeHost(p HostPtr) error {
-	return c.err("cuMemFreeHost", c.cuMemFreeHost(uintptr(p)))
+	return c.err("cuMemFreeHost", ret(purego.SyscallN(c.cuMemFreeHost, uintptr(p))))
 }
 
 func (c *cuda) CanAccessPeer(dev, peer int) (bool, error) {
@@ -306,12 +327,12 @@ func (c *cuda) CanAccessPeer(dev, peer int) (bool, error) {
 		return false, err
 	}
 	var ok int32
-	err = c.err("cuDeviceCanAccessPeer", c.cuDeviceCanAccessPeer(&ok, d, q))
+	err = c.err("cuDeviceCanAccessPeer", ret(purego.SyscallN(c.cuDeviceCanAccessPeer, uintptr(unsafe.Pointer(&ok)), uintptr(d), uintptr(q))))
 	return ok != 0, err
 }
 
 func (c *cuda) EnablePeerAccess(peer Context) error {
-	r := c.cuCtxEnablePeerAccess(uintptr(peer), 0)
+	r := ret(purego.SyscallN(c.cuCtxEnablePeerAccess, uintptr(peer), 0))
 	if r == errPeerAlreadyOn {
 		return nil
 	}
@@ -319,19 +340,19 @@ func (c *cuda) EnablePeerAccess(peer Context) error {
 }
 
 func (c *cuda) MemcpyHtoDAsync(dst DevicePtr, src HostPtr, n uint64, s Stream) error {
-	return c.err("cuMemcpyHtoDAsync_v2", c.cuMemcpyHtoDAsync(uint64(dst), uintptr(src), n, uintptr(s)))
+	return c.err("cuMemcpyHtoDAsync_v2", ret(purego.SyscallN(c.cuMemcpyHtoDAsync, uintptr(uint64(dst)), uintptr(src), uintptr(n), uintptr(s))))
 }
 
 func (c *cuda) MemcpyDtoHAsync(dst HostPtr, src DevicePtr, n uint64, s Stream) error {
-	return c.err("cuMemcpyDtoHAsync_v2", c.cuMemcpyDtoHAsync(uintptr(dst), uint64(src), n, uintptr(s)))
+	return c.err("cuMemcpyDtoHAsync_v2", ret(purego.SyscallN(c.cuMemcpyDtoHAsync, uintptr(dst), uintptr(uint64(src)), uintptr(n), uintptr(s))))
 }
 
 func (c *cuda) MemcpyDtoDAsync(dst, src DevicePtr, n uint64, s Stream) error {
-	return c.err("cuMemcpyDtoDAsync_v2", c.cuMemcpyDtoDAsync(uint64(dst), uint64(src), n, uintptr(s)))
+	return c.err("cuMemcpyDtoDAsync_v2", ret(purego.SyscallN(c.cuMemcpyDtoDAsync, uintptr(uint64(dst)), uintptr(uint64(src)), uintptr(n), uintptr(s))))
 }
 
 func (c *cuda) MemcpyPeerAsync(dst DevicePtr, dctx Context, src DevicePtr, sctx Context, n uint64, s Stream) error {
-	return c.err("cuMemcpyPeerAsync", c.cuMemcpyPeerAsync(uint64(dst), uintptr(dctx), uint64(src), uintptr(sctx), n, uintptr(s)))
+	return c.err("cuMemcpyPeerAsync", ret(purego.SyscallN(c.cuMemcpyPeerAsync, uintptr(uint64(dst)), uintptr(dctx), uintptr(uint64(src)), uintptr(sctx), uintptr(n), uintptr(s))))
 }
 
 func (c *cuda) MemcpyHtoD(dst DevicePtr, src []byte) error {
@@ -341,7 +362,7 @@ func (c *cuda) MemcpyHtoD(dst DevicePtr, src []byte) error {
 	var pin runtime.Pinner
 	pin.Pin(&src[0])
 	defer pin.Unpin()
-	return c.err("cuMemcpyHtoD_v2", c.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))))
+	return c.err("cuMemcpyHtoD_v2", ret(purego.SyscallN(c.cuMemcpyHtoD, uintptr(uint64(dst)), uintptr(unsafe.Pointer(&src[0])), uintptr(uint64(len(src))))))
 }
 
 func (c *cuda) MemcpyDtoH(dst []byte, src DevicePtr) error {
@@ -351,7 +372,7 @@ func (c *cuda) MemcpyDtoH(dst []byte, src DevicePtr) error {
 	var pin runtime.Pinner
 	pin.Pin(&dst[0])
 	defer pin.Unpin()
-	return c.err("cuMemcpyDtoH_v2", c.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))))
+	return c.err("cuMemcpyDtoH_v2", ret(purego.SyscallN(c.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(uint64(src)), uintptr(uint64(len(dst))))))
 }
 
 // Stream and event flags (cuda.h).
@@ -362,41 +383,44 @@ const (
 
 func (c *cuda) StreamCreate() (Stream, error) {
 	var s uintptr
-	return Stream(s), c.err("cuStreamCreate", c.cuStreamCreate(&s, streamNonBlocking))
+	r := ret(purego.SyscallN(c.cuStreamCreate, uintptr(unsafe.Pointer(&s)), uintptr(streamNonBlocking)))
+	return Stream(s), c.err("cuStreamCreate", r)
 }
 
 func (c *cuda) StreamDestroy(s Stream) error {
-	return c.err("cuStreamDestroy_v2", c.cuStreamDestroy(uintptr(s)))
+	return c.err("cuStreamDestroy_v2", ret(purego.SyscallN(c.cuStreamDestroy, uintptr(s))))
 }
 
 func (c *cuda) StreamSynchronize(s Stream) error {
-	return c.err("cuStreamSynchronize", c.cuStreamSynchronize(uintptr(s)))
+	return c.err("cuStreamSynchronize", ret(purego.SyscallN(c.cuStreamSynchronize, uintptr(s))))
 }
 
 func (c *cuda) StreamWaitEvent(s Stream, e Event) error {
-	return c.err("cuStreamWaitEvent", c.cuStreamWaitEvent(uintptr(s), uintptr(e), 0))
+	return c.err("cuStreamWaitEvent", ret(purego.SyscallN(c.cuStreamWaitEvent, uintptr(s), uintptr(e), 0)))
 }
 
 func (c *cuda) EventCreate() (Event, error) {
 	var e uintptr
-	return Event(e), c.err("cuEventCreate", c.cuEventCreate(&e, eventDefault))
+	r := ret(purego.SyscallN(c.cuEventCreate, uintptr(unsafe.Pointer(&e)), uintptr(eventDefault)))
+	return Event(e), c.err("cuEventCreate", r)
 }
 
 func (c *cuda) EventDestroy(e Event) error {
-	return c.err("cuEventDestroy_v2", c.cuEventDestroy(uintptr(e)))
+	return c.err("cuEventDestroy_v2", ret(purego.SyscallN(c.cuEventDestroy, uintptr(e))))
 }
 
 func (c *cuda) EventRecord(e Event, s Stream) error {
-	return c.err("cuEventRecord", c.cuEventRecord(uintptr(e), uintptr(s)))
+	return c.err("cuEventRecord", ret(purego.SyscallN(c.cuEventRecord, uintptr(e), uintptr(s))))
 }
 
 func (c *cuda) EventSynchronize(e Event) error {
-	return c.err("cuEventSynchronize", c.cuEventSynchronize(uintptr(e)))
+	return c.err("cuEventSynchronize", ret(purego.SyscallN(c.cuEventSynchronize, uintptr(e))))
 }
 
 func (c *cuda) EventElapsed(start, end Event) (float32, error) {
 	var ms float32
-	return ms, c.err("cuEventElapsedTime", c.cuEventElapsedTime(&ms, uintptr(start), uintptr(end)))
+	r := ret(purego.SyscallN(c.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), uintptr(start), uintptr(end)))
+	return ms, c.err("cuEventElapsedTime", r)
 }
 
 // CUjit_option values (cuda.h).
@@ -417,7 +441,7 @@ func (c *cuda) ModuleLoad(image []byte) (Module, error) {
 	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferBytes}
 	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
 	var m uintptr
-	r := c.cuModuleLoadDataEx(&m, unsafe.Pointer(&image[0]), uint32(len(opts)), &opts[0], &vals[0])
+	r := ret(purego.SyscallN(c.cuModuleLoadDataEx, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0])), uintptr(uint32(len(opts))), uintptr(unsafe.Pointer(&opts[0])), uintptr(unsafe.Pointer(&vals[0]))))
 	if r != 0 {
 		e := c.err("cuModuleLoadDataEx", r).(*CUDAError)
 		if i := strings.IndexByte(string(logBuf), 0); i >= 0 {
@@ -431,18 +455,20 @@ func (c *cuda) ModuleLoad(image []byte) (Module, error) {
 
 func (c *cuda) ModuleFunction(m Module, name string) (Function, error) {
 	var f uintptr
-	return Function(f), c.err("cuModuleGetFunction("+name+")", c.cuModuleGetFunction(&f, uintptr(m), name))
+	cname := append([]byte(name), 0)
+	r := ret(purego.SyscallN(c.cuModuleGetFunction, uintptr(unsafe.Pointer(&f)), uintptr(m), uintptr(unsafe.Pointer(&cname[0]))))
+	return Function(f), c.err("cuModuleGetFunction("+name+")", r)
 }
 
 func (c *cuda) ModuleUnload(m Module) error {
-	return c.err("cuModuleUnload", c.cuModuleUnload(uintptr(m)))
+	return c.err("cuModuleUnload", ret(purego.SyscallN(c.cuModuleUnload, uintptr(m))))
 }
 
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (cuda.h).
 const funcAttrMaxDynamicShared = 8
 
 func (c *cuda) SetMaxDynamicShared(f Function, bytes int) error {
-	return c.err("cuFuncSetAttribute", c.cuFuncSetAttribute(uintptr(f), funcAttrMaxDynamicShared, int32(bytes)))
+	return c.err("cuFuncSetAttribute", ret(purego.SyscallN(c.cuFuncSetAttribute, uintptr(f), uintptr(funcAttrMaxDynamicShared), uintptr(int32(bytes)))))
 }
 
 // launchArgs holds a launch's parameters and the array of pointers to them
@@ -475,7 +501,7 @@ func (c *cuda) Launch(f Function, grid, block, shared uint32, s Stream, args ...
 	if len(args) > 0 {
 		params = unsafe.Pointer(&a.ptrs[0])
 	}
-	return c.err("cuLaunchKernel", c.cuLaunchKernel(uintptr(f), grid, 1, 1, block, 1, 1, shared, uintptr(s), params, nil))
+	return c.err("cuLaunchKernel", ret(purego.SyscallN(c.cuLaunchKernel, uintptr(f), uintptr(grid), 1, 1, uintptr(block), 1, 1, uintptr(shared), uintptr(s), uintptr(params), 0)))
 }
 
 func (c *cuda) Close() error { return nil }

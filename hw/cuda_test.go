@@ -22,7 +22,7 @@ func TestBindMissingSymbol(t *testing.T) {
 	if !IsUnavailable(err) || !strings.Contains(err.Error(), "cuMemAlloc_v2") {
 		t.Fatalf("error %v, want an UnavailableError naming cuMemAlloc_v2", err)
 	}
-	if c.cuInit != nil {
+	if c.cuInit != 0 {
 		t.Error("cuInit was registered although binding failed")
 	}
 }
