@@ -4,16 +4,20 @@ package hw
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"gpusim/sim"
 )
 
 // The CUDA binding against a C library with libcuda's entry points
@@ -103,10 +107,14 @@ func cudaCode(t *testing.T, err error, call string, code int, name string) {
 
 func TestBindingCallsTheLibrary(t *testing.T) {
 	lib := fakeCUDA(t)
+	// The current context belongs to the OS thread, in the fake as in CUDA.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	c, err := open(lib)
 	if err != nil {
 		t.Fatal(err)
 	}
+	allocated0, contextErrors0 := fakeGet(t, "allocated"), fakeGet(t, "context_errors")
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -234,15 +242,15 @@ func TestBindingCallsTheLibrary(t *testing.T) {
 	// Modules: the JIT log comes back; function names go in as C strings.
 	m, err := c.ModuleLoad([]byte(".version 8.0\n\x00"))
 	must(err)
-	_, err = c.ModuleLoad([]byte("error\x00"))
+	_, err = c.ModuleLoad([]byte("FAKE_JIT_ERROR\x00"))
 	cudaCode(t, err, "cuModuleLoadDataEx", 218, "CUDA_ERROR_INVALID_PTX")
 	if err == nil || !strings.HasSuffix(err.Error(), ": ptxas fatal   : Unresolved extern function 'error'") {
 		t.Errorf("module load error %v: want the JIT log at its end", err)
 	}
-	f, err := c.ModuleFunction(m, "spin")
+	f, err := c.ModuleFunction(m, "gpusim_spin")
 	must(err)
 	if want := Function(uintptr(m)<<4 + 1); f != want {
-		t.Errorf("ModuleFunction(spin) = %#x, want %#x", f, want)
+		t.Errorf("ModuleFunction(gpusim_spin) = %#x, want %#x", f, want)
 	}
 	_, err = c.ModuleFunction(m, "nope")
 	cudaCode(t, err, "cuModuleGetFunction(nope)", 500, "CUDA_ERROR_NOT_FOUND")
@@ -287,6 +295,8 @@ func TestBindingCallsTheLibrary(t *testing.T) {
 		must(err)
 	}
 	wantGet("retains0", 0)
+	wantGet("allocated", allocated0)
+	wantGet("context_errors", contextErrors0)
 	cudaCode(t, c.PrimaryCtxRelease(0), "cuDevicePrimaryCtxRelease", 201, "CUDA_ERROR_INVALID_CONTEXT")
 }
 
@@ -321,6 +331,8 @@ func TestOpenSaysWhyNoGPU(t *testing.T) {
 // gpusim adds to every op that a C program would not.
 func BenchmarkKernelOpCalls(b *testing.B) {
 	lib := fakeCUDA(b)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	c, err := open(lib)
 	if err != nil {
 		b.Fatal(err)
@@ -331,7 +343,7 @@ func BenchmarkKernelOpCalls(b *testing.B) {
 	s, _ := c.StreamCreate()
 	e, _ := c.EventCreate()
 	m, _ := c.ModuleLoad([]byte(".version 8.0\n\x00"))
-	f, _ := c.ModuleFunction(m, "spin")
+	f, _ := c.ModuleFunction(m, "gpusim_spin")
 	fakeSet(b, "nparams", 2)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -341,5 +353,87 @@ func BenchmarkKernelOpCalls(b *testing.B) {
 		if err := c.EventRecord(e, s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRunThroughTheCLibrary runs programs through the backend and the real
+// binding against the C library in its real-clock mode, where the spin
+// kernel spins during its launch call: every call from every host thread
+// must find its context current on its OS thread, kernels must get the
+// nanoseconds they are asked for, and everything allocated must be freed.
+func TestRunThroughTheCLibrary(t *testing.T) {
+	lib := fakeCUDA(t)
+	fakeSet(t, "realclock", 1)
+	defer fakeSet(t, "realclock", 0)
+	fakeSet(t, "nparams", 2)
+	drv, err := open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, src string }{
+		{"one thread, two GPUs, a peer copy", oneThread},
+		{"a thread per GPU", `
+name: t
+topology: two.yaml
+threads:
+  - name: a
+    host: cpu0
+    ops:
+      - copy: {id: a-up, from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/s}
+      - kernel: {id: a-k, stream: gpu0/s, duration: 200 us}
+      - record: {event: a-done, stream: gpu0/s}
+      - sync: {event: a-done}
+  - name: b
+    host: cpu0
+    ops:
+      - copy: {id: b-up, from: cpu0, to: gpu1, bytes: 1 MB, stream: gpu1/s, memory: pageable}
+      - kernel: {id: b-k, stream: gpu1/s, duration: 200 us}
+      - copy: {id: b-down, from: gpu1, to: cpu0, bytes: 1 MB, stream: gpu1/s}
+      - sync: {device: gpu1}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := load(t, tc.src)
+			dev0, host0, ctxErr0 := fakeGet(t, "allocated"), fakeGet(t, "host_allocated"), fakeGet(t, "context_errors")
+			res, _, err := Run(context.Background(), drv, sc.Topology.Machine, sc.Program, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, asked := 0, map[string]sim.Time{}
+			for _, th := range sc.Program.Threads {
+				want += len(th.Ops)
+				for _, op := range th.Ops {
+					asked[op.ID] = op.Duration
+				}
+			}
+			if len(res.Ops) != want {
+				t.Errorf("%d op records, want %d", len(res.Ops), want)
+			}
+			for _, r := range res.Ops {
+				if r.End < r.Start || r.HostEnd < r.Call {
+					t.Errorf("%s: start %v end %v, call %v host end %v", r.ID, r.Start, r.End, r.Call, r.HostEnd)
+				}
+				if r.Kind != sim.OpKernel {
+					continue
+				}
+				// Asked for its duration less the spin's fixed cost, which
+				// here is the launch and event calls' (a few microseconds).
+				if d, a := r.End-r.Start, asked[r.ID]; d < a*8/10 || d > a+5*sim.Millisecond {
+					t.Errorf("kernel %s lasted %v, asked for %v", r.ID, d, a)
+				}
+			}
+			if got := fakeGet(t, "context_errors"); got != ctxErr0 {
+				t.Errorf("%d calls were made without their context current on the calling thread", got-ctxErr0)
+			}
+			if got := fakeGet(t, "allocated"); got != dev0 {
+				t.Errorf("device bytes allocated %d after the run, %d before", got, dev0)
+			}
+			if got := fakeGet(t, "host_allocated"); got != host0 {
+				t.Errorf("pinned host bytes allocated %d after the run, %d before", got, host0)
+			}
+			if r0, r1 := fakeGet(t, "retains0"), fakeGet(t, "retains1"); r0 != 0 || r1 != 0 {
+				t.Errorf("primary contexts still retained: %d, %d", r0, r1)
+			}
+		})
 	}
 }

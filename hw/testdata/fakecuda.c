@@ -1,16 +1,24 @@
 // A stand-in for libcuda.so.1, for testing gpusim's CUDA binding (hw/cuda.go)
-// on machines without an NVIDIA driver: every entry point the binding looks
-// up, with the signatures of cuda.h (CUDA 12/13), doing something a test can
-// check through the binding itself. Device memory is host memory from
-// malloc, so copies move real bytes. Events read a counter that each record
-// advances by a quarter of a millisecond, so elapsed times are exact.
-// fake_set and fake_get let a test change results and read back what a call
-// received. Built by the tests with the system C compiler (cuda_lib_test.go);
-// not part of gpusim.
+// and the backend above it on machines without an NVIDIA driver: every entry
+// point the binding looks up, with the signatures of cuda.h (CUDA 12/13),
+// doing something a test can check through the binding itself. Device memory
+// is host memory from malloc, so copies move real bytes. As in CUDA, the
+// current context belongs to the calling OS thread, and a launch or an event
+// record fails with CUDA_ERROR_INVALID_CONTEXT unless its stream (and the
+// event) belong to the current context. By default events read a counter that
+// each record advances by a quarter of a millisecond, so elapsed times are
+// exact; with fake_set("realclock", 1) they read CLOCK_MONOTONIC, and the spin
+// kernel (gpusim_spin) runs during its launch call, spinning for the
+// nanoseconds asked and storing its start and stop on that clock, so the
+// backend can run whole programs. fake_set and fake_get let a test change
+// results and read back what a call received. Built by the tests with the
+// system C compiler (cuda_lib_test.go); not part of gpusim.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <time.h>
+#include <pthread.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -27,7 +35,11 @@ static uint64_t allocated = 0;              // device bytes allocated
 static int nparams = 0;                     // parameters cuLaunchKernel reads
 static int retains[NDEV];                   // primary context retains
 static int peer_on[NDEV][NDEV];             // peer access enabled
-static CUcontext current = 0;
+static __thread CUcontext current = 0;       // per OS thread, as in CUDA
+static int realclock = 0;                   // events and spins on CLOCK_MONOTONIC
+static uint64_t host_allocated = 0;         // pinned host bytes allocated
+static long long context_errors = 0;        // calls refused for their context
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t next_handle = 0x100;
 static double clock_ms = 0;                 // advanced by each event record
 
@@ -53,12 +65,50 @@ static CUstream last_wait_stream;
 static CUstream last_record_stream;
 static long long records, syncs;
 
-typedef struct { double ms; int recorded; } event;
+typedef struct { double ms; int recorded; CUcontext ctx; } event;
+typedef struct { CUcontext ctx; } stream;
+
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+// The context a stream handle belongs to (0, the legacy default stream,
+// belongs to the current one).
+static CUcontext stream_ctx(CUstream s) { return s ? ((stream *)s)->ctx : current; }
+
+static CUresult wrong_context(void) {
+	pthread_mutex_lock(&mu);
+	context_errors++;
+	pthread_mutex_unlock(&mu);
+	return 201; // CUDA_ERROR_INVALID_CONTEXT
+}
+
+// Allocations carry their size in a 16-byte header, so frees can be counted.
+static void *alloc(size_t n, uint64_t *counter) {
+	char *m = malloc(n + 16);
+	if (!m) return 0;
+	*(size_t *)m = n;
+	pthread_mutex_lock(&mu);
+	*counter += n;
+	pthread_mutex_unlock(&mu);
+	return m + 16;
+}
+static void release(void *p, uint64_t *counter) {
+	if (!p) return;
+	char *m = (char *)p - 16;
+	pthread_mutex_lock(&mu);
+	*counter -= *(size_t *)m;
+	pthread_mutex_unlock(&mu);
+	free(m);
+}
 
 int fake_set(const char *what, int64_t v) {
 	if (!strcmp(what, "init")) init_result = (int)v;
 	else if (!strcmp(what, "mem_limit")) mem_limit = (uint64_t)v;
 	else if (!strcmp(what, "nparams")) nparams = (int)v;
+	else if (!strcmp(what, "realclock")) realclock = (int)v;
 	else return -1;
 	return 0;
 }
@@ -77,7 +127,8 @@ int64_t fake_get(const char *what) {
 	G("func_attr", func_attr); G("func_attr_value", func_attr_value);
 	G("wait.event", last_wait_event); G("wait.stream", last_wait_stream);
 	G("record.stream", last_record_stream); G("records", records); G("syncs", syncs);
-	G("current", current); G("allocated", allocated);
+	G("current", current); G("allocated", allocated); G("host_allocated", host_allocated);
+	G("context_errors", context_errors);
 	G("retains0", retains[0]); G("retains1", retains[1]);
 #undef G
 	return -1;
@@ -117,20 +168,21 @@ CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
 	return 0;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+	if (!current) return wrong_context();
 	if (n > mem_limit) return 2; // CUDA_ERROR_OUT_OF_MEMORY
-	void *m = malloc(n ? n : 1);
+	void *m = alloc(n, &allocated);
 	if (!m) return 2;
-	allocated += n;
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return 0;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemFree_v2(CUdeviceptr p) { release((void *)(uintptr_t)p, &allocated); return 0; }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+	if (!current) return wrong_context();
 	host_alloc_flags = flags;
-	*p = malloc(n ? n : 1);
+	*p = alloc(n, &host_allocated);
 	return *p ? 0 : 2;
 }
-CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+CUresult cuMemFreeHost(void *p) { release(p, &host_allocated); return 0; }
 CUresult cuDeviceCanAccessPeer(int *ok, CUdevice d, CUdevice peer) {
 	*ok = d != peer && d >= 0 && d < NDEV && peer >= 0 && peer < NDEV;
 	return 0;
@@ -144,6 +196,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
 	return 0;
 }
 static CUresult copied(int kind, CUstream s, size_t n) {
+	if (stream_ctx(s) == 0) return wrong_context();
 	copy.kind = kind;
 	copy.stream = s;
 	copy.bytes = n;
@@ -176,11 +229,19 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
 	return copied(2, 0, n);
 }
 CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+	if (!current) return wrong_context();
 	stream_flags = flags;
-	*s = next_handle++;
+	stream *st = malloc(sizeof *st);
+	if (!st) return 2;
+	st->ctx = current;
+	*s = (CUstream)st;
 	return 0;
 }
-CUresult cuStreamDestroy_v2(CUstream s) { return s ? 0 : 400; }
+CUresult cuStreamDestroy_v2(CUstream s) {
+	if (!s) return 400;
+	free((void *)s);
+	return 0;
+}
 CUresult cuStreamSynchronize(CUstream s) { (void)s; syncs++; return 0; }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
 	last_wait_stream = s;
@@ -189,9 +250,11 @@ CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
 	return 0;
 }
 CUresult cuEventCreate(CUevent *e, unsigned flags) {
+	if (!current) return wrong_context();
 	event_flags = flags;
 	event *ev = calloc(1, sizeof *ev);
 	if (!ev) return 2;
+	ev->ctx = current;
 	*e = (CUevent)ev;
 	return 0;
 }
@@ -199,11 +262,19 @@ CUresult cuEventDestroy_v2(CUevent e) { free((void *)e); return 0; }
 CUresult cuEventRecord(CUevent e, CUstream s) {
 	event *ev = (event *)e;
 	if (!ev) return 400; // CUDA_ERROR_INVALID_HANDLE
-	clock_ms += 0.25;
-	ev->ms = clock_ms;
+	// cuda.h: the event and the stream must belong to the same context.
+	if (ev->ctx != stream_ctx(s) || !current) return wrong_context();
+	pthread_mutex_lock(&mu);
+	if (realclock) {
+		ev->ms = (double)now_ns() / 1e6;
+	} else {
+		clock_ms += 0.25;
+		ev->ms = clock_ms;
+	}
 	ev->recorded = 1;
 	last_record_stream = s;
 	records++;
+	pthread_mutex_unlock(&mu);
 	return 0;
 }
 CUresult cuEventSynchronize(CUevent e) { syncs++; return e ? 0 : 400; }
@@ -217,7 +288,8 @@ CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
 // A module whose image mentions "error" fails as ptxas would, writing its log
 // where the options say (CU_JIT_ERROR_LOG_BUFFER = 5, its size = 6).
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opts, void **vals) {
-	if (strstr((const char *)image, "error")) {
+	if (!current) return wrong_context();
+	if (strstr((const char *)image, "FAKE_JIT_ERROR")) {
 		char *buf = 0;
 		size_t size = 0;
 		for (unsigned i = 0; i < n; i++) {
@@ -232,7 +304,7 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opt
 }
 // Functions exist by these names, each its own handle.
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-	static const char *names[] = {"spin", "copy", "fma"};
+	static const char *names[] = {"gpusim_spin", "gpusim_copy", "gpusim_fma"};
 	for (int i = 0; i < 3; i++) {
 		if (!strcmp(name, names[i])) {
 			*f = (m << 4) + (CUfunction)i + 1;
@@ -250,6 +322,17 @@ CUresult cuFuncSetAttribute(CUfunction f, int a, int v) {
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream s, void **params, void **extra) {
 	if (!f) return 400;
+	if (!current || stream_ctx(s) != current) return wrong_context();
+	if (realclock && (f & 0xf) == 1) { // gpusim_spin(duration_ns, stamps)
+		uint64_t ns = *(uint64_t *)params[0], *stamps = (uint64_t *)(uintptr_t)*(uint64_t *)params[1];
+		uint64_t start = now_ns(), t = start;
+		while (t - start < ns) t = now_ns();
+		if (stamps) {
+			stamps[0] = start;
+			stamps[1] = t;
+		}
+	}
+	pthread_mutex_lock(&mu);
 	launch.f = f;
 	launch.gx = gx; launch.gy = gy; launch.gz = gz;
 	launch.bx = bx; launch.by = by; launch.bz = bz;
@@ -259,6 +342,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 	memset(launch.params, 0, sizeof launch.params);
 	for (int i = 0; i < nparams && i < MAXP; i++) launch.params[i] = *(uint64_t *)params[i];
 	launch.count++;
+	pthread_mutex_unlock(&mu);
 	return 0;
 }
 CUresult cuGetErrorName(CUresult code, const char **s) {
