@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"gpusim/hw"
@@ -37,6 +38,10 @@ type PathFit struct {
 	// sizes measured.
 	Spread float64
 	Sizes  int
+	// Unfitted says why the samples gave no fit (the times did not grow
+	// with size, too few were usable): the path has no bandwidth, and a
+	// topology written from the result keeps the model's value for it.
+	Unfitted string
 }
 
 // Result is everything a calibration measured.
@@ -625,7 +630,10 @@ func (c *cal) path(gi int, name string, busy bool, run func(off, n uint64, s hw.
 	}
 	fit, err := FitLatencyBandwidth(kept)
 	if err != nil {
-		return PathFit{}, fmt.Errorf("%s: %w", name, err)
+		// One path's noisy samples do not throw away the rest of the
+		// calibration: the path is reported as not fitted.
+		why := strings.TrimPrefix(err.Error(), "calibrate: ")
+		return PathFit{Name: name, Spread: spread, Sizes: len(sizes), Unfitted: why}, nil
 	}
 	return PathFit{Name: name, LatencyBandwidth: fit, Spread: spread, Sizes: len(sizes)}, nil
 }

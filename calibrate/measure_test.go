@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,37 @@ func TestRunPeers(t *testing.T) {
 	}
 	if len(r.P2PBidirectional) != 1 || !within(r.P2PBidirectional[0], 2*float64(256<<20)/one, 0.002) {
 		t.Errorf("both ways %v", r.P2PBidirectional)
+	}
+}
+
+// TestUnfittedPathKeepsTheRest: a path whose times do not grow with size
+// (here pageable copies that take 10 us whatever their size) gives no
+// bandwidth; it is reported as not fitted and the rest of the calibration
+// stands, instead of the whole run failing on it.
+func TestUnfittedPathKeepsTheRest(t *testing.T) {
+	cfg := fakeConfig()
+	cfg.Pageable = hw.FakePath{Latency: 10 * us, Bandwidth: math.Inf(1)}
+	f := hw.NewFake(cfg)
+	r, err := Run(context.Background(), f, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []PathFit{r.H2DPageable[0], r.D2HPageable[0]} {
+		if p.Unfitted == "" || p.Bandwidth != 0 || !strings.Contains(p.Unfitted, "do not grow with size") {
+			t.Errorf("%s: bandwidth %g, unfitted %q; want no bandwidth and why", p.Name, p.Bandwidth, p.Unfitted)
+		}
+	}
+	if !within(r.H2D[0].Bandwidth, 50e9, 0.002) {
+		t.Errorf("pinned h2d bandwidth %g, want 50e9", r.H2D[0].Bandwidth)
+	}
+	out, err := r.Apply("one.yaml", []byte(baseTopology))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`# +h2d pageable gpu0 +not fitted \(the model's value is kept\): fitted slope 0 s/byte is not positive`).Match(out) {
+		t.Errorf("the calibrated topology does not say the pageable path was not fitted:\n%s", out)
+	}
+	if strings.Contains(string(out), "pageable_h2d_bandwidth") {
+		t.Errorf("pageable_h2d_bandwidth set although the path was not fitted:\n%s", out)
 	}
 }

@@ -185,6 +185,10 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	w("residual = median relative misfit, spread = largest (P90-P10)/median at one size.")
 	fits := func(fs []PathFit) {
 		for _, f := range fs {
+			if f.Unfitted != "" {
+				w("  %-22s not fitted (the model's value is kept): %s", f.Name, f.Unfitted)
+				continue
+			}
 			if f.Bandwidth <= 0 {
 				w("  %-22s skipped", f.Name)
 				continue

@@ -148,8 +148,12 @@ func (c *cuda) bind(lookup func(string) (uintptr, error)) error {
 
 // Open loads the CUDA driver, initializes it and checks there is a device.
 // Without a driver, a device or permission it returns an *UnavailableError.
-func Open() (Driver, error) {
-	c, err := open(Library)
+func Open() (Driver, error) { return OpenLibrary(Library) }
+
+// OpenLibrary is Open with the driver library at path (a file name alone is
+// searched for as dlopen does).
+func OpenLibrary(path string) (Driver, error) {
+	c, err := open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,91 +6,31 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
+	"gpusim/internal/fakecuda"
 	"gpusim/sim"
 )
 
 // The CUDA binding against a C library with libcuda's entry points
-// (testdata/fakecuda.c), loaded as the real driver is: these tests check
-// what crosses the boundary (argument order and widths, out-parameters,
-// strings, floats, error codes), which the Go fake driver cannot.
+// (internal/fakecuda/testdata/fakecuda.c at the top), loaded as the real driver is:
+// these tests check what crosses the boundary (argument order and widths,
+// out-parameters, strings, floats, error codes), which the Go fake driver
+// cannot.
 
-var fakeLib struct {
-	once sync.Once
-	path string
-	skip string
-	set  uintptr // int fake_set(const char*, int64_t)
-	get  uintptr // int64_t fake_get(const char*)
-}
+// fakeCUDA builds the C library (once per test binary) and returns its
+// path; it skips where there is no C compiler.
+func fakeCUDA(tb testing.TB) string { fake = fakecuda.Build(tb); return fake.Path }
 
-// fakeCUDA compiles testdata/fakecuda.c into a shared library once per test
-// binary and returns its path; it skips where there is no C compiler.
-func fakeCUDA(tb testing.TB) string {
-	tb.Helper()
-	fakeLib.once.Do(func() {
-		cc := os.Getenv("CC")
-		if cc == "" {
-			for _, c := range []string{"cc", "gcc", "clang"} {
-				if _, err := exec.LookPath(c); err == nil {
-					cc = c
-					break
-				}
-			}
-		}
-		if cc == "" {
-			fakeLib.skip = "no C compiler (cc, gcc or clang) to build testdata/fakecuda.c"
-			return
-		}
-		dir, err := os.MkdirTemp("", "gpusim-fakecuda")
-		if err != nil {
-			fakeLib.skip = err.Error()
-			return
-		}
-		path := filepath.Join(dir, "libcuda.so.1")
-		out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-o", path, "testdata/fakecuda.c").CombinedOutput()
-		if err != nil {
-			fakeLib.skip = "building testdata/fakecuda.c: " + err.Error() + ": " + string(out)
-			return
-		}
-		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err != nil {
-			fakeLib.skip = err.Error()
-			return
-		}
-		fakeLib.set, _ = purego.Dlsym(h, "fake_set")
-		fakeLib.get, _ = purego.Dlsym(h, "fake_get")
-		fakeLib.path = path
-	})
-	if fakeLib.path == "" {
-		tb.Skip(fakeLib.skip)
-	}
-	return fakeLib.path
-}
+var fake *fakecuda.Lib
 
-func cstr(s string) *byte { return &append([]byte(s), 0)[0] }
+func fakeSet(tb testing.TB, what string, v int64) { tb.Helper(); fake.Set(tb, what, v) }
 
-func fakeSet(tb testing.TB, what string, v int64) {
-	tb.Helper()
-	if r, _, _ := purego.SyscallN(fakeLib.set, uintptr(unsafe.Pointer(cstr(what))), uintptr(v)); int32(r) != 0 {
-		tb.Fatalf("fake_set(%q): no such setting", what)
-	}
-}
-
-func fakeGet(tb testing.TB, what string) int64 {
-	tb.Helper()
-	r, _, _ := purego.SyscallN(fakeLib.get, uintptr(unsafe.Pointer(cstr(what))))
-	return int64(r)
-}
+func fakeGet(_ testing.TB, what string) int64 { return fake.Get(what) }
 
 // cudaCode checks that err is a *CUDAError from call with code and its name
 // as the library gave it.

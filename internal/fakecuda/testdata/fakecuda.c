@@ -2,7 +2,8 @@
 // and the backend above it on machines without an NVIDIA driver: every entry
 // point the binding looks up, with the signatures of cuda.h (CUDA 12/13),
 // doing something a test can check through the binding itself. Device memory
-// is host memory from malloc, so copies move real bytes. As in CUDA, the
+// is host memory from malloc, so copies move real bytes: their first MiB (so
+// that big buffers, never touched beyond it, cost no memory). As in CUDA, the
 // current context belongs to the calling OS thread, and a launch or an event
 // record fails with CUDA_ERROR_INVALID_CONTEXT unless its stream (and the
 // event) belong to the current context. By default events read a counter that
@@ -195,6 +196,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
 	peer_on[d][q] = 1;
 	return 0;
 }
+#define COPIED(n) ((n) < (1u << 20) ? (n) : (1u << 20))
+
 static CUresult copied(int kind, CUstream s, size_t n) {
 	if (stream_ctx(s) == 0) return wrong_context();
 	copy.kind = kind;
@@ -203,29 +206,29 @@ static CUresult copied(int kind, CUstream s, size_t n) {
 	return 0;
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
-	memcpy((void *)(uintptr_t)dst, src, n);
+	memcpy((void *)(uintptr_t)dst, src, COPIED(n));
 	return copied(1, s, n);
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
-	memcpy(dst, (void *)(uintptr_t)src, n);
+	memcpy(dst, (void *)(uintptr_t)src, COPIED(n));
 	return copied(2, s, n);
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-	memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+	memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, COPIED(n));
 	return copied(3, s, n);
 }
 CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s) {
-	memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+	memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, COPIED(n));
 	copy.dctx = dctx;
 	copy.sctx = sctx;
 	return copied(4, s, n);
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
-	memcpy((void *)(uintptr_t)dst, src, n);
+	memcpy((void *)(uintptr_t)dst, src, COPIED(n));
 	return copied(1, 0, n);
 }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
-	memcpy(dst, (void *)(uintptr_t)src, n);
+	memcpy(dst, (void *)(uintptr_t)src, COPIED(n));
 	return copied(2, 0, n);
 }
 CUresult cuStreamCreate(CUstream *s, unsigned flags) {
