@@ -183,9 +183,14 @@ func (c *cal) repeats() int {
 	return 9
 }
 
-func (c *cal) over() bool { return c.clock.Now()-c.start > c.opt.Budget }
+// over reports whether measurements should stop starting: the budget is
+// spent, or the calibration was cancelled (run then returns ctx's error).
+func (c *cal) over() bool { return c.ctx.Err() != nil || c.clock.Now()-c.start > c.opt.Budget }
 
 func (c *cal) step(what string) {
+	if c.ctx.Err() != nil {
+		return // what follows an interrupt is skipped, not measured: no news
+	}
 	c.done++
 	if c.opt.Progress != nil {
 		c.opt.Progress(c.done, c.total, what)
@@ -399,6 +404,11 @@ func (c *cal) run() (*Result, error) {
 		r.HostMemcpy = hm
 	}
 	c.step("host memcpy")
+	// Measurements skipped because the calibration was cancelled look like
+	// the budget's: a cancelled calibration gives no result.
+	if err := c.ctx.Err(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -927,6 +937,9 @@ func (c *cal) overheads() error {
 // kernels measures the memory and FMA kernels' throughput on GPU i.
 func (c *cal) kernels(i int) error {
 	drv, r := c.drv, c.res
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
 	g := &c.gpus[i]
 	if err := drv.SetCurrent(g.ctx); err != nil {
 		return err
@@ -1049,6 +1062,9 @@ func (c *cal) free() error {
 
 // hostMemcpy times one thread copying between two pageable buffers.
 func (c *cal) hostMemcpy() (float64, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n := min(c.maxSz, 64<<20) // well past the last-level cache
 	a, err := hw.AllocPageable(n)
 	if err != nil {

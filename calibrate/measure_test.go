@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"math"
 	"regexp"
 	"strings"
@@ -115,6 +116,54 @@ func TestRunCancelled(t *testing.T) {
 	}
 	if live := f.Live(); len(live) > 0 {
 		t.Errorf("not freed: %v", live)
+	}
+}
+
+// TestRunCancelledAtEachStep: whichever measurement is the last before the
+// interrupt, the calibration stops, returns the cancellation and frees
+// everything; it never hands back a result (which would be written out as
+// if it were whole).
+func TestRunCancelledAtEachStep(t *testing.T) {
+	cfg := fakeConfig()
+	cfg.Devices = 2
+	var steps []string
+	if _, err := Run(context.Background(), hw.NewFake(cfg), Options{Quick: true, Progress: func(_, _ int, what string) {
+		steps = append(steps, what)
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 15 {
+		t.Fatalf("only %d steps: %v", len(steps), steps)
+	}
+	for k, what := range steps {
+		if testing.Short() && k%4 != 1 {
+			continue // a quarter of the steps under -short (the race detector's run)
+		}
+		f := hw.NewFake(cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		after, at := 0, time.Duration(0)
+		r, err := Run(ctx, f, Options{Quick: true, Progress: func(done, _ int, _ string) {
+			if done == k+1 {
+				cancel()
+				at = f.Now()
+			}
+			after = done
+		}})
+		cancel()
+		// The fake's clock moves only with calls: freeing what was
+		// allocated takes some microseconds, any measurement milliseconds.
+		if d := f.Now() - at; d > time.Millisecond {
+			t.Errorf("cancelled after %q: the GPU was busy %v after", what, d)
+		}
+		if r != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %q: result %v, error %v; want no result and the cancellation", what, r != nil, err)
+		}
+		if after != k+1 {
+			t.Errorf("cancelled after %q (step %d): %d steps ran", what, k+1, after)
+		}
+		if live := f.Live(); len(live) > 0 {
+			t.Errorf("cancelled after %q: not freed: %v", what, live)
+		}
 	}
 }
 
