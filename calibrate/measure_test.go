@@ -244,8 +244,15 @@ func TestApply(t *testing.T) {
 	// Too many GPUs in the topology for the machine.
 	two := strings.Replace(baseTopology, "gpus: [{name: gpu0, model: H100-SXM, host: cpu0}]", "gpus: [{name: gpu0, model: H100-SXM, host: cpu0}, {name: gpu1, model: H100-SXM, host: cpu0}]", 1) +
 		"  - {ends: [gpu1, sw0], type: pcie5x16}\n"
-	if _, err := r.Apply("two.yaml", []byte(two)); err == nil || !strings.Contains(err.Error(), "2 GPUs but calibration measured 1") {
+	if _, err := r.Apply("two.yaml", []byte(two)); err == nil || !strings.Contains(err.Error(), "two.yaml has 2 GPUs but this machine has 1") {
 		t.Errorf("two GPUs, one measured: error %v", err)
+	}
+	// CheckBase says the same before measuring.
+	if err := CheckBase("two.yaml", []byte(two), 1); err == nil || !strings.Contains(err.Error(), "two.yaml has 2 GPUs but this machine has 1") {
+		t.Errorf("CheckBase, two GPUs on a machine of one: error %v", err)
+	}
+	if err := CheckBase("two.yaml", []byte(two), 2); err != nil {
+		t.Errorf("CheckBase, two GPUs on a machine of two: %v", err)
 	}
 }
 

@@ -12,6 +12,31 @@ import (
 	"gpusim/topologies"
 )
 
+// CheckBase says, before any measuring, whether base (file's text) can take
+// a calibration of a machine with devices GPUs: Apply would refuse it.
+func CheckBase(file string, base []byte, devices int) error {
+	_, _, err := checkBase(file, base, devices)
+	return err
+}
+
+func checkBase(file string, base []byte, devices int) (*topologies.Topology, *yaml.Node, error) {
+	t, err := topologies.Load(file, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := len(t.Machine.GPUs); n > devices {
+		return nil, nil, fmt.Errorf("%s has %d GPUs but this machine has %d: use a topology of this machine (gpusim topo discover writes one)", file, n, devices)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(base, &doc); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("%s: not a topology mapping", file)
+	}
+	return t, &doc, nil
+}
+
 // Apply writes r's fitted numbers into a topology (its YAML text base; file
 // names it in messages) and returns the calibrated YAML, with the
 // provenance and every measurement in comments. Machine GPU i is device i.
@@ -37,22 +62,11 @@ import (
 // P2P fits, aggregates, kernel throughputs and host memcpy are recorded in
 // comments only: the model has no parameter that they set on their own.
 func (r *Result) Apply(file string, base []byte) ([]byte, error) {
-	t, err := topologies.Load(file, base)
+	t, doc, err := checkBase(file, base, len(r.Devices))
 	if err != nil {
 		return nil, err
 	}
-	m := t.Machine
-	if len(m.GPUs) > len(r.Devices) {
-		return nil, fmt.Errorf("%s has %d GPUs but calibration measured %d: use a topology of this machine (gpusim topo discover writes one)", file, len(m.GPUs), len(r.Devices))
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(base, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: not a topology mapping", file)
-	}
-	root := doc.Content[0]
+	m, root := t.Machine, doc.Content[0]
 	var notes []string
 	if n := get(root, "name"); n != nil {
 		n.Value = strings.TrimSuffix(n.Value, "-calibrated") + "-calibrated"
@@ -160,7 +174,7 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {
@@ -240,7 +254,7 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 		w("%s.", line)
 	}
 	if len(r.Skipped) > 0 {
-		w("Skipped for the budget: %s.", strings.Join(r.Skipped, ", "))
+		w("Skipped (the budget was spent, unless it says why): %s.", strings.Join(r.Skipped, ", "))
 	}
 	for _, n := range notes {
 		w("Note: %s.", strings.TrimSuffix(n, "."))

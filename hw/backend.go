@@ -186,9 +186,26 @@ func (b *backend) warn(format string, a ...any) {
 
 func (b *backend) setCurrent(g int) error { return b.drv.SetCurrent(b.gpus[g].ctx) }
 
+// Runnable says whether the backend can run p at all, whatever the
+// machine: it runs no collective library. Run checks it first; commands
+// check it before they open the driver.
+func Runnable(p *sim.Program) error {
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			if op := &p.Threads[ti].Ops[oi]; op.Kind == sim.OpCollective {
+				return fmt.Errorf("%s: op %s is a collective: the hw backend runs no collective library (NCCL); replay scenarios without collectives", where(op), op.ID)
+			}
+		}
+	}
+	return nil
+}
+
 // setup checks the program against the devices and allocates everything.
 func (b *backend) setup() error {
 	m, p, drv := b.m, b.p, b.drv
+	if err := Runnable(p); err != nil {
+		return err
+	}
 	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)),
 		SpinOverhead: make([]sim.Time, len(m.GPUs)), SpinOvershoot: make([]sim.Time, len(m.GPUs))}
 	b.gpus = make([]gpuDev, len(m.GPUs))
@@ -208,8 +225,6 @@ func (b *backend) setup() error {
 		for oi := range p.Threads[ti].Ops {
 			op := &p.Threads[ti].Ops[oi]
 			switch op.Kind {
-			case sim.OpCollective:
-				return fmt.Errorf("%s: op %s is a collective: the hw backend runs no collective library (NCCL); replay scenarios without collectives", where(op), op.ID)
 			case sim.OpSync:
 				if op.Sync == sim.SyncDevice {
 					b.gpus[op.GPU].used = true

@@ -114,7 +114,7 @@ func (c *Comparison) Worst(n int) []OpError {
 	}
 	sort.SliceStable(w, func(i, j int) bool { return math.Abs(w[i].Rel) > math.Abs(w[j].Rel) })
 	if len(w) > n {
-		w = w[:n]
+		w = w[:max(n, 0)]
 	}
 	return w
 }

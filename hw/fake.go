@@ -11,13 +11,17 @@ import (
 	"gpusim/hw/kernels"
 )
 
-// FakePath is a copy path of the fake driver: time = Latency + bytes/Bandwidth.
+// FakePath is a copy path of the fake driver: time = Latency + bytes/Bandwidth
+// (a Bandwidth of zero, or infinite: Latency alone).
 type FakePath struct {
 	Latency   time.Duration
 	Bandwidth float64 // bytes/s
 }
 
 func (p FakePath) time(n uint64) time.Duration {
+	if p.Bandwidth <= 0 || math.IsInf(p.Bandwidth, 1) {
+		return p.Latency
+	}
 	return p.Latency + time.Duration(math.Round(float64(n)/p.Bandwidth*1e9))
 }
 

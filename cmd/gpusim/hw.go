@@ -60,7 +60,7 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // runOnGPU runs a scenario on the GPUs, printing what the backend noticed.
 func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, error) {
-	runs, info, err := runOnGPUTimes(sc, 1, stderr)
+	runs, info, err := runOnGPUTimes(sc, 1, nil, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +69,15 @@ func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, 
 
 // runOnGPUTimes runs a scenario n times on the GPUs. A program that
 // deadlocks in the simulator is refused: on the GPUs it would wait forever.
-func runOnGPUTimes(sc *scenarios.Scenario, n int, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
+// ready, if not nil, runs once the driver is open, before the GPUs are used
+// (to prepare outputs only when there is a GPU to fill them). A failure of
+// the GPU or the driver, or an interrupt, is an environment failure (exit
+// status 1); what the scenario asks that the machine cannot do is its
+// input's (2).
+func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
+	if err := hw.Runnable(sc.Program); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", sc.File, err)
+	}
 	var dl *sim.DeadlockError
 	if _, err := sim.Run(sc.Topology.Machine, sc.Program); errors.As(err, &dl) {
 		return nil, nil, fmt.Errorf("%s: not run on the GPU: %v", sc.File, err)
@@ -79,6 +87,11 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, stderr io.Writer) ([]*sim.Resu
 		return nil, nil, err
 	}
 	defer drv.Close()
+	if ready != nil {
+		if err := ready(); err != nil {
+			return nil, nil, err
+		}
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	var runs []*sim.Result
@@ -86,8 +99,12 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, stderr io.Writer) ([]*sim.Resu
 	for i := 0; i < n; i++ {
 		res, inf, err := hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
 		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return nil, nil, fmt.Errorf("%s: interrupted; everything allocated on the GPUs was freed", sc.File)
+			var ce *hw.CUDAError
+			switch {
+			case errors.Is(err, context.Canceled):
+				return nil, nil, &failError{fmt.Errorf("%s: interrupted; everything allocated on the GPUs was freed", sc.File)}
+			case errors.As(err, &ce):
+				return nil, nil, &failError{fmt.Errorf("%s: on the GPU: %w", sc.File, err)}
 			}
 			return nil, nil, fmt.Errorf("%s: on the GPU: %w", sc.File, err)
 		}
@@ -126,6 +143,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if *repeat < 1 || *repeat > 1000 {
 		return &usageError{fmt.Sprintf("gpusim replay: --repeat %d: want 1 to 1000", *repeat)}
 	}
+	if *top < 0 {
+		return &usageError{fmt.Sprintf("gpusim replay: --top %d: want 0 or more ops to list", *top)}
+	}
 	var t *topologies.Topology
 	if *topo != "" {
 		if t, err = loadTopology(*topo); err != nil {
@@ -140,12 +160,12 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", sc.File, err)
 	}
+	var ready func() error
 	if *plotTo != "" {
-		if err := plotDir(*plotTo); err != nil { // before the GPU run, not after
-			return err
-		}
+		// Before the GPU run, not after it; and only where there is a GPU.
+		ready = func() error { return plotDir(*plotTo) }
 	}
-	runs, _, err := runOnGPUTimes(sc, *repeat, stderr)
+	runs, _, err := runOnGPUTimes(sc, *repeat, ready, stderr)
 	if err != nil {
 		return err
 	}
@@ -301,7 +321,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	defer drv.Close()
 	if base == nil {
 		baseName = "discovered"
-		y, err := discoverYAML("calibrated")
+		y, err := discoverYAML("discovered")
 		if err != nil {
 			// Without NVML, a topology of the devices the driver sees.
 			fmt.Fprintf(stderr, "calibrate: %v; describing the machine from the CUDA driver alone\n", err)
@@ -311,6 +331,15 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		}
 		base = []byte(y)
 	}
+	// The topology is checked against the machine before minutes of
+	// measuring, not after.
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return &failError{fmt.Errorf("calibrate: %w", err)}
+	}
+	if err := calibrate.CheckBase(baseName, base, n); err != nil {
+		return err
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	bar := newProgress(stderr, 0)
@@ -318,7 +347,11 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	bar.finish()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return errors.New("gpusim calibrate: interrupted; everything allocated on the GPUs was freed")
+			return &failError{errors.New("calibrate: interrupted; everything allocated on the GPUs was freed")}
+		}
+		var ce *hw.CUDAError
+		if errors.As(err, &ce) {
+			return &failError{fmt.Errorf("calibrate: %w", err)}
 		}
 		return fmt.Errorf("gpusim calibrate: %w", err)
 	}

@@ -100,3 +100,41 @@ func TestReadmeQuickstart(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUFailureExitStatus: a failing driver call is the environment's
+// failure (exit status 1, one line naming the call), not bad input (2) and
+// not a missing GPU (3); what the machine cannot run stays the input's.
+func TestGPUFailureExitStatus(t *testing.T) {
+	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
+	gpu3 := filepath.Join(t.TempDir(), "gpu3.yaml")
+	if err := os.WriteFile(gpu3, []byte("name: gpu3\ntopology: dgx-h100\nthreads:\n  - {name: t, host: cpu0, ops: [kernel: {id: k, stream: gpu3/s, duration: 5 us}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  func(*hw.FakeConfig)
+		args []string
+		code int
+		want string
+	}{
+		{"a launch fails", func(c *hw.FakeConfig) { c.Fail = map[string]int{"cuLaunchKernel": 719} },
+			[]string{"replay", "hw-launch-bound"}, exitFail, "cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (719)"},
+		{"an allocation fails", func(c *hw.FakeConfig) { c.Fail = map[string]int{"cuMemAlloc_v2": 2} },
+			[]string{"run", "hw-copies", "--backend", "hw"}, exitFail, "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2)"},
+		{"calibration's launch fails", func(c *hw.FakeConfig) { c.Fail = map[string]int{"cuLaunchKernel": 719} },
+			[]string{"calibrate", "--quick"}, exitFail, "cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (719)"},
+		{"more GPUs than the machine has", func(c *hw.FakeConfig) {},
+			[]string{"replay", gpu3}, exitInput, "the program uses gpu3 (GPU 3 of the topology) but this machine has 1 GPU(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fakeGPU()
+			tc.cfg(&cfg)
+			openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+			var out, errb bytes.Buffer
+			code := run(tc.args, &out, &errb)
+			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), tc.code, tc.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@
 #                                          scenarios; everything into OUTDIR
 #
 # The device half takes well under 8 minutes (about a minute on one H200).
+# It runs every step whatever the ones before did, and exits 1 if any
+# failed (each step's exit status is in OUTDIR/log.txt).
 # It never changes clocks, power or any other GPU setting. Commit what it
 # writes under docs/measured/DATE-GPU/.
 set -u
@@ -28,7 +30,8 @@ device)
 	mkdir -p "$out"
 	g="$here/bin/gpusim"
 	log="$out/log.txt"
-	step() { # step NAME COMMAND...: run, log, keep going
+	failed=0
+	step() { # step NAME COMMAND...: run, log, keep going (counting failures)
 		local name=$1
 		shift
 		echo "== $name: $*" | tee -a "$log"
@@ -38,6 +41,7 @@ device)
 		local t1=$(date +%s%N)
 		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
+		[ $rc -eq 0 ] || failed=$((failed + 1))
 		return $rc
 	}
 	{
@@ -64,7 +68,8 @@ device)
 	done
 	# The launch-bound loop with longer kernels: the GPU, not the host, bounds it.
 	step replay-hw-launch-bound-20us "$g" replay hw-launch-bound --set kernel=20us ${cal:+--topology "$cal"} --repeat 11 --top 8
-	echo "== done" | tee -a "$log"
+	echo "== done, $failed step(s) failed" | tee -a "$log"
+	[ $failed -eq 0 ] # the exit status says whether everything ran
 	;;
 *)
 	echo "usage: $0 build | device OUTDIR" >&2
