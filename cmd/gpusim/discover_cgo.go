@@ -3,7 +3,7 @@
 package main
 
 import (
-	"strings"
+	"errors"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -15,15 +15,28 @@ import (
 func discoverYAML(name string) (string, error) {
 	m, err := discover.Discover(nvml.New())
 	if err != nil {
-		if strings.Contains(err.Error(), "LIBRARY_NOT_FOUND") || strings.Contains(err.Error(), "DRIVER_NOT_LOADED") {
-			return "", &hw.UnavailableError{What: "no NVIDIA driver found: " + err.Error()}
-		}
-		if strings.Contains(err.Error(), "NO_PERMISSION") {
-			return "", &hw.UnavailableError{What: "no permission to query the GPUs: " + err.Error()}
-		}
-		return "", err
+		return "", nvmlUnavailable(err)
 	}
 	return m.Topology(name)
+}
+
+// nvmlUnavailable turns Discover's errors that mean "no GPU to be had here"
+// into UnavailableErrors (exit status 3), by NVML's code.
+func nvmlUnavailable(err error) error {
+	if errors.Is(err, discover.ErrNoGPU) {
+		return &hw.UnavailableError{What: "NVML reports no GPU (" + err.Error() + ")"}
+	}
+	var e *discover.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e.Code {
+	case nvml.ERROR_LIBRARY_NOT_FOUND, nvml.ERROR_DRIVER_NOT_LOADED:
+		return &hw.UnavailableError{What: "no NVIDIA driver found: " + err.Error()}
+	case nvml.ERROR_NO_PERMISSION:
+		return &hw.UnavailableError{What: "no permission to query the GPUs: " + err.Error()}
+	}
+	return err
 }
 
 // presetFor is the GPU preset for a device name the driver reports.

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -70,6 +71,20 @@ type Machine struct {
 	Notes []string
 }
 
+// Error is an NVML call that failed: Call names it ("Init", "GPU2:
+// DeviceGetName"), Code is what NVML returned. Callers decide by Code, not
+// by the text: once the library is loaded, go-nvml words it as NVML's
+// nvmlErrorString does ("Driver Not Loaded"), not as the constant's name.
+type Error struct {
+	Call string
+	Code nvml.Return
+}
+
+func (e *Error) Error() string { return "nvml: " + e.Call + ": " + e.Code.Error() }
+
+// ErrNoGPU is Discover's error where NVML works but reports no GPU.
+var ErrNoGPU = errors.New("nvml: DeviceGetCount: no GPUs")
+
 // Discover asks NVML about every GPU of the machine: it initializes lib,
 // queries, and shuts lib down. Functions that NVML answers with
 // ERROR_NOT_SUPPORTED, or that an old driver lacks, leave a Note and a
@@ -77,7 +92,7 @@ type Machine struct {
 // (the pairwise topology and P2P queries) plus NVLINK_MAX_LINKS per GPU.
 func Discover(lib nvml.Interface) (m *Machine, err error) {
 	if r := lib.Init(); r != nvml.SUCCESS {
-		return nil, fmt.Errorf("nvml: Init: %s", r.Error())
+		return nil, &Error{Call: "Init", Code: r}
 	}
 	defer func() {
 		r := lib.Shutdown()
@@ -164,7 +179,7 @@ func (d *discoverer) run() error {
 	m := d.m
 	drv, r := d.lib.SystemGetDriverVersion()
 	if r != nvml.SUCCESS {
-		return fmt.Errorf("nvml: SystemGetDriverVersion: %s", r.Error())
+		return &Error{Call: "SystemGetDriverVersion", Code: r}
 	}
 	m.Driver = drv
 	if d.has("nvmlSystemGetCudaDriverVersion") {
@@ -175,20 +190,20 @@ func (d *discoverer) run() error {
 		case unsupported(r):
 			d.unsupportedNote("SystemGetCudaDriverVersion", "nvmlSystemGetCudaDriverVersion", r)
 		default:
-			return fmt.Errorf("nvml: SystemGetCudaDriverVersion: %s", r.Error())
+			return &Error{Call: "SystemGetCudaDriverVersion", Code: r}
 		}
 	}
 	n, r := d.lib.DeviceGetCount()
 	if r != nvml.SUCCESS {
-		return fmt.Errorf("nvml: DeviceGetCount: %s", r.Error())
+		return &Error{Call: "DeviceGetCount", Code: r}
 	}
 	if n == 0 {
-		return fmt.Errorf("nvml: DeviceGetCount: no GPUs")
+		return ErrNoGPU
 	}
 	for i := 0; i < n; i++ {
 		h, r := d.lib.DeviceGetHandleByIndex(i)
 		if r != nvml.SUCCESS {
-			return fmt.Errorf("nvml: DeviceGetHandleByIndex(%d): %s", i, r.Error())
+			return &Error{Call: fmt.Sprintf("DeviceGetHandleByIndex(%d)", i), Code: r}
 		}
 		d.handles = append(d.handles, h)
 		dev, err := d.device(i, h)
@@ -210,7 +225,7 @@ func (d *discoverer) run() error {
 func (d *discoverer) device(i int, h nvml.Device) (Device, error) {
 	dev := Device{Index: i, NUMANode: -1}
 	fail := func(fn string, r nvml.Return) (Device, error) {
-		return Device{}, fmt.Errorf("nvml: GPU%d: %s: %s", i, fn, r.Error())
+		return Device{}, &Error{Call: fmt.Sprintf("GPU%d: %s", i, fn), Code: r}
 	}
 	var r nvml.Return
 	if dev.Name, r = h.GetName(); r != nvml.SUCCESS {
@@ -312,7 +327,7 @@ func (d *discoverer) nvlinks() error {
 				continue // no NVLink, or no such link on this GPU
 			}
 			if r != nvml.SUCCESS {
-				return fmt.Errorf("nvml: GPU%d: DeviceGetNvLinkState(%d): %s", i, link, r.Error())
+				return &Error{Call: fmt.Sprintf("GPU%d: DeviceGetNvLinkState(%d)", i, link), Code: r}
 			}
 			if st != nvml.FEATURE_ENABLED {
 				continue
@@ -332,7 +347,7 @@ func (d *discoverer) nvlinks() error {
 				continue
 			}
 			if r != nvml.SUCCESS {
-				return fmt.Errorf("nvml: GPU%d: DeviceGetNvLinkRemotePciInfo(%d): %s", i, link, r.Error())
+				return &Error{Call: fmt.Sprintf("GPU%d: DeviceGetNvLinkRemotePciInfo(%d)", i, link), Code: r}
 			}
 			if j, ok := byBus[normBusID(busID(pci))]; ok {
 				if j != i {
@@ -401,7 +416,7 @@ func (d *discoverer) pairs() error {
 				case unsupported(r):
 					d.unsupportedNote("DeviceGetP2PStatus", "nvmlDeviceGetP2PStatus", r)
 				default:
-					return fmt.Errorf("nvml: GPU%d: DeviceGetP2PStatus(GPU%d, P2P_CAPS_INDEX_READ): %s", i, j, r.Error())
+					return &Error{Call: fmt.Sprintf("GPU%d: DeviceGetP2PStatus(GPU%d, P2P_CAPS_INDEX_READ)", i, j), Code: r}
 				}
 			}
 			if k := m.Devices[i].NVLinks[j]; k > 0 {
@@ -427,7 +442,7 @@ func (d *discoverer) pairs() error {
 			case unsupported(r):
 				d.unsupportedNote("DeviceGetTopologyCommonAncestor", "nvmlDeviceGetTopologyCommonAncestor", r)
 			default:
-				return fmt.Errorf("nvml: GPU%d: DeviceGetTopologyCommonAncestor(GPU%d): %s", i, j, r.Error())
+				return &Error{Call: fmt.Sprintf("GPU%d: DeviceGetTopologyCommonAncestor(GPU%d)", i, j), Code: r}
 			}
 		}
 	}
