@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"gpusim/hw"
@@ -56,6 +57,10 @@ type Result struct {
 	// Aggregate rates (bytes/s) of copies run at once, at the largest size.
 	Bidirectional    []float64 // per GPU: H2D and D2H on two streams
 	AllH2D           float64   // H2D on every GPU at once, in all
+	AllD2H           float64   // D2H on every GPU at once, in all
+	// Pageable copies on every GPU at once, each from its own host thread
+	// (a pageable copy holds its thread while the driver stages it), in all.
+	AllH2DPageable, AllD2HPageable float64
 	AllP2P           float64   // every pair with peer access copying both ways at once, in all
 	P2PBidirectional []float64 // per pair in P2P order (i<j): both ways at once
 	// CopyEngineScaling is, per GPU, the aggregate H2D+D2H rate with 1, 2,
@@ -378,15 +383,38 @@ func (c *cal) run() (*Result, error) {
 			c.step(name)
 		}
 	}
-	// Every GPU's H2D at once.
-	if n > 1 && !c.over() {
-		x, err := c.allAtOnce()
-		if err != nil {
-			return nil, err
+	// Every GPU's H2D at once, then D2H, pinned and pageable.
+	if n > 1 {
+		for _, m := range []struct {
+			dst      *float64
+			h2d      bool
+			pageable bool
+		}{{&r.AllH2D, true, false}, {&r.AllD2H, false, false}, {&r.AllH2DPageable, true, true}, {&r.AllD2HPageable, false, true}} {
+			if c.over() {
+				break
+			}
+			var x float64
+			var err error
+			if m.pageable {
+				x, err = c.allPageable(m.h2d)
+			} else {
+				x, err = c.allAtOnce(m.h2d)
+			}
+			if err != nil {
+				return nil, err
+			}
+			*m.dst = x
 		}
-		r.AllH2D = x
-	} else if n == 1 && len(r.H2D) == 1 {
-		r.AllH2D = r.H2D[0].Bandwidth
+	} else if n == 1 {
+		// One GPU: all at once is the GPU alone.
+		for _, m := range []struct {
+			dst *float64
+			fit []PathFit
+		}{{&r.AllH2D, r.H2D}, {&r.AllD2H, r.D2H}, {&r.AllH2DPageable, r.H2DPageable}, {&r.AllD2HPageable, r.D2HPageable}} {
+			if len(m.fit) == 1 {
+				*m.dst = m.fit[0].Bandwidth
+			}
+		}
 	}
 	// Every pair with peer access at once, both ways.
 	if len(r.P2P) > 0 && !c.over() {
@@ -711,7 +739,9 @@ func (c *cal) hold(g *gpu) error {
 	return c.drv.EventRecord(g.events[0], g.streams[0])
 }
 
-func (c *cal) allAtOnce() (float64, error) {
+// allAtOnce has every GPU copy c.maxSz bytes from pinned memory (h2d) or
+// to it at once and returns the sum of their rates.
+func (c *cal) allAtOnce(h2d bool) (float64, error) {
 	drv := c.drv
 	// Each GPU waits on its own busy kernel; the copies are issued while
 	// they spin, so they start within a few microseconds of each other.
@@ -720,7 +750,13 @@ func (c *cal) allAtOnce() (float64, error) {
 		if err := c.hold(g); err != nil {
 			return 0, err
 		}
-		if err := drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, g.streams[0]); err != nil {
+		var err error
+		if h2d {
+			err = drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, g.streams[0])
+		} else {
+			err = drv.MemcpyDtoHAsync(c.pinned2, g.a, c.maxSz, g.streams[0])
+		}
+		if err != nil {
 			return 0, err
 		}
 		if err := drv.EventRecord(g.events[1], g.streams[0]); err != nil {
@@ -745,6 +781,88 @@ func (c *cal) allAtOnce() (float64, error) {
 		}
 	}
 	return total, nil
+}
+
+// allPageable has every GPU copy between pageable memory and itself at once
+// (h2d: to the GPU), each from its own host thread, as a program with a
+// thread per GPU would: a pageable copy holds its thread while the driver
+// stages it through pinned buffers. It returns the bytes moved over the
+// time from the threads' release to the last return, the median of three
+// rounds.
+func (c *cal) allPageable(h2d bool) (float64, error) {
+	drv := c.drv
+	n := min(c.maxSz, 64<<20) // past the pageable rate's knee, and 64 MiB of host memory a GPU
+	bufs := make([]*hw.Pageable, len(c.gpus))
+	defer func() {
+		for _, b := range bufs {
+			if b != nil {
+				b.Free()
+			}
+		}
+	}()
+	for i := range bufs {
+		b, err := hw.AllocPageable(n)
+		if err != nil {
+			return 0, err
+		}
+		bufs[i] = b
+	}
+	var rates []float64
+	for round := 0; round < 3; round++ {
+		var ready, done sync.WaitGroup
+		start := make(chan struct{})
+		ends := make([]time.Duration, len(c.gpus))
+		errs := make([]error, len(c.gpus))
+		for i := range c.gpus {
+			ready.Add(1)
+			done.Add(1)
+			go func(i int) {
+				defer done.Done()
+				// A context is current per OS thread.
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				g := &c.gpus[i]
+				err := drv.SetCurrent(g.ctx)
+				ready.Done()
+				<-start
+				if err == nil {
+					if h2d {
+						err = drv.MemcpyHtoDAsync(g.a, bufs[i].Ptr(), n, g.streams[0])
+					} else {
+						err = drv.MemcpyDtoHAsync(bufs[i].Ptr(), g.a, n, g.streams[0])
+					}
+				}
+				if err == nil {
+					err = drv.StreamSynchronize(g.streams[0])
+				}
+				ends[i], errs[i] = c.clock.Now(), err
+				if serr := drv.SetCurrent(0); err == nil {
+					errs[i] = serr
+				}
+			}(i)
+		}
+		ready.Wait()
+		t0 := c.clock.Now()
+		close(start)
+		done.Wait()
+		last := t0
+		for i, err := range errs {
+			if err != nil {
+				return 0, err
+			}
+			last = max(last, ends[i])
+		}
+		if last > t0 {
+			rates = append(rates, float64(n)*float64(len(c.gpus))/(last-t0).Seconds())
+		}
+		if err := c.ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
+	if len(rates) == 0 {
+		return 0, nil
+	}
+	return Summarize(rates).Median, nil
 }
 
 // allPairsAtOnce has every GPU copy to every peer it can reach at once

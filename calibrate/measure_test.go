@@ -286,6 +286,25 @@ func TestRunPeers(t *testing.T) {
 	if len(r.P2PBidirectional) != 1 || !within(r.P2PBidirectional[0], 2*float64(256<<20)/one, 0.002) {
 		t.Errorf("both ways %v", r.P2PBidirectional)
 	}
+	// Every GPU's pinned copies at once: the fake's GPUs share no link, so
+	// the sum of two GPUs' rates, each 256 MiB after its latency.
+	for _, c := range []struct {
+		what      string
+		got       float64
+		lat, rate float64
+	}{{"h2d", r.AllH2D, 3e-6, 50e9}, {"d2h", r.AllD2H, 4e-6, 48e9}} {
+		if want := 2 * float64(256<<20) / (c.lat + float64(256<<20)/c.rate); !within(c.got, want, 0.002) {
+			t.Errorf("every GPU's %s at once %g B/s, want %g", c.what, c.got, want)
+		}
+	}
+	// Pageable copies at once, a host thread each: the fake's one host clock
+	// runs them one after the other, 64 MiB each after 10 us, so the sum is
+	// one copy's rate (give or take the threads' calls, 1 us each).
+	for _, x := range []float64{r.AllH2DPageable, r.AllD2HPageable} {
+		if want := float64(64<<20) / (10e-6 + float64(64<<20)/12e9); !within(x, want, 0.005) {
+			t.Errorf("every GPU's pageable copies at once %g B/s, want %g", x, want)
+		}
+	}
 }
 
 // TestUnfittedPathKeepsTheRest: a path whose times do not grow with size

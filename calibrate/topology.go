@@ -233,8 +233,13 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	for i, x := range r.P2PBidirectional {
 		w("  p2p pair %d both ways at once: %s", i, bwStr(x))
 	}
-	if r.AllH2D > 0 {
-		w("  every GPU's H2D at once: %s in all", bwStr(r.AllH2D))
+	for _, x := range []struct {
+		what string
+		v    float64
+	}{{"H2D", r.AllH2D}, {"D2H", r.AllD2H}, {"pageable H2D (a host thread each)", r.AllH2DPageable}, {"pageable D2H (a host thread each)", r.AllD2HPageable}} {
+		if x.v > 0 {
+			w("  every GPU's %s at once: %s in all", x.what, bwStr(x.v))
+		}
 	}
 	if r.AllP2P > 0 {
 		w("  every pair with peer access, both ways at once: %s in all", bwStr(r.AllP2P))
