@@ -55,14 +55,14 @@ type Result struct {
 	H2D, D2H, H2DPageable, D2HPageable, D2D []PathFit // per GPU
 	P2P                                     []PathFit // per ordered pair with peer access
 	// Aggregate rates (bytes/s) of copies run at once, at the largest size.
-	Bidirectional    []float64 // per GPU: H2D and D2H on two streams
-	AllH2D           float64   // H2D on every GPU at once, in all
-	AllD2H           float64   // D2H on every GPU at once, in all
+	Bidirectional []float64 // per GPU: H2D and D2H on two streams
+	AllH2D        float64   // H2D on every GPU at once, in all
+	AllD2H        float64   // D2H on every GPU at once, in all
 	// Pageable copies on every GPU at once, each from its own host thread
 	// (a pageable copy holds its thread while the driver stages it), in all.
 	AllH2DPageable, AllD2HPageable float64
-	AllP2P           float64   // every pair with peer access copying both ways at once, in all
-	P2PBidirectional []float64 // per pair in P2P order (i<j): both ways at once
+	AllP2P                         float64   // every pair with peer access copying both ways at once, in all
+	P2PBidirectional               []float64 // per pair in P2P order (i<j): both ways at once
 	// CopyEngineScaling is, per GPU, the aggregate H2D+D2H rate with 1, 2,
 	// 3 and 4 streams copying at once (half each way).
 	CopyEngineScaling [][]float64
