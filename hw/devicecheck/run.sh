@@ -9,6 +9,12 @@
 #                                          root: discover, calibrate --quick,
 #                                          replay the single-GPU hardware
 #                                          scenarios; everything into OUTDIR
+#   hw/devicecheck/run.sh rehearse OUTDIR  here, without a GPU: the device half
+#                                          against the C stand-in for libcuda
+#                                          (internal/fakecuda), to check the
+#                                          script and the binary end to end
+#                                          before spending GPU minutes; only
+#                                          discover fails (no NVML)
 #
 # The device half takes well under 8 minutes (about a minute on one H200).
 # It runs every step whatever the ones before did, and exits 1 if any
@@ -71,8 +77,15 @@ device)
 	echo "== done, $failed step(s) failed" | tee -a "$log"
 	[ $failed -eq 0 ] # the exit status says whether everything ran
 	;;
+rehearse)
+	out=${2:?usage: run.sh rehearse OUTDIR}
+	lib=$(mktemp -d)
+	trap 'rm -rf "$lib"' EXIT
+	${CC:-cc} -shared -fPIC -O2 -pthread -o "$lib/libcuda.so.1" "$here/../../internal/fakecuda/testdata/fakecuda.c" || exit 1
+	LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKECUDA_REALCLOCK=1 "$0" device "$out"
+	;;
 *)
-	echo "usage: $0 build | device OUTDIR" >&2
+	echo "usage: $0 build | device OUTDIR | rehearse OUTDIR" >&2
 	exit 2
 	;;
 esac

@@ -105,6 +105,13 @@ static void release(void *p, uint64_t *counter) {
 	free(m);
 }
 
+// FAKECUDA_REALCLOCK=1 in the environment starts the library in real-clock
+// mode, for running gpusim itself against it (LD_LIBRARY_PATH).
+__attribute__((constructor)) static void fake_init(void) {
+	const char *e = getenv("FAKECUDA_REALCLOCK");
+	if (e && *e == '1') realclock = 1;
+}
+
 int fake_set(const char *what, int64_t v) {
 	if (!strcmp(what, "init")) init_result = (int)v;
 	else if (!strcmp(what, "mem_limit")) mem_limit = (uint64_t)v;
