@@ -338,3 +338,20 @@ func TestUnfittedPathKeepsTheRest(t *testing.T) {
 		t.Errorf("pageable_h2d_bandwidth set although the path was not fitted:\n%s", out)
 	}
 }
+
+// TestWarnings: a fit that misses its samples by more than PoorFit, and a
+// path not fitted, are warned of; a good fit and a skipped path are not.
+func TestWarnings(t *testing.T) {
+	r := &Result{
+		H2D: []PathFit{{Name: "h2d pinned gpu0", LatencyBandwidth: LatencyBandwidth{Latency: 3e-6, Bandwidth: 50e9, Residual: 0.44}}},
+		D2H: []PathFit{{Name: "d2h pinned gpu0", LatencyBandwidth: LatencyBandwidth{Latency: 3e-6, Bandwidth: 50e9, Residual: 0.045}}},
+		D2D: []PathFit{{Name: "d2d gpu0"}}, // skipped for the budget
+		H2DPageable: []PathFit{{Name: "h2d pageable gpu0", Unfitted: "fitted slope 0 s/byte is not positive"}},
+	}
+	got := strings.Join(r.Warnings(), "\n")
+	want := "h2d pinned gpu0: the fit misses its samples by 44% (median): its latency and bandwidth are unreliable; calibrate again on a quiet machine\n" +
+		"h2d pageable gpu0: not fitted (fitted slope 0 s/byte is not positive); the model keeps its value"
+	if got != want {
+		t.Errorf("warnings:\n%s\nwant:\n%s", got, want)
+	}
+}

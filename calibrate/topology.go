@@ -188,6 +188,29 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 	return out, nil
 }
 
+// PoorFit is the residual (median relative misfit) above which a path's fit
+// is called unreliable. The H200 calibrations of docs/measured fitted every
+// path within 0.3-4.5%; a path that latency + bytes / bandwidth misses by
+// more than 10% was measured on a busy machine or is not that shape.
+const PoorFit = 0.10
+
+// Warnings says what in r should not be trusted as it stands: fits that
+// miss their samples by more than PoorFit, paths not fitted.
+func (r *Result) Warnings() []string {
+	var out []string
+	for _, fs := range [][]PathFit{r.H2D, r.D2H, r.D2D, r.H2DPageable, r.D2HPageable, r.P2P} {
+		for _, f := range fs {
+			switch {
+			case f.Unfitted != "":
+				out = append(out, fmt.Sprintf("%s: not fitted (%s); the model keeps its value", f.Name, f.Unfitted))
+			case f.Bandwidth > 0 && f.Residual > PoorFit:
+				out = append(out, fmt.Sprintf("%s: the fit misses its samples by %.0f%% (median): its latency and bandwidth are unreliable; calibrate again on a quiet machine", f.Name, 100*f.Residual))
+			}
+		}
+	}
+	return out
+}
+
 func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
@@ -261,7 +284,7 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	if len(r.Skipped) > 0 {
 		w("Skipped (the budget was spent, unless it says why): %s.", strings.Join(r.Skipped, ", "))
 	}
-	for _, n := range notes {
+	for _, n := range append(r.Warnings(), notes...) {
 		w("Note: %s.", strings.TrimSuffix(n, "."))
 	}
 	w("Values set here: hosts' api_overhead, memcpy_bandwidth and pageable_h2d/d2h_bandwidth; GPUs' copy_overhead, kernel_overhead,")

@@ -359,6 +359,9 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range res.Warnings() {
+		fmt.Fprintln(stderr, "calibrate: warning: "+w)
+	}
 	if *out == "" {
 		if _, err := stdout.Write(y); err != nil {
 			return &failError{err}
