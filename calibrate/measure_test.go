@@ -343,9 +343,9 @@ func TestUnfittedPathKeepsTheRest(t *testing.T) {
 // path not fitted, are warned of; a good fit and a skipped path are not.
 func TestWarnings(t *testing.T) {
 	r := &Result{
-		H2D: []PathFit{{Name: "h2d pinned gpu0", LatencyBandwidth: LatencyBandwidth{Latency: 3e-6, Bandwidth: 50e9, Residual: 0.44}}},
-		D2H: []PathFit{{Name: "d2h pinned gpu0", LatencyBandwidth: LatencyBandwidth{Latency: 3e-6, Bandwidth: 50e9, Residual: 0.045}}},
-		D2D: []PathFit{{Name: "d2d gpu0"}}, // skipped for the budget
+		H2D:         []PathFit{{Name: "h2d pinned gpu0", LatencyBandwidth: LatencyBandwidth{Latency: 3e-6, Bandwidth: 50e9, Residual: 0.44}}},
+		D2H:         []PathFit{{Name: "d2h pinned gpu0", LatencyBandwidth: LatencyBandwidth{Latency: 3e-6, Bandwidth: 50e9, Residual: 0.045}}},
+		D2D:         []PathFit{{Name: "d2d gpu0"}}, // skipped for the budget
 		H2DPageable: []PathFit{{Name: "h2d pageable gpu0", Unfitted: "fitted slope 0 s/byte is not positive"}},
 	}
 	got := strings.Join(r.Warnings(), "\n")
