@@ -10,6 +10,8 @@ package fakecuda
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,30 +33,41 @@ type Lib struct {
 var built struct {
 	once sync.Once
 	lib  *Lib
-	skip string
+	skip string // why there is no library where that is no fault: no C compiler
+	err  error
 }
 
 // Build compiles testdata/fakecuda.c with the system C compiler ($CC, else
 // cc, gcc or clang) into a cached shared library, once per process, and
-// loads it. It skips the test where there is no C compiler.
+// loads it. It skips the test where there is no C compiler, and fails it
+// where the library cannot be built or loaded.
 func Build(tb testing.TB) *Lib {
 	tb.Helper()
-	built.once.Do(func() { built.lib, built.skip = build() })
-	if built.lib == nil {
+	built.once.Do(func() {
+		var err error
+		built.lib, built.skip, err = build()
+		if err != nil {
+			built.err = fmt.Errorf("the C stand-in for libcuda: %w", err)
+		}
+	})
+	switch {
+	case built.err != nil:
+		tb.Fatal(built.err)
+	case built.lib == nil:
 		tb.Skip(built.skip)
 	}
 	return built.lib
 }
 
-func build() (*Lib, string) {
+func build() (*Lib, string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
-		return nil, "cannot find fakecuda's source directory"
+		return nil, "", errors.New("cannot find fakecuda's source directory")
 	}
 	src := filepath.Join(filepath.Dir(self), "testdata", "fakecuda.c")
 	text, err := os.ReadFile(src)
 	if err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
 	cc := os.Getenv("CC")
 	if cc == "" {
@@ -66,7 +79,7 @@ func build() (*Lib, string) {
 		}
 	}
 	if cc == "" {
-		return nil, "no C compiler (cc, gcc or clang) to build " + src
+		return nil, "no C compiler (cc, gcc or clang) to build " + src, nil
 	}
 	// Cached by the source's hash; built under a temporary name and renamed,
 	// so test binaries of several packages building at once do not collide.
@@ -79,34 +92,34 @@ func build() (*Lib, string) {
 	path := filepath.Join(dir, "libcuda.so.1")
 	if _, err := os.Stat(path); err != nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err.Error()
+			return nil, "", err
 		}
 		tmp, err := os.CreateTemp(dir, "build-*.so")
 		if err != nil {
-			return nil, err.Error()
+			return nil, "", err
 		}
 		tmp.Close()
 		defer os.Remove(tmp.Name())
 		out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-pthread", "-o", tmp.Name(), src).CombinedOutput()
 		if err != nil {
-			return nil, "building " + src + ": " + err.Error() + ": " + string(out)
+			return nil, "", fmt.Errorf("%s %s: %v\n%s", cc, src, err, out)
 		}
 		if err := os.Rename(tmp.Name(), path); err != nil {
-			return nil, err.Error()
+			return nil, "", err
 		}
 	}
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
 	l := &Lib{Path: path}
 	if l.set, err = purego.Dlsym(h, "fake_set"); err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
 	if l.get, err = purego.Dlsym(h, "fake_get"); err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
-	return l, ""
+	return l, "", nil
 }
 
 // Set changes one of the library's settings: "init" (what cuInit returns),
