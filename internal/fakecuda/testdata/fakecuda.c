@@ -4,9 +4,10 @@
 // doing something a test can check through the binding itself. Device memory
 // is host memory from malloc, so copies move real bytes: their first MiB (so
 // that big buffers, never touched beyond it, cost no memory). As in CUDA, the
-// current context belongs to the calling OS thread, and a launch or an event
-// record fails with CUDA_ERROR_INVALID_CONTEXT unless its stream (and the
-// event) belong to the current context. By default events read a counter that
+// current context belongs to the calling OS thread: every call that works in
+// a context fails with CUDA_ERROR_INVALID_CONTEXT where the calling thread
+// has none current, and a launch, copy, wait or event record also where its
+// stream (and the event recorded) belong to another context. By default events read a counter that
 // each record advances by a quarter of a millisecond, so elapsed times are
 // exact; with fake_set("realclock", 1) they read CLOCK_MONOTONIC, and the spin
 // kernel (gpusim_spin) runs during its launch call, spinning for the
@@ -171,6 +172,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
 CUresult cuCtxSynchronize(void) { syncs++; return current ? 0 : 201; }
 CUresult cuMemGetInfo_v2(size_t *free_, size_t *total) {
+	if (!current) return wrong_context();
 	*free_ = mem_total - allocated;
 	*total = mem_total;
 	return 0;
@@ -183,14 +185,22 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return 0;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { release((void *)(uintptr_t)p, &allocated); return 0; }
+CUresult cuMemFree_v2(CUdeviceptr p) {
+	if (!current) return wrong_context();
+	release((void *)(uintptr_t)p, &allocated);
+	return 0;
+}
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
 	if (!current) return wrong_context();
 	host_alloc_flags = flags;
 	*p = alloc(n, &host_allocated);
 	return *p ? 0 : 2;
 }
-CUresult cuMemFreeHost(void *p) { release(p, &host_allocated); return 0; }
+CUresult cuMemFreeHost(void *p) {
+	if (!current) return wrong_context();
+	release(p, &host_allocated);
+	return 0;
+}
 CUresult cuDeviceCanAccessPeer(int *ok, CUdevice d, CUdevice peer) {
 	*ok = d != peer && d >= 0 && d < NDEV && peer >= 0 && peer < NDEV;
 	return 0;
@@ -206,7 +216,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
 #define COPIED(n) ((n) < (1u << 20) ? (n) : (1u << 20))
 
 static CUresult copied(int kind, CUstream s, size_t n) {
-	if (stream_ctx(s) == 0) return wrong_context();
+	if (!current || stream_ctx(s) != current) return wrong_context();
 	copy.kind = kind;
 	copy.stream = s;
 	copy.bytes = n;
@@ -249,11 +259,20 @@ CUresult cuStreamCreate(CUstream *s, unsigned flags) {
 }
 CUresult cuStreamDestroy_v2(CUstream s) {
 	if (!s) return 400;
+	if (!current) return wrong_context();
 	free((void *)s);
 	return 0;
 }
-CUresult cuStreamSynchronize(CUstream s) { (void)s; syncs++; return 0; }
+CUresult cuStreamSynchronize(CUstream s) {
+	(void)s;
+	if (!current) return wrong_context();
+	syncs++;
+	return 0;
+}
+// The event may belong to another context (a wait across GPUs); the stream
+// may not.
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+	if (!current || stream_ctx(s) != current) return wrong_context();
 	last_wait_stream = s;
 	last_wait_event = e;
 	wait_flags = flags;
@@ -268,7 +287,11 @@ CUresult cuEventCreate(CUevent *e, unsigned flags) {
 	*e = (CUevent)ev;
 	return 0;
 }
-CUresult cuEventDestroy_v2(CUevent e) { free((void *)e); return 0; }
+CUresult cuEventDestroy_v2(CUevent e) {
+	if (!current) return wrong_context();
+	free((void *)e);
+	return 0;
+}
 CUresult cuEventRecord(CUevent e, CUstream s) {
 	event *ev = (event *)e;
 	if (!ev) return 400; // CUDA_ERROR_INVALID_HANDLE
@@ -287,8 +310,13 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
 	pthread_mutex_unlock(&mu);
 	return 0;
 }
-CUresult cuEventSynchronize(CUevent e) { syncs++; return e ? 0 : 400; }
+CUresult cuEventSynchronize(CUevent e) {
+	if (!current) return wrong_context();
+	syncs++;
+	return e ? 0 : 400;
+}
 CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
+	if (!current) return wrong_context();
 	event *a = (event *)start, *b = (event *)end;
 	if (!a || !b) return 400;
 	if (!a->recorded || !b->recorded) return 600; // CUDA_ERROR_NOT_READY
@@ -314,6 +342,7 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opt
 }
 // Functions exist by these names, each its own handle.
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+	if (!current) return wrong_context();
 	static const char *names[] = {"gpusim_spin", "gpusim_copy", "gpusim_fma"};
 	for (int i = 0; i < 3; i++) {
 		if (!strcmp(name, names[i])) {
@@ -323,8 +352,12 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
 	}
 	return 500; // CUDA_ERROR_NOT_FOUND
 }
-CUresult cuModuleUnload(CUmodule m) { return m ? 0 : 400; }
+CUresult cuModuleUnload(CUmodule m) {
+	if (!current) return wrong_context();
+	return m ? 0 : 400;
+}
 CUresult cuFuncSetAttribute(CUfunction f, int a, int v) {
+	if (!current) return wrong_context();
 	func_attr = a;
 	func_attr_value = v;
 	return f ? 0 : 400;
