@@ -13,15 +13,26 @@ import (
 
 // discoverYAML reads this machine through NVML into a topology.
 func discoverYAML(name string) (string, error) {
-	m, err := discover.Discover(nvml.New())
+	y, err := discoverRaw(name)
 	if err != nil {
 		return "", nvmlUnavailable(err)
+	}
+	return y, nil
+}
+
+// discoverRaw is discoverYAML with NVML's own error, for callers that fall
+// back on something else.
+func discoverRaw(name string) (string, error) {
+	m, err := discover.Discover(nvml.New())
+	if err != nil {
+		return "", err
 	}
 	return m.Topology(name)
 }
 
 // nvmlUnavailable turns Discover's errors that mean "no GPU to be had here"
-// into UnavailableErrors (exit status 3), by NVML's code.
+// into UnavailableErrors (exit status 3), by NVML's code; other failures of
+// NVML are the environment's (exit status 1).
 func nvmlUnavailable(err error) error {
 	if errors.Is(err, discover.ErrNoGPU) {
 		return &hw.UnavailableError{What: "NVML reports no GPU (" + err.Error() + ")"}
@@ -36,7 +47,7 @@ func nvmlUnavailable(err error) error {
 	case nvml.ERROR_NO_PERMISSION:
 		return &hw.UnavailableError{What: "no permission to query the GPUs: " + err.Error()}
 	}
-	return err
+	return &failError{err}
 }
 
 // presetFor is the GPU preset for a device name the driver reports.

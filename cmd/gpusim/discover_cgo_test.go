@@ -5,35 +5,36 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"gpusim/hw"
 	"gpusim/hw/discover"
 )
 
 // TestNVMLUnavailable: discovery's failures that mean no GPU can be reached
 // here (no library, no driver, no permission, no GPU) exit 3, told apart by
-// NVML's code; others stay errors.
+// NVML's code; NVML's other failures are the environment's (1); anything
+// else is left as it is.
 func TestNVMLUnavailable(t *testing.T) {
 	for _, c := range []struct {
-		err         error
-		unavailable bool
+		err  error
+		code int
 	}{
-		{&discover.Error{Call: "Init", Code: nvml.ERROR_LIBRARY_NOT_FOUND}, true},
-		{&discover.Error{Call: "Init", Code: nvml.ERROR_DRIVER_NOT_LOADED}, true},
-		{fmt.Errorf("wrapped: %w", &discover.Error{Call: "Init", Code: nvml.ERROR_NO_PERMISSION}), true},
-		{discover.ErrNoGPU, true},
-		{&discover.Error{Call: "GPU2: DeviceGetName", Code: nvml.ERROR_GPU_IS_LOST}, false},
-		{errors.New("discover: something else"), false},
+		{&discover.Error{Call: "Init", Code: nvml.ERROR_LIBRARY_NOT_FOUND}, exitNoGPU},
+		{&discover.Error{Call: "Init", Code: nvml.ERROR_DRIVER_NOT_LOADED}, exitNoGPU},
+		{fmt.Errorf("wrapped: %w", &discover.Error{Call: "Init", Code: nvml.ERROR_NO_PERMISSION}), exitNoGPU},
+		{discover.ErrNoGPU, exitNoGPU},
+		{&discover.Error{Call: "GPU2: DeviceGetName", Code: nvml.ERROR_GPU_IS_LOST}, exitFail},
+		{errors.New("discover: something else"), exitInput},
 	} {
-		got := nvmlUnavailable(c.err)
-		if hw.IsUnavailable(got) != c.unavailable {
-			t.Errorf("%v: unavailable %v, want %v", c.err, hw.IsUnavailable(got), c.unavailable)
+		var stderr strings.Builder
+		if got := report(nvmlUnavailable(c.err), &stderr); got != c.code {
+			t.Errorf("%v: exit %d, want %d", c.err, got, c.code)
 		}
-		if !c.unavailable && got != c.err {
-			t.Errorf("%v changed to %v", c.err, got)
+		if !strings.Contains(stderr.String(), c.err.Error()) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: said %q", c.err, stderr.String())
 		}
 	}
 }

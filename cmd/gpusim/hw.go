@@ -32,6 +32,10 @@ const exitNoGPU = 3
 // openDriver opens the CUDA driver; tests replace it with a fake.
 var openDriver = hw.Open
 
+// discoverForCalibrate describes the machine through NVML for calibrate;
+// tests replace it.
+var discoverForCalibrate = discoverRaw
+
 // fakeGPU is the machine the fake driver of the command tests pretends to
 // be: an H100-class GPU with round numbers.
 func fakeGPU() hw.FakeConfig {
@@ -76,7 +80,7 @@ func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, 
 // input's (2).
 func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
 	if err := hw.Runnable(sc.Program); err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", sc.File, err)
+		return nil, nil, err // it names the op's file, line and column
 	}
 	var dl *sim.DeadlockError
 	if _, err := sim.Run(sc.Topology.Machine, sc.Program); errors.As(err, &dl) {
@@ -319,24 +323,30 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer drv.Close()
-	if base == nil {
-		baseName = "discovered"
-		y, err := discoverYAML("discovered")
-		if err != nil {
-			// Without NVML, a topology of the devices the driver sees.
-			fmt.Fprintf(stderr, "calibrate: %v; describing the machine from the CUDA driver alone\n", err)
-			if y, err = driverTopology(drv); err != nil {
-				return err
-			}
-		}
-		base = []byte(y)
-	}
-	// The topology is checked against the machine before minutes of
-	// measuring, not after.
 	n, err := drv.DeviceCount()
 	if err != nil {
 		return &failError{fmt.Errorf("calibrate: %w", err)}
 	}
+	if base == nil {
+		baseName = "discovered"
+		y, err := discoverForCalibrate("discovered")
+		if err != nil {
+			// Without NVML, a topology of the devices the driver sees.
+			fmt.Fprintf(stderr, "calibrate: NVML cannot describe this machine (%v); describing it from the CUDA driver alone\n", err)
+		} else if calibrate.CheckBase(baseName, []byte(y), n) != nil {
+			// NVML sees every GPU; CUDA may be shown fewer.
+			fmt.Fprintf(stderr, "calibrate: NVML sees more GPUs than the CUDA driver's %d (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone\n", n)
+			err = errors.New("mismatch")
+		}
+		if err != nil {
+			if y, err = driverTopology(drv); err != nil {
+				return &failError{fmt.Errorf("calibrate: %w", err)}
+			}
+		}
+		base = []byte(y)
+	}
+	// A topology given is checked against the machine before minutes of
+	// measuring, not after.
 	if err := calibrate.CheckBase(baseName, base, n); err != nil {
 		return err
 	}
@@ -349,11 +359,8 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, context.Canceled) {
 			return &failError{errors.New("calibrate: interrupted; everything allocated on the GPUs was freed")}
 		}
-		var ce *hw.CUDAError
-		if errors.As(err, &ce) {
-			return &failError{fmt.Errorf("calibrate: %w", err)}
-		}
-		return fmt.Errorf("gpusim calibrate: %w", err)
+		// Everything calibration can fail on is the machine's.
+		return &failError{fmt.Errorf("calibrate: %w", err)}
 	}
 	y, err := res.Apply(baseName, base)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"gpusim/hw"
+	"gpusim/topologies"
 )
 
 func TestMain(m *testing.M) {
@@ -136,5 +137,39 @@ func TestGPUFailureExitStatus(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// TestCalibrateWhereCUDASeesFewerGPUs: NVML describes every GPU, but CUDA
+// may be shown fewer (CUDA_VISIBLE_DEVICES): calibrate says so and
+// describes the machine from the CUDA driver instead of refusing its own
+// discovered topology.
+func TestCalibrateWhereCUDASeesFewerGPUs(t *testing.T) {
+	defer func(o func() (hw.Driver, error), d func(string) (string, error)) {
+		openDriver, discoverForCalibrate = o, d
+	}(openDriver, discoverForCalibrate)
+	openDriver = func() (hw.Driver, error) { return hw.NewFake(fakeGPU()), nil }
+	discoverForCalibrate = func(name string) (string, error) {
+		b, _ := topologies.ShippedSource("dgx-h100") // eight GPUs
+		return strings.Replace(string(b), "name: dgx-h100", "name: "+name, 1), nil
+	}
+	out := filepath.Join(t.TempDir(), "cal.yaml")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"calibrate", "--quick", "-o", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "calibrate: NVML sees more GPUs than the CUDA driver's 1 (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	y, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := topologies.Load(out, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(top.Machine.GPUs); n != 1 || top.Machine.Name != "driver-calibrated" {
+		t.Errorf("calibrated %s with %d GPUs, want driver-calibrated with 1", top.Machine.Name, n)
 	}
 }
