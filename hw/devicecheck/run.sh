@@ -13,8 +13,9 @@
 #                                          against the C stand-in for libcuda
 #                                          (internal/fakecuda), to check the
 #                                          script and the binary end to end
-#                                          before spending GPU minutes; only
-#                                          discover fails (no NVML)
+#                                          before spending GPU minutes (its
+#                                          discover fails: no NVML; the exit
+#                                          status is that of the rest)
 #
 # The device half takes well under 8 minutes (about a minute on one H200).
 # It runs every step whatever the ones before did, and exits 1 if any
@@ -47,7 +48,13 @@ device)
 		local t1=$(date +%s%N)
 		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
-		[ $rc -eq 0 ] || failed=$((failed + 1))
+		if [ $rc -ne 0 ]; then
+			if [ "$name" = discover ] && [ -n "${GPUSIM_REHEARSAL:-}" ]; then
+				echo "   (expected in a rehearsal: the stand-in has no NVML)" | tee -a "$log"
+			else
+				failed=$((failed + 1))
+			fi
+		fi
 		return $rc
 	}
 	{
@@ -82,7 +89,7 @@ rehearse)
 	lib=$(mktemp -d)
 	trap 'rm -rf "$lib"' EXIT
 	${CC:-cc} -shared -fPIC -O2 -pthread -o "$lib/libcuda.so.1" "$here/../../internal/fakecuda/testdata/fakecuda.c" || exit 1
-	LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKECUDA_REALCLOCK=1 "$0" device "$out"
+	LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKECUDA_REALCLOCK=1 GPUSIM_REHEARSAL=1 "$0" device "$out"
 	;;
 *)
 	echo "usage: $0 build | device OUTDIR | rehearse OUTDIR" >&2
