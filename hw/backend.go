@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -1239,13 +1240,15 @@ func (b *backend) result() (*sim.Result, error) {
 		n += len(b.recs[ti])
 	}
 	res.Ops = make([]sim.OpRecord, 0, n)
-	at := func(g int, e Event) (sim.Time, error) {
-		ms, err := drv.EventElapsed(b.gpus[g].ref, e)
-		if err != nil {
-			return 0, err
-		}
-		return durToTime(b.gpus[g].refHost-b.origin) + msToTime(float64(ms)), nil
+	// Each stream op's end event, per GPU, after the GPU's reference event
+	// (ms), refined where the run is long (see refineEventTimes).
+	type evAt struct {
+		op int
+		e  Event
+		ms float64
 	}
+	evs := make([][]evAt, len(b.gpus))
+	cur := -1
 	for ti := range p.Threads {
 		for oi := range b.recs[ti] {
 			r := b.recs[ti][oi]
@@ -1255,15 +1258,48 @@ func (b *backend) result() (*sim.Result, error) {
 			}
 			tm := b.timing[ti][oi]
 			if r.Kind.OnStream() {
-				end, err := at(tm.dev, tm.end)
+				if tm.dev != cur {
+					if err := b.setCurrent(tm.dev); err != nil {
+						return nil, err
+					}
+					cur = tm.dev
+				}
+				ms, err := drv.EventElapsed(b.gpus[tm.dev].ref, tm.end)
 				if err != nil {
 					return nil, err
 				}
-				r.Start, r.End, r.Begin = end, end, end
+				evs[tm.dev] = append(evs[tm.dev], evAt{len(res.Ops), tm.end, float64(ms)})
 			} else {
 				r.Begin = r.Start
 			}
 			res.Ops = append(res.Ops, r)
+		}
+	}
+	for g, es := range evs {
+		if len(es) == 0 {
+			continue
+		}
+		if err := b.setCurrent(g); err != nil {
+			return nil, err
+		}
+		coarse := make([]float64, len(es))
+		for i, e := range es {
+			coarse[i] = e.ms
+		}
+		ms, ok := refineEventTimes(coarse, func(i, j int) (float64, error) {
+			x, err := drv.EventElapsed(es[i].e, es[j].e)
+			return float64(x), err
+		})
+		if !ok {
+			last := slices.Max(coarse)
+			step := float64(math.Nextafter32(float32(last), float32(math.Inf(1)))) - last
+			b.warn("%s: the run is long and its event times could not be refined: those past %s are within about %s (float32 milliseconds)",
+				m.GPUs[g].Name, msToTime(chainFrom), msToTime(step/2))
+		}
+		for i, e := range es {
+			r := &res.Ops[e.op]
+			at := durToTime(b.gpus[g].refHost-b.origin) + msToTime(ms[i])
+			r.Start, r.End, r.Begin = at, at, at
 		}
 	}
 	// A kernel or copy starts when its stream is done with the op before

@@ -469,3 +469,72 @@ threads:
 		}
 	}
 }
+
+// TestRunLongRunKeepsEventTimes: ops ending 40 s after the reference event,
+// where a float32 millisecond is 3.9 us (unrefined, these ops were timed up
+// to 1.8 us off). Where the GPU was busy all along, the event times, chained
+// by the elapsed times between neighbours, keep queued ops to the
+// nanosecond, and one whose start is its call's return on the host clock
+// within 20 ns. After 40 s of nothing, the ops after the gap are timed
+// exactly relative to each other, and placed within their few events'
+// float32 steps.
+func TestRunLongRunKeepsEventTimes(t *testing.T) {
+	const us = sim.Microsecond
+	type want struct {
+		id        string
+		d, within sim.Time
+	}
+	for _, tc := range []struct {
+		name, ops string
+		want      []want
+	}{
+		{"busy all along", `
+      - repeat:
+          count: 4001
+          ops:
+            - copy: {id: big, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/copy}
+      - sync: {stream: gpu0/copy}
+      - copy: {id: last, from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/compute}
+      - sync: {stream: gpu0/compute}
+`, []want{
+			{"big#4000", 5*us + 10*sim.Millisecond, sim.Nanosecond}, // queued: from the one before's end
+			{"last", 5*us + 100*us, 20 * sim.Nanosecond},            // idle stream: from its call's return to a placed event
+		}},
+		{"after 40 s of nothing", `
+      - host: {id: pause, duration: 40 s}
+      - copy: {id: up, from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/copy}
+      - copy: {id: up2, from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/copy}
+      - record: {event: e, stream: gpu0/copy}
+      - wait: {event: e, stream: gpu0/compute}
+      - copy: {id: down, from: gpu0, to: cpu0, bytes: 2 MB, stream: gpu0/compute}
+      - copy: {id: down2, from: gpu0, to: cpu0, bytes: 2.5 MB, stream: gpu0/compute}
+      - sync: {stream: gpu0/compute}
+`, []want{
+			{"up", 5*us + 100*us, 2 * us}, // from its call's return to an event placed within its step
+			{"up2", 5*us + 100*us, sim.Nanosecond},
+			{"down", 4*us + 100*us, sim.Nanosecond},
+			{"down2", 4*us + 125*us, sim.Nanosecond},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := load(t, "name: t\ntopology: two.yaml\nthreads:\n  - name: main\n    host: cpu0\n    ops:"+tc.ops)
+			f := NewFake(testConfig())
+			res, info, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Warnings) > 0 {
+				t.Errorf("warnings: %v", info.Warnings)
+			}
+			for _, c := range tc.want {
+				r := rec(t, res, c.id)
+				if r.End < 40*sim.Second {
+					t.Fatalf("%s ended at %v: the run is not long", c.id, r.End)
+				}
+				if got := r.End - r.Start; got < c.d-c.within || got > c.d+c.within {
+					t.Errorf("%s lasted %v, want %v within %v", c.id, got, c.d, c.within)
+				}
+			}
+		})
+	}
+}
