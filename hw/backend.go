@@ -1286,15 +1286,17 @@ func (b *backend) result() (*sim.Result, error) {
 		for i, e := range es {
 			coarse[i] = e.ms
 		}
-		ms, ok := refineEventTimes(coarse, func(i, j int) (float64, error) {
+		ms, ok, err := refineEventTimes(coarse, func(i, j int) (float64, error) {
 			x, err := drv.EventElapsed(es[i].e, es[j].e)
 			return float64(x), err
 		})
 		if !ok {
-			last := slices.Max(coarse)
-			step := float64(math.Nextafter32(float32(last), float32(math.Inf(1)))) - last
-			b.warn("%s: the run is long and its event times could not be refined: those past %s are within about %s (float32 milliseconds)",
-				m.GPUs[g].Name, msToTime(chainFrom), msToTime(step/2))
+			why := "their chain disagrees with them"
+			if err != nil {
+				why = err.Error()
+			}
+			b.warn("%s: the run is long and its event times could not be refined (%s): those past %s are within about %s (float32 milliseconds)",
+				m.GPUs[g].Name, why, msToTime(chainFrom), msToTime(step(slices.Max(coarse))/2))
 		}
 		for i, e := range es {
 			r := &res.Ops[e.op]

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -17,8 +18,20 @@ import (
 const chainFrom = 1000.0
 
 // maxLink is the longest elapsed time (ms) a chain links across: its
-// float32 is exact to 4 ns. Events further apart start a new chain.
+// float32 is exact to 8 ns. Events further apart start a new chain.
 const maxLink = 100.0
+
+// step is the float32 step at c (ms) away from zero, the larger of the two
+// around c, so that an interval of steps on each side covers both.
+func step(c float64) float64 {
+	c32 := float32(math.Abs(c))
+	return float64(math.Nextafter32(c32, float32(math.Inf(1))) - c32)
+}
+
+// slack is how many steps from the truth a coarse time may be: half a step
+// where the driver rounds once, correctly; a driver that computes in
+// float32, (float)ns / 1e6f, rounds twice and was seen 1.005 steps off.
+const slack = 1.5
 
 // refineEventTimes takes coarse[i], event i's time after the reference in
 // milliseconds (a float32 from cuEventElapsedTime), and elapsed(i, j), the
@@ -33,31 +46,32 @@ const maxLink = 100.0
 // chain's coarse times to first + rate x (time along the chain) gives the
 // rate, each coarse time weighted by its precision (an early event's float32
 // is nanoseconds wide, a late one's microseconds). Then each coarse time says
-// the chain's first event is within half its float32 step (the rounding that
-// made it) of a point, give or take the links' rounding, and the chain is
-// placed at the middle of where all of them agree; a time that lands outside
-// its own coarse time's half step is brought back to its edge, since the
-// truth is inside. Where the coarse times do not agree (the chain drifts
-// otherwise), or an elapsed call fails, it returns the coarse times and ok
-// false. Every time returned is within half a step of its coarse time: never
-// worse than it.
-func refineEventTimes(coarse []float64, elapsed func(i, j int) (float64, error)) (times []float64, ok bool) {
+// the chain's first event is within slack float32 steps of a point, give or
+// take the links' rounding, and the chain is placed at the middle of where
+// all of them agree. A time that lands further than that from its coarse
+// time is brought back to that edge.
+//
+// Where the coarse times do not agree (the chain drifts otherwise) it
+// returns the coarse times and ok false; where an elapsed call fails, the
+// coarse times and the error. Every time returned is within slack steps of
+// its coarse time. Times that are not finite are never refined.
+func refineEventTimes(coarse []float64, elapsed func(i, j int) (float64, error)) (times []float64, ok bool, err error) {
 	times = append([]float64(nil), coarse...)
 	far := false
 	for _, c := range coarse {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return times, false, nil
+		}
 		far = far || c > chainFrom
 	}
 	if !far {
-		return times, true
+		return times, true, nil
 	}
 	order := make([]int, len(coarse))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return coarse[order[a]] < coarse[order[b]] })
-	half := func(c float64) float64 {
-		return (float64(math.Nextafter32(float32(c), float32(math.Inf(1)))) - c) / 2
-	}
 	refined := make([]float64, len(coarse))
 	for start := 0; start < len(order); {
 		end := start + 1
@@ -65,22 +79,27 @@ func refineEventTimes(coarse []float64, elapsed func(i, j int) (float64, error))
 			end++
 		}
 		// delta: an event's time along the chain from its first; drift:
-		// how far the links' float32 rounding may have moved it, at most.
+		// how far the links' float32 rounding may have moved it, at most
+		// (two roundings of a link, each 2^-24 of it).
 		delta := make([]float64, end-start)
 		drift := make([]float64, end-start)
 		for k := start + 1; k < end; k++ {
 			d, err := elapsed(order[k-1], order[k])
 			if err != nil {
-				return times, false
+				return times, false, err
+			}
+			if math.IsNaN(d) || math.IsInf(d, 0) {
+				return times, false, fmt.Errorf("an elapsed time of %v ms", d)
 			}
 			delta[k-start] = delta[k-start-1] + d
-			drift[k-start] = drift[k-start-1] + math.Abs(d)*0x1p-24
+			drift[k-start] = drift[k-start-1] + math.Abs(d)*0x1p-23
 		}
-		// The rate: coarse ~ first + rate*delta, weighted by 1/half^2
+		// The rate: coarse ~ first + rate*delta, weighted by 1/step^2
 		// (centred on the weighted means, for a well-conditioned fit).
+		weight := func(k int) float64 { return 1 / math.Pow(math.Max(step(coarse[order[k]]), 1e-12), 2) }
 		var sw, sx, sy float64
 		for k := start; k < end; k++ {
-			w := 1 / math.Pow(math.Max(half(coarse[order[k]]), 1e-9), 2)
+			w := weight(k)
 			sw += w
 			sx += w * delta[k-start]
 			sy += w * coarse[order[k]]
@@ -88,13 +107,13 @@ func refineEventTimes(coarse []float64, elapsed func(i, j int) (float64, error))
 		mx, my := sx/sw, sy/sw
 		var sxx, sxy float64
 		for k := start; k < end; k++ {
-			w := 1 / math.Pow(math.Max(half(coarse[order[k]]), 1e-9), 2)
+			w := weight(k)
 			dx := delta[k-start] - mx
 			sxx += w * dx * dx
 			sxy += w * dx * (coarse[order[k]] - my)
 		}
 		rate := 1.0
-		// Rounding drifts by at most 2^-24 of the time: a rate further from
+		// Rounding drifts by at most 2^-23 of the time: a rate further from
 		// 1, or one the chain is too short to tell, is not taken.
 		if sxx > 0 {
 			if r := sxy / sxx; math.Abs(r-1) <= 0x1p-23 {
@@ -102,25 +121,23 @@ func refineEventTimes(coarse []float64, elapsed func(i, j int) (float64, error))
 			}
 		}
 		// Where the chain's first event is: each coarse time says within
-		// half its step of coarse - rate*delta; all of them at once, within
-		// the intersection, whose middle is taken.
+		// slack steps (and the drift) of coarse - rate*delta.
 		lo, hi := math.Inf(-1), math.Inf(1)
 		for k := start; k < end; k++ {
 			j := order[k]
 			at := coarse[j] - rate*delta[k-start]
-			lo = math.Max(lo, at-half(coarse[j])-drift[k-start]-1e-12)
-			hi = math.Min(hi, at+half(coarse[j])+drift[k-start]+1e-12)
+			lo = math.Max(lo, at-slack*step(coarse[j])-drift[k-start]-1e-12)
+			hi = math.Min(hi, at+slack*step(coarse[j])+drift[k-start]+1e-12)
 		}
-		if lo > hi {
-			return times, false
+		if !(lo <= hi) {
+			return times, false, nil
 		}
-		// The truth is within half a step of each coarse time: a time placed
-		// outside (by the drift allowed for) is brought back to the edge.
 		for k := start; k < end; k++ {
 			j := order[k]
-			refined[j] = min(max((lo+hi)/2+rate*delta[k-start], coarse[j]-half(coarse[j])), coarse[j]+half(coarse[j]))
+			s := slack * step(coarse[j])
+			refined[j] = min(max((lo+hi)/2+rate*delta[k-start], coarse[j]-s), coarse[j]+s)
 		}
 		start = end
 	}
-	return refined, true
+	return refined, true, nil
 }

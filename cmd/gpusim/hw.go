@@ -333,10 +333,14 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			// Without NVML, a topology of the devices the driver sees.
 			fmt.Fprintf(stderr, "calibrate: NVML cannot describe this machine (%v); describing it from the CUDA driver alone\n", err)
-		} else if calibrate.CheckBase(baseName, []byte(y), n) != nil {
-			// NVML sees every GPU; CUDA may be shown fewer.
-			fmt.Fprintf(stderr, "calibrate: NVML sees more GPUs than the CUDA driver's %d (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone\n", n)
-			err = errors.New("mismatch")
+		} else if t, lerr := topologies.Load(baseName, []byte(y)); lerr != nil {
+			err = lerr
+			fmt.Fprintf(stderr, "calibrate: the topology NVML gave does not load (%v); describing the machine from the CUDA driver alone\n", lerr)
+		} else if len(t.Machine.GPUs) != n {
+			// NVML sees every GPU; CUDA may be shown fewer (and in another
+			// order, which the count cannot tell).
+			err = errors.New("count")
+			fmt.Fprintf(stderr, "calibrate: NVML sees %d GPUs, the CUDA driver %d (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone\n", len(t.Machine.GPUs), n)
 		}
 		if err != nil {
 			if y, err = driverTopology(drv); err != nil {

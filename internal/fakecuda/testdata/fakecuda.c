@@ -6,8 +6,10 @@
 // that big buffers, never touched beyond it, cost no memory). As in CUDA, the
 // current context belongs to the calling OS thread: every call that works in
 // a context fails with CUDA_ERROR_INVALID_CONTEXT where the calling thread
-// has none current, and a launch, copy, wait or event record also where its
-// stream (and the event recorded) belong to another context. By default events read a counter that
+// has none current, and a launch, wait or event record also where its stream
+// (and the event recorded) belong to another context. So does a copy, which
+// is stricter than CUDA (it runs a copy on another device's stream): gpusim
+// issues each copy on a stream of the context current, and this checks it. By default events read a counter that
 // each record advances by a quarter of a millisecond, so elapsed times are
 // exact; with fake_set("realclock", 1) they read CLOCK_MONOTONIC, and the spin
 // kernel (gpusim_spin) runs during its launch call, spinning for the
