@@ -222,6 +222,8 @@ func (f *Fake) Attribute(dev int, a Attr) (int, error) {
 		return 1980000, err
 	case AttrCCMajor:
 		return 9, err
+	case AttrPCIBus:
+		return 0x18 + 0x10*dev, err // GPU i at 00000000:(18+10i):00.0
 	}
 	return 0, err
 }

@@ -22,10 +22,20 @@ func discoverYAML(name string) (string, error) {
 
 // discoverRaw is discoverYAML with NVML's own error, for callers that fall
 // back on something else.
-func discoverRaw(name string) (string, error) {
+func discoverRaw(name string) (string, error) { return discoverVisible(name, nil) }
+
+// discoverVisible is discoverRaw of the GPUs at the given PCI addresses, in
+// that order: those CUDA is shown, as it numbers them (nil: all, in NVML's
+// order).
+func discoverVisible(name string, busIDs []string) (string, error) {
 	m, err := discover.Discover(nvml.New())
 	if err != nil {
 		return "", err
+	}
+	if busIDs != nil {
+		if m, err = m.Select(busIDs); err != nil {
+			return "", err
+		}
 	}
 	return m.Topology(name)
 }

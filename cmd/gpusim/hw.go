@@ -32,9 +32,27 @@ const exitNoGPU = 3
 // openDriver opens the CUDA driver; tests replace it with a fake.
 var openDriver = hw.Open
 
-// discoverForCalibrate describes the machine through NVML for calibrate;
-// tests replace it.
-var discoverForCalibrate = discoverRaw
+// discoverGPUs describes, through NVML, the GPUs at the given PCI addresses
+// (nil: all, in NVML's order), with NVML's own error; tests replace it.
+var discoverGPUs = discoverVisible
+
+// cudaBusIDs is the PCI address of each of the n GPUs the CUDA driver shows,
+// in its order; nil where the driver does not say.
+func cudaBusIDs(drv hw.Driver, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		var v [3]int
+		for k, a := range []hw.Attr{hw.AttrPCIDomain, hw.AttrPCIBus, hw.AttrPCIDevice} {
+			x, err := drv.Attribute(i, a)
+			if err != nil {
+				return nil
+			}
+			v[k] = x
+		}
+		ids[i] = fmt.Sprintf("%08x:%02x:%02x.0", v[0], v[1], v[2])
+	}
+	return ids
+}
 
 // fakeGPU is the machine the fake driver of the command tests pretends to
 // be: an H100-class GPU with round numbers.
@@ -329,10 +347,12 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	if base == nil {
 		baseName = "discovered"
-		y, err := discoverForCalibrate("discovered")
+		// The GPUs CUDA is shown (CUDA_VISIBLE_DEVICES, a scheduler's
+		// share), in its order: machine GPU i is CUDA device i.
+		y, err := discoverGPUs("discovered", cudaBusIDs(drv, n))
 		if err != nil {
 			// Without NVML, a topology of the devices the driver sees.
-			fmt.Fprintf(stderr, "calibrate: NVML cannot describe this machine (%v); describing it from the CUDA driver alone\n", err)
+			fmt.Fprintf(stderr, "calibrate: NVML cannot describe the GPUs CUDA shows (%v); describing them from the CUDA driver alone\n", err)
 		} else if t, lerr := topologies.Load(baseName, []byte(y)); lerr != nil {
 			err = lerr
 			fmt.Fprintf(stderr, "calibrate: the topology NVML gave does not load (%v); describing the machine from the CUDA driver alone\n", lerr)
@@ -420,12 +440,13 @@ func driverTopology(drv hw.Driver) (string, error) {
 	return b.String(), nil
 }
 
-const discoverSynopsis = "gpusim topo discover [-o FILE] [--name NAME]"
+const discoverSynopsis = "gpusim topo discover [-o FILE] [--name NAME] [--all]"
 
 func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("topo discover", discoverSynopsis, stderr)
 	out := fs.String("o", "", "write the topology to `FILE` (default: standard output)")
 	name := fs.String("name", "discovered", "the topology's `NAME`")
+	all := fs.Bool("all", false, "every GPU NVML sees, in its order, even where CUDA is shown fewer or another order")
 	if helpRequested(fs, discoverSynopsis, args, stdout) {
 		return nil
 	}
@@ -436,9 +457,28 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 0 {
 		return &usageError{"usage: " + discoverSynopsis}
 	}
-	y, err := discoverYAML(*name)
+	// The GPUs as CUDA numbers them, where the CUDA driver is there: machine
+	// GPU i is CUDA device i when the topology is replayed or calibrated.
+	var busIDs []string
+	if !*all {
+		if drv, err := openDriver(); err == nil {
+			if n, err := drv.DeviceCount(); err == nil {
+				busIDs = cudaBusIDs(drv, n)
+			}
+			drv.Close()
+		}
+	}
+	y, err := discoverGPUs(*name, busIDs)
+	if err != nil && busIDs != nil {
+		// NVML and CUDA disagree on the GPUs' addresses: NVML's view.
+		var y2 string
+		if y2, err = discoverGPUs(*name, nil); err == nil {
+			fmt.Fprintf(stderr, "topo discover: NVML does not know every GPU CUDA shows; writing NVML's GPUs in its order\n")
+			y = y2
+		}
+	}
 	if err != nil {
-		return err
+		return nvmlUnavailable(err)
 	}
 	if *out == "" {
 		if _, err := io.WriteString(stdout, y); err != nil {

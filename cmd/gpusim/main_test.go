@@ -140,36 +140,90 @@ func TestGPUFailureExitStatus(t *testing.T) {
 	}
 }
 
-// TestCalibrateWhereCUDASeesFewerGPUs: NVML describes every GPU, but CUDA
-// may be shown fewer (CUDA_VISIBLE_DEVICES): calibrate says so and
-// describes the machine from the CUDA driver instead of refusing its own
+// TestCalibrateWhereCUDASeesFewerGPUs: calibrate asks NVML about the GPUs
+// CUDA is shown, by their PCI addresses in CUDA's order, so that machine GPU
+// i is CUDA device i (CUDA_VISIBLE_DEVICES, a scheduler's share of a node).
+// Where NVML still describes more GPUs than CUDA shows, calibrate says so
+// and describes the machine from the CUDA driver instead of refusing its own
 // discovered topology.
 func TestCalibrateWhereCUDASeesFewerGPUs(t *testing.T) {
-	defer func(o func() (hw.Driver, error), d func(string) (string, error)) {
-		openDriver, discoverForCalibrate = o, d
-	}(openDriver, discoverForCalibrate)
+	defer func(o func() (hw.Driver, error), d func(string, []string) (string, error)) {
+		openDriver, discoverGPUs = o, d
+	}(openDriver, discoverGPUs)
 	openDriver = func() (hw.Driver, error) { return hw.NewFake(fakeGPU()), nil }
-	discoverForCalibrate = func(name string) (string, error) {
-		b, _ := topologies.ShippedSource("dgx-h100") // eight GPUs
-		return strings.Replace(string(b), "name: dgx-h100", "name: "+name, 1), nil
+	shipped := func(name, as string) string {
+		b, _ := topologies.ShippedSource(name)
+		return strings.Replace(string(b), "name: "+name, "name: "+as, 1)
 	}
-	out := filepath.Join(t.TempDir(), "cal.yaml")
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"calibrate", "--quick", "-o", out}, &stdout, &stderr); code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	for _, tc := range []struct {
+		name, give, say, want string
+	}{
+		{"NVML describes what CUDA shows", "", "", "discovered-calibrated"}, // give: one GPU, as the fake
+		{"NVML describes more", "dgx-h100", "calibrate: NVML sees 8 GPUs, the CUDA driver 1 (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone", "driver-calibrated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			discoverGPUs = func(name string, busIDs []string) (string, error) {
+				asked = busIDs
+				if tc.give != "" {
+					return shipped(tc.give, name), nil
+				}
+				return "name: " + name + "\nhosts: [{name: cpu0}]\ngpus: [{name: gpu0, model: H100-SXM, host: cpu0}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n", nil
+			}
+			out := filepath.Join(t.TempDir(), "cal.yaml")
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"calibrate", "--quick", "-o", out}, &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if len(asked) != 1 || asked[0] != "00000000:18:00.0" {
+				t.Errorf("NVML asked about %q, want the fake's one GPU at 00000000:18:00.0", asked)
+			}
+			if tc.say != "" && !strings.Contains(stderr.String(), tc.say) || tc.say == "" && strings.Contains(stderr.String(), "describing") {
+				t.Errorf("stderr %q", stderr.String())
+			}
+			y, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			top, err := topologies.Load(out, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(top.Machine.GPUs); n != 1 || top.Machine.Name != tc.want {
+				t.Errorf("calibrated %s with %d GPUs, want %s with 1", top.Machine.Name, n, tc.want)
+			}
+		})
 	}
-	if !strings.Contains(stderr.String(), "calibrate: NVML sees 8 GPUs, the CUDA driver 1 (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone") {
-		t.Errorf("stderr %q", stderr.String())
-	}
-	y, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := topologies.Load(out, y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(top.Machine.GPUs); n != 1 || top.Machine.Name != "driver-calibrated" {
-		t.Errorf("calibrated %s with %d GPUs, want driver-calibrated with 1", top.Machine.Name, n)
+}
+
+// TestTopoDiscoverAsCUDASees: topo discover describes the GPUs CUDA shows,
+// in its order, where the CUDA driver is there; --all, every GPU NVML sees.
+func TestTopoDiscoverAsCUDASees(t *testing.T) {
+	defer func(o func() (hw.Driver, error), d func(string, []string) (string, error)) {
+		openDriver, discoverGPUs = o, d
+	}(openDriver, discoverGPUs)
+	cfg := fakeGPU()
+	cfg.Devices = 2
+	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"topo", "discover"}, []string{"00000000:18:00.0", "00000000:28:00.0"}},
+		{[]string{"topo", "discover", "--all"}, nil},
+	} {
+		var asked []string
+		called := false
+		discoverGPUs = func(name string, busIDs []string) (string, error) {
+			asked, called = busIDs, true
+			return "name: " + name + "\n", nil
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != exitOK || !called {
+			t.Fatalf("%v: exit %d, called %v: %s", tc.args, code, called, stderr.String())
+		}
+		if strings.Join(asked, " ") != strings.Join(tc.want, " ") || (asked == nil) != (tc.want == nil) {
+			t.Errorf("%v: NVML asked about %q, want %q", tc.args, asked, tc.want)
+		}
 	}
 }

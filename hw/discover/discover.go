@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -504,6 +505,68 @@ func busID(p nvml.PciInfo) string {
 	return string(b)
 }
 
+// Select returns the machine as a program sees it when CUDA is shown only
+// some GPUs, or shows them in another order (CUDA_VISIBLE_DEVICES, a job
+// scheduler's share of a node): the GPUs with the given PCI addresses, in
+// that order, with their levels, P2P and NVLinks among themselves. A GPU's
+// Index stays NVML's. An address NVML does not know, or one given twice, is
+// an error.
+func (m *Machine) Select(busIDs []string) (*Machine, error) {
+	byBus := map[string]int{}
+	for i, d := range m.Devices {
+		byBus[normBusID(d.BusID)] = i
+	}
+	pick := make([]int, len(busIDs))
+	seen := map[int]bool{}
+	for k, id := range busIDs {
+		i, ok := byBus[normBusID(id)]
+		if !ok {
+			return nil, fmt.Errorf("discover: no GPU at PCI address %s among NVML's (%d GPUs)", id, len(m.Devices))
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("discover: PCI address %s given twice", id)
+		}
+		seen[i], pick[k] = true, i
+	}
+	out := &Machine{Driver: m.Driver, CUDA: m.CUDA, NoP2P: m.NoP2P, Notes: append([]string(nil), m.Notes...)}
+	pos := map[int]int{} // old position -> new
+	for k, i := range pick {
+		pos[i] = k
+	}
+	for _, i := range pick {
+		d := m.Devices[i]
+		var links map[int]int
+		for peer, n := range d.NVLinks {
+			if k, ok := pos[peer]; ok {
+				if links == nil {
+					links = map[int]int{}
+				}
+				links[k] = n
+			}
+		}
+		d.NVLinks = links
+		out.Devices = append(out.Devices, d)
+	}
+	out.Level = make([][]string, len(pick))
+	out.P2P = make([][]bool, len(pick))
+	for a, i := range pick {
+		out.Level[a] = make([]string, len(pick))
+		out.P2P[a] = make([]bool, len(pick))
+		for b, j := range pick {
+			out.Level[a][b] = m.Level[i][j]
+			out.P2P[a][b] = m.P2P[i][j]
+		}
+	}
+	if len(pick) != len(m.Devices) || !sort.IntsAreSorted(pick) {
+		idx := make([]string, len(pick))
+		for k, i := range pick {
+			idx[k] = strconv.Itoa(m.Devices[i].Index)
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("CUDA is shown %d of NVML's %d GPUs, as gpu0..gpu%d: NVML's GPU %s", len(pick), len(m.Devices), len(pick)-1, strings.Join(idx, ", ")))
+	}
+	return out, nil
+}
+
 // normBusID makes "0000:18:00.0" and "00000000:18:00.0" compare equal.
 func normBusID(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
@@ -717,7 +780,7 @@ func (m *Machine) Topology(name string) (string, error) {
 	}
 	fmt.Fprintf(&b, "# Driver %s, CUDA %s.\n", m.Driver, cuda)
 	b.WriteString("# GPUs:\n")
-	for _, dev := range m.Devices {
+	for k, dev := range m.Devices {
 		numa := "NUMA node unknown"
 		if dev.NUMANode >= 0 {
 			numa = fmt.Sprintf("NUMA node %d", dev.NUMANode)
@@ -726,7 +789,12 @@ func (m *Machine) Topology(name string) (string, error) {
 		if cpus == "" {
 			cpus = "unknown"
 		}
-		fmt.Fprintf(&b, "# - GPU%d: %s, %s, bus %s, %d MiB, PCIe %s, %s, CPUs %s", dev.Index, dev.Name, dev.UUID, dev.BusID, dev.MemoryBytes>>20, pcieDesc(dev), numa, cpus)
+		if dev.Index == k {
+			fmt.Fprintf(&b, "# - GPU%d: ", k)
+		} else {
+			fmt.Fprintf(&b, "# - GPU%d (NVML's GPU%d): ", k, dev.Index)
+		}
+		fmt.Fprintf(&b, "%s, %s, bus %s, %d MiB, PCIe %s, %s, CPUs %s", dev.Name, dev.UUID, dev.BusID, dev.MemoryBytes>>20, pcieDesc(dev), numa, cpus)
 		if dev.NVSwitchLinks > 0 {
 			fmt.Fprintf(&b, ", %d NVLinks to NVSwitches", dev.NVSwitchLinks)
 		}

@@ -619,3 +619,54 @@ func BenchmarkDiscoverDGX(b *testing.B) {
 		}
 	}
 }
+
+// TestSelect: CUDA shown two of a DGX H100's eight GPUs, NVML's 5 and 2 in
+// that order (CUDA_VISIBLE_DEVICES=5,2): the machine is those two, as gpu0
+// and gpu1, with what NVML says of each and of the pair.
+func TestSelect(t *testing.T) {
+	m := mustDiscover(t, likeDGX(dgxh100.New()))
+	s, err := m.Select([]string{"0000:c3:00.0", dgxBusIDs[2]}) // a short domain, lower case: the same address
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Devices) != 2 || s.Devices[0].Index != 5 || s.Devices[1].Index != 2 {
+		t.Fatalf("devices %+v", s.Devices)
+	}
+	if s.Devices[0].NUMANode != 1 || s.Devices[1].NUMANode != 0 {
+		t.Errorf("NUMA nodes %d, %d; want 1, 0 (GPU5 on the second socket)", s.Devices[0].NUMANode, s.Devices[1].NUMANode)
+	}
+	if s.Level[0][1] != m.Level[5][2] || s.Level[1][0] != m.Level[2][5] || s.Level[0][0] != "X" || !s.P2P[0][1] {
+		t.Errorf("levels %v, P2P %v", s.Level, s.P2P)
+	}
+	if got := s.Devices[0].NVLinks; len(got) != 1 || got[1] != m.Devices[5].NVLinks[2] {
+		t.Errorf("gpu0's NVLinks %v, want {1: %d}", got, m.Devices[5].NVLinks[2])
+	}
+	if len(m.Devices) != 8 || m.Devices[0].Index != 0 {
+		t.Error("Select changed the machine it was called on")
+	}
+	y, err := s.Topology("visible")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := topologies.Load("visible.yaml", []byte(y))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	if n := len(top.Machine.GPUs); n != 2 {
+		t.Errorf("%d GPUs in the topology, want 2", n)
+	}
+	for _, want := range []string{"# - GPU0 (NVML's GPU5): ", "# - GPU1 (NVML's GPU2): ", "CUDA is shown 2 of NVML's 8 GPUs, as gpu0..gpu1: NVML's GPU 5, 2"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("the topology's comments lack %q", want)
+		}
+	}
+	for _, bad := range [][]string{{"00000000:AA:00.0"}, {dgxBusIDs[1], dgxBusIDs[1]}} {
+		if _, err := m.Select(bad); err == nil {
+			t.Errorf("Select(%v) gave no error", bad)
+		}
+	}
+	// All eight in NVML's order: nothing to note.
+	if all, err := m.Select(dgxBusIDs); err != nil || len(all.Notes) != 0 || len(all.Devices) != 8 {
+		t.Errorf("all eight: %v, notes %q", err, all.Notes)
+	}
+}
