@@ -11,22 +11,10 @@ import (
 	"gpusim/hw/discover"
 )
 
-// discoverYAML reads this machine through NVML into a topology.
-func discoverYAML(name string) (string, error) {
-	y, err := discoverRaw(name)
-	if err != nil {
-		return "", nvmlUnavailable(err)
-	}
-	return y, nil
-}
-
-// discoverRaw is discoverYAML with NVML's own error, for callers that fall
-// back on something else.
-func discoverRaw(name string) (string, error) { return discoverVisible(name, nil) }
-
-// discoverVisible is discoverRaw of the GPUs at the given PCI addresses, in
-// that order: those CUDA is shown, as it numbers them (nil: all, in NVML's
-// order).
+// discoverVisible reads, through NVML, the GPUs at the given PCI addresses
+// in that order (those CUDA is shown, as it numbers them), or every GPU in
+// NVML's order where busIDs is nil, into a topology. Its errors are NVML's
+// own (see nvmlUnavailable).
 func discoverVisible(name string, busIDs []string) (string, error) {
 	m, err := discover.Discover(nvml.New())
 	if err != nil {
@@ -39,6 +27,9 @@ func discoverVisible(name string, busIDs []string) (string, error) {
 	}
 	return m.Topology(name)
 }
+
+// notShown says err is Select's: CUDA shows a GPU NVML does not know.
+func notShown(err error) bool { return errors.Is(err, discover.ErrNotShown) }
 
 // nvmlUnavailable turns Discover's errors that mean "no GPU to be had here"
 // into UnavailableErrors (exit status 3), by NVML's code; other failures of

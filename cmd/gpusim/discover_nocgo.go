@@ -2,23 +2,16 @@
 
 package main
 
-import (
-	"errors"
+import "gpusim/hw"
 
-	"gpusim/hw"
-)
+// discoverVisible needs NVML, which go-nvml reaches through cgo.
+func discoverVisible(string, []string) (string, error) { return "", errNoNVML }
 
-// discoverYAML needs NVML, which go-nvml reaches through cgo.
-func discoverYAML(string) (string, error) {
-	return "", &hw.UnavailableError{What: "gpusim topo discover needs NVML, and this gpusim was built without cgo (build with CGO_ENABLED=1)"}
-}
-
-// discoverVisible is discoverYAML of some GPUs, with NVML's own error.
-func discoverVisible(string, []string) (string, error) {
-	return "", errors.New("NVML is reached through cgo, and this gpusim was built without it")
-}
+var errNoNVML = &hw.UnavailableError{What: "NVML is reached through cgo, and this gpusim was built without it (build with CGO_ENABLED=1)"}
 
 // nvmlUnavailable: without cgo there is no NVML to reach.
-func nvmlUnavailable(error) error { _, err := discoverYAML(""); return err }
+func nvmlUnavailable(err error) error { return err }
+
+func notShown(error) bool { return false }
 
 func presetFor(string) string { return "H100-SXM" }

@@ -357,8 +357,8 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 			err = lerr
 			fmt.Fprintf(stderr, "calibrate: the topology NVML gave does not load (%v); describing the machine from the CUDA driver alone\n", lerr)
 		} else if len(t.Machine.GPUs) != n {
-			// NVML sees every GPU; CUDA may be shown fewer (and in another
-			// order, which the count cannot tell).
+			// Where the driver gave no PCI addresses, NVML's every GPU:
+			// CUDA may be shown fewer.
 			err = errors.New("count")
 			fmt.Fprintf(stderr, "calibrate: NVML sees %d GPUs, the CUDA driver %d (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone\n", len(t.Machine.GPUs), n)
 		}
@@ -469,7 +469,7 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	y, err := discoverGPUs(*name, busIDs)
-	if err != nil && busIDs != nil {
+	if err != nil && busIDs != nil && notShown(err) {
 		// NVML and CUDA disagree on the GPUs' addresses: NVML's view.
 		var y2 string
 		if y2, err = discoverGPUs(*name, nil); err == nil {

@@ -83,6 +83,9 @@ type Error struct {
 
 func (e *Error) Error() string { return "nvml: " + e.Call + ": " + e.Code.Error() }
 
+// ErrNotShown is Select's error where the GPUs asked for are not NVML's.
+var ErrNotShown = errors.New("discover: the GPUs CUDA shows are not those NVML sees")
+
 // ErrNoGPU is Discover's error where NVML works but reports no GPU.
 var ErrNoGPU = errors.New("nvml: DeviceGetCount: no GPUs")
 
@@ -521,10 +524,10 @@ func (m *Machine) Select(busIDs []string) (*Machine, error) {
 	for k, id := range busIDs {
 		i, ok := byBus[normBusID(id)]
 		if !ok {
-			return nil, fmt.Errorf("discover: no GPU at PCI address %s among NVML's (%d GPUs)", id, len(m.Devices))
+			return nil, fmt.Errorf("%w: no GPU at PCI address %s among NVML's %d", ErrNotShown, id, len(m.Devices))
 		}
 		if seen[i] {
-			return nil, fmt.Errorf("discover: PCI address %s given twice", id)
+			return nil, fmt.Errorf("%w: PCI address %s given twice", ErrNotShown, id)
 		}
 		seen[i], pick[k] = true, i
 	}
