@@ -1055,9 +1055,6 @@ func (c *cal) overheads() error {
 // kernels measures the memory and FMA kernels' throughput on GPU i.
 func (c *cal) kernels(i int) error {
 	drv, r := c.drv, c.res
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
 	g := &c.gpus[i]
 	if err := drv.SetCurrent(g.ctx); err != nil {
 		return err

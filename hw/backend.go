@@ -1245,10 +1245,8 @@ func (b *backend) result() (*sim.Result, error) {
 	type evAt struct {
 		op int
 		e  Event
-		ms float64
 	}
 	evs := make([][]evAt, len(b.gpus))
-	cur := -1
 	for ti := range p.Threads {
 		for oi := range b.recs[ti] {
 			r := b.recs[ti][oi]
@@ -1258,17 +1256,7 @@ func (b *backend) result() (*sim.Result, error) {
 			}
 			tm := b.timing[ti][oi]
 			if r.Kind.OnStream() {
-				if tm.dev != cur {
-					if err := b.setCurrent(tm.dev); err != nil {
-						return nil, err
-					}
-					cur = tm.dev
-				}
-				ms, err := drv.EventElapsed(b.gpus[tm.dev].ref, tm.end)
-				if err != nil {
-					return nil, err
-				}
-				evs[tm.dev] = append(evs[tm.dev], evAt{len(res.Ops), tm.end, float64(ms)})
+				evs[tm.dev] = append(evs[tm.dev], evAt{len(res.Ops), tm.end})
 			} else {
 				r.Begin = r.Start
 			}
@@ -1284,7 +1272,11 @@ func (b *backend) result() (*sim.Result, error) {
 		}
 		coarse := make([]float64, len(es))
 		for i, e := range es {
-			coarse[i] = e.ms
+			ms, err := drv.EventElapsed(b.gpus[g].ref, e.e)
+			if err != nil {
+				return nil, err
+			}
+			coarse[i] = float64(ms)
 		}
 		ms, ok, err := refineEventTimes(coarse, func(i, j int) (float64, error) {
 			x, err := drv.EventElapsed(es[i].e, es[j].e)
