@@ -144,7 +144,22 @@ func (p Point) Set(sweep []SweepVar) map[string]string {
 
 // Load reads a scenario from data; file names it in messages and anchors a
 // relative topology path.
-func Load(file string, data []byte, opt Options) (*Scenario, error) {
+//
+// A --set that names no var, or one nothing refers to, is an error, said
+// first; the file's own errors follow it, so that one run shows them all.
+func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
+	var setErrs []string
+	defer func() {
+		if len(setErrs) > 0 {
+			se := errors.New(strings.Join(setErrs, "\n"))
+			if err != nil {
+				err = errors.Join(se, err)
+			} else {
+				err = se
+			}
+			sc = nil
+		}
+	}()
 	d, root, err := spec.Parse(file, data)
 	if err != nil {
 		return nil, err
@@ -206,7 +221,6 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 			}
 		}
 	}
-	var setErrs []string
 	for _, k := range sortedKeys(opt.Set) {
 		if _, ok := b.sc.Vars[k]; !ok {
 			msg := fmt.Sprintf("--set %s: %s has no var %q", k, file, k)
@@ -219,9 +233,6 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 			continue
 		}
 		b.sc.Vars[k] = opt.Set[k]
-	}
-	if len(setErrs) > 0 {
-		return nil, errors.New(strings.Join(setErrs, "\n"))
 	}
 	used := map[string]bool{}
 	for _, k := range top.Keys() {
@@ -255,12 +266,9 @@ func Load(file string, data []byte, opt Options) (*Scenario, error) {
 		}
 	}
 	for _, k := range sortedKeys(opt.Set) {
-		if !used[k] && !b.swept(k) {
+		if _, known := b.sc.Vars[k]; known && !used[k] && !b.swept(k) {
 			setErrs = append(setErrs, fmt.Sprintf("--set %s: %s", k, unused(k, file)))
 		}
-	}
-	if len(setErrs) > 0 {
-		return nil, errors.New(strings.Join(setErrs, "\n"))
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
