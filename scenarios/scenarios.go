@@ -17,6 +17,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,7 +174,12 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	}
 	b := &builder{file: file, opt: opt, sc: &Scenario{File: file, Vars: map[string]string{}}}
 	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep", "training", "pipeline")
-	// Vars first: they are literal, and substituted everywhere else.
+	// Vars first: they are literal, and substituted everywhere else. from
+	// says where each var's value was given, for the errors it causes.
+	from := map[string]string{}
+	at := func(n spec.Node) string {
+		return strings.TrimPrefix(n.Pos(), file+":")
+	}
 	if vn, ok := top.Get("vars"); ok {
 		vm, _ := vn.Map(anyKey(vn)...)
 		for _, k := range vm.Keys() {
@@ -185,12 +191,14 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			if s, ok := v.Scalar(); ok {
 				b.sc.Vars[k] = s
 				b.sc.VarNames = append(b.sc.VarNames, k)
+				from[k] = "vars: at " + at(v)
 			}
 		}
 	}
 	// Swept vars: each a list of values; a var the sweep names but vars do
 	// not define takes its first value by default.
 	var sweptAt []spec.Node // each swept var's key, for messages
+	fromSweep := map[string]bool{}
 	if sn, ok := top.Get("sweep"); ok {
 		sm, _ := sn.Map(anyKey(sn)...)
 		for _, k := range sm.Keys() {
@@ -208,9 +216,11 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 				continue
 			}
 			sv := SweepVar{Name: k}
+			var valueAt []spec.Node
 			for _, x := range list {
 				if s, ok := x.Scalar(); ok {
 					sv.Values = append(sv.Values, s)
+					valueAt = append(valueAt, x)
 				}
 			}
 			b.sc.Sweep = append(b.sc.Sweep, sv)
@@ -218,6 +228,14 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			if _, defined := b.sc.Vars[k]; !defined && len(sv.Values) > 0 {
 				b.sc.Vars[k] = sv.Values[0]
 				b.sc.VarNames = append(b.sc.VarNames, k)
+				from[k] = "sweep: at " + at(valueAt[0])
+			}
+			// A sweep's point comes as a --set of one of its values.
+			if v, ok := opt.Set[k]; ok {
+				if i := slices.Index(sv.Values, v); i >= 0 {
+					from[k] = "sweep: at " + at(valueAt[i])
+					fromSweep[k] = true
+				}
 			}
 		}
 	}
@@ -232,13 +250,16 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			setErrs = append(setErrs, msg)
 			continue
 		}
+		if !fromSweep[k] {
+			from[k] = "--set"
+		}
 		b.sc.Vars[k] = opt.Set[k]
 	}
 	used := map[string]bool{}
 	for _, k := range top.Keys() {
 		if k != "vars" && k != "sweep" {
 			v, _ := top.Get(k)
-			v.Substitute(b.sc.Vars, b.sc.VarNames, used)
+			v.Substitute(b.sc.Vars, b.sc.VarNames, used, from)
 		}
 	}
 	// A swept or --set var that nothing refers to would change nothing,

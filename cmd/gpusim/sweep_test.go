@@ -120,7 +120,8 @@ func TestSweepIdleIsOfTheGPUsInUse(t *testing.T) {
 
 // A sweep with a point whose value is not valid runs the others, writes
 // them, and exits with status 2, naming the first failed point (the last
-// var varies fastest: points 0-2 are pinned, 3-5 not valid).
+// var varies fastest: points 0-2 are pinned, 3-5 not valid) and where in
+// the sweep: block its value is.
 func TestSweepWithAFailedPointExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "sw.yaml")
@@ -134,6 +135,11 @@ func TestSweepWithAFailedPointExitsTwo(t *testing.T) {
 	want := "gpusim sweep: 9 of 18 points failed; the first, point 3 (topo=pcie-2gpu, memory=pinnned, n=1): " + scen + ":"
 	if !strings.HasPrefix(errb, want) || !strings.Contains(errb, `"pinnned" is not valid`) || strings.Count(errb, "\n") != 1 {
 		t.Errorf("stderr %q, want one line starting %q and saying what is not valid", errb, want)
+	}
+	// The fix is in the sweep: block (line 7, column 20), not where the
+	// value is used.
+	if !strings.HasSuffix(errb, " (${memory} from sweep: at 7:20)\n") {
+		t.Errorf("stderr %q, want it to end by naming the swept value's place", errb)
 	}
 	if got, _ := os.ReadFile(csv); !bytes.Contains(got, []byte("complete, 18 of 18 points")) {
 		t.Errorf("the CSV should hold every point, the failed ones with their error: %s", got)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,9 @@ type Doc struct {
 	// is given) is the misspelt key itself: Err drops the mapping's own
 	// errors that name a meant key, and reports the unknown key alone.
 	meant map[*yaml.Node][]string
+	// from holds, for each scalar that took a var's value, where that
+	// value was given ("${kernel} from sweep: at 12:21"), for its errors.
+	from map[*yaml.Node]string
 }
 
 // Node is a YAML value with its place in the file.
@@ -421,7 +425,11 @@ func (n Node) Errorf(format string, a ...any) {
 	if n.n != nil {
 		line, col = n.n.Line, n.n.Column
 	}
-	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: fmt.Sprintf(format, a...), node: n.resolveQuiet()})
+	msg := fmt.Sprintf(format, a...)
+	if f := n.d.from[n.resolveQuiet()]; f != "" {
+		msg += " (" + f + ")"
+	}
+	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: msg, node: n.resolveQuiet()})
 }
 
 // Pos returns "file:line:col" of n.
@@ -837,7 +845,10 @@ func VarRefs(s string) []string {
 // Substitute replaces every ${name} in the scalars below n (n included) with
 // vars[name], recording a problem, at the field, for each undefined name,
 // and marking in used (when not nil) each name it met. Keys are left alone.
-func (n Node) Substitute(vars map[string]string, names []string, used map[string]bool) {
+// from, when not nil, says where each var's value was given ("sweep: at
+// 12:21", "--set"); a problem later recorded at a scalar that took the
+// value says so, since the fix is there and not where the value is used.
+func (n Node) Substitute(vars map[string]string, names []string, used map[string]bool, from map[string]string) {
 	var walk func(y *yaml.Node, path string, depth int)
 	walk = func(y *yaml.Node, path string, depth int) {
 		if y == nil || depth > 10_000 {
@@ -849,12 +860,16 @@ func (n Node) Substitute(vars map[string]string, names []string, used map[string
 			if !strings.Contains(y.Value, "${") {
 				return
 			}
+			var notes []string
 			y.Value = varRe.ReplaceAllStringFunc(y.Value, func(ref string) string {
 				name := ref[2 : len(ref)-1]
 				if used != nil {
 					used[name] = true
 				}
 				v, ok := vars[name]
+				if f := from[name]; ok && f != "" && !slices.Contains(notes, ref+" from "+f) {
+					notes = append(notes, ref+" from "+f)
+				}
 				if !ok {
 					msg := fmt.Sprintf("${%s} is not defined", name)
 					if len(names) > 0 {
@@ -867,6 +882,12 @@ func (n Node) Substitute(vars map[string]string, names []string, used map[string
 				}
 				return v
 			})
+			if len(notes) > 0 {
+				if n.d.from == nil {
+					n.d.from = map[*yaml.Node]string{}
+				}
+				n.d.from[y] = strings.Join(notes, ", ")
+			}
 			if y.Tag == "!!null" && y.Value != "" {
 				y.Tag = "!!str"
 			}

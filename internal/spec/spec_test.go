@@ -136,3 +136,33 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		}
 	}
 }
+
+// A problem at a scalar that took vars' values names where each value was
+// given, once per var, and only the vars that have a place; a problem at a
+// scalar with no vars, or at the mapping above, names none.
+func TestProblemsNameWhereAVarWasGiven(t *testing.T) {
+	d, root, err := Parse("f.yaml", []byte("a: ${x}${x}\nb: ${x}-${y}-${z}\nc: plain\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"x": "1", "y": "2", "z": "3"}
+	from := map[string]string{"x": "sweep: at 9:9", "y": "--set"}
+	root.Substitute(vars, []string{"x", "y", "z"}, nil, from)
+	m, _ := root.Map("a", "b", "c")
+	for _, k := range []string{"a", "b", "c"} {
+		n, _ := m.Get(k)
+		s, _ := n.Scalar()
+		n.Errorf("bad %s", s)
+	}
+	root.Errorf("top")
+	want := []string{
+		"f.yaml:1:1: top",
+		"f.yaml:1:4: a: bad 11 (${x} from sweep: at 9:9)",
+		"f.yaml:2:4: b: bad 1-2-3 (${x} from sweep: at 9:9, ${y} from --set)",
+		"f.yaml:3:4: c: bad plain",
+	}
+	got := strings.Split(d.Err().Error(), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
