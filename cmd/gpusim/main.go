@@ -60,7 +60,7 @@ Usage:
   gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--plot DIR [--from T] [--to T]]
         simulate a scenario and print a summary (or JSON); --plot draws its
         timeline and utilization
-  gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume]
+  gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume] [--strict]
         run every point of the scenario's sweep: block, in parallel
   gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR]
         join the tables of sharded sweeps

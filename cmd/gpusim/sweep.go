@@ -24,7 +24,7 @@ import (
 	"gpusim/sim"
 )
 
-const sweepSynopsis = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume] [--set k=v]...\n       gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"
+const sweepSynopsis = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume] [--strict] [--set k=v]...\n       gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"
 
 // sweepRow is one point of a sweep.
 type sweepRow struct {
@@ -38,7 +38,10 @@ type sweepRow struct {
 	LinkUtil   float64    `json:"busiest_link_util"`
 	Bottleneck string     `json:"bottleneck"`
 	Error      string     `json:"error,omitempty"`
-	topology   string     // the point's machine, for plot titles (not written)
+	// Warnings are the simulator's warnings for the point (JSON only; a
+	// resumed or merged CSV row has none).
+	Warnings []string `json:"warnings,omitempty"`
+	topology string   // the point's machine, for plot titles (not written)
 }
 
 type gpuShare struct {
@@ -72,6 +75,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	set := setFlag{}
 	fs.Var(set, "set", "override a var that is not swept: name=value (repeatable)")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse points that expand to more than `N` ops")
+	strict := fs.Bool("strict", false, "make a point with warnings a failed point (exit status 2)")
 	if helpRequested(fs, sweepSynopsis, args, stdout) {
 		return nil
 	}
@@ -163,7 +167,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results <- runPoint(pos[0], base, points[i], i, set, *maxOps)
+				results <- runPoint(pos[0], base, points[i], i, set, *maxOps, *strict)
 			}
 		}()
 	}
@@ -191,6 +195,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	table.Partial = interrupted
+	warnPoints(stderr, table, done, todo)
 	if *csvOut != "" {
 		if err := writeFileAtomic(*csvOut, func(w io.Writer) error { return writeSweepCSV(w, table) }); err != nil {
 			return err
@@ -216,6 +221,47 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	return failedPoints(table)
 }
 
+// maxWarnedPoints bounds the points whose warnings a sweep prints.
+const maxWarnedPoints = 10
+
+// warnPoints prints, in point order, the first warning of each point run
+// now (todo) that had any, as gpusim run prints a run's; a sweep of many
+// points prints the first few and counts the rest.
+func warnPoints(stderr io.Writer, t *sweepTable, done map[int]sweepRow, todo []int) {
+	run := append([]int(nil), todo...)
+	sort.Ints(run)
+	n := 0
+	for _, i := range run {
+		r, ok := done[i]
+		if !ok || len(r.Warnings) == 0 || r.Error != "" {
+			continue
+		}
+		n++
+		if n > maxWarnedPoints {
+			continue
+		}
+		more := ""
+		if len(r.Warnings) > 1 {
+			more = fmt.Sprintf(" (and %s; gpusim run with the point's values as --set shows them all)", plural(len(r.Warnings)-1, "one more", "%d more"))
+		}
+		fmt.Fprintf(stderr, "warning: point %d (%s): %s%s\n", r.Index, pointValues(t, r), r.Warnings[0], more)
+	}
+	if n > maxWarnedPoints {
+		fmt.Fprintf(stderr, "warning: and %d more points with warnings (--json lists each point's)\n", n-maxWarnedPoints)
+	}
+}
+
+// pointValues is a point's "var=value, ..." for messages.
+func pointValues(t *sweepTable, r sweepRow) string {
+	var vals []string
+	for k, name := range t.Vars {
+		if k < len(r.Values) {
+			vals = append(vals, name+"="+r.Values[k])
+		}
+	}
+	return strings.Join(vals, ", ")
+}
+
 // failedPoints is the input error of a sweep with points that failed (exit
 // status 2, after the table with the points that ran): how many, and the
 // first one's values and error.
@@ -233,13 +279,7 @@ func failedPoints(t *sweepTable) error {
 		return nil
 	}
 	r := t.Rows[first]
-	var vals []string
-	for k, name := range t.Vars {
-		if k < len(r.Values) {
-			vals = append(vals, name+"="+r.Values[k])
-		}
-	}
-	return fmt.Errorf("gpusim sweep: %d of %d points failed; the first, point %d (%s): %s", n, len(t.Rows), r.Index, strings.Join(vals, ", "), r.Error)
+	return fmt.Errorf("gpusim sweep: %d of %d points failed; the first, point %d (%s): %s", n, len(t.Rows), r.Index, pointValues(t, r), r.Error)
 }
 
 func countShard(total, i, n int) int {
@@ -293,7 +333,7 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 }
 
 // runPoint loads and runs one point of the sweep.
-func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64) sweepRow {
+func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool) sweepRow {
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
 	over := setFlag{}
 	for k, v := range set {
@@ -311,6 +351,11 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
 	if err != nil {
 		row.Error = oneLine(err.Error())
+		return row
+	}
+	row.Warnings = res.Warnings
+	if strict && len(res.Warnings) > 0 {
+		row.Error = oneLine(fmt.Sprintf("--strict makes %s an error: %s", plural(len(res.Warnings), "its warning", "its %d warnings"), res.Warnings[0]))
 		return row
 	}
 	row.MakespanS = res.Makespan.Seconds()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,5 +273,72 @@ threads:
 	b, _ := os.ReadFile(whole)
 	if !bytes.Equal(a, b) {
 		t.Errorf("resumed table differs from one run in one go:\n%s\nvs\n%s", firstLine(string(a)), firstLine(string(b)))
+	}
+}
+
+// The simulator's warnings for a point are not lost in a sweep: each point
+// run that had any gets a line on stderr, in point order whatever -j, the
+// first ten of them, and --json lists them all; --strict makes such points
+// failed points (exit status 2), as gpusim run --strict does for one run.
+func TestSweepWarnsAndStrict(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "w.yaml")
+	// Point i waits i+1 times on an event not yet recorded: i+1 warnings.
+	src := `name: w
+topology: pcie-2gpu
+vars: {n: 1}
+sweep: {n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat: {count: "${n}", ops: [{wait: {stream: gpu0/s, event: e}}]}
+      - kernel: {stream: gpu0/s, duration: 1 us}
+      - record: {stream: gpu0/s, event: e}
+`
+	if err := os.WriteFile(scen, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errb, code := runCmd(t, "sweep", scen, "-j", "4", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (warnings are not errors); stderr %q", code, errb)
+	}
+	lines := strings.Split(strings.TrimSuffix(errb, "\n"), "\n")
+	if len(lines) != 11 {
+		t.Fatalf("%d lines on stderr, want 10 points and a count of the other 2:\n%s", len(lines), errb)
+	}
+	for i, l := range lines[:10] {
+		want := fmt.Sprintf("warning: point %d (n=%d): %s:9:46: op main/0: waits on event e, which has no record", i, i+1, scen)
+		if !strings.HasPrefix(l, want) {
+			t.Errorf("line %d %q, want it to start %q", i, l, want)
+		}
+		if more := strings.Contains(l, fmt.Sprintf("(and %d more;", i)); more != (i >= 2) {
+			t.Errorf("line %d %q: want (and %d more; ...) exactly from point 2 on", i, l, i)
+		}
+	}
+	if lines[10] != "warning: and 2 more points with warnings (--json lists each point's)" {
+		t.Errorf("last line %q", lines[10])
+	}
+	var tab struct {
+		Rows []struct {
+			Warnings []string `json:"warnings"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil || len(tab.Rows) != 12 {
+		t.Fatalf("JSON with %d rows (%v), want 12", len(tab.Rows), err)
+	}
+	for i, r := range tab.Rows {
+		if len(r.Warnings) != i+1 {
+			t.Errorf("point %d: %d warnings in the JSON, want %d", i, len(r.Warnings), i+1)
+		}
+	}
+
+	_, errb, code = runCmd(t, "sweep", scen, "-j", "4", "--strict")
+	if code != 2 {
+		t.Fatalf("--strict: exit %d, want 2; stderr %q", code, errb)
+	}
+	want := "gpusim sweep: 12 of 12 points failed; the first, point 0 (n=1): --strict makes its warning an error: " + scen + ":9:46: op main/0: waits on event e"
+	if !strings.HasPrefix(errb, want) || strings.Count(errb, "\n") != 1 {
+		t.Errorf("--strict: stderr %q, want one line starting %q", errb, want)
 	}
 }
