@@ -335,6 +335,11 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		if base, err = readTopologySource(*topo); err != nil {
 			return err
 		}
+		// A file that is not a topology is bad input (exit 2), whether
+		// or not this machine has a GPU.
+		if _, err := topologies.Load(baseName, base); err != nil {
+			return err
+		}
 	}
 	drv, err := openDriver()
 	if err != nil {
