@@ -7,13 +7,15 @@ import (
 	"gpusim/mirror"
 )
 
+const accuracySynopsis = "gpusim accuracy"
+
 func cmdAccuracy(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprintln(stdout, "usage: gpusim accuracy\n\nPrints docs/accuracy.md: every published measurement a shipped topology covers, gpusim's prediction and the error.")
+			fmt.Fprintln(stdout, "usage: "+accuracySynopsis+"\n\nPrints docs/accuracy.md: every published measurement a shipped topology covers, gpusim's prediction and the error.")
 			return nil
 		}
-		return &usageError{"usage: gpusim accuracy (it takes no arguments)"}
+		return &usageError{"usage: " + accuracySynopsis + " (it takes no arguments)"}
 	}
 	rep, err := mirror.Accuracy()
 	if err != nil {

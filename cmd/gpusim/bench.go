@@ -12,7 +12,7 @@ import (
 	"gpusim/plots"
 )
 
-const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json] [--plot FILE]"
+const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N | -g N] [-b 8] [-e 8G] [-f 2] [-i BYTES] [-d float] [--algo A] [--proto P] [--json] [--plot FILE]"
 
 // parseSize reads nccl-tests sizes: a number with an optional K, M, G
 // (powers of 1024) or any gpusim size unit.
@@ -126,7 +126,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json] [--plot FILE]"
+const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST | --testcase TEST]... [--buffer-size MiB | -b MiB] [--json] [--plot FILE]"
 
 type listFlag []string
 

@@ -54,43 +54,45 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// usage is the top-level help; each command's line is its synopsis, the
+// one its --help prints, so that every flag is listed.
 const usage = `gpusim predicts how multi-GPU workloads behave on a machine.
 
 Usage:
-  gpusim run SCENARIO [--set k=v]... [--json] [--trace FILE] [--plot DIR [--from T] [--to T]]
+  ` + runSynopsis + `
         simulate a scenario and print a summary (or JSON); --plot draws its
         timeline and utilization
-  gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume] [--strict]
+  ` + sweepSynopsis + `
         run every point of the scenario's sweep: block, in parallel
-  gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR]
+  ` + sweepMergeSynopsis + `
         join the tables of sharded sweeps
-  gpusim validate FILE
+  ` + validateSynopsis + `
         check a topology or scenario file without running it
-  gpusim topo show TOPOLOGY
+  ` + topoShowSynopsis + `
         print a topology (a file or a shipped name) and the path between GPU pairs
-  gpusim topo list
+  ` + topoListSynopsis + `
         list the shipped topologies
-  gpusim topo plot TOPOLOGY -o FILE
+  ` + topoPlotSynopsis + `
         draw the predicted GPU-to-GPU bandwidth as a heatmap (.png, .svg, .pdf)
-  gpusim topo dot TOPOLOGY [-o FILE]
+  ` + topoDotSynopsis + `
         write the machine graph as Graphviz DOT
-  gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [--no-p2p] [-o FILE]
+  ` + importSynopsis + `
         turn what nvidia-smi topo -m prints into a topology
-  gpusim nccl-tests --topology T --op all_reduce [--gpus N] [-b 8] [-e 8G] [-f 2] [--json] [--plot FILE]
+  ` + ncclSynopsis + `
         predict nccl-tests' table (all_reduce_perf, all_gather_perf, ...)
-  gpusim nvbandwidth --topology T [-t TEST]... [--buffer-size MiB] [--json] [--plot FILE]
+  ` + nvbSynopsis + `
         predict nvbandwidth's matrices
-  gpusim p2p-test --topology T [--json]
+  ` + p2pSynopsis + `
         predict the CUDA sample p2pBandwidthLatencyTest's matrices
-  gpusim topo discover [-o FILE] [--name NAME]
+  ` + discoverSynopsis + `
         read this machine's GPUs, links and PCIe tree through NVML into a topology
   gpusim run SCENARIO --backend hw [--topology FILE] ...
         run the scenario on this machine's GPUs instead of the simulator
-  gpusim replay SCENARIO [--topology FILE] [--json] [--plot DIR] [--top N]
+  ` + replaySynopsis + `
         run a scenario on the simulator and on the GPUs; compare op by op
-  gpusim calibrate [--topology FILE] [-o FILE] [--quick] [--budget DURATION]
+  ` + calibrateSynopsis + `
         measure copies, kernels and host overheads on the GPUs; fit the model
-  gpusim accuracy
+  ` + accuracySynopsis + `
         print the accuracy report (docs/accuracy.md): predictions against published measurements
   gpusim version
         print the version

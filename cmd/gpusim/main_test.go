@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -140,6 +143,32 @@ func TestGPUFailureExitStatus(t *testing.T) {
 	}
 }
 
+// TestCalibrateBadTopologyBeforeTheDriver: a --topology that is not a
+// topology is bad input (exit 2, at its line and column) on any machine;
+// calibrate says so before it looks for a GPU, not "no NVIDIA driver".
+func TestCalibrateBadTopologyBeforeTheDriver(t *testing.T) {
+	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
+	openDriver = func() (hw.Driver, error) {
+		t.Error("the driver was looked for before the topology was read")
+		return nil, errors.New("no driver")
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	scen := filepath.Join(dir, "scen.yaml")
+	os.WriteFile(bad, []byte("name: t\nhosts:\n  - {name: cpu0, cores: -4}\ngpus:\n  - {name: gpu0, model: H100-SXM, host: cpu0}\nlinks:\n  - {ends: [gpu0, cpu0], type: pcie5x16}\n"), 0o644)
+	os.WriteFile(scen, []byte("name: s\ntopology: pcie-2gpu\nthreads: []\n"), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		{bad, bad + ":3:25: hosts[0].cores: -4 is out of range"},
+		{scen, scen + ":1:1: "},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"calibrate", "--quick", "--topology", tc.file}, &out, &errb)
+		if code != exitInput || !strings.HasPrefix(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("calibrate --topology %s: exit %d, stderr %q; want %d and one line starting %q", tc.file, code, errb.String(), exitInput, tc.want)
+		}
+	}
+}
+
 // TestCalibrateWhereCUDASeesFewerGPUs: calibrate asks NVML about the GPUs
 // CUDA is shown, by their PCI addresses in CUDA's order, so that machine GPU
 // i is CUDA device i (CUDA_VISIBLE_DEVICES, a scheduler's share of a node).
@@ -224,6 +253,48 @@ func TestTopoDiscoverAsCUDASees(t *testing.T) {
 		}
 		if strings.Join(asked, " ") != strings.Join(tc.want, " ") || (asked == nil) != (tc.want == nil) {
 			t.Errorf("%v: NVML asked about %q, want %q", tc.args, asked, tc.want)
+		}
+	}
+}
+
+// TestSynopsisNamesEveryFlag: each command's --help starts with its
+// synopsis, the line gpusim --help and README.md's Commands list it by, and
+// that line names every flag the command takes, so no flag is known only to
+// those who read the source.
+func TestSynopsisNamesEveryFlag(t *testing.T) {
+	var top bytes.Buffer
+	if code := run([]string{"--help"}, &top, io.Discard); code != 0 {
+		t.Fatalf("gpusim --help: exit %d", code)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagRe := regexp.MustCompile(`(?m)^  -(\S+)`)
+	for _, cmd := range [][]string{{"run"}, {"sweep"}, {"sweep", "merge"}, {"validate"}, {"topo", "show"}, {"topo", "list"},
+		{"topo", "plot"}, {"topo", "dot"}, {"topo", "import"}, {"topo", "discover"}, {"nccl-tests"}, {"nvbandwidth"},
+		{"p2p-test"}, {"replay"}, {"calibrate"}, {"accuracy"}} {
+		var out bytes.Buffer
+		if code := run(append(cmd, "--help"), &out, io.Discard); code != 0 {
+			t.Errorf("gpusim %s --help: exit %d", strings.Join(cmd, " "), code)
+			continue
+		}
+		first, _, _ := strings.Cut(out.String(), "\n")
+		synopsis, ok := strings.CutPrefix(first, "usage: ")
+		if !ok || !strings.HasPrefix(synopsis, "gpusim "+strings.Join(cmd, " ")) {
+			t.Errorf("gpusim %s --help starts %q, want usage: and the command", strings.Join(cmd, " "), first)
+			continue
+		}
+		if !strings.Contains(top.String(), "\n  "+synopsis+"\n") {
+			t.Errorf("gpusim --help does not list %q", synopsis)
+		}
+		if !strings.Contains(string(readme), "\n    "+synopsis+"\n") {
+			t.Errorf("README.md's Commands do not list %q", synopsis)
+		}
+		for _, m := range flagRe.FindAllStringSubmatch(out.String(), -1) {
+			if !regexp.MustCompile(`(^|[\[| ])--?` + regexp.QuoteMeta(m[1]) + `\b`).MatchString(synopsis) {
+				t.Errorf("%q does not name its flag -%s", synopsis, m[1])
+			}
 		}
 	}
 }

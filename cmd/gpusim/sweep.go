@@ -24,7 +24,10 @@ import (
 	"gpusim/sim"
 )
 
-const sweepSynopsis = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n] [--resume] [--strict] [--set k=v]...\n       gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"
+const (
+	sweepSynopsis      = "gpusim sweep SCENARIO [-j N] [--csv FILE] [--json] [--plot DIR [--metric M]] [--shard i/n | --shards N] [--resume] [--strict] [--set k=v]... [--max-ops N]"
+	sweepMergeSynopsis = "gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"
+)
 
 // sweepRow is one point of a sweep.
 type sweepRow struct {
@@ -541,12 +544,12 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 }
 
 func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sweep merge", sweepSynopsis, stderr)
+	fs := newFlagSet("sweep merge", sweepMergeSynopsis, stderr)
 	csvOut := fs.String("csv", "", "write the merged table as CSV to `FILE`")
 	asJSON := fs.Bool("json", false, "print the merged table as JSON")
 	plotTo := fs.String("plot", "", "write sweep.png of the merged table into `DIR`")
 	metric := fs.String("metric", "makespan", "the metric --plot draws: "+sweepMetricNames())
-	if helpRequested(fs, sweepSynopsis, args, stdout) {
+	if helpRequested(fs, sweepMergeSynopsis, args, stdout) {
 		return nil
 	}
 	files, err := parseFlags(fs, args)
@@ -554,7 +557,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(files) == 0 {
-		return &usageError{"usage: gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"}
+		return &usageError{"usage: " + sweepMergeSynopsis}
 	}
 	if err := checkSweepMetric(fs, "sweep merge", *metric, *plotTo); err != nil {
 		return err

@@ -96,7 +96,13 @@ func fileKind(data []byte) string {
 	return "scenario"
 }
 
-const topoSynopsis = "gpusim topo show TOPOLOGY | gpusim topo list | gpusim topo plot TOPOLOGY -o FILE | gpusim topo dot TOPOLOGY [-o FILE] | gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--name NAME] [--no-p2p] [-o FILE] | gpusim topo discover [-o FILE] [--name NAME]"
+const (
+	topoShowSynopsis = "gpusim topo show TOPOLOGY"
+	topoListSynopsis = "gpusim topo list"
+	topoPlotSynopsis = "gpusim topo plot TOPOLOGY -o FILE"
+	topoDotSynopsis  = "gpusim topo dot TOPOLOGY [-o FILE]"
+	topoSynopsis     = topoShowSynopsis + " | " + topoListSynopsis + " | " + topoPlotSynopsis + " | " + topoDotSynopsis + " | " + importSynopsis + " | " + discoverSynopsis
+)
 
 func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -107,7 +113,24 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	switch args[0] {
+	case "list", "show":
+		// These take no flags; --help asks what they do.
+		for _, a := range args[1:] {
+			if a == "-h" || a == "--help" || a == "-help" {
+				what := map[string]string{
+					"list": topoListSynopsis + "\n\nLists the shipped topologies: name, GPU count, description.",
+					"show": topoShowSynopsis + "\n\nPrints the resolved machine (hosts, GPUs, switches, links) and the route and path kind of every GPU pair.\nTOPOLOGY is a topology file or the name of a shipped one (" + strings.Join(topologies.Shipped(), ", ") + ").",
+				}
+				fmt.Fprintln(stdout, "usage: "+what[args[0]])
+				return nil
+			}
+		}
+	}
+	switch args[0] {
 	case "list":
+		if len(args) != 1 {
+			return &usageError{"usage: " + topoListSynopsis + " (it takes no arguments)"}
+		}
 		for _, n := range topologies.Shipped() {
 			t, err := topologies.LoadShipped(n)
 			if err != nil {
@@ -118,7 +141,7 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "show":
 		if len(args) != 2 {
-			return &usageError{"usage: gpusim topo show TOPOLOGY"}
+			return &usageError{"usage: " + topoShowSynopsis}
 		}
 		t, err := loadTopology(args[1])
 		if err != nil {
@@ -292,9 +315,9 @@ const maxHeatmapGPUs = 64
 // cmdTopoDraw is "topo plot" (a heatmap of predicted peer bandwidth) and
 // "topo dot" (Graphviz DOT of the machine graph).
 func cmdTopoDraw(sub string, args []string, stdout, stderr io.Writer) error {
-	synopsis := "gpusim topo plot TOPOLOGY -o FILE"
+	synopsis := topoPlotSynopsis
 	if sub == "dot" {
-		synopsis = "gpusim topo dot TOPOLOGY [-o FILE]"
+		synopsis = topoDotSynopsis
 	}
 	fs := newFlagSet("topo "+sub, synopsis, stderr)
 	out := fs.String("o", "", "write to `FILE` (plot: .png, .svg or .pdf; dot: default standard output)")
