@@ -74,11 +74,20 @@ type Result struct {
 	// BracketedOp is the host time per kernel op of a loop of empty kernels
 	// run through the hw backend itself (the code a replay runs: its
 	// bookkeeping, its thread, its events), the median over runs of each
-	// run's mean; it becomes api_overhead. BracketedOpLoop is the same
+	// run's mean (HostOpRuns); it becomes api_overhead. BracketedOpLoop is the same
 	// calls in a bare loop (the median over fifteen rounds of each round's
 	// mean), BracketedOpMedian the median of the bare loop's calls.
 	// BracketedOpBusy is BracketedOpLoop with 4 us kernels instead of empty ones.
 	Launch, BracketedOp, BracketedOpLoop, BracketedOpMedian, BracketedOpBusy, EventRecord, IdleStreamSync, EventRoundTrip float64
+	// HostOpRuns are the runs BracketedOp is the median of, in the order
+	// taken: a few before the copies, one after each GPU's measurements and
+	// a few at the end. A host's speed drifts: on the H200 virtual machine
+	// of 2026-11-29 these loops gave 7.1 us per op in one calibration and
+	// 8.4 us in the next, minutes later, and the replays' runs between 6.8
+	// and 11.9 us (docs/measured/2026-11-29-h200), so runs spread over the
+	// calibration's minutes stand for the machine better than runs back to
+	// back.
+	HostOpRuns []HostOpRun
 	// KernelOverhead is per GPU the GPU time of an empty kernel over all SMs
 	// (seconds), measured behind a busy kernel.
 	KernelOverhead []float64
@@ -89,6 +98,13 @@ type Result struct {
 	MemoryKernel, FMA []float64
 	// Skipped lists measurements left out for the budget.
 	Skipped []string
+}
+
+// HostOpRun is one run of empty kernels through the hw backend: the host
+// time per op (seconds) and what calibration had measured before it.
+type HostOpRun struct {
+	After string
+	PerOp float64
 }
 
 // Device is what the driver says about one GPU.
@@ -334,6 +350,9 @@ func (c *cal) run() (*Result, error) {
 			return nil, err
 		}
 		c.step(fmt.Sprintf("memory and FMA kernels gpu%d", i))
+		if err := c.sampleHostOps(fmt.Sprintf("gpu%d", i), 1); err != nil {
+			return nil, err
+		}
 		c.step(fmt.Sprintf("gpu%d done", i))
 	}
 	// Peer to peer.
@@ -430,6 +449,9 @@ func (c *cal) run() (*Result, error) {
 		return nil, err
 	} else {
 		r.HostMemcpy = hm
+	}
+	if err := c.sampleHostOps("host memcpy", 3); err != nil {
+		return nil, err
 	}
 	c.step("host memcpy")
 	// Measurements skipped because the calibration was cancelled look like
@@ -1045,9 +1067,32 @@ func (c *cal) overheads() error {
 		}
 		r.KernelOverhead = append(r.KernelOverhead, Summarize(xs).Median)
 	}
-	// Last: the backend leaves no context current on this thread.
-	if r.BracketedOp, err = c.backendOps(); err != nil {
-		return fmt.Errorf("a loop of empty kernels through the hw backend: %w", err)
+	return c.sampleHostOps("launch and sync overheads", 3)
+}
+
+// sampleHostOps runs the loop of empty kernels through the hw backend runs
+// times (see HostOpRuns), unless the budget is spent and a run was taken,
+// and sets BracketedOp to the median of all runs so far.
+func (c *cal) sampleHostOps(after string, runs int) error {
+	r := c.res
+	for k := 0; k < runs; k++ {
+		if len(r.HostOpRuns) > 0 && c.over() {
+			break
+		}
+		x, err := c.backendOps()
+		if err != nil {
+			return fmt.Errorf("a loop of empty kernels through the hw backend: %w", err)
+		}
+		r.HostOpRuns = append(r.HostOpRuns, HostOpRun{After: after, PerOp: x})
+	}
+	xs := make([]float64, len(r.HostOpRuns))
+	for i, h := range r.HostOpRuns {
+		xs[i] = h.PerOp
+	}
+	r.BracketedOp = Summarize(xs).Median
+	// The backend leaves no context current on this thread.
+	if len(c.gpus) > 0 {
+		return c.drv.SetCurrent(c.gpus[0].ctx)
 	}
 	return nil
 }
@@ -1203,8 +1248,7 @@ func (c *cal) hostMemcpy() (float64, error) {
 }
 
 // backendOps runs a loop of 400 empty kernels on GPU 0 through the hw
-// backend, five times, and returns the median of the runs' mean host time
-// per kernel op.
+// backend and returns the mean host time per kernel op.
 func (c *cal) backendOps() (float64, error) {
 	top, err := topologies.Load("calibration", []byte(`name: calibration
 hosts: [{name: cpu0}]
@@ -1222,17 +1266,13 @@ links: [{ends: [gpu0, cpu0], type: pcie5x16}]
 	}
 	th.Ops = append(th.Ops, sim.Op{Kind: sim.OpSync, ID: "sync", Sync: sim.SyncStream})
 	p.Threads = []sim.Thread{th}
-	var means []float64
-	for run := 0; run < 5; run++ {
-		res, _, err := hw.Run(c.ctx, c.drv, top.Machine, p, hw.Options{Clock: c.clock})
-		if err != nil {
-			return 0, err
-		}
-		var sum sim.Time
-		for _, r := range res.Ops[:n] {
-			sum += r.HostEnd - r.Call
-		}
-		means = append(means, sum.Seconds()/n)
+	res, _, err := hw.Run(c.ctx, c.drv, top.Machine, p, hw.Options{Clock: c.clock})
+	if err != nil {
+		return 0, err
 	}
-	return Summarize(means).Median, nil
+	var sum sim.Time
+	for _, r := range res.Ops[:n] {
+		sum += r.HostEnd - r.Call
+	}
+	return sum.Seconds() / n, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,5 +360,51 @@ func TestWarnings(t *testing.T) {
 		"d2h pageable gpu1: the fit misses its samples by 30% (median): its latency and bandwidth are unreliable; calibrate again on a quiet machine"
 	if got != want {
 		t.Errorf("warnings:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A host that is slow for a spell does not set api_overhead: the loops of
+// kernel ops through the backend that it comes from are spread over the
+// whole calibration (three before the copies, one after each GPU, three at
+// the end) and their median taken. Here every call costs 1 us more until
+// the host overheads are measured (4 us instead of 2 us a kernel op, while
+// the first three loops run); the median of the seven is the 2 us the host
+// costs the rest of the time. Loops back to back at the start, as before,
+// would have given 4 us.
+func TestHostOpsAreSampledAcrossTheCalibration(t *testing.T) {
+	var slow atomic.Bool
+	slow.Store(true)
+	cfg := fakeConfig()
+	cfg.Drift = func(time.Duration) time.Duration {
+		if slow.Load() {
+			return time.Microsecond
+		}
+		return 0
+	}
+	r, err := Run(context.Background(), hw.NewFake(cfg), Options{Quick: true, Progress: func(done, total int, what string) {
+		if what == "launch and sync overheads" {
+			slow.Store(false)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after []string
+	var slowRuns int
+	for _, h := range r.HostOpRuns {
+		after = append(after, h.After)
+		if within(h.PerOp, 4e-6, 0.002) {
+			slowRuns++
+		}
+	}
+	want := "launch and sync overheads,launch and sync overheads,launch and sync overheads,gpu0,host memcpy,host memcpy,host memcpy"
+	if strings.Join(after, ",") != want {
+		t.Errorf("runs after %v, want %s", after, want)
+	}
+	if slowRuns != 3 {
+		t.Errorf("%d of the runs in the slow spell (%+v), want the first 3", slowRuns, r.HostOpRuns)
+	}
+	if !within(r.BracketedOp, 2e-6, 0.002) {
+		t.Errorf("api_overhead %g s, want the 2 us of the host's usual speed", r.BracketedOp)
 	}
 }

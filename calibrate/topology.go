@@ -276,7 +276,16 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	if r.AllP2P > 0 {
 		w("  every pair with peer access, both ways at once: %s in all", bwStr(r.AllP2P))
 	}
-	w("Host, per kernel op through the hw backend (mean, median of 5 runs of 400): %s (api_overhead).", timeStr(r.BracketedOp))
+	w("Host, per kernel op through the hw backend (mean of a run of 400, median of %d runs across the calibration): %s (api_overhead).", len(r.HostOpRuns), timeStr(r.BracketedOp))
+	var runs []string
+	for _, h := range r.HostOpRuns {
+		runs = append(runs, fmt.Sprintf("%s (after %s)", timeStr(h.PerOp), h.After))
+	}
+	for len(runs) > 0 {
+		k := min(len(runs), 4)
+		w("  runs: %s", strings.Join(runs[:k], ", "))
+		runs = runs[k:]
+	}
 	w("Host, per call in a bare loop (median): launch %s; launch and its timing event %s (mean, median of 15 rounds, %s;", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOpLoop))
 	w("  with 4 us kernels %s); event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
 	w("Host memcpy, one thread, pageable to pageable: %s.", bwStr(r.HostMemcpy))

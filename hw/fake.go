@@ -52,6 +52,9 @@ type FakeConfig struct {
 	// Slow adds host time to every call of the named function (a host
 	// thread held up in it), before the call takes effect.
 	Slow map[string]time.Duration
+	// Drift, if set, adds host time to every call made at fake time now: a
+	// host whose speed changes over time (a shared or virtual machine).
+	Drift func(now time.Duration) time.Duration
 	// Fail makes the named call (as in CUDA: "cuMemAlloc_v2") fail with
 	// the given CUresult, from its FailAfter-th call on (0: the first).
 	Fail      map[string]int
@@ -150,6 +153,9 @@ func (f *Fake) Spin(d time.Duration) {
 func (f *Fake) call(name string) error {
 	f.calls = append(f.calls, name)
 	f.now += f.cfg.APICost + f.cfg.Slow[name]
+	if f.cfg.Drift != nil {
+		f.now += f.cfg.Drift(f.now)
+	}
 	k := f.count[name]
 	f.count[name]++
 	if code, ok := f.cfg.Fail[name]; ok && k >= f.cfg.FailAfter[name] {
