@@ -113,11 +113,12 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 		ends[k+1] = ends[k] + len(l)
 	}
 	budget := 32 << 20
-	parses := func(k int) bool {
-		budget -= ends[k]
+	parsesText := func(b []byte) bool {
+		budget -= len(b)
 		var n yaml.Node
-		return yaml.Unmarshal(data[:ends[k]], &n) == nil
+		return budget >= 0 && yaml.Unmarshal(b, &n) == nil
 	}
+	parses := func(k int) bool { return parsesText(data[:ends[k]]) }
 	n := len(lines)
 	for k := n - 1; k >= max(0, n-64) && budget > 0; k-- {
 		if parses(k) {
@@ -139,6 +140,15 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 		if hi-lo == 1 {
 			line = hi
 		}
+	}
+	// A bracket opened on an earlier line and never closed: the prefixes
+	// that end inside it do not parse, so the search above stops where it
+	// opened, whatever line the error is on. Those prefixes with what is
+	// open closed after them do parse, up to the error: the innermost
+	// bracket of the kind the parser wanted closed, open where the longest
+	// such prefix ends, is the one left open.
+	if ln, c, open, ok := unclosedBracket(data, lines, ends, line, msg, parsesText); ok {
+		return ln, c, fmt.Sprintf(" (the %c here is not closed)", open)
 	}
 	if line == 0 || line > len(lines) {
 		return max(yamlLine, 1), 1, ""
@@ -170,6 +180,95 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	return line, col, ""
 }
 
+// unclosedBracket finds the bracket a parser error that wants one closed
+// (msg names '}' or ']') is about, where it opened on an earlier line than
+// the error: data's first k lines, with what is open after them closed,
+// parse for every k up to the line of the error. The longest such prefix
+// that includes line from (the first line whose prefix does not parse as
+// it is; 0: none) is searched for as locateSyntaxError searches, and the
+// innermost bracket of the kind wanted open after it is the answer (line
+// and column from 1).
+func unclosedBracket(data []byte, lines []string, ends []int, from int, msg string, parses func([]byte) bool) (line, col int, open byte, ok bool) {
+	switch {
+	case strings.Contains(msg, "'}'"):
+		open = '{'
+	case strings.Contains(msg, "']'"):
+		open = '['
+	default:
+		return 0, 0, 0, false
+	}
+	n := len(lines)
+	// The scan's state after every 1024th line; others are scanned from there.
+	const every = 1024
+	marks := make([]flowScan, 0, n/every+1)
+	var f flowScan
+	for k := 0; k <= n; k++ {
+		if k%every == 0 {
+			marks = append(marks, f)
+		}
+		if k < n {
+			f.feed(strings.TrimRight(lines[k], "\r\n"), k)
+		}
+	}
+	stateAt := func(k int) flowScan {
+		f := marks[k/every]
+		for j := k / every * every; j < k; j++ {
+			f.feed(strings.TrimRight(lines[j], "\r\n"), j)
+		}
+		return f
+	}
+	closes := func(k int) bool {
+		f := stateAt(k)
+		if f.broken || f.top == nil && f.quote == nil {
+			return false
+		}
+		text := strings.TrimRight(string(data[:ends[k]]), "\r\n")
+		if f.comment {
+			// After a comment, on a line of its own, indented as the last.
+			last := strings.TrimRight(lines[k-1], "\r\n")
+			text += "\n" + last[:len(last)-len(strings.TrimLeft(last, " "))]
+		}
+		return parses([]byte(text + f.closers() + "\n"))
+	}
+	lo := max(from, 1)
+	best := 0
+	for k := n; k >= max(lo, n-63); k-- {
+		if closes(k) {
+			best = k
+			break
+		}
+	}
+	if best == 0 && n-64 > lo {
+		// Prefixes of lo-1 lines parse; bisect between them and n-64.
+		a, b := lo-1, n-64
+		if closes(b) {
+			a = b
+		}
+		for b-a > 1 {
+			mid := (a + b) / 2
+			if closes(mid) {
+				a = mid
+			} else {
+				b = mid
+			}
+		}
+		if a >= lo && closes(a) {
+			best = a
+		}
+	}
+	if best == 0 {
+		return 0, 0, 0, false
+	}
+	st := stateAt(best)
+	for o := st.top; o != nil; o = o.up {
+		if o.c == open {
+			text := strings.TrimRight(lines[o.line], "\r\n")
+			return o.line + 1, utf8.RuneCountInString(text[:o.idx]) + 1, open, true
+		}
+	}
+	return 0, 0, 0, false
+}
+
 // lineScan is what scanLine finds on a line of YAML: the positions of the
 // brackets ({ and [) it opens and does not close, of the first closing
 // bracket that does not match the one open (-1 if none), and of a quote
@@ -181,44 +280,97 @@ type lineScan struct {
 }
 
 func scanLine(text string) lineScan {
-	sc := lineScan{mismatch: -1, quote: -1}
-	prev := byte(' ') // the last character outside quotes that is not a space
+	var f flowScan
+	f.feed(text, 0)
+	sc := lineScan{mismatch: f.mismatch, quote: -1}
+	for o := f.top; o != nil; o = o.up {
+		sc.open = append([]int{o.idx}, sc.open...)
+	}
+	if f.quote != nil {
+		sc.quote = f.quote.idx
+	}
+	return sc
+}
+
+// bracket is an open bracket or quote: its line (from 0), byte offset in
+// the line and character; up is the bracket it is inside.
+type bracket struct {
+	line, idx int
+	c         byte
+	up        *bracket
+}
+
+// flowScan follows the brackets and quotes of YAML text line by line, what
+// is quoted and comments aside: the state after each line is a few
+// pointers (the open brackets are a linked stack that lines share).
+type flowScan struct {
+	top      *bracket // the innermost open bracket
+	quote    *bracket // an open quote
+	mismatch int      // where a closing bracket did not match, on the last line fed; -1 if none
+	broken   bool     // a bracket did not match: what follows is not followed
+	comment  bool     // the last line fed ends in a comment
+	prev     byte     // the last character outside quotes that is not a space
+}
+
+// feed reads one line (without its line break).
+func (f *flowScan) feed(text string, line int) {
+	f.mismatch, f.comment = -1, false
+	if f.broken {
+		return
+	}
+	f.prev = ' ' // a line break separates like a space
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		if sc.quote >= 0 {
-			q := text[sc.quote]
+		if f.quote != nil {
+			q := f.quote.c
 			switch {
 			case q == '"' && c == '\\':
 				i++ // an escape: the next character is not the end
 			case q == '\'' && c == '\'' && i+1 < len(text) && text[i+1] == '\'':
 				i++ // '' is a quote inside single quotes
 			case c == q:
-				sc.quote = -1
+				f.quote = nil
+				f.prev = c
 			}
 			continue
 		}
 		switch {
-		case (c == '"' || c == '\'') && strings.IndexByte(" :-[{,", prev) >= 0:
+		case (c == '"' || c == '\'') && strings.IndexByte(" :-[{,", f.prev) >= 0:
 			// A quote opens a quoted value only where a value begins;
 			// elsewhere (Rank 0's copy) it is a character of a plain one.
-			sc.quote = i
-		case c == '#' && (i == 0 || text[i-1] == ' '):
-			return sc
+			f.quote = &bracket{line: line, idx: i, c: c}
+		case c == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t'):
+			f.comment = true
+			return
 		case c == '{' || c == '[':
-			sc.open = append(sc.open, i)
-		case (c == '}' || c == ']') && len(sc.open) > 0:
-			top := text[sc.open[len(sc.open)-1]]
-			if top == '{' && c == ']' || top == '[' && c == '}' {
-				sc.mismatch = i
-				return sc
+			f.top = &bracket{line: line, idx: i, c: c, up: f.top}
+		case (c == '}' || c == ']') && f.top != nil:
+			if f.top.c == '{' && c == ']' || f.top.c == '[' && c == '}' {
+				f.mismatch, f.broken = i, true
+				return
 			}
-			sc.open = sc.open[:len(sc.open)-1]
+			f.top = f.top.up
 		}
 		if c != ' ' && c != '\t' {
-			prev = c
+			f.prev = c
 		}
 	}
-	return sc
+}
+
+// closers is the text that closes what is open, quote first.
+func (f *flowScan) closers() string {
+	var b []byte
+	if f.quote != nil {
+		b = append(b, f.quote.c)
+	}
+	for o := f.top; o != nil; o = o.up {
+		if o.c == '{' {
+			b = append(b, '}')
+		} else {
+			b = append(b, ']')
+		}
+	}
+	return string(b)
 }
 
 // Parse parses data as one YAML document whose top level must be a mapping.

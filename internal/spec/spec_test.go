@@ -127,6 +127,12 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		{"columns count characters", "a: é\nb: [é, {y: 1\n", `f.yaml:2:8: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		// A flow mapping over two lines is valid: the error is after it.
 		{"after a valid multi-line flow", "a: {x: 1,\n  y: 2}\nb: 1\nc: [3\n", `f.yaml:4:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
+		// A bracket left open inside a flow collection over many lines:
+		// the error is where that bracket opened, not where the outer
+		// collection did.
+		{"unclosed brace in a multi-line list", "a: 1\nops: [\n  {x: 1},\n  {x: 2\n  {x: 3},\n]\n", `f.yaml:4:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
+		{"after a comment, in a multi-line list", "ops: [\n  {x: 1}, # one\n  {x: 2 # two\n  {x: 3},\n]\n", `f.yaml:3:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
+		{"unclosed brace early in a long list", "ops: [\n  {x: 1},\n  {x: 2\n" + strings.Repeat("  {x: 3},\n", 300) + "]\n", `f.yaml:3:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		// Far from the end: found by bisection.
 		{"early in a long file", "a: 1\nb: [1\n" + strings.Repeat("c: 2\n", 200), `f.yaml:2:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
 	} {
