@@ -106,6 +106,12 @@ func TestRunTimesEachOp(t *testing.T) {
 	if got := info.SpinOvershoot[0]; got != 0 {
 		t.Errorf("spin overshoot %v, want 0", got)
 	}
+	// As kernels are timed: a zero-time spin's stored start is 3 us after
+	// the event before it (the overhead comes first in the fake), its stop
+	// is at the event after; placed on those events, it lasts the 3 us.
+	if got, want := info.SpinOverheadStamped[0], 3*us; got != want {
+		t.Errorf("spin overhead as kernels are timed %v, want %v", got, want)
+	}
 	cases := []struct {
 		id   string
 		want sim.Time

@@ -134,8 +134,8 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, stderr io.
 	}
 	for g, name := range info.Devices {
 		if name != "" {
-			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s; kernel fixed cost %s, spin overshoot %s\n",
-				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], info.SpinOverhead[g], info.SpinOvershoot[g])
+			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s; kernel fixed cost %s (as kernels are timed: %s), spin overshoot %s\n",
+				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], info.SpinOverhead[g], info.SpinOverheadStamped[g], info.SpinOvershoot[g])
 		}
 	}
 	return runs, info, nil
