@@ -60,6 +60,9 @@ type Options struct {
 	// Set overrides vars: name -> value, as from --set name=value. Every name
 	// must be a var the scenario defines.
 	Set map[string]string
+	// Point is a sweep point's values of swept vars (gpusim sweep), set as
+	// Set sets them; errors they cause say they came from the sweep.
+	Point map[string]string
 	// ReadFile reads a topology file named by path (the scenario's directory
 	// joined with its topology field). Nil allows shipped topologies only.
 	ReadFile func(name string) ([]byte, error)
@@ -199,6 +202,16 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	// not define takes its first value by default.
 	var sweptAt []spec.Node // each swept var's key, for messages
 	fromSweep := map[string]bool{}
+	if len(opt.Point) > 0 {
+		set := map[string]string{}
+		for k, v := range opt.Set {
+			set[k] = v
+		}
+		for k, v := range opt.Point {
+			set[k] = v
+		}
+		opt.Set = set
+	}
 	if sn, ok := top.Get("sweep"); ok {
 		sm, _ := sn.Map(anyKey(sn)...)
 		for _, k := range sm.Keys() {
@@ -230,8 +243,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 				b.sc.VarNames = append(b.sc.VarNames, k)
 				from[k] = "sweep: at " + at(valueAt[0])
 			}
-			// A sweep's point comes as a --set of one of its values.
-			if v, ok := opt.Set[k]; ok {
+			if v, ok := opt.Point[k]; ok {
 				if i := slices.Index(sv.Values, v); i >= 0 {
 					from[k] = "sweep: at " + at(valueAt[i])
 					fromSweep[k] = true

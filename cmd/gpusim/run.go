@@ -113,14 +113,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // loadScenario reads a scenario file, or a shipped scenario by name when no
 // such file exists.
 func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
-	return loadScenarioOn(name, set, maxOps, nil)
+	return loadScenarioWith(name, scenarios.Options{Set: set, MaxOps: maxOps})
 }
 
 // loadScenarioOn is loadScenario with the scenario's topology replaced by
 // top, when top is not nil.
 func loadScenarioOn(name string, set setFlag, maxOps int64, top *topologies.Topology) (*scenarios.Scenario, error) {
+	return loadScenarioWith(name, scenarios.Options{Set: set, MaxOps: maxOps, Topology: top})
+}
+
+// loadScenarioWith is loadScenario with options (ReadFile is set here).
+func loadScenarioWith(name string, opt scenarios.Options) (*scenarios.Scenario, error) {
 	data, err := readInput(name)
-	opt := scenarios.Options{Set: set, MaxOps: maxOps, ReadFile: readInput, Topology: top}
+	opt.ReadFile = readInput
 	var big *tooLargeError
 	if errors.As(err, &big) {
 		return nil, err

@@ -338,14 +338,7 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 // runPoint loads and runs one point of the sweep.
 func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool) sweepRow {
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
-	over := setFlag{}
-	for k, v := range set {
-		over[k] = v
-	}
-	for k, v := range p.Set(base.Sweep) {
-		over[k] = v
-	}
-	sc, err := loadScenario(file, over, maxOps)
+	sc, err := loadScenarioWith(file, scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps})
 	if err != nil {
 		row.Error = oneLine(err.Error())
 		return row
