@@ -260,9 +260,24 @@ func helpRequested(fs *flag.FlagSet, synopsis string, args []string, stdout io.W
 
 // writeFileAtomic writes data to name through a temporary file in the same
 // folder renamed into place, so that a reader never sees a half-written file.
+//
+// Only a regular file is replaced so: a symbolic link to one has its target
+// written the same way (the link stays), and anything else (a FIFO, a
+// device such as /dev/stdout or /dev/null, a link that leads to one) is
+// opened and written in place, never renamed over.
 func writeFileAtomic(name string, write func(io.Writer) error) error {
 	if err := notADirectory(name); err != nil {
 		return err
+	}
+	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
+		if st.Mode()&os.ModeSymlink != 0 {
+			if target, err := filepath.EvalSymlinks(name); err == nil {
+				if tst, err := os.Stat(target); err == nil && tst.Mode().IsRegular() {
+					return writeFileAtomic(target, write)
+				}
+			}
+		}
+		return writeInPlace(name, write)
 	}
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
@@ -293,6 +308,23 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 			err = le.Err // not the temporary file's name
 		}
 		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
+	}
+	return nil
+}
+
+// writeInPlace writes to name as it is: a FIFO, a device, a link to one, or
+// a link to a file that does not exist yet (created).
+func writeInPlace(name string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return &failError{fmt.Errorf("cannot write %s: %v", name, unwrapPath(err))}
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return &failError{fmt.Errorf("writing %s: %v", name, err)}
+	}
+	if err := f.Close(); err != nil {
+		return &failError{fmt.Errorf("writing %s: %v", name, err)}
 	}
 	return nil
 }
