@@ -6,7 +6,9 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -380,7 +382,8 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 		return d, Node{}, List{{File: file, Line: 1, Col: 1, Msg: "the file is empty: expected a YAML mapping"}}
 	}
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
 		line, msg := 1, err.Error()
 		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 			if m[1] != "" {
@@ -395,11 +398,45 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
 		return d, Node{}, List{{File: file, Line: 1, Col: 1, Msg: "the file holds no YAML document: expected a mapping"}}
 	}
+	// A second document would be ignored, whatever it says; an empty one
+	// (a --- at the end) says nothing.
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if err == io.EOF {
+			break
+		}
+		if err == nil && (len(next.Content) == 0 || next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null") {
+			continue
+		}
+		return d, Node{}, List{{File: file, Line: secondDocument(data), Col: 1, Msg: "a second YAML document starts here: a topology or scenario file holds one (remove the --- line and what follows, or make it one document)"}}
+	}
 	n := Node{d: d, n: root.Content[0]}
 	if n.n.Kind != yaml.MappingNode {
 		return d, Node{}, List{{File: file, Line: n.n.Line, Col: n.n.Column, Msg: "the top level must be a mapping of keys to values"}}
 	}
 	return d, n, nil
+}
+
+// secondDocument returns the line (from 1) of the --- that starts data's
+// second YAML document: the first one after a line of content (a --- before
+// any content starts the first document).
+func secondDocument(data []byte) int {
+	content := false
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "---\t") {
+			if content {
+				return i + 1
+			}
+			content = true // what follows is the first document
+			continue
+		}
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			content = true
+		}
+	}
+	return 1
 }
 
 // The top-level keys that only a scenario has, and only a topology: what

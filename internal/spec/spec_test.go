@@ -172,3 +172,26 @@ func TestProblemsNameWhereAVarWasGiven(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A file holds one YAML document: a second, which the reader would ignore
+// whatever it says (even invalid YAML), is an error at its --- line; a ---
+// before the first, or an empty document at the end, is not.
+func TestOneDocumentPerFile(t *testing.T) {
+	const second = "a second YAML document starts here: a topology or scenario file holds one (remove the --- line and what follows, or make it one document)"
+	for _, tc := range []struct{ name, src, want string }{
+		{"a second document", "a: 1\n---\nb: 2\n", "f.yaml:2:1: " + second},
+		{"an invalid second document", "# first\na: 1\nb: 2\n--- # two\ngarbage: [unclosed\n", "f.yaml:4:1: " + second},
+		{"a --- before the first", "# c\n---\na: 1\n", ""},
+		{"an empty document at the end", "a: 1\n---\n", ""},
+		{"an end marker", "---\na: 1\n...\n", ""},
+	} {
+		_, _, err := Parse("f.yaml", []byte(tc.src))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
