@@ -399,7 +399,11 @@ func oneLine(s string) string {
 	return s
 }
 
-func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+// fmtF writes a float of the CSV in the fewest digits that read back as
+// the same float, so that shards merged from their CSVs give the bytes
+// of the sweep run in one go (six digits once lost the rest). Older CSVs,
+// with six, read as they are.
+func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func writeSweepCSV(w io.Writer, t *sweepTable) error {
 	bw := bufio.NewWriter(w)

@@ -342,3 +342,50 @@ threads:
 		t.Errorf("--strict: stderr %q, want one line starting %q", errb, want)
 	}
 }
+
+// A shipped study run as three shards, written as CSV and merged, prints
+// the JSON of the study run in one go, byte for byte: the CSV keeps every
+// digit of each float (six significant digits once made the merged
+// makespans and idle fractions differ in the seventh).
+func TestSweepMergedShardsGiveTheSameJSON(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "") // restored after the test
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	whole, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--json")
+	if code != 0 {
+		t.Fatalf("sweep pipeline-bubble: exit %d: %s", code, errb)
+	}
+	// The study's makespans have more than six significant digits (point
+	// 0's is 0.210622313982 s), or the test would not tell the two apart.
+	if !strings.Contains(whole, `"makespan_s": 0.210622313982,`) {
+		t.Fatalf("point 0's makespan is not 0.210622313982 s; pick another value to check:\n%s", whole)
+	}
+	var shards []string
+	for i := 0; i < 3; i++ {
+		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
+		if _, e, code := runCmd(t, "sweep", "pipeline-bubble", "--shard", fmt.Sprintf("%d/3", i), "--csv", csv); code != 0 {
+			t.Fatalf("shard %d/3: exit %d: %s", i, code, e)
+		}
+		shards = append(shards, csv)
+	}
+	s0, _ := os.ReadFile(shards[0])
+	if !bytes.Contains(s0, []byte("\n0,gpipe,4,0.210622313982,")) {
+		t.Errorf("shard 0's CSV does not hold point 0's makespan in full, 0.210622313982:\n%s", s0)
+	}
+	merged, errb, code := runCmd(t, append([]string{"sweep", "merge", "--json"}, shards...)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errb)
+	}
+	if merged != whole {
+		t.Errorf("merged shards' JSON differs from the whole sweep's:\n%s\nwant:\n%s", merged, whole)
+	}
+	// A CSV of an older gpusim, six digits, still reads.
+	old := filepath.Join(dir, "old.csv")
+	os.WriteFile(old, []byte("# gpusim sweep pipeline-bubble: complete, 1 of 8 points\n"+
+		"point,schedule,microbatches,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n"+
+		"0,gpipe,4,0.210622,0.428299,0.428952,gpu0=0.428952 gpu1=0.427645,link:gpu1-nvswitch gpu1->nvswitch,0.000859282,compute-bound: 100% of the critical path is kernels,\n"), 0o644)
+	out, errb, code := runCmd(t, "sweep", "merge", "--json", old)
+	if code != 0 || !strings.Contains(out, `"makespan_s": 0.210622,`) || !strings.Contains(out, `"idle": 0.427645`) {
+		t.Errorf("old CSV: exit %d, stderr %q, JSON:\n%s\nwant exit 0 and its six-digit values", code, errb, out)
+	}
+}
