@@ -104,7 +104,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if *resume && *csvOut == "" {
 		return &usageError{"gpusim sweep: --resume needs --csv FILE, the file to resume"}
 	}
-	shardI, shardN, err := shardOf(*shard, *shards)
+	shardI, shardN, err := shardOf(*shard, *shards, given(fs, "shards"))
 	if err != nil {
 		return err
 	}
@@ -295,8 +295,9 @@ func countShard(total, i, n int) int {
 	return c
 }
 
-// shardOf reads --shard i/n, or the batch system's environment.
-func shardOf(flagValue string, shards int) (int, int, error) {
+// shardOf reads --shard i/n, or the batch system's environment; shards is
+// --shards, given or not (--shards 0 is a count, refused, not the default).
+func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 	parse := func(i, n string, what string) (int, int, error) {
 		a, err1 := strconv.Atoi(strings.TrimSpace(i))
 		b, err2 := strconv.Atoi(strings.TrimSpace(n))
@@ -306,10 +307,10 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 		return a, b, nil
 	}
 	_, slurm := os.LookupEnv("SLURM_ARRAY_TASK_ID")
-	if shards != 0 && (flagValue != "" || slurm) {
+	if shardsGiven && (flagValue != "" || slurm) {
 		return 0, 0, &usageError{"gpusim sweep: --shards goes with Kubernetes' JOB_COMPLETION_INDEX; here --shard or Slurm's SLURM_ARRAY_TASK_ID/COUNT already give the shard: drop --shards"}
 	}
-	if shards < 0 {
+	if shardsGiven && shards < 1 {
 		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d: want the number of shards, at least 1", shards)}
 	}
 	if flagValue != "" {
@@ -324,12 +325,12 @@ func shardOf(flagValue string, shards int) (int, int, error) {
 		return parse(id, count, "SLURM_ARRAY_TASK_ID="+id+" SLURM_ARRAY_TASK_COUNT="+count)
 	}
 	if id, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
-		if shards < 1 {
+		if !shardsGiven {
 			return 0, 0, &usageError{"gpusim sweep: JOB_COMPLETION_INDEX is set: give the shard count with --shards N"}
 		}
 		return parse(id, strconv.Itoa(shards), "JOB_COMPLETION_INDEX="+id)
 	}
-	if shards != 0 {
+	if shardsGiven {
 		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d counts the shards of a Kubernetes Indexed Job, whose JOB_COMPLETION_INDEX is not set here: run one shard with --shard i/n", shards)}
 	}
 	return 0, 1, nil
