@@ -133,6 +133,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "calibrate":
 		err = cmdCalibrate(args[1:], stdout, stderr)
 	case "version", "--version":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "usage: gpusim version (it takes no arguments; got %s)\n", strings.Join(args[1:], " "))
+			return exitInput
+		}
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	case "help", "-h", "--help", "-help":
@@ -226,6 +230,19 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
+			// A file or name flag given an empty value (--trace '', a
+			// variable that was not set) would silently do nothing.
+			var empty string
+			fs.Visit(func(f *flag.Flag) {
+				if g, ok := f.Value.(flag.Getter); ok && empty == "" {
+					if s, ok := g.Get().(string); ok && s == "" {
+						empty = f.Name
+					}
+				}
+			})
+			if empty != "" {
+				return nil, &usageError{fmt.Sprintf("gpusim %s: --%s was given an empty value (see gpusim %s --help)", fs.Name(), empty, fs.Name())}
+			}
 			return pos, nil
 		}
 		pos = append(pos, rest[0])

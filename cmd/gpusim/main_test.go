@@ -298,3 +298,27 @@ func TestSynopsisNamesEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageThatDidNothing: arguments that were silently ignored are usage
+// errors (exit 2, one line): words after version, --set on a topology, and
+// an output or name flag given an empty value (a shell variable not set).
+func TestUsageThatDidNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version", "extra"}, "usage: gpusim version (it takes no arguments; got extra)\n"},
+		{[]string{"validate", "dgx-h100", "--set", "a=1"}, "gpusim validate: --set sets a scenario's vars; dgx-h100 is a topology, which has none\n"},
+		{[]string{"run", "quickstart", "--trace", ""}, "gpusim run: --trace was given an empty value (see gpusim run --help)\n"},
+		{[]string{"run", "quickstart", "--plot="}, "gpusim run: --plot was given an empty value (see gpusim run --help)\n"},
+		{[]string{"sweep", "dataloader-workers", "--csv", ""}, "gpusim sweep: --csv was given an empty value (see gpusim sweep --help)\n"},
+		{[]string{"topo", "import", filepath.Join(dir, "x.txt"), "--name", ""}, "gpusim topo import: --name was given an empty value (see gpusim topo import --help)\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != exitInput || errb.String() != tc.want || out.Len() != 0 {
+			t.Errorf("gpusim %q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, out.String(), errb.String(), exitInput, tc.want)
+		}
+	}
+}

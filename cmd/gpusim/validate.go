@@ -61,6 +61,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: no such file, shipped scenario or shipped topology (scenarios: %s; topologies: %s)", name,
 			strings.Join(scenarios.Shipped(), ", "), strings.Join(topologies.Shipped(), ", "))
 	case "topology":
+		if len(set) > 0 {
+			return &usageError{fmt.Sprintf("gpusim validate: --set sets a scenario's vars; %s is a topology, which has none", name)}
+		}
 		t, err := loadTopology(name)
 		if err != nil {
 			return err
