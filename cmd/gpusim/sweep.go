@@ -321,8 +321,24 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 		return parse(i, n, "--shard "+flagValue)
 	}
 	if id, ok := os.LookupEnv("SLURM_ARRAY_TASK_ID"); ok {
+		// An array of n tasks numbered from SLURM_ARRAY_TASK_MIN (sbatch
+		// --array=1-3 numbers them 1, 2 and 3) is shards 0 to n-1.
 		count := os.Getenv("SLURM_ARRAY_TASK_COUNT")
-		return parse(id, count, "SLURM_ARRAY_TASK_ID="+id+" SLURM_ARRAY_TASK_COUNT="+count)
+		lo, hasMin := os.LookupEnv("SLURM_ARRAY_TASK_MIN")
+		what := "SLURM_ARRAY_TASK_ID=" + id
+		if hasMin {
+			what += " SLURM_ARRAY_TASK_MIN=" + lo
+		} else {
+			lo = "0"
+		}
+		what += " SLURM_ARRAY_TASK_COUNT=" + count
+		a, err1 := strconv.Atoi(strings.TrimSpace(id))
+		b, err2 := strconv.Atoi(strings.TrimSpace(lo))
+		n, err3 := strconv.Atoi(strings.TrimSpace(count))
+		if err1 != nil || err2 != nil || err3 != nil || n < 1 || a < b || a-b >= n {
+			return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: %s: want a task id from SLURM_ARRAY_TASK_MIN (0 if not set) to MIN+COUNT-1, a shard each; an array with a step or gaps, such as --array=0-8:2, is not one: give --shard i/n", what)}
+		}
+		return a - b, n, nil
 	}
 	if id, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
 		if !shardsGiven {

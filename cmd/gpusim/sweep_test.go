@@ -391,3 +391,53 @@ func TestSweepMergedShardsGiveTheSameJSON(t *testing.T) {
 		t.Errorf("old CSV: exit %d, stderr %q, JSON:\n%s\nwant exit 0 and its six-digit values", code, errb, out)
 	}
 }
+
+// A Slurm array numbered from 1 (sbatch --array=1-3: SLURM_ARRAY_TASK_MIN
+// 1, ids 1, 2, 3, SLURM_ARRAY_TASK_COUNT 3) runs shards 0/3, 1/3 and 2/3:
+// task 1 has points 0, 3, 6 of the 8 of pipeline-bubble, task 3 points 2
+// and 5. The task id was taken as the shard, so that task 3 failed.
+func TestSweepSlurmArrayFromMin(t *testing.T) {
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	os.Unsetenv("JOB_COMPLETION_INDEX")
+	t.Setenv("SLURM_ARRAY_TASK_MIN", "1")
+	t.Setenv("SLURM_ARRAY_TASK_COUNT", "3")
+	for _, tc := range []struct {
+		id, shard string
+		points    []int
+	}{
+		{"1", "0/3", []int{0, 3, 6}},
+		{"2", "1/3", []int{1, 4, 7}},
+		{"3", "2/3", []int{2, 5}},
+	} {
+		t.Setenv("SLURM_ARRAY_TASK_ID", tc.id)
+		out, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--json")
+		if code != 0 {
+			t.Errorf("task %s: exit %d: %s", tc.id, code, errb)
+			continue
+		}
+		var tab struct {
+			Shard string `json:"shard"`
+			Rows  []struct {
+				Point int `json:"point"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(out), &tab); err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, r := range tab.Rows {
+			got = append(got, r.Point)
+		}
+		if tab.Shard != tc.shard || fmt.Sprint(got) != fmt.Sprint(tc.points) {
+			t.Errorf("task %s: shard %q, points %v; want %s, %v", tc.id, tab.Shard, got, tc.shard, tc.points)
+		}
+	}
+	// An id past the array's last (a step, --array=1-5:2, has ids 1, 3, 5
+	// and count 3) is refused rather than taken for another shard.
+	t.Setenv("SLURM_ARRAY_TASK_ID", "5")
+	_, errb, code := runCmd(t, "sweep", "pipeline-bubble")
+	want := "gpusim sweep: SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3: want a task id from SLURM_ARRAY_TASK_MIN (0 if not set) to MIN+COUNT-1, a shard each; an array with a step or gaps, such as --array=0-8:2, is not one: give --shard i/n\n"
+	if code != 2 || errb != want {
+		t.Errorf("task 5 of 1-5:2: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+}
