@@ -101,6 +101,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := checkSweepMetric(fs, "sweep", *metric, *plotTo); err != nil {
 		return err
 	}
+	if err := plotDirUsable(*plotTo); err != nil {
+		return err // before the points run, as --csv
+	}
 	if *resume && *csvOut == "" {
 		return &usageError{"gpusim sweep: --resume needs --csv FILE, the file to resume"}
 	}
@@ -293,6 +296,31 @@ func countShard(total, i, n int) int {
 		}
 	}
 	return c
+}
+
+// plotDirUsable is the error of a --plot DIR that cannot be a directory (it,
+// or the nearest of its parents that exists, is a file), or nil: it is
+// checked before a sweep runs, as --csv is, rather than after, and fails
+// as the drawing would (exit status 1).
+func plotDirUsable(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err == nil {
+			if st.IsDir() {
+				return nil
+			}
+			return &failError{fmt.Errorf("cannot make the plot directory %s: %s is a file; name a directory, or one to make", dir, p)}
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return &failError{fmt.Errorf("cannot make the plot directory %s: %v", dir, unwrapPath(err))}
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+	}
 }
 
 // shardOf reads --shard i/n, or the batch system's environment; shards is
@@ -574,6 +602,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return &usageError{"usage: " + sweepMergeSynopsis}
 	}
 	if err := checkSweepMetric(fs, "sweep merge", *metric, *plotTo); err != nil {
+		return err
+	}
+	if err := plotDirUsable(*plotTo); err != nil {
 		return err
 	}
 	var merged *sweepTable

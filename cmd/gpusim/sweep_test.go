@@ -441,3 +441,42 @@ func TestSweepSlurmArrayFromMin(t *testing.T) {
 		t.Errorf("task 5 of 1-5:2: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }
+
+// A --plot DIR that cannot be a directory (a file, or a path through one)
+// is refused before any point runs, as --csv naming a directory is, with
+// the exit status of a file that cannot be written (1): the sweep ran to
+// the end first, then failed.
+func TestSweepPlotDirCheckedFirst(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	csv := filepath.Join(dir, "out.csv")
+	for _, plotTo := range []string{file, filepath.Join(file, "sub")} {
+		want := "gpusim: cannot make the plot directory " + plotTo + ": " + file + " is a file; name a directory, or one to make\n"
+		out, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--plot", plotTo, "--csv", csv)
+		if code != 1 || errb != want || out != "" {
+			t.Errorf("--plot %s: exit %d, stdout %q, stderr %q; want 1, nothing and %q", plotTo, code, out, errb, want)
+		}
+		if _, err := os.Stat(csv); err == nil {
+			t.Errorf("--plot %s: the sweep ran and wrote its CSV before the refusal", plotTo)
+		}
+		_, errb, code = runCmd(t, "sweep", "merge", "/tmp/no/such/shard.csv", "--plot", plotTo)
+		if code != 1 || errb != want {
+			t.Errorf("merge --plot %s: exit %d, stderr %q; want 1 and %q (before reading the shards)", plotTo, code, errb, want)
+		}
+	}
+	// --csv naming a directory fails the same way, with the same status.
+	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--csv", dir); code != 1 || !strings.HasPrefix(errb, "gpusim: cannot write "+dir) {
+		t.Errorf("--csv DIR: exit %d, stderr %q; want 1", code, errb)
+	}
+	// A directory to make, under one that exists, is drawn into.
+	made := filepath.Join(dir, "new", "plots")
+	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--plot", made); code != 0 {
+		t.Fatalf("--plot %s: exit %d: %s", made, code, errb)
+	}
+	if _, err := os.Stat(filepath.Join(made, "sweep.png")); err != nil {
+		t.Errorf("no sweep.png in %s: %v", made, err)
+	}
+}
