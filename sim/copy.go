@@ -13,6 +13,30 @@ package sim
 // DMA chunks need the op to have started on its stream (it holds a copy
 // engine) and pay the GPU's copy overhead plus the route's latency before
 // their bytes flow; host memcpy chunks start as soon as the call is made.
+//
+// A stage moves pieces, not chunks: a copy of at most coalesceAbove chunks
+// moves each chunk as a piece of its own, as described above. A longer one
+// keeps its first and last coalesceEdge chunks as they are and takes the
+// chunks between them in runs of equal length (the last run may be
+// shorter), so that it has at most coalesceAbove pieces: a run of n chunks
+// is one flow of n chunks' bytes after n times the chunk's delay. Chunk by
+// chunk, a 1 PiB staged copy is 2^29 chunks and several events each (hours
+// of wall time); in pieces, any size costs at most coalesceAbove pieces.
+//
+// Why the runs give the rate the chunks would: the flow model's rates depend
+// only on which flows are active, not on how much work they have, and the
+// pipeline's rules (chunk i of the second stage follows chunk i of the
+// first, which runs at most buffers chunks ahead) are the same for pieces.
+// So a stretch of pieces of n chunks each, with n times the delays, runs the
+// schedule of a copy of that many chunks with every time multiplied by n:
+// the same steady rate. What differs is confined to the two ends of the
+// coalesced stretch, where the pipeline fills or drains once more in runs
+// (the second stage waits for the first stage's first run, or the first
+// stage, at most buffers pieces ahead, for the second stage's last run:
+// about one run of one stage, 1/14,336 of the stretch), and to other flows
+// sharing a resource with the copy while it runs, which see its delays as
+// fewer, longer gaps. The first and last chunks, where the copy's own fill
+// and drain happen, are simulated as they are (TestLongCopiesAreCoalesced).
 
 type stage struct {
 	c       *copyState
@@ -21,22 +45,41 @@ type stage struct {
 	grp     *group // the host cores, for memcpy stages
 	delay   Time
 	dma     bool // a DMA stage: needs the op started on its stream
-	next    int  // next chunk to start
-	done    int  // chunks finished
+	next    int  // next piece to start
+	done    int  // pieces finished
 	running bool
-	began   Time // when the current chunk's bytes began to flow
+	began   Time // when the current piece's bytes began to flow
 	f       flow
 	delayEv Event
 }
 
+// coalesceAbove is the most chunks a copy moves one by one, and the most
+// pieces any copy has: 16,384 chunks, 32 GiB at the default 2 MiB
+// staging_chunk (64 MiB at the smallest, a 4 KiB page). Copies of up to that
+// many chunks run exactly as they always did; a longer one takes about as
+// many events as one of coalesceAbove chunks (tens of milliseconds of wall
+// time), whatever its size.
+const coalesceAbove = 1 << 14
+
+// coalesceEdge is how many chunks at each end of a coalesced copy stay
+// chunks: the pipeline's fill and drain, and anything that starts or ends
+// near them, are unchanged.
+const coalesceEdge = 1 << 10
+
 type copyState struct {
-	o         *opState
-	st        [2]stage
-	n         int // number of stages
-	chunks    int
-	chunk     int64
-	bytes     int64
-	buffers   int
+	o       *opState
+	st      [2]stage
+	n       int // number of stages
+	chunks  int
+	chunk   int64
+	bytes   int64
+	buffers int
+	// pieces is how many pieces each stage moves: chunks, unless the copy
+	// is coalesced (run > 0); then pieces coalesceEdge to
+	// coalesceEdge+runs-1 are runs of run chunks each (the last of them
+	// may be shorter).
+	pieces    int
+	runs, run int
 	hostStage int // index of the host memcpy stage, or -1
 	// hostBusy is how long the host memcpy stage's chunks ran: CPU time of
 	// the thread, which stays in the call until the stage ends.
@@ -48,7 +91,7 @@ func newCopy(o *opState) *copyState {
 	m := r.m
 	op := o.op
 	g := &m.GPUs[o.stream.gpu.idx]
-	c := &copyState{o: o, bytes: op.Bytes, hostStage: -1, chunks: 1, chunk: op.Bytes, buffers: 1}
+	c := &copyState{o: o, bytes: op.Bytes, hostStage: -1, chunks: 1, chunk: op.Bytes, buffers: 1, pieces: 1}
 	rec := o.record()
 	linkUses := func(rt Route) []use {
 		var us []use
@@ -126,9 +169,20 @@ func newCopy(o *opState) *copyState {
 		h := m.Hosts[staging]
 		c.chunk = h.StagingChunk
 		c.buffers = h.StagingBuffers
-		c.chunks = int((c.bytes + c.chunk - 1) / c.chunk)
+		// Rounded up, without overflowing near the largest int64.
+		c.chunks = int(c.bytes / c.chunk)
+		if c.bytes%c.chunk != 0 {
+			c.chunks++
+		}
 		if c.chunks < 1 {
 			c.chunks = 1
+		}
+		c.pieces = c.chunks
+		if c.chunks > coalesceAbove && !r.chunkByChunk {
+			mid := c.chunks - 2*coalesceEdge
+			c.run = (mid + coalesceAbove - 2*coalesceEdge - 1) / (coalesceAbove - 2*coalesceEdge)
+			c.runs = (mid + c.run - 1) / c.run
+			c.pieces = 2*coalesceEdge + c.runs
 		}
 	}
 	for k := 0; k < c.n; k++ {
@@ -150,11 +204,25 @@ func (c *copyState) chunkBytes(i int) int64 {
 	return c.chunk
 }
 
-// pump starts every chunk that may start now.
+// piece returns piece i's bytes and how many chunks it holds.
+func (c *copyState) piece(i int) (int64, int) {
+	if c.run == 0 || i < coalesceEdge {
+		return c.chunkBytes(i), 1
+	}
+	if i >= coalesceEdge+c.runs {
+		return c.chunkBytes(c.chunks - (c.pieces - i)), 1
+	}
+	// Runs hold only whole chunks: the last chunk is among the edge's.
+	k := i - coalesceEdge
+	n := min(c.run, c.chunks-2*coalesceEdge-k*c.run)
+	return int64(n) * c.chunk, n
+}
+
+// pump starts every piece that may start now.
 func (c *copyState) pump() {
 	for k := 0; k < c.n; k++ {
 		s := &c.st[k]
-		if s.running || s.next >= c.chunks {
+		if s.running || s.next >= c.pieces {
 			continue
 		}
 		if s.dma && !c.o.started {
@@ -167,15 +235,19 @@ func (c *copyState) pump() {
 			continue
 		}
 		s.running = true
-		if s.delay > 0 {
-			c.o.r.e.after(&s.delayEv, s.delay)
+		d := s.delay
+		if _, n := c.piece(s.next); n > 1 {
+			d = satMul(d, Time(n)) // each chunk's delay
+		}
+		if d > 0 {
+			c.o.r.e.after(&s.delayEv, d)
 		} else {
 			s.Handle()
 		}
 	}
 }
 
-// Handle starts the stage's current chunk once its delay has passed.
+// Handle starts the stage's current piece once its delay has passed.
 func (s *stage) Handle() {
 	c := s.c
 	s.f.uses = s.uses
@@ -183,7 +255,8 @@ func (s *stage) Handle() {
 	s.f.grp = s.grp
 	s.f.base = s.bound
 	s.began = c.o.r.e.now
-	c.o.r.s.start(&s.f, float64(c.chunkBytes(s.next)))
+	b, _ := c.piece(s.next)
+	c.o.r.s.start(&s.f, float64(b))
 	s.next++
 }
 
@@ -199,7 +272,7 @@ func (s *stage) flowDone(*flow) {
 	if k == c.hostStage {
 		c.hostBusy += o.r.e.now - s.began
 	}
-	if s.done == c.chunks {
+	if s.done == c.pieces {
 		if k == c.n-1 {
 			o.finish()
 		}

@@ -13,3 +13,13 @@ func RunLoopTimed(m *Machine, p *Program) (*Result, time.Duration, error) {
 	}})
 	return res, d, err
 }
+
+// RunChunkByChunk is Run with every staged copy moved chunk by chunk,
+// however many chunks it has (no coalescing, see copy.go): the simulation
+// as it was before long copies were coalesced.
+func RunChunkByChunk(m *Machine, p *Program) (*Result, error) {
+	return runWith(m, p, runOptions{chunkByChunk: true})
+}
+
+// CoalesceAbove is coalesceAbove, for tests.
+const CoalesceAbove = coalesceAbove

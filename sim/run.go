@@ -54,6 +54,9 @@ type runOptions struct {
 	// noReuse allocates every op's state anew instead of reusing finished
 	// ones, so that tests can show reuse changes nothing.
 	noReuse bool
+	// chunkByChunk moves every staged copy chunk by chunk, however long
+	// (no coalescing: see copy.go), so that tests can compare the two.
+	chunkByChunk bool
 	// allGlobal makes every solve but the first of each run of them
 	// re-solve every flow at L0 or above (the solver's visitAll), however
 	// small the machine, so that tests can check that mode's results.
@@ -78,6 +81,7 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 		r.s.globalAt, r.s.globalMin = 0, 0
 	}
 	r.noReuse = opt.noReuse
+	r.chunkByChunk = opt.chunkByChunk
 	if opt.around != nil {
 		opt.around(r.e.run)
 	} else {
@@ -111,9 +115,11 @@ type run struct {
 	freeOps  []*opState
 	freeRuns []*taskRun
 	noReuse  bool
-	sems     []semState
-	gpus     []*gpuState
-	hosts    []hostState
+	// chunkByChunk: see runOptions.
+	chunkByChunk bool
+	sems         []semState
+	gpus         []*gpuState
+	hosts        []hostState
 	// routes and paths cache Machine.Route and Machine.PathBetween for this
 	// run (the Machine itself is never written, so runs may share it);
 	// trees holds the route searches, from the validation on.
