@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"gpusim/internal/spec"
 	"gpusim/internal/units"
 	"gpusim/models"
@@ -445,6 +447,16 @@ type builder struct {
 	// ops with the same plan and stream name (a million ops, one slice each,
 	// would be 90 MB).
 	collStreams map[collStreamsKey][]int
+	// opsMemo holds the templates of each list of ops read, by its YAML
+	// node (an alias's target) and nesting depth: a list used through
+	// many aliases (&o and *o) is read once, not once per use, which
+	// made a 20-line file of nested aliases take a minute and 3 GB.
+	opsMemo map[opsKey][]*tpl
+}
+
+type opsKey struct {
+	node  *yaml.Node
+	depth int
 }
 
 type collStreamsKey struct {
@@ -510,7 +522,9 @@ func (b *builder) thread(n spec.Node, names map[string]string) {
 	th := sim.Thread{Host: -1}
 	if nn, ok := tm.Require("name", "the thread's name, such as main"); ok {
 		if s, ok := nn.Name(); ok {
-			if prev, dup := names[s]; dup {
+			if prev, dup := names[s]; dup && prev == nn.Pos() {
+				nn.Errorf("duplicate thread name %q: the same thread is used again through an alias (*); give each thread its own name", s)
+			} else if dup {
 				nn.Errorf("duplicate thread name %q (first at %s)", s, prev)
 			}
 			names[s] = nn.Pos()
@@ -605,11 +619,30 @@ type tpl struct {
 	repeat bool
 	graph  bool // each iteration of the repeat is a CUDA graph launch
 	bad    bool
+	// n counts the ops of a repeat's body once it is known (countOps):
+	// bodies are shared where lists of ops are (opsMemo).
+	n int64
 }
 
 const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv"
 
 func (b *builder) ops(n spec.Node, depth int) []*tpl {
+	key := opsKey{n.Raw(), depth}
+	for i := 0; key.node != nil && key.node.Kind == yaml.AliasNode && i < 100; i++ {
+		key.node = key.node.Alias
+	}
+	if out, ok := b.opsMemo[key]; ok && key.node != nil {
+		return out
+	}
+	out := b.readOps(n, depth)
+	if b.opsMemo == nil {
+		b.opsMemo = map[opsKey][]*tpl{}
+	}
+	b.opsMemo[key] = out
+	return out
+}
+
+func (b *builder) readOps(n spec.Node, depth int) []*tpl {
 	list, ok := n.Seq()
 	if !ok {
 		return nil
@@ -645,7 +678,10 @@ func countOps(ts []*tpl) int64 {
 	var n int64
 	for _, t := range ts {
 		if t.repeat {
-			c := countOps(t.body)
+			if t.n == 0 {
+				t.n = countOps(t.body) + 1 // +1: zero is not yet counted
+			}
+			c := t.n - 1
 			if c > 0 && t.count > (1<<62)/c {
 				return 1 << 62
 			}

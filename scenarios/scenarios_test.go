@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,4 +204,34 @@ func FuzzLoad(f *testing.F) {
 		}
 		_, _ = sim.Run(sc.Topology.Machine, sc.Program)
 	})
+}
+
+// Lists of ops used through YAML aliases are read once per list, not once
+// per use: eleven levels of a list of four repeats of the level below (2
+// kernels at the bottom) are 2 x (1 + 4 + ... + 4^10) = 2,796,202 ops, and
+// fourteen levels, 2 x (4^14 - 1) / 3 = 178,956,970, are refused by count
+// before anything is expanded. Each took about a minute and 3 GB.
+func TestAliasedOpListsAreReadOnce(t *testing.T) {
+	src := func(levels int) []byte {
+		var b strings.Builder
+		b.WriteString("name: a\ntopology: pcie-2gpu\nthreads:\n  - name: main\n    host: cpu0\n    ops: &o0\n")
+		b.WriteString("      - repeat: {count: 1, ops: &o1 [{kernel: {stream: gpu0/s, duration: 1 us}}, {kernel: {stream: gpu0/s, duration: 1 us}}]}\n")
+		for k := 2; k <= levels; k++ {
+			item := fmt.Sprintf("{repeat: {count: 1, ops: *o%d}}", k-1)
+			fmt.Fprintf(&b, "      - repeat: {count: 1, ops: &o%d [%s, %s, %s, %s]}\n", k, item, item, item, item)
+		}
+		return []byte(b.String())
+	}
+	sc, err := Load("a.yaml", src(11), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Program.NumOps(); got != 2796202 {
+		t.Errorf("%d ops, want 2796202", got)
+	}
+	_, err = Load("a.yaml", src(14), Options{})
+	want := "a.yaml:6:10: threads[0].ops: expands to 178956970 ops, more than the limit of 10000000; lower a repeat count or raise the limit (--max-ops)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
 }
