@@ -122,15 +122,19 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	}
 	parses := func(k int) bool { return parsesText(data[:ends[k]]) }
 	n := len(lines)
-	for k := n - 1; k >= max(0, n-64) && budget > 0; k-- {
+	// The last lines first, as many as half the budget allows (each try
+	// parses about the whole file), the rest for the bisection: a 1 MB
+	// file spent the whole budget on the last 32 lines.
+	back := min(64, budget/2/max(len(data), 1))
+	for k := n - 1; k >= max(0, n-back) && budget > 0; k-- {
 		if parses(k) {
 			line = k + 1
 			break
 		}
 	}
-	if line == 0 && n > 64 {
+	if line == 0 && n > back {
 		// The first lo lines parse, the first hi do not.
-		lo, hi := 0, n-64
+		lo, hi := 0, n-back
 		for hi-lo > 1 && budget > 0 {
 			mid := (lo + hi) / 2
 			if parses(mid) {

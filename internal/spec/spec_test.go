@@ -133,6 +133,9 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		{"unclosed brace in a multi-line list", "a: 1\nops: [\n  {x: 1},\n  {x: 2\n  {x: 3},\n]\n", `f.yaml:4:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		{"after a comment, in a multi-line list", "ops: [\n  {x: 1}, # one\n  {x: 2 # two\n  {x: 3},\n]\n", `f.yaml:3:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		{"unclosed brace early in a long list", "ops: [\n  {x: 1},\n  {x: 2\n" + strings.Repeat("  {x: 3},\n", 300) + "]\n", `f.yaml:3:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
+		// Early in a 1 MB file: the budget of parses is not all spent on
+		// the last lines (it was, and the parser's line was reported).
+		{"early in a 1 MB file", "a: 1\nb: [1}\n" + strings.Repeat("c: 2 # padding padding padding padding padding padding\n", 20000), `f.yaml:2:6: not valid YAML: did not find expected ',' or ']' (this } closes a [)`},
 		// Far from the end: found by bisection.
 		{"early in a long file", "a: 1\nb: [1\n" + strings.Repeat("c: 2\n", 200), `f.yaml:2:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
 	} {
