@@ -691,16 +691,23 @@ type Map struct {
 func (n Node) Map(valid ...string) (*Map, bool) {
 	y := n.resolve()
 	if y == nil || y.Kind != yaml.MappingNode {
-		if y != nil {
+		if y != nil && len(valid) == 0 {
+			n.Errorf("expected a mapping of names to values (name: value), got %s", kindName(y))
+		} else if y != nil {
 			n.Errorf("expected a mapping with keys %s, got %s", strings.Join(valid, ", "), kindName(y))
 		}
 		return &Map{n: n, vals: map[string]*yaml.Node{}, knode: map[string]*yaml.Node{}, valid: valid}, false
 	}
 	m := &Map{n: n, vals: map[string]*yaml.Node{}, knode: map[string]*yaml.Node{}, valid: valid}
+	var merges []*yaml.Node
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		k, v := y.Content[i], y.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
 			n.Child(k, n.Path).Errorf("keys must be plain names")
+			continue
+		}
+		if k.Tag == "!!merge" {
+			merges = append(merges, k, v)
 			continue
 		}
 		if prev, dup := m.knode[k.Value]; dup {
@@ -710,6 +717,12 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 		m.keys = append(m.keys, k.Value)
 		m.vals[k.Value] = v
 		m.knode[k.Value] = k
+	}
+	// Merge keys (<<: *anchor, or a list of them), as YAML 1.1 has them:
+	// the merged mappings' keys that the mapping does not set itself,
+	// the first mapping merged winning.
+	for i := 0; i < len(merges); i += 2 {
+		m.merge(n, merges[i], merges[i+1], 0)
 	}
 	for _, k := range m.keys {
 		if !contains(valid, k) {
@@ -726,6 +739,44 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 		}
 	}
 	return m, true
+}
+
+// merge adds to m the keys of the mapping v (the value of merge key k), or
+// of each mapping v lists, that m does not have yet.
+func (m *Map) merge(n Node, k, v *yaml.Node, depth int) {
+	for i := 0; v != nil && v.Kind == yaml.AliasNode && i < 100; i++ {
+		v = v.Alias
+	}
+	n.d.nodes++
+	switch {
+	case v == nil || depth > 100:
+	case v.Kind == yaml.SequenceNode:
+		for _, x := range v.Content {
+			m.merge(n, k, x, depth+1)
+		}
+	case v.Kind == yaml.MappingNode:
+		var inner []*yaml.Node
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			mk, mv := v.Content[i], v.Content[i+1]
+			if mk.Kind != yaml.ScalarNode {
+				continue
+			}
+			if mk.Tag == "!!merge" {
+				inner = append(inner, mk, mv)
+				continue
+			}
+			if _, have := m.knode[mk.Value]; !have {
+				m.keys = append(m.keys, mk.Value)
+				m.vals[mk.Value] = mv
+				m.knode[mk.Value] = mk
+			}
+		}
+		for i := 0; i < len(inner); i += 2 {
+			m.merge(n, inner[i], inner[i+1], depth+1)
+		}
+	default:
+		n.Child(k, n.Path).Errorf("<< merges a mapping (<<: *anchor) or a list of them, not %s", kindName(v))
+	}
 }
 
 func contains(list []string, s string) bool {

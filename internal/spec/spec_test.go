@@ -198,3 +198,42 @@ func TestOneDocumentPerFile(t *testing.T) {
 		}
 	}
 }
+
+// Merge keys, as YAML 1.1 has them: <<: *anchor adds the anchored
+// mapping's keys that the mapping does not set itself; with a list, the
+// first mapping that has a key wins; merged mappings may merge in turn.
+func TestMergeKeys(t *testing.T) {
+	src := `base: &b {a: 1, b: 2}
+more: &m {b: 20, c: 30, <<: {d: 40}}
+one: {<<: *b, a: 10}
+two: {<<: [*m, *b], e: 5}
+bad: {<<: 3}
+`
+	d, root, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := root.Map("base", "more", "one", "two", "bad")
+	read := func(key string, valid ...string) string {
+		n, _ := top.Get(key)
+		m, _ := n.Map(valid...)
+		var out []string
+		for _, k := range m.Keys() {
+			v, _ := m.Get(k)
+			s, _ := v.Scalar()
+			out = append(out, k+"="+s)
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := read("one", "a", "b"), "a=10 b=2"; got != want {
+		t.Errorf("one: %s, want %s", got, want)
+	}
+	if got, want := read("two", "a", "b", "c", "d", "e"), "e=5 b=20 c=30 d=40 a=1"; got != want {
+		t.Errorf("two: %s, want %s", got, want)
+	}
+	read("bad", "x")
+	want := `f.yaml:5:7: bad: << merges a mapping (<<: *anchor) or a list of them, not "3"`
+	if err := d.Err(); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
