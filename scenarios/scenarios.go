@@ -1063,7 +1063,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 				op.Sem = i
 			}
 		}
-		if cn, ok := om.Get("count"); ok {
+		if cn, ok := om.Get("count"); ok && kind == "signal" { // an await takes one
 			v, _ := cn.Int(1, 1<<31-1)
 			op.Count = int(v)
 		}
