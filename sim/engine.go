@@ -8,6 +8,10 @@ type engine struct {
 	now    Time
 	events uint64 // events fired
 	err    error  // first fatal error (time overflow)
+	// culprit is what would have ended past MaxTime (an event's handler or
+	// a flow), and rate the flow's rate then, for the run to name them.
+	culprit any
+	rate    float64
 }
 
 // at schedules ev at absolute time t.
@@ -19,7 +23,7 @@ func (e *engine) after(ev *Event, d Time) {
 		panic(fmt.Sprintf("sim: negative delay %d", d))
 	}
 	if d > MaxTime-e.now {
-		e.overflow(d, 0)
+		e.overflow(float64(d), ev.h, 0)
 		return
 	}
 	e.q.Schedule(ev, e.now+d)
@@ -39,15 +43,46 @@ func (e *engine) run() {
 	}
 }
 
-// overflow records that something would end past MaxTime: d after now, or
-// ps picoseconds after now when d is zero.
-func (e *engine) overflow(d Time, ps float64) {
+// overflow records that who (an event's handler, or a flow running at
+// rate) would end ps picoseconds after now, past MaxTime.
+func (e *engine) overflow(ps float64, who any, rate float64) {
 	if e.err != nil {
 		return
 	}
-	what := d.String()
-	if d == 0 {
-		what = fmt.Sprintf("%.3g s", ps*1e-12)
+	e.err = &OverflowError{After: ps * 1e-12, At: e.now, What: "something"}
+	e.culprit, e.rate = who, rate
+}
+
+// OverflowError reports a run stopped because something would end past
+// the simulated time range (MaxTime, about 106 days).
+type OverflowError struct {
+	// Where is the position ("file:line:col") of the op that would end
+	// past the range, if known.
+	Where string
+	// What names it ("op main/2 (kernel)"), and Why says what limits its
+	// rate, if known ("moving at 1 B/s, over link:gpu0-cpu0 gpu0->cpu0
+	// (1 B/s)"), else is empty.
+	What, Why string
+	// Transfer is set where a transfer (a copy's or a collective's) would
+	// end past the range: a bandwidth may be what is wrong.
+	Transfer bool
+	// After is how long after At it would end, in seconds (a float: it
+	// may be past what Time counts).
+	After float64
+	At    Time
+}
+
+func (e *OverflowError) Error() string {
+	msg := fmt.Sprintf("simulated time overflows its range (at most %d days): %s would end %.3g s after %s", int64(MaxTime.Seconds()/86400), e.What, e.After, e.At)
+	if e.Why != "" {
+		msg += ", " + e.Why
 	}
-	e.err = fmt.Errorf("simulated time overflows its range (at most %d days): something would end %s after %s; a duration or size is too large", int64(MaxTime.Seconds()/86400), what, e.now)
+	msg += "; a duration or size is too large"
+	if e.Transfer {
+		msg += ", or a bandwidth too small"
+	}
+	if e.Where != "" {
+		msg = e.Where + ": " + msg
+	}
+	return msg
 }

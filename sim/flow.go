@@ -1264,7 +1264,7 @@ func (s *solver) scheduleSlot(sl int32) {
 		}
 		return
 	}
-	d, ok := s.completionDelay(st.remaining, st.rate, st.amount)
+	d, ok := s.completionDelay(st.remaining, st.rate, st.amount, s.slFlow[sl])
 	if !ok {
 		return
 	}
@@ -1287,18 +1287,19 @@ func (s *solver) schedule(f *flow) {
 		s.e.q.Cancel(&f.ev)
 		return
 	}
-	if d, ok := s.completionDelay(f.remaining, f.rate, f.amount); ok {
+	if d, ok := s.completionDelay(f.remaining, f.rate, f.amount, f); ok {
 		s.e.after(&f.ev, d)
 	}
 }
 
 // completionDelay is how long remaining work takes at rate (> 0), rounded
 // to the picosecond but not to zero while more than a billionth of amount
-// is left; false, with an error recorded, where that overflows the clock.
-func (s *solver) completionDelay(remaining, rate, amount float64) (Time, bool) {
+// is left; false, with an error recorded (naming flow f), where that
+// overflows the clock.
+func (s *solver) completionDelay(remaining, rate, amount float64, f *flow) (Time, bool) {
 	ps := remaining / rate * 1e12
 	if !(ps < float64(MaxTime-s.e.now)) {
-		s.e.overflow(Time(0), ps)
+		s.e.overflow(ps, f, rate)
 		return 0, false
 	}
 	d := Time(math.Round(ps))

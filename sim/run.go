@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -88,6 +89,9 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 		r.e.run()
 	}
 	if r.e.err != nil {
+		if oe, ok := r.e.err.(*OverflowError); ok {
+			r.blame(oe)
+		}
 		return nil, r.e.err
 	}
 	res := r.finish()
@@ -1037,3 +1041,96 @@ func (r *run) stuck() (string, []string) {
 
 // inf is +Inf, the bound of a flow limited only by its resources.
 var inf = math.Inf(1)
+
+// blame names, in e, the op whose event or flow would have ended past the
+// time range (the engine's culprit), its position, and for a transfer the
+// narrowest resource it crosses.
+func (r *run) blame(e *OverflowError) {
+	who := r.e.culprit
+	f, _ := who.(*flow)
+	if f != nil {
+		who = f.owner
+	}
+	var op *Op
+	id, what := "", ""
+	switch x := who.(type) {
+	case *opState: // a kernel
+		op, id = x.op, x.record().ID
+		if f != nil && r.e.rate < 1 {
+			e.Why = fmt.Sprintf("running at %.3g of its speed, sharing the SMs of %s", r.e.rate, r.m.GPUs[x.stream.gpu.idx].Name)
+		}
+	case *stage: // a copy's piece: its delay or its bytes
+		op, id = x.c.o.op, x.c.o.record().ID
+		e.Transfer = true
+		if f != nil {
+			bound := "its bound"
+			if x.grp != nil {
+				h := r.m.Hosts[r.m.Nodes[x.c.o.op.Src].Index]
+				if x.c.hostStage == 1 {
+					h = r.m.Hosts[r.m.Nodes[x.c.o.op.Dst].Index]
+				}
+				bound = "the memcpy rate of " + h.Name
+			}
+			e.Why = r.transferWhy(f, r.e.rate, bound)
+		}
+	case *collState: // a collective's start delay
+		op, id = x.op, x.op.ID
+	case *taskRun: // a collective's transfer: its delay or its bytes
+		op, id = x.c.op, x.c.op.ID
+		end := func(g int32) string {
+			if g < 0 {
+				return "the switch"
+			}
+			return r.m.GPUs[g].Name
+		}
+		what = fmt.Sprintf(", its transfer %s -> %s,", end(x.info.src), end(x.info.dst))
+		e.Transfer = true
+		if f != nil {
+			e.Why = r.transferWhy(f, r.e.rate, "its bound (its protocol's, or its share of oversubscribed SMs)")
+		}
+	case *threadState: // CPU work: a host op or an API call
+		if x.next < len(x.t.Ops) {
+			op, id = &x.t.Ops[x.next], r.res.Ops[x.curRec].ID
+		}
+	}
+	if op == nil {
+		return
+	}
+	kind := op.Kind.String()
+	if op.Kind == OpCollective && op.Coll != nil {
+		kind = op.Coll.Name
+	}
+	e.What = fmt.Sprintf("op %s (%s)%s", id, kind, what)
+	e.Where = op.Where
+}
+
+// transferWhy says at what rate transfer f moves and what bounds it: the
+// resource it crosses with the least capacity (a link direction, a
+// memory), or its own bound (described as bound) where that is lower.
+func (r *run) transferWhy(f *flow, rate float64, bound string) string {
+	least, name := inf, ""
+	for _, u := range f.uses {
+		if c := r.s.res[u.res].capacity / u.coef; c < least {
+			least, name = c, r.s.res[u.res].name
+		}
+	}
+	msg := "moving at " + rateString(rate)
+	switch {
+	case f.bound < least:
+		msg += ", at most " + bound + ", " + rateString(f.bound)
+	case name != "":
+		msg += ", over " + name + " (" + rateString(least) + ")"
+	}
+	return msg
+}
+
+// rateString formats bytes per second with an SI prefix: "26.15 GB/s".
+func rateString(v float64) string {
+	units := []string{"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"}
+	i := 0
+	for i < len(units)-1 && v >= 1000 {
+		v /= 1000
+		i++
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + " " + units[i]
+}

@@ -179,6 +179,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	pred, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if over := (*sim.OverflowError)(nil); errors.As(err, &over) && over.Where != "" {
+		return err // it names its op's file, line and column
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %v", sc.File, err)
 	}
@@ -461,6 +464,9 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 0 {
 		return &usageError{"usage: " + discoverSynopsis}
+	}
+	if err := checkNameFlag("topo discover", *name); err != nil {
+		return err
 	}
 	// The GPUs as CUDA numbers them, where the CUDA driver is there: machine
 	// GPU i is CUDA device i when the topology is replayed or calibrated.

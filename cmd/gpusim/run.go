@@ -74,6 +74,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		res, runErr = sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: *trace == "" && *plotTo == ""})
 	}
 	var dl *sim.DeadlockError
+	if over := (*sim.OverflowError)(nil); errors.As(runErr, &over) && over.Where != "" {
+		return runErr // it names its op's file, line and column
+	}
 	if runErr != nil && !errors.As(runErr, &dl) {
 		return fmt.Errorf("%s: %v", sc.File, runErr)
 	}

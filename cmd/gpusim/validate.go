@@ -162,6 +162,14 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	return &usageError{fmt.Sprintf("gpusim topo: unknown subcommand %q; usage: %s", args[0], topoSynopsis)}
 }
 
+// checkNameFlag refuses a --name that could not name a topology.
+func checkNameFlag(cmd, name string) error {
+	if name != "" && !spec.ValidName(name) {
+		return &usageError{fmt.Sprintf("gpusim %s: --name %q is not a valid name: use letters, digits, '_', '-', '.' and ':'", cmd, name)}
+	}
+	return nil
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
@@ -387,6 +395,9 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return &usageError{"usage: " + importSynopsis + "\n(FILE is what nvidia-smi topo -m prints; - reads standard input)"}
 	}
+	if err := checkNameFlag("topo import", *name); err != nil {
+		return err
+	}
 	var data []byte
 	file := pos[0]
 	if file == "-" {
@@ -407,7 +418,13 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 	}
 	n := *name
 	if n == "" {
-		n = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		// The file's name, with what a name cannot hold as '-'.
+		n = strings.Map(func(r rune) rune {
+			if spec.ValidName(string(r)) {
+				return r
+			}
+			return '-'
+		}, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
 	}
 	text, _, err := topologies.FromNvidiaSMI(file, data, topologies.SMIOptions{GPU: *gpu, PCIe: *pcie, Name: n, NoP2P: *noP2P})
 	if err != nil {

@@ -915,13 +915,22 @@ func (n Node) Name() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, r := range s {
-		if !(r == '_' || r == '-' || r == '.' || r == ':' || r == '#' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			n.Errorf("%q is not a valid name: use letters, digits, '_', '-', '.' and ':'", s)
-			return "", false
-		}
+	if !ValidName(s) {
+		n.Errorf("%q is not a valid name: use letters, digits, '_', '-', '.' and ':'", s)
+		return "", false
 	}
 	return s, true
+}
+
+// ValidName reports whether s may name a host, GPU, thread, topology, ...:
+// letters, digits, '_', '-', '.', ':' and '#'.
+func ValidName(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r == '.' || r == ':' || r == '#' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Int reads an integer in [lo, hi].
