@@ -9,16 +9,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"gpusim/scenarios"
 	"gpusim/sim"
@@ -45,6 +49,7 @@ type sweepRow struct {
 	// resumed or merged CSV row has none).
 	Warnings []string `json:"warnings,omitempty"`
 	topology string   // the point's machine, for plot titles (not written)
+	at       *rowAt   // where a row read back from a file is (not written)
 }
 
 type gpuShare struct {
@@ -60,6 +65,7 @@ type sweepTable struct {
 	Shard    string     `json:"shard,omitempty"`
 	Partial  bool       `json:"partial"`
 	Rows     []sweepRow `json:"rows"`
+	at       *tableAt   // where a table read back from a file is (not written)
 }
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
@@ -145,10 +151,19 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if prev != nil {
-			if strings.Join(prev.Vars, ",") != strings.Join(table.Vars, ",") || prev.Total != table.Total {
-				return fmt.Errorf("%s: it holds a different sweep (vars %v, %d points) than %s (vars %v, %d points)", *csvOut, prev.Vars, prev.Total, base.File, table.Vars, table.Total)
+			if !slices.Equal(prev.Vars, table.Vars) || prev.Total != table.Total {
+				what := "vars"
+				if slices.Equal(prev.Vars, table.Vars) {
+					what = "points_total"
+				}
+				return fmt.Errorf("%s: it holds a different sweep (vars %s, %d points) than %s (vars %s, %d points)", prev.at.where(what), strings.Join(prev.Vars, ","), prev.Total, base.File, strings.Join(table.Vars, ","), table.Total)
 			}
 			for _, r := range prev.Rows {
+				for k, v := range points[r.Index] {
+					if r.Values[k] != v {
+						return prev.fieldError(&r, 1+k, "%q for point %d; want %q, the point's value in the sweep of %s (was the row edited, or the file written by a sweep of other values?)", r.Values[k], r.Index, v, base.File)
+					}
+				}
 				done[r.Index] = r
 			}
 		}
@@ -462,7 +477,7 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 	}
 	fmt.Fprintf(bw, "# gpusim sweep %s: %s, %d of %d points%s\n", t.Scenario, state, len(t.Rows), t.Total, shard)
 	cw := csv.NewWriter(bw)
-	header := append(append([]string{"point"}, t.Vars...), "makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error")
+	header := append(append([]string{"point"}, t.Vars...), sweepCols...)
 	cw.Write(header)
 	for _, r := range t.Rows {
 		var idle []string
@@ -510,79 +525,573 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 	tw.Flush()
 }
 
-// readSweepFile reads a table written by --csv or --json.
+// sweepCols are the columns of a sweep's CSV after the point and its vars.
+var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error"}
+
+// filePos is a place in a file read back: lines count from 1 with the
+// file's first (a CSV's # line); columns count characters, not bytes, from
+// 1, as editors do. Every message about a table read back names places so.
+type filePos struct{ line, col int }
+
+// rowAt is where a row read back from a file is: the place of each of its
+// fields, in the CSV's order (point, the vars' values, then sweepCols), and
+// each field as written (a CSV's; a JSON row has none).
+type rowAt struct {
+	file   string
+	fields []filePos
+	raw    []string
+}
+
+// tableAt is where a table read back from a file keeps what its header
+// says: "scenario", "points_total", "vars", "shard", "set".
+type tableAt struct {
+	file string
+	head map[string]filePos
+}
+
+// where is "FILE:LINE:COL" of what the header says (or the file's start).
+func (a *tableAt) where(what string) string {
+	p, ok := a.head[what]
+	if !ok {
+		p = filePos{1, 1}
+	}
+	return fmt.Sprintf("%s:%d:%d", a.file, p.line, p.col)
+}
+
+// where is "FILE:LINE:COL" of field k of the row.
+func (a *rowAt) where(k int) string {
+	p := a.fields[0]
+	if k < len(a.fields) {
+		p = a.fields[k]
+	}
+	return fmt.Sprintf("%s:%d:%d", a.file, p.line, p.col)
+}
+
+// colName is the name of field k of a row of t, as the CSV's header has it.
+func (t *sweepTable) colName(k int) string {
+	switch {
+	case k == 0:
+		return "point"
+	case k <= len(t.Vars):
+		return t.Vars[k-1]
+	case k-1-len(t.Vars) < len(sweepCols):
+		return sweepCols[k-1-len(t.Vars)]
+	}
+	return fmt.Sprintf("%d", k+1)
+}
+
+// fieldError refuses field k of a row read back from a file, in one line:
+// FILE:LINE:COL: column NAME: what is wrong; want what would do.
+func (t *sweepTable) fieldError(r *sweepRow, k int, format string, a ...any) error {
+	return fmt.Errorf("%s: column %s: %s", r.at.where(k), t.colName(k), fmt.Sprintf(format, a...))
+}
+
+// rawField is field k of a row as its file wrote it, or v written as the
+// CSV would write it.
+func (r *sweepRow) rawField(k int, v float64) string {
+	if r.at != nil && k < len(r.at.raw) {
+		return r.at.raw[k]
+	}
+	return fmtF(v)
+}
+
+// readSweepFile reads a table written by --csv or --json, and refuses one
+// whose rows could not have been written so (see checkSweepRows).
 func readSweepFile(name string) (*sweepTable, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, unwrapPath(err))
 	}
-	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-		var tab sweepTable
-		if err := json.Unmarshal(data, &tab); err != nil {
-			return nil, fmt.Errorf("%s: not a sweep table: %v", name, err)
-		}
-		return &tab, nil
+	var t *sweepTable
+	if b := bytes.TrimSpace(data); len(b) > 0 && b[0] == '{' {
+		t, err = parseSweepJSON(name, data)
+	} else {
+		t, err = parseSweepCSV(name, data)
 	}
-	return parseSweepCSV(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSweepRows(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+var sweepHeadRe = regexp.MustCompile(`^# gpusim sweep (.+): (complete|partial), (\d+) of (\d+) points( shard (\d+)/(\d+))?$`)
+
+const sweepHeadWant = "want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then shard i/n for a shard"
+
+// charCol is the column in characters of byte column col (from 1) of line
+// (from 1) of lines.
+func charCol(lines []string, line, col int) int {
+	if line < 1 || line > len(lines) || col < 1 || col-1 > len(lines[line-1]) {
+		return col
+	}
+	return utf8.RuneCountInString(lines[line-1][:col-1]) + 1
+}
+
+// headCol is the column in characters of submatch k of m, matched in line.
+func headCol(line string, m []int, k int) int {
+	return utf8.RuneCountInString(line[:m[2*k]]) + 1
 }
 
 func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
-	t := &sweepTable{}
-	lines := strings.SplitN(string(data), "\n", 2)
-	if len(lines) < 2 || !strings.HasPrefix(lines[0], "# gpusim sweep ") {
-		return nil, fmt.Errorf("%s:1:1: not a sweep table written by gpusim sweep --csv", name)
+	text := string(data)
+	lines := strings.Split(text, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSuffix(lines[i], "\r")
 	}
-	head := strings.TrimPrefix(lines[0], "# gpusim sweep ")
-	scen, rest, _ := strings.Cut(head, ": ")
-	t.Scenario = scen
-	var state string
-	var n int
-	if _, err := fmt.Sscanf(rest, "%s %d of %d points", &state, &n, &t.Total); err != nil {
-		return nil, fmt.Errorf("%s:1:1: cannot read the header %q", name, lines[0])
+	first := lines[0]
+	if !strings.HasPrefix(first, "# gpusim sweep ") {
+		return nil, fmt.Errorf("%s:1:1: not a sweep table written by gpusim sweep --csv; want its first line, # gpusim sweep NAME: ...", name)
 	}
-	t.Partial = strings.TrimSuffix(state, ",") == "partial"
-	if i := strings.Index(rest, " shard "); i >= 0 {
-		t.Shard = strings.TrimSpace(rest[i+len(" shard "):])
+	m := sweepHeadRe.FindStringSubmatchIndex(first)
+	if m == nil {
+		return nil, fmt.Errorf("%s:1:1: cannot read the line %q; %s", name, first, sweepHeadWant)
 	}
-	cr := csv.NewReader(strings.NewReader(lines[1]))
-	recs, err := cr.ReadAll()
+	sub := func(k int) string { return first[m[2*k]:m[2*k+1]] }
+	at := &tableAt{file: name, head: map[string]filePos{
+		"scenario":     {1, headCol(first, m, 1)},
+		"points_total": {1, headCol(first, m, 4)},
+		"vars":         {2, 1},
+	}}
+	t := &sweepTable{Scenario: sub(1), Partial: sub(2) == "partial", at: at}
+	var err error
+	if t.Total, err = strconv.Atoi(sub(4)); err != nil || t.Total < 1 {
+		return nil, fmt.Errorf("%s: %s points in all; want a sweep of at least one point", at.where("points_total"), sub(4))
+	}
+	if m[2*5] >= 0 {
+		at.head["shard"] = filePos{1, headCol(first, m, 6)}
+		i, err1 := strconv.Atoi(sub(6))
+		n, err2 := strconv.Atoi(sub(7))
+		if err1 != nil || err2 != nil || n < 1 || i >= n {
+			return nil, fmt.Errorf("%s: shard %s/%s; want i/n with 0 <= i < n", at.where("shard"), sub(6), sub(7))
+		}
+		t.Shard = sub(6) + "/" + sub(7)
+	}
+	body := ""
+	if len(lines) > 1 {
+		body = text[len(lines[0])+1:]
+		if strings.HasPrefix(text, lines[0]+"\r\n") {
+			body = text[len(lines[0])+2:]
+		}
+	}
+	// The reader's lines are the file's from the second on.
+	cr := csv.NewReader(strings.NewReader(body))
+	cr.FieldsPerRecord = -1
+	csvError := func(err error) error {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s:%d:%d: not CSV: %v; want fields apart by commas, quoted (\"...\", a quote written \"\") where they hold a comma, a quote or a line break", name, pe.Line+1, charCol(lines, pe.Line+1, pe.Column), pe.Err)
+		}
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	wantHeader := "point, the swept vars, then " + strings.Join(sweepCols, ",")
+	h, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s:2:1: no header row; want the header: %s", name, wantHeader)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, csvError(err)
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s:2:1: no header row", name)
+	hcol := func(k int) int { l, c := cr.FieldPos(k); return charCol(lines, l+1, c) }
+	hline, _ := cr.FieldPos(0)
+	hline++
+	if _, err := strconv.Atoi(h[0]); err == nil {
+		return nil, fmt.Errorf("%s:%d:1: a row of a point where the header row should be; want the header: %s", name, hline, wantHeader)
 	}
-	h := recs[0]
-	nv := len(h) - 9
-	if nv < 0 || h[0] != "point" {
-		return nil, fmt.Errorf("%s:2:1: unexpected columns %v", name, h)
+	if h[0] != "point" {
+		return nil, fmt.Errorf("%s:%d:1: header column %q; want the header: %s", name, hline, h[0], wantHeader)
+	}
+	nv := len(h) - 1 - len(sweepCols)
+	if nv < 1 {
+		return nil, fmt.Errorf("%s:%d:1: %d columns in the header; want %s (at least %d)", name, hline, len(h), wantHeader, len(sweepCols)+2)
+	}
+	for k, c := range sweepCols {
+		if h[1+nv+k] != c {
+			return nil, fmt.Errorf("%s:%d:%d: header column %q; want %q there: the header is %s", name, hline, hcol(1+nv+k), h[1+nv+k], c, wantHeader)
+		}
 	}
 	t.Vars = h[1 : 1+nv]
-	for ln, rec := range recs[1:] {
-		if len(rec) != len(h) {
-			return nil, fmt.Errorf("%s:%d:1: %d fields, the header has %d", name, ln+3, len(rec), len(h))
+	t.at.head["vars"] = filePos{hline, hcol(1)}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
 		}
-		var r sweepRow
-		var err error
+		if err != nil {
+			return nil, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		line++
+		if len(rec) != len(h) {
+			// Where the first field too many starts, or where the
+			// fields stop short.
+			var col int
+			if len(rec) > len(h) {
+				l, c := cr.FieldPos(len(h))
+				line, col = l+1, charCol(lines, l+1, c)
+			} else {
+				l, _ := cr.FieldPos(len(rec) - 1)
+				line = l + 1
+				col = utf8.RuneCountInString(lines[line-1]) + 1
+			}
+			short := ""
+			if len(rec) < len(h) && line == len(lines) {
+				short = " (the file ends in this row: was it cut short?)"
+			}
+			return nil, fmt.Errorf("%s:%d:%d: %d fields%s; want %d, as the header on line %d has: %s", name, line, col, len(rec), short, len(h), hline, strings.Join(h, ","))
+		}
+		r := sweepRow{at: &rowAt{file: name, raw: rec}}
+		for k := range rec {
+			l, c := cr.FieldPos(k)
+			r.at.fields = append(r.at.fields, filePos{l + 1, charCol(lines, l+1, c)})
+		}
 		if r.Index, err = strconv.Atoi(rec[0]); err != nil {
-			return nil, fmt.Errorf("%s:%d:1: bad point %q", name, ln+3, rec[0])
+			return nil, t.fieldError(&r, 0, "%q is not a point; want a whole number from 0 to %d, the point's place in the sweep", rec[0], t.Total-1)
 		}
 		r.Values = rec[1 : 1+nv]
 		f := rec[1+nv:]
-		r.MakespanS, _ = strconv.ParseFloat(f[0], 64)
-		r.IdleMean, _ = strconv.ParseFloat(f[1], 64)
-		r.IdleMax, _ = strconv.ParseFloat(f[2], 64)
+		num := func(k int, s string) (float64, error) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				why := "is not a number"
+				if errors.Is(err, strconv.ErrRange) {
+					why = "is out of range"
+				}
+				return 0, t.fieldError(&r, k, "%q %s; want %s", s, why, sweepColWant[t.colName(k)])
+			}
+			return v, nil
+		}
+		for _, c := range []struct {
+			k   int // in sweepCols
+			dst *float64
+		}{{0, &r.MakespanS}, {1, &r.IdleMean}, {2, &r.IdleMax}, {5, &r.LinkUtil}} {
+			if *c.dst, err = num(1+nv+c.k, f[c.k]); err != nil {
+				return nil, err
+			}
+		}
 		for _, kv := range strings.Fields(f[3]) {
-			g, v, _ := strings.Cut(kv, "=")
-			x, _ := strconv.ParseFloat(v, 64)
+			g, v, ok := strings.Cut(kv, "=")
+			if !ok || g == "" {
+				return nil, t.fieldError(&r, 1+nv+3, "%q is not GPU=fraction; want %s", kv, sweepColWant["idle_per_gpu"])
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(x) || x < 0 || x > 1 {
+				return nil, t.fieldError(&r, 1+nv+3, "%q: %q is not a fraction; want %s", kv, v, sweepColWant["idle_per_gpu"])
+			}
 			r.GPUIdle = append(r.GPUIdle, gpuShare{g, x})
 		}
 		r.Link = f[4]
-		r.LinkUtil, _ = strconv.ParseFloat(f[5], 64)
 		r.Bottleneck, r.Error = f[6], f[7]
 		t.Rows = append(t.Rows, r)
 	}
 	return t, nil
+}
+
+// sweepColWant says what each column of numbers holds, for messages.
+var sweepColWant = map[string]string{
+	"makespan_s":        "the makespan in seconds, a number at least 0",
+	"idle_mean":         "a fraction from 0 to 1",
+	"idle_max":          "a fraction from 0 to 1",
+	"idle_per_gpu":      "GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1",
+	"busiest_link_util": "a fraction at least 0",
+}
+
+// parseSweepJSON reads a table printed by --json, with the place of each
+// row's fields.
+func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
+	var t sweepTable
+	if err := json.Unmarshal(data, &t); err != nil {
+		var off int64 = -1
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &se) {
+			off = se.Offset
+		} else if errors.As(err, &te) {
+			off = te.Offset
+		}
+		p := offsetPos(data, int(max(off, 0)))
+		return nil, fmt.Errorf("%s:%d:%d: not a sweep table: %v; want the JSON gpusim sweep --json prints", name, p.line, p.col, err)
+	}
+	head, rows := jsonPlaces(data)
+	t.at = &tableAt{file: name, head: head}
+	if _, ok := head["rows"]; !ok || t.Vars == nil {
+		return nil, fmt.Errorf("%s:1:1: not a sweep table: no vars or rows; want the JSON gpusim sweep --json prints", name)
+	}
+	if t.Total < 1 {
+		return nil, fmt.Errorf("%s: points_total %d; want a sweep of at least one point", t.at.where("points_total"), t.Total)
+	}
+	if t.Shard != "" {
+		i, n, ok := strings.Cut(t.Shard, "/")
+		a, err1 := strconv.Atoi(i)
+		b, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || b < 1 || a < 0 || a >= b {
+			return nil, fmt.Errorf("%s: shard %q; want i/n with 0 <= i < n", t.at.where("shard"), t.Shard)
+		}
+	}
+	keys := append(append([]string{"point"}, make([]string, len(t.Vars))...), sweepCols...)
+	for k := range t.Vars {
+		keys[1+k] = "values"
+	}
+	keys[1+len(t.Vars)+3] = "idle_per_gpu"
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		r.at = &rowAt{file: name}
+		var places map[string]filePos
+		if i < len(rows) {
+			places = rows[i]
+		}
+		for _, k := range keys {
+			p, ok := places[k]
+			if !ok {
+				p = places["{"]
+			}
+			r.at.fields = append(r.at.fields, p)
+		}
+		if len(r.Values) != len(t.Vars) {
+			return nil, t.fieldError(r, 1, "%d values; want %d, one for each var (%s)", len(r.Values), len(t.Vars), strings.Join(t.Vars, ", "))
+		}
+		for _, g := range r.GPUIdle {
+			if g.GPU == "" || g.Idle < 0 || g.Idle > 1 {
+				return nil, t.fieldError(r, 1+len(t.Vars)+3, "%s=%s; want %s", g.GPU, fmtF(g.Idle), sweepColWant["idle_per_gpu"])
+			}
+		}
+	}
+	return &t, nil
+}
+
+// offsetPos is the line and column (in characters) of byte off of data.
+func offsetPos(data []byte, off int) filePos {
+	off = min(off, len(data))
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	return filePos{bytes.Count(data[:off], []byte("\n")) + 1, utf8.RuneCount(data[start:off]) + 1}
+}
+
+// jsonPlaces finds, in a table printed by --json, the place of the value of
+// each top-level key, and of each row's keys (and of the row's "{").
+func jsonPlaces(data []byte) (head map[string]filePos, rows []map[string]filePos) {
+	head = map[string]filePos{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	next := func() int { // the offset of the next value, past blanks and ':' or ','
+		off := int(dec.InputOffset())
+		for off < len(data) && strings.IndexByte(" \t\r\n:,", data[off]) >= 0 {
+			off++
+		}
+		return off
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return head, nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return head, rows
+		}
+		head[key] = offsetPos(data, next())
+		if key != "rows" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return head, rows
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return head, rows
+		}
+		for dec.More() {
+			row := map[string]filePos{"{": offsetPos(data, next())}
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+				return head, rows
+			}
+			for dec.More() {
+				tok, err := dec.Token()
+				k, ok := tok.(string)
+				if err != nil || !ok {
+					return head, rows
+				}
+				row[k] = offsetPos(data, next())
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return head, rows
+				}
+			}
+			dec.Token() // }
+			rows = append(rows, row)
+		}
+		dec.Token() // ]
+	}
+	return head, rows
+}
+
+// checkSweepRows refuses a table read back whose rows gpusim sweep could
+// not have written: a point outside the sweep (or its shard), a point
+// twice, a number that is not finite or out of its column's range.
+func checkSweepRows(t *sweepTable) error {
+	shardI, shardN := 0, 1
+	if t.Shard != "" {
+		i, n, _ := strings.Cut(t.Shard, "/")
+		shardI, _ = strconv.Atoi(i)
+		shardN, _ = strconv.Atoi(n)
+	}
+	seen := map[int]*sweepRow{}
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		if r.Index < 0 || r.Index >= t.Total {
+			return t.fieldError(r, 0, "point %d is not in the sweep; want a whole number from 0 to %d, the point's place in the sweep of %d points", r.Index, t.Total-1, t.Total)
+		}
+		if r.Index%shardN != shardI {
+			return t.fieldError(r, 0, "point %d is not one of shard %s's; want only its points, %s", r.Index, t.Shard, shardPoints(shardI, shardN, t.Total))
+		}
+		if prev, ok := seen[r.Index]; ok {
+			return t.fieldError(r, 0, "point %d again (it is at %s); want each point once", r.Index, prev.at.where(0))
+		}
+		seen[r.Index] = r
+		nv := len(t.Vars)
+		for _, c := range []struct {
+			k     int
+			v     float64
+			upTo1 bool
+		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, false}} {
+			why := "is out of range"
+			if math.IsNaN(c.v) {
+				why = "is not a number"
+			}
+			if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 || c.upTo1 && c.v > 1 {
+				return t.fieldError(r, c.k, "%q %s; want %s", r.rawField(c.k, c.v), why, sweepColWant[t.colName(c.k)])
+			}
+		}
+	}
+	return nil
+}
+
+// sweepDiffers names what of t's header differs from u's ("scenario",
+// "vars", "points_total"), or is "".
+func sweepDiffers(t, u *sweepTable) string {
+	switch {
+	case t.Scenario != u.Scenario:
+		return "scenario"
+	case !slices.Equal(t.Vars, u.Vars):
+		return "vars"
+	case t.Total != u.Total:
+		return "points_total"
+	}
+	return ""
+}
+
+// maxLayoutWork bounds the rows a search for a layout looks at (it is then
+// said to fit): a sweep's shards have at most a million rows.
+const maxLayoutWork = 20_000_000
+
+// fitLayout finds how a sweep of t.Total points over t.Vars could lay out
+// rows read back: var k of point i has the value at place
+// (i / stride[k]) % count[k] of the var's list, the last var varying
+// fastest, the counts' product t.Total; rows at the same place of a var's
+// list must have the same value of it. It returns the strides and counts
+// of one such layout, or false where none fits. A search that looks at more
+// than maxLayoutWork rows says it fits.
+func fitLayout(t *sweepTable, rows []sweepRow) (stride, count []int, ok bool) {
+	nv := len(t.Vars)
+	stride, count = make([]int, nv), make([]int, nv)
+	work := maxLayoutWork
+	var try func(k, s, left int) bool
+	try = func(k, s, left int) bool {
+		if k < 0 {
+			return left == 1
+		}
+		for _, c := range divisors(left) {
+			if k == 0 && c != left {
+				continue
+			}
+			if work <= 0 {
+				return true
+			}
+			work -= len(rows)
+			if a, _ := varConflict(rows, k, s, c); a >= 0 {
+				continue
+			}
+			stride[k], count[k] = s, c
+			if try(k-1, s*c, left/c) {
+				return true
+			}
+		}
+		return false
+	}
+	return stride, count, try(nv-1, 1, t.Total)
+}
+
+// varConflict returns two rows, a before b, with different values of var k
+// at the same place (i / stride) % count of its list, or -1, -1.
+func varConflict(rows []sweepRow, k, stride, count int) (a, b int) {
+	first := map[int]int{}
+	for i := range rows {
+		p := rows[i].Index / stride % count
+		if j, ok := first[p]; !ok {
+			first[p] = i
+		} else if rows[j].Values[k] != rows[i].Values[k] {
+			return j, i
+		}
+	}
+	return -1, -1
+}
+
+// divisors returns n's divisors, smallest first.
+func divisors(n int) []int {
+	var lo, hi []int
+	for d := 1; d*d <= n; d++ {
+		if n%d == 0 {
+			lo = append(lo, d)
+			if d*d != n {
+				hi = append(hi, n/d)
+			}
+		}
+	}
+	slices.Reverse(hi)
+	return append(lo, hi...)
+}
+
+// checkLayout refuses rows read back whose values no sweep of t's vars and
+// points could give (an edited value; shards of sweeps of other values): it
+// names the first row, in the order of the files and their lines, that the
+// rows before it do not allow, and a row before it it contradicts.
+func checkLayout(t *sweepTable, rows []sweepRow) error {
+	if _, _, ok := fitLayout(t, rows); ok {
+		return nil
+	}
+	lo, hi := 0, len(rows) // rows[:lo] fit, rows[:hi] do not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if _, _, ok := fitLayout(t, rows[:mid]); ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	stride, count, _ := fitLayout(t, rows[:hi-1])
+	r := rows[hi-1]
+	for k := range t.Vars {
+		p := r.Index / stride[k] % count[k]
+		for _, q := range rows[:hi-1] {
+			if q.Index/stride[k]%count[k] == p && q.Values[k] != r.Values[k] {
+				return t.fieldError(&r, 1+k, "point %d's %q and point %d's %q (at %s) fit no sweep of %d vars over %d points together with the rows before this one; want the values gpusim sweep wrote (was one of the two edited, or are they of sweeps of other values?)",
+					r.Index, r.Values[k], q.Index, q.Values[k], q.at.where(1+k), len(t.Vars), t.Total)
+			}
+		}
+	}
+	return nil
+}
+
+// shardPoints lists the first points of shard i of n of a sweep of total.
+func shardPoints(i, n, total int) string {
+	var p []string
+	for k := i; k < total && len(p) < 3; k += n {
+		p = append(p, strconv.Itoa(k))
+	}
+	if i+3*n < total {
+		p = append(p, "...")
+	}
+	return strings.Join(p, ", ")
 }
 
 func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
@@ -609,20 +1118,28 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}
+	var all []sweepRow // in the order of the files and their lines
 	for _, f := range files {
 		t, err := readSweepFile(f)
 		if err != nil {
 			return err
 		}
 		if merged == nil {
-			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total}
-		} else if strings.Join(t.Vars, ",") != strings.Join(merged.Vars, ",") || t.Total != merged.Total || t.Scenario != merged.Scenario {
-			return fmt.Errorf("%s: a different sweep (%s, vars %v, %d points) than %s (%s, vars %v, %d points)", f, t.Scenario, t.Vars, t.Total, files[0], merged.Scenario, merged.Vars, merged.Total)
+			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total, at: t.at}
+		} else if what := sweepDiffers(t, merged); what != "" {
+			return fmt.Errorf("%s: a different sweep (%s, vars %s, %d points) than %s (%s, vars %s, %d points); want the shards of one sweep", t.at.where(what), t.Scenario, strings.Join(t.Vars, ","), t.Total, files[0], merged.Scenario, strings.Join(merged.Vars, ","), merged.Total)
 		}
 		merged.Partial = merged.Partial || t.Partial
 		for _, r := range t.Rows {
+			if prev, ok := rows[r.Index]; ok {
+				return t.fieldError(&r, 0, "point %d again (it is at %s); want each point once: each shard's file once, and no two files that hold the same shard", r.Index, prev.at.where(0))
+			}
 			rows[r.Index] = r
+			all = append(all, r)
 		}
+	}
+	if err := checkLayout(merged, all); err != nil {
+		return err
 	}
 	var idx []int
 	for i := range rows {

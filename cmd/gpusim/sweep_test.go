@@ -480,3 +480,161 @@ func TestSweepPlotDirCheckedFirst(t *testing.T) {
 		t.Errorf("no sweep.png in %s: %v", made, err)
 	}
 }
+
+// sweepCSVHead and sweepCSVRows are a CSV of 3 of the 4 points of a sweep
+// of a: [x, y] and b: [1, 2] (point 0 is x,1; 1 x,2; 2 y,1; 3 y,2), as
+// gpusim sweep --csv writes one; the tests below edit a row.
+const (
+	sweepCSVHead = "# gpusim sweep st: complete, 3 of 4 points\n" +
+		"point,a,b,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n"
+	sweepCSVRow0 = "0,x,1,0.5,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n"
+	sweepCSVRow1 = "1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n"
+	sweepCSVRow3 = "3,y,2,1.5,0,0,gpu0=0 gpu1=0,l,0.5,compute-bound,\n"
+)
+
+// sweepMerge runs gpusim sweep merge on files named and written in a
+// temporary directory, in the order given, and returns stderr and the exit
+// status, with the directory's name in stderr written DIR.
+func sweepMerge(t *testing.T, files ...[2]string) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"sweep", "merge", "--json"}
+	for _, f := range files {
+		name := filepath.Join(dir, f[0])
+		if err := os.WriteFile(name, []byte(f[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, name)
+	}
+	_, errb, code := runCmd(t, args...)
+	return strings.ReplaceAll(errb, dir+string(filepath.Separator), "DIR/"), code
+}
+
+// A table read back (sweep merge, --resume) whose rows gpusim sweep could
+// not have written is refused in one line naming the file, the line (the
+// # line is 1) and the column in characters of the field, the column's
+// name and what it should hold, with exit status 2: corrupt values were
+// read as 0, or as NaN that --json then failed on (exit 1).
+func TestSweepMergeRefusesCorruptRows(t *testing.T) {
+	const want11 = "; want 11, as the header on line 2 has: point,a,b,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n"
+	for _, tc := range []struct {
+		row1 string // in place of sweepCSVRow1, on line 4
+		want string
+	}{
+		{"1,x,2,abc,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:7: column makespan_s: "abc" is not a number; want the makespan in seconds, a number at least 0` + "\n"},
+		{"1,x,2,NaN,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:7: column makespan_s: "NaN" is not a number; want the makespan in seconds, a number at least 0` + "\n"},
+		{"1,x,2,1e400,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:7: column makespan_s: "1e400" is out of range; want the makespan in seconds, a number at least 0` + "\n"},
+		{"1,x,2,-1,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:7: column makespan_s: "-1" is out of range; want the makespan in seconds, a number at least 0` + "\n"},
+		{"1,x,2,0.75,1.5,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:12: column idle_mean: "1.5" is out of range; want a fraction from 0 to 1` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=x,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:21: column idle_per_gpu: "gpu1=x": "x" is not a fraction; want GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,Inf,compute-bound,\n",
+			`DIR/f.csv:4:39: column busiest_link_util: "Inf" is out of range; want a fraction at least 0` + "\n"},
+		// Columns count characters: é is one, two bytes.
+		{"1,é,2,abc,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:7: column makespan_s: "abc" is not a number; want the makespan in seconds, a number at least 0` + "\n"},
+		{"one,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:1: column point: "one" is not a point; want a whole number from 0 to 3, the point's place in the sweep` + "\n"},
+		{"4,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			"DIR/f.csv:4:1: column point: point 4 is not in the sweep; want a whole number from 0 to 3, the point's place in the sweep of 4 points\n"},
+		{"-1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			"DIR/f.csv:4:1: column point: point -1 is not in the sweep; want a whole number from 0 to 3, the point's place in the sweep of 4 points\n"},
+		{sweepCSVRow0,
+			"DIR/f.csv:4:1: column point: point 0 again (it is at DIR/f.csv:3:1); want each point once\n"},
+		// b is 1 for point 0 and 2 for point 3: in a sweep of 2 vars
+		// over 4 points, point 1 has one of the two.
+		{"1,x,3,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:5:5: column b: point 3's "2" and point 1's "3" (at DIR/f.csv:4:5) fit no sweep of 2 vars over 4 points together with the rows before this one; want the values gpusim sweep wrote (was one of the two edited, or are they of sweeps of other values?)` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,,\n",
+			"DIR/f.csv:4:60: 12 fields" + want11},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l\"ink,0.125,compute-bound,\n",
+			`DIR/f.csv:4:38: not CSV: bare " in non-quoted-field; want fields apart by commas, quoted ("...", a quote written "") where they hold a comma, a quote or a line break` + "\n"},
+	} {
+		errb, code := sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + tc.row1 + sweepCSVRow3})
+		if code != 2 || errb != tc.want {
+			t.Errorf("row %q: exit %d, stderr\n%s\nwant 2 and\n%s", tc.row1, code, errb, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"cut short", sweepCSVHead + sweepCSVRow0 + "1,x,2,0.7",
+			"DIR/f.csv:4:10: 4 fields (the file ends in this row: was it cut short?)" + want11},
+		{"no header", "# gpusim sweep st: complete, 3 of 4 points\n" + sweepCSVRow0,
+			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n"},
+		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
+			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then shard i/n for a shard` + "\n"},
+		{"not in the shard", "# gpusim sweep st: complete, 2 of 4 points shard 0/2\n" + sweepCSVHead[strings.Index(sweepCSVHead, "\n")+1:] + sweepCSVRow0 + sweepCSVRow1,
+			"DIR/f.csv:4:1: column point: point 1 is not one of shard 0/2's; want only its points, 0, 2\n"},
+	} {
+		errb, code := sweepMerge(t, [2]string{"f.csv", tc.data})
+		if code != 2 || errb != tc.want {
+			t.Errorf("%s: exit %d, stderr\n%s\nwant 2 and\n%s", tc.name, code, errb, tc.want)
+		}
+	}
+	// A point in two files: the second is refused.
+	errb, code := sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + sweepCSVRow3 + sweepCSVRow0})
+	if want := "DIR/g.csv:4:1: column point: point 0 again (it is at DIR/f.csv:3:1); want each point once: each shard's file once, and no two files that hold the same shard\n"; code != 2 || errb != want {
+		t.Errorf("point 0 in two files: exit %d, stderr\n%s\nwant 2 and\n%s", code, errb, want)
+	}
+	// A value in one file that contradicts another file's: point 2 is
+	// y,1, at b's first place as point 0 is.
+	errb, code = sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + "2,y,2,1.5,0,0,gpu0=0 gpu1=0,l,0.5,compute-bound,\n"})
+	if want := `DIR/g.csv:3:5: column b: point 2's "2" and point 0's "1" (at DIR/f.csv:3:5) fit no sweep`; code != 2 || !strings.HasPrefix(errb, want) {
+		t.Errorf("point 2 with b 2: exit %d, stderr\n%s\nwant 2 and a line starting\n%s", code, errb, want)
+	}
+	// The rows as written merge.
+	if errb, code := sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + sweepCSVRow3}); code != 0 || errb != "warning: the shards hold 3 of 4 points\n" {
+		t.Errorf("valid rows: exit %d, stderr %q; want 0 and a warning of the missing point", code, errb)
+	}
+	// A table printed by --json is read back with the same checks, its
+	// places those of the JSON.
+	js := `{
+ "scenario": "st",
+ "vars": ["a", "b"],
+ "points_total": 4,
+ "partial": false,
+ "rows": [
+  {"point": 0, "values": ["x", "1"], "makespan_s": -1, "idle_mean": 0, "idle_max": 0, "busiest_link": "", "busiest_link_util": 0, "bottleneck": ""}
+ ]
+}
+`
+	if errb, code := sweepMerge(t, [2]string{"f.json", js}); code != 2 || errb != `DIR/f.json:7:52: column makespan_s: "-1" is out of range; want the makespan in seconds, a number at least 0`+"\n" {
+		t.Errorf("JSON: exit %d, stderr %q", code, errb)
+	}
+}
+
+// --resume reads its CSV with the same checks, and requires each row's
+// values to be its point's in the scenario's sweep.
+func TestSweepResumeRefusesCorruptRows(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "st.yaml")
+	os.WriteFile(scen, []byte(`name: st
+topology: pcie-2gpu
+sweep: {a: [x, y], b: [1, 2]}
+threads:
+  - name: main-${a}
+    host: cpu0
+    ops: [{kernel: {stream: gpu0/s, duration: "${b} us"}}]
+`), 0o644)
+	csv := filepath.Join(dir, "f.csv")
+	for _, tc := range []struct{ row1, want string }{
+		{"1,x,2,NaN,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			csv + `:4:7: column makespan_s: "NaN" is not a number; want the makespan in seconds, a number at least 0` + "\n"},
+		{"1,y,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			csv + `:4:3: column a: "y" for point 1; want "x", the point's value in the sweep of ` + scen + " (was the row edited, or the file written by a sweep of other values?)\n"},
+	} {
+		os.WriteFile(csv, []byte(sweepCSVHead+sweepCSVRow0+tc.row1), 0o644)
+		out, errb, code := runCmd(t, "sweep", scen, "--csv", csv, "--resume")
+		if code != 2 || errb != tc.want || out != "" {
+			t.Errorf("row %q: exit %d, stdout %q, stderr\n%s\nwant 2, nothing and\n%s", tc.row1, code, out, errb, tc.want)
+		}
+	}
+}
