@@ -392,6 +392,9 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		return nil, errors.New(strings.Join(b.lateErrs, "\n"))
 	}
 	if err := b.p.Validate(b.m); err != nil {
+		if strings.HasPrefix(err.Error(), file+":") {
+			return nil, err // its lines name their places in the file
+		}
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	b.sc.Program = b.p
@@ -754,6 +757,31 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 	}
 }
 
+// checkGraph reports, once per op, what a CUDA graph (a repeat with graph:
+// true) cannot hold: host-side ops, pageable copies, and another graph.
+func (b *builder) checkGraph(body []*tpl) {
+	for _, t := range body {
+		if b.ids["\x00graph:"+t.where] != "" {
+			continue
+		}
+		msg := ""
+		switch {
+		case t.repeat && t.graph:
+			msg = "a graph repeat inside a graph repeat: a CUDA graph is launched whole, not from another; drop graph: true from one of them"
+		case t.repeat:
+			b.checkGraph(t.body)
+		case !t.op.Kind.OnStream():
+			msg = "a CUDA graph holds kernels, pinned copies, records, waits and collectives only; this op runs on the host: move it out of the graph repeat"
+		case t.op.Kind == sim.OpCopy && t.op.Memory == sim.Pageable:
+			msg = "a CUDA graph holds kernels, pinned copies, records, waits and collectives only; a pageable copy is staged by the host: use memory: pinned or move it out"
+		}
+		if msg != "" {
+			b.ids["\x00graph:"+t.where] = t.where
+			b.lateErrs = append(b.lateErrs, t.where+": "+msg)
+		}
+	}
+}
+
 // dupID reports a duplicate id once per id.
 func (b *builder) dupID(id, where, prev string) {
 	key := "\x00dup:" + id
@@ -787,6 +815,9 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 		}
 		if on, ok := rm.Require("ops", "the list of ops to repeat"); ok {
 			t.body = b.ops(on, depth+1)
+		}
+		if t.graph {
+			b.checkGraph(t.body)
 		}
 		return t
 	}
