@@ -158,6 +158,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 				}
 				return fmt.Errorf("%s: it holds a different sweep (vars %s, %d points) than %s (vars %s, %d points)", prev.at.where(what), strings.Join(prev.Vars, ","), prev.Total, base.File, strings.Join(table.Vars, ","), table.Total)
 			}
+			if prev.Shard != table.Shard {
+				// Its rows of other points would be dropped from
+				// the file written over it.
+				return fmt.Errorf("%s: it holds %s; this run is %s: want the --csv FILE of %s (each shard resumes its own file)", prev.at.where("shard"), shardName(prev.Shard), shardName(table.Shard), shardName(table.Shard))
+			}
 			for _, r := range prev.Rows {
 				for k, v := range points[r.Index] {
 					if r.Values[k] != v {
@@ -1080,6 +1085,14 @@ func checkLayout(t *sweepTable, rows []sweepRow) error {
 		}
 	}
 	return nil
+}
+
+// shardName names shard i/n ("" is the whole sweep) in messages.
+func shardName(shard string) string {
+	if shard == "" {
+		return "the whole sweep"
+	}
+	return "shard " + shard
 }
 
 // shardPoints lists the first points of shard i of n of a sweep of total.

@@ -638,3 +638,47 @@ threads:
 		}
 	}
 }
+
+// --resume with the CSV of another shard (or of the whole sweep, or a
+// shard's resumed as the whole sweep) is refused naming both: the rows of
+// the file's other points were dropped from the file written over it.
+func TestSweepResumeRefusesAnotherShard(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "s.csv")
+	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--shard", "1/3", "--csv", csv); code != 0 {
+		t.Fatalf("shard 1/3: exit %d: %s", code, errb)
+	}
+	before, _ := os.ReadFile(csv)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// "# gpusim sweep pipeline-bubble: complete, 3 of 8 points shard 1/3":
+		// 15 + 15 + 2 + 10 + 13 + 7 characters before 1/3, at column 63.
+		{[]string{"--shard", "0/3"}, csv + ":1:63: it holds shard 1/3; this run is shard 0/3: want the --csv FILE of shard 0/3 (each shard resumes its own file)\n"},
+		{nil, csv + ":1:63: it holds shard 1/3; this run is the whole sweep: want the --csv FILE of the whole sweep (each shard resumes its own file)\n"},
+		{[]string{"--shard", "1/4"}, csv + ":1:63: it holds shard 1/3; this run is shard 1/4: want the --csv FILE of shard 1/4 (each shard resumes its own file)\n"},
+	} {
+		_, errb, code := runCmd(t, append([]string{"sweep", "pipeline-bubble", "--csv", csv, "--resume"}, tc.args...)...)
+		if code != 2 || errb != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb, tc.want)
+		}
+		if after, _ := os.ReadFile(csv); !bytes.Equal(after, before) {
+			t.Errorf("%v: the file was written over:\n%s", tc.args, after)
+		}
+	}
+	whole := filepath.Join(dir, "w.csv")
+	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--csv", whole); code != 0 {
+		t.Fatalf("whole sweep: exit %d: %s", code, errb)
+	}
+	_, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--csv", whole, "--resume", "--shard", "2/3")
+	if want := whole + ":1:1: it holds the whole sweep; this run is shard 2/3: want the --csv FILE of shard 2/3 (each shard resumes its own file)\n"; code != 2 || errb != want {
+		t.Errorf("whole sweep resumed as shard 2/3: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+	// The shard's own file resumes (nothing is left to run).
+	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--csv", csv, "--resume", "--shard", "1/3"); code != 0 {
+		t.Errorf("its own shard: exit %d: %s", code, errb)
+	}
+}
