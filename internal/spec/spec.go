@@ -35,10 +35,26 @@ type Error struct {
 func (e *Error) Error() string {
 	pos := fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
 	if e.Path != "" {
-		return pos + ": " + shortPath(e.Path) + ": " + e.Msg
+		return pos + ": " + shortPath(e.Path) + ": " + shortMsg(e.Msg)
 	}
-	return pos + ": " + e.Msg
+	return pos + ": " + shortMsg(e.Msg)
 }
+
+// shortMsg elides the middle of a message that quotes a very long value
+// (a 300,000-character name), keeping its start and what would be valid
+// at its end.
+func shortMsg(m string) string {
+	const keep = 300
+	if utf8.RuneCountInString(m) <= 2*keep+50 {
+		return m
+	}
+	r := []rune(m)
+	return fmt.Sprintf("%s ...(%d characters)... %s", string(r[:keep]), len(r)-2*keep, string(r[len(r)-keep:]))
+}
+
+// MaxProblems bounds the problems reported for one file; the rest are
+// counted on one more line.
+const MaxProblems = 50
 
 // shortPath elides the middle of a very long field path (deeply nested
 // repeats), keeping its start and end.
@@ -518,6 +534,11 @@ func (d *Doc) Err() error {
 		return a.Col < b.Col
 	})
 	d.errs = collapse(d.errs)
+	if len(d.errs) > MaxProblems {
+		rest := d.errs[MaxProblems]
+		return append(d.errs[:MaxProblems:MaxProblems], &Error{File: rest.File, Line: rest.Line, Col: rest.Col,
+			Msg: fmt.Sprintf("and %d more problems from here on; fix those above first", len(d.errs)-MaxProblems)})
+	}
 	return d.errs
 }
 

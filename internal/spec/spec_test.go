@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -235,5 +236,33 @@ bad: {<<: 3}
 	want := `f.yaml:5:7: bad: << merges a mapping (<<: *anchor) or a list of them, not "3"`
 	if err := d.Err(); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// A file with thousands of problems reports the first MaxProblems and
+// counts the rest on one more line, however often Err is asked; a message
+// quoting a huge value keeps its start and its end.
+func TestProblemsAreBounded(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "k%d: 1\n", i)
+	}
+	d, root, err := Parse("f.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root.Map("name")
+	for round := 0; round < 2; round++ {
+		lines := strings.Split(d.Err().Error(), "\n")
+		if len(lines) != 51 || lines[50] != "f.yaml:51:1: and 950 more problems from here on; fix those above first" {
+			t.Fatalf("round %d: %d lines, the last %q", round, len(lines), lines[len(lines)-1])
+		}
+	}
+	long := strings.Repeat("x", 100000)
+	e := &Error{File: "f.yaml", Line: 1, Col: 1, Msg: fmt.Sprintf("%q is not valid: use letters", long)}
+	got := e.Error()
+	want := "f.yaml:1:1: \"" + strings.Repeat("x", 299) + " ...(99428 characters)... " + strings.Repeat("x", 273) + "\" is not valid: use letters"
+	if got != want {
+		t.Errorf("got %d characters: %.80q...", len(got), got)
 	}
 }
