@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
@@ -59,13 +60,16 @@ type gpuShare struct {
 
 // sweepTable is a sweep's results, complete or partial.
 type sweepTable struct {
-	Scenario string     `json:"scenario"`
-	Vars     []string   `json:"vars"`
-	Total    int        `json:"points_total"`
-	Shard    string     `json:"shard,omitempty"`
-	Partial  bool       `json:"partial"`
-	Rows     []sweepRow `json:"rows"`
-	at       *tableAt   // where a table read back from a file is (not written)
+	Scenario string   `json:"scenario"`
+	Vars     []string `json:"vars"`
+	Total    int      `json:"points_total"`
+	Shard    string   `json:"shard,omitempty"`
+	// Set is the run's --set values (none in a CSV of an older gpusim):
+	// points run with others are not resumed or merged with them.
+	Set     map[string]string `json:"set,omitempty"`
+	Partial bool              `json:"partial"`
+	Rows    []sweepRow        `json:"rows"`
+	at      *tableAt          // where a table read back from a file is (not written)
 }
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
@@ -138,6 +142,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	points := scenarios.Points(base.Sweep)
 	table := &sweepTable{Scenario: base.Name, Total: len(points)}
+	if len(set) > 0 {
+		table.Set = map[string]string(set)
+	}
 	for _, sv := range base.Sweep {
 		table.Vars = append(table.Vars, sv.Name)
 	}
@@ -157,6 +164,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 					what = "points_total"
 				}
 				return fmt.Errorf("%s: it holds a different sweep (vars %s, %d points) than %s (vars %s, %d points)", prev.at.where(what), strings.Join(prev.Vars, ","), prev.Total, base.File, strings.Join(table.Vars, ","), table.Total)
+			}
+			if !maps.Equal(prev.Set, table.Set) {
+				return fmt.Errorf("%s: it was run with %s; this run has %s: want the same --set values (or another --csv FILE)", prev.at.where("set"), setDesc(prev.Set), setDesc(table.Set))
 			}
 			if prev.Shard != table.Shard {
 				// Its rows of other points would be dropped from
@@ -480,7 +490,11 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 	if t.Shard != "" {
 		shard = " shard " + t.Shard
 	}
-	fmt.Fprintf(bw, "# gpusim sweep %s: %s, %d of %d points%s\n", t.Scenario, state, len(t.Rows), t.Total, shard)
+	set := ""
+	if len(t.Set) > 0 {
+		set = ", --set " + setJSON(t.Set)
+	}
+	fmt.Fprintf(bw, "# gpusim sweep %s: %s, %d of %d points%s%s\n", t.Scenario, state, len(t.Rows), t.Total, shard, set)
 	cw := csv.NewWriter(bw)
 	header := append(append([]string{"point"}, t.Vars...), sweepCols...)
 	cw.Write(header)
@@ -622,9 +636,9 @@ func readSweepFile(name string) (*sweepTable, error) {
 	return t, nil
 }
 
-var sweepHeadRe = regexp.MustCompile(`^# gpusim sweep (.+): (complete|partial), (\d+) of (\d+) points( shard (\d+)/(\d+))?$`)
+var sweepHeadRe = regexp.MustCompile(`^# gpusim sweep (.+?): (complete|partial), (\d+) of (\d+) points( shard (\d+)/(\d+))?(, --set (\{.*\}))?$`)
 
-const sweepHeadWant = "want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then shard i/n for a shard"
+const sweepHeadWant = `want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set`
 
 // charCol is the column in characters of byte column col (from 1) of line
 // (from 1) of lines.
@@ -673,6 +687,18 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 			return nil, fmt.Errorf("%s: shard %s/%s; want i/n with 0 <= i < n", at.where("shard"), sub(6), sub(7))
 		}
 		t.Shard = sub(6) + "/" + sub(7)
+	}
+	// The --set values, or where they would be: a CSV without them (an
+	// older gpusim's too) is of a sweep run without --set.
+	at.head["set"] = filePos{1, utf8.RuneCountInString(first) + 1}
+	if m[2*8] >= 0 {
+		at.head["set"] = filePos{1, headCol(first, m, 9)}
+		if err := json.Unmarshal([]byte(sub(9)), &t.Set); err != nil {
+			return nil, fmt.Errorf("%s: cannot read the --set values %s: %v; want a JSON object of names and values, such as {\"batch\":\"64 MiB\"}", at.where("set"), sub(9), err)
+		}
+		if len(t.Set) == 0 {
+			t.Set = nil
+		}
 	}
 	body := ""
 	if len(lines) > 1 {
@@ -1087,6 +1113,28 @@ func checkLayout(t *sweepTable, rows []sweepRow) error {
 	return nil
 }
 
+// setJSON writes --set values as the CSV's first line records them: a
+// JSON object, its names sorted.
+func setJSON(set map[string]string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(set)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// setDesc describes --set values in messages.
+func setDesc(set map[string]string) string {
+	if len(set) == 0 {
+		return "no --set"
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		out = append(out, fmt.Sprintf("--set %q", k+"="+set[k]))
+	}
+	return strings.Join(out, " ")
+}
+
 // shardName names shard i/n ("" is the whole sweep) in messages.
 func shardName(shard string) string {
 	if shard == "" {
@@ -1138,9 +1186,11 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if merged == nil {
-			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total, at: t.at}
+			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total, Set: t.Set, at: t.at}
 		} else if what := sweepDiffers(t, merged); what != "" {
 			return fmt.Errorf("%s: a different sweep (%s, vars %s, %d points) than %s (%s, vars %s, %d points); want the shards of one sweep", t.at.where(what), t.Scenario, strings.Join(t.Vars, ","), t.Total, files[0], merged.Scenario, strings.Join(merged.Vars, ","), merged.Total)
+		} else if !maps.Equal(t.Set, merged.Set) {
+			return fmt.Errorf("%s: run with %s, and %s with %s; want the shards of a sweep run with the same --set values", t.at.where("set"), setDesc(t.Set), files[0], setDesc(merged.Set))
 		}
 		merged.Partial = merged.Partial || t.Partial
 		for _, r := range t.Rows {

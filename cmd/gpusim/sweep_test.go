@@ -568,7 +568,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		{"no header", "# gpusim sweep st: complete, 3 of 4 points\n" + sweepCSVRow0,
 			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n"},
 		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
-			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then shard i/n for a shard` + "\n"},
+			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set` + "\n"},
 		{"not in the shard", "# gpusim sweep st: complete, 2 of 4 points shard 0/2\n" + sweepCSVHead[strings.Index(sweepCSVHead, "\n")+1:] + sweepCSVRow0 + sweepCSVRow1,
 			"DIR/f.csv:4:1: column point: point 1 is not one of shard 0/2's; want only its points, 0, 2\n"},
 	} {
@@ -680,5 +680,89 @@ func TestSweepResumeRefusesAnotherShard(t *testing.T) {
 	// The shard's own file resumes (nothing is left to run).
 	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--csv", csv, "--resume", "--shard", "1/3"); code != 0 {
 		t.Errorf("its own shard: exit %d: %s", code, errb)
+	}
+}
+
+// A sweep run with --set records the values in its CSV's first line (and
+// its JSON), and --resume and sweep merge refuse a CSV run with other
+// values, naming both: points run with d = 1 us and 2 us were mixed in one
+// table. A CSV without the record (an older gpusim's) is of a sweep run
+// without --set.
+func TestSweepRecordsSet(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "ss.yaml")
+	os.WriteFile(scen, []byte(`name: ss
+topology: pcie-2gpu
+vars: {d: 1 us, m: pinned}
+sweep: {n: [1, 2, 3, 4]}
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat: {count: "${n}", ops: [{kernel: {stream: gpu0/c, duration: "${d}"}}]}
+      - copy: {from: cpu0, to: gpu0, bytes: 1 MiB, memory: "${m}", stream: gpu0/c}
+`), 0o644)
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	set := []string{"--set", "m=pageable", "--set", "d=2 us"}
+	if _, errb, code := runCmd(t, append([]string{"sweep", scen, "--shard", "0/2", "--csv", a}, set...)...); code != 0 {
+		t.Fatalf("shard 0/2: exit %d: %s", code, errb)
+	}
+	got, _ := os.ReadFile(a)
+	if want := `# gpusim sweep ss: complete, 2 of 4 points shard 0/2, --set {"d":"2 us","m":"pageable"}` + "\n"; firstLine(string(got))+"\n" != want {
+		t.Errorf("first line %q, want %q", firstLine(string(got)), want)
+	}
+	// Shard 1 run without --set: refused by merge, at the end of its first
+	// line ("# gpusim sweep ss: complete, 2 of 4 points shard 1/2" has
+	// 15 + 2 + 2 + 10 + 13 + 7 + 3 = 52 characters).
+	if _, errb, code := runCmd(t, "sweep", scen, "--shard", "1/2", "--csv", b); code != 0 {
+		t.Fatalf("shard 1/2: exit %d: %s", code, errb)
+	}
+	_, errb, code := runCmd(t, "sweep", "merge", a, b)
+	if want := b + `:1:53: run with no --set, and ` + a + ` with --set "d=2 us" --set "m=pageable"; want the shards of a sweep run with the same --set values` + "\n"; code != 2 || errb != want {
+		t.Errorf("merge: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+	// Resuming shard 0 with other values: refused where its --set values
+	// start (52 characters as above, then ", --set ": column 61), the file
+	// left as it was.
+	_, errb, code = runCmd(t, "sweep", scen, "--shard", "0/2", "--csv", a, "--resume", "--set", "d=2 us")
+	if want := a + `:1:61: it was run with --set "d=2 us" --set "m=pageable"; this run has --set "d=2 us": want the same --set values (or another --csv FILE)` + "\n"; code != 2 || errb != want {
+		t.Errorf("resume: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+	if again, _ := os.ReadFile(a); !bytes.Equal(again, got) {
+		t.Errorf("the refused resume wrote over the file:\n%s", again)
+	}
+	// With the same values both shards merge into the table of the sweep
+	// run in one go, --set included.
+	if _, errb, code := runCmd(t, append([]string{"sweep", scen, "--shard", "1/2", "--csv", b}, set...)...); code != 0 {
+		t.Fatalf("shard 1/2 with --set: exit %d: %s", code, errb)
+	}
+	merged, errb, code := runCmd(t, "sweep", "merge", a, b, "--json")
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errb)
+	}
+	whole, errb, code := runCmd(t, append([]string{"sweep", scen, "--json"}, set...)...)
+	if code != 0 || merged != whole || !strings.Contains(whole, "\"set\": {\n  \"d\": \"2 us\",\n  \"m\": \"pageable\"\n },") {
+		t.Errorf("exit %d (%s); merged JSON:\n%s\nwhole sweep's:\n%s\nwant the same, with the --set values", code, errb, merged, whole)
+	}
+	if _, errb, code := runCmd(t, append([]string{"sweep", scen, "--shard", "0/2", "--csv", a, "--resume"}, set...)...); code != 0 {
+		t.Errorf("resume with the same --set: exit %d: %s", code, errb)
+	}
+	// An older CSV, with no record: resumed without --set; with it, refused
+	// at the end of its first line (15 + 2 + 2 + 9 + 13 = 41 characters).
+	old := filepath.Join(dir, "old.csv")
+	oldCSV := []byte("# gpusim sweep ss: partial, 1 of 4 points\n" +
+		"point,n,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n" +
+		"0,1,2e-05,0.5,0.5,gpu0=0.5 gpu1=1,,0,launch-bound,\n")
+	os.WriteFile(old, oldCSV, 0o644)
+	out, errb, code := runCmd(t, "sweep", scen, "--csv", old, "--resume", "--json")
+	if code != 0 || !strings.Contains(out, `"makespan_s": 0.00002,`) || strings.Contains(out, `"set"`) {
+		t.Errorf("old CSV resumed without --set: exit %d, stderr %q, JSON:\n%s\nwant 0, its point 0 kept, no set", code, errb, out)
+	}
+	os.WriteFile(old, oldCSV, 0o644) // the resume finished it
+	_, errb, code = runCmd(t, "sweep", scen, "--csv", old, "--resume", "--set", "d=2 us")
+	if want := old + `:1:42: it was run with no --set; this run has --set "d=2 us": want the same --set values (or another --csv FILE)` + "\n"; code != 2 || errb != want {
+		t.Errorf("old CSV resumed with --set: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }
