@@ -314,6 +314,17 @@ func build(root spec.Node) *Topology {
 				CopyEngines: model.CopyEngines, CopyOverhead: model.CopyOverhead,
 				MemoryBandwidth: float64(model.MemoryBandwidth * model.MemoryEfficiency),
 			}
+			// What the simulator uses is the product; each may be in range
+			// while it is not.
+			if eff := g.MemoryBandwidth; eff > 0 && eff < 1 {
+				at := gm.Node()
+				if x, ok := gm.Get("memory_bandwidth"); ok {
+					at = x
+				} else if x, ok := gm.Get("memory_efficiency"); ok {
+					at = x
+				}
+				at.Errorf("memory_bandwidth x memory_efficiency is %g B/s, below 1 B/s: raise either", eff)
+			}
 			i := m.AddGPU(g)
 			t.GPUModels = append(t.GPUModels, model)
 			names[name] = named{nn, m.GPUs[i].Node}
