@@ -138,7 +138,13 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	const maxPoints = 1_000_000
 	if n := scenarios.CountPoints(base.Sweep, maxPoints+1); n > maxPoints {
-		return fmt.Errorf("%s: the sweep has more than %d points", base.File, maxPoints)
+		// The scenarios package does not say where the sweep: block is,
+		// so the message names the file alone.
+		var counts []string
+		for _, sv := range base.Sweep {
+			counts = append(counts, fmt.Sprintf("%d values of %s", len(sv.Values), sv.Name))
+		}
+		return fmt.Errorf("%s: the sweep has more than %d points (%s, each with each); want at most %d: list fewer values, or split the study into several", base.File, maxPoints, strings.Join(counts, " by "), maxPoints)
 	}
 	points := scenarios.Points(base.Sweep)
 	table := &sweepTable{Scenario: base.Name, Total: len(points)}

@@ -766,3 +766,31 @@ threads:
 		t.Errorf("old CSV resumed with --set: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }
+
+// A sweep of more than a million points is refused before it runs, saying
+// how many values of each var make it so many and what would do.
+func TestSweepTooManyPoints(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "huge.yaml")
+	os.WriteFile(scen, []byte(`name: huge
+topology: pcie-2gpu
+sweep:
+  a: [1,2,3,4,5,6,7,8,9,10]
+  b: [1,2,3,4,5,6,7,8,9,10]
+  c: [1,2,3,4,5,6,7,8,9,10]
+  d: [1,2,3,4,5,6,7,8,9,10]
+  e: [1,2,3,4,5,6,7,8,9,10]
+  f: [1,2,3,4,5,6,7,8,9,10]
+  g: [1,2]
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {stream: gpu0/s, duration: "${a}${b}${c}${d}${e}${f}${g} ns"}
+`), 0o644)
+	out, errb, code := runCmd(t, "sweep", scen)
+	want := scen + ": the sweep has more than 1000000 points (10 values of a by 10 values of b by 10 values of c by 10 values of d by 10 values of e by 10 values of f by 2 values of g, each with each); want at most 1000000: list fewer values, or split the study into several\n"
+	if code != 2 || errb != want || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
+	}
+}
