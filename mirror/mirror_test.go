@@ -175,3 +175,25 @@ func TestNCCLTestsFormulas(t *testing.T) {
 	}
 	_ = models.AllReduce
 }
+
+// Two GPUs that cannot reach each other (no link between their hosts) are
+// named in one error, before any copy is timed.
+func TestP2PTestRefusesGPUsThatCannotMeet(t *testing.T) {
+	tp, err := topologies.Load("split.yaml", []byte(`name: split
+hosts: [{name: cpu0}, {name: cpu1}]
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0}
+  - {name: gpu1, model: H100-SXM, host: cpu1}
+links:
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu1], type: pcie5x16}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = P2PTest(tp.Machine)
+	want := "gpu0 and gpu1 cannot reach each other: no route, and no host reachable from both; the sample copies between every pair of GPUs"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

@@ -26,6 +26,14 @@ const (
 // P2PTest returns the matrices of p2pBandwidthLatencyTest, in its order.
 func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	g := len(m.GPUs)
+	// The sample copies between every pair: one that cannot is said once.
+	for i := 0; i < g; i++ {
+		for j := 0; j < g; j++ {
+			if i != j && m.PathBetween(i, j).Kind == sim.PathNone {
+				return nil, fmt.Errorf("%s and %s cannot reach each other: no route, and no host reachable from both; the sample copies between every pair of GPUs", m.GPUs[i].Name, m.GPUs[j].Name)
+			}
+		}
+	}
 	gpus := gpuIndexNames(m)
 	node := func(i int) int { return m.GPUs[i].Node }
 	var out []*Matrix
