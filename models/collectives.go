@@ -632,6 +632,8 @@ func (p *planner) why(algos []string, protos []int) string {
 	switch {
 	case len(algos) == 1 && a == "nvls" && kind != AllReduce:
 		return "algorithm nvls runs all-reduce only"
+	case len(algos) == 1 && a == "nvls" && p.nvls < 0 && p.n < 2:
+		return "algorithm nvls needs at least two ranks (NCCL runs a one-rank collective as a copy)"
 	case len(algos) == 1 && a == "nvls" && p.nvls < 0:
 		return "algorithm nvls needs Hopper or later GPUs all on NVLink to one NVSwitch with nvls: true"
 	case len(algos) == 1 && a == "nvls":
