@@ -122,26 +122,31 @@ func transformer(layers, d int, seq float64) []layer {
 	return out
 }
 
-// model reads a model: a preset name, or a list of layers.
-func (b *builder) model(n spec.Node, seq float64) ([]layer, bool) {
+// model reads a model: a preset name, or a list of layers. A list whose
+// counts add up to more than most layers is read but not expanded: it
+// returns no layers and the count, so that a count of 100,000 on each of
+// many entries is refused (by the op limit) without its layers in memory.
+func (b *builder) model(n spec.Node, seq float64, most int64) ([]layer, int64, bool) {
 	if n.IsScalar() {
 		s, _ := n.Scalar()
 		p, ok := transformerPresets[s]
 		if !ok {
 			n.Errorf("unknown model %q; presets: %s (or a list of layers: {params, flops, activations})", s, presetNames())
-			return nil, false
+			return nil, 0, false
 		}
-		return transformer(p[0], p[1], seq), true
+		out := transformer(p[0], p[1], seq)
+		return out, int64(len(out)), true
 	}
 	list, ok := n.Seq()
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	var out []layer
-	for i, x := range list {
+	total := int64(0)
+	for _, x := range list {
 		lm, ok := x.Map("name", "params", "flops", "activations", "count")
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
 		l := layer{name: "L" + strconv.Itoa(len(out))}
 		if v, ok := lm.Get("name"); ok {
@@ -160,6 +165,9 @@ func (b *builder) model(n spec.Node, seq float64) ([]layer, bool) {
 		if v, ok := lm.Get("count"); ok {
 			count, _ = v.Int(1, 100000)
 		}
+		if total = satAdd(total, count); total > most {
+			continue
+		}
 		for k := int64(0); k < count; k++ {
 			c := l
 			if count > 1 {
@@ -167,13 +175,130 @@ func (b *builder) model(n spec.Node, seq float64) ([]layer, bool) {
 			}
 			out = append(out, c)
 		}
-		_ = i
+	}
+	if total > most {
+		return nil, total, true
 	}
 	if len(out) == 0 {
 		n.Errorf("a model needs at least one layer")
-		return nil, false
+		return nil, 0, false
 	}
-	return out, true
+	return out, total, true
+}
+
+// satAdd and satMul are + and * of op counts, saturating at 1<<62 (as
+// countOps does; countString says "more than 4.6e18").
+func satAdd(a, b int64) int64 { return min(a+b, 1<<62) }
+
+func satMul(a, b int64) int64 {
+	if a > 0 && b > (1<<62)/a {
+		return 1 << 62
+	}
+	return min(a*b, 1<<62)
+}
+
+// checkOps refuses, at the generator's key, a generator that would expand
+// to count ops past the op limit, alone or with the ops before it: the
+// words of the limit's other messages, before anything is expanded.
+func (b *builder) checkOps(key spec.Node, count int64) bool {
+	if count > b.opt.MaxOps {
+		key.Errorf("expands to %s ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", countString(count), b.opt.MaxOps)
+		return false
+	}
+	if all := satAdd(int64(b.p.NumOps()), count); all > b.opt.MaxOps {
+		key.Errorf("the scenario expands to %s ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", countString(all), b.opt.MaxOps)
+		return false
+	}
+	return true
+}
+
+// trainingOps is the number of ops training: expands to, for nr GPUs and
+// layers layers, as training below issues them. On each GPU, each step
+// has accum micro-steps of:
+//
+//	a forward and a backward kernel per layer, each after an all-gather
+//	  and an event record and wait with zero3 (1 or 4 ops);
+//	with a data loader: an await, the batch's copy, an event record and
+//	  wait, and a signal (5 ops);
+//
+// and, once per step: on the last micro-step, per gradient bucket an
+// event record and wait and the collective (overlap: 3 per bucket), or
+// one record and wait and then the buckets' collectives (2 + buckets);
+// a record and wait before the optimizer, the optimizer kernel (3), and a
+// device sync if sync_every_step. The data loader's workers spend 3 ops
+// (await, host work, signal) on each of the GPU's steps x accum batches.
+func trainingOps(nr, steps, accum, layers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+	gpu := trainingThreadOps(steps, accum, layers, buckets, zero3, overlap, loader, syncEvery)
+	if loader {
+		gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
+	}
+	return satMul(nr, gpu)
+}
+
+// trainingThreadOps is the ops of one GPU's training thread (see
+// trainingOps), without its data loader's.
+func trainingThreadOps(steps, accum, layers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+	perLayer := int64(1)
+	if zero3 {
+		perLayer = 4
+	}
+	micro := satMul(2*perLayer, layers)
+	if loader {
+		micro = satAdd(micro, 5)
+	}
+	step := satMul(accum, micro)
+	if overlap {
+		step = satAdd(step, satMul(3, buckets))
+	} else {
+		step = satAdd(step, satAdd(2, buckets))
+	}
+	step = satAdd(step, 3)
+	if syncEvery {
+		step = satAdd(step, 1)
+	}
+	return satMul(steps, step)
+}
+
+// pipelineOps is the number of ops pipeline: expands to, as pipeline
+// below issues them. Stage s has a neighbour before it (a = 1 if s > 0)
+// and after it (c = 1 if s < p-1). Each step:
+//
+//	gpipe: per micro-batch a forward and a backward kernel, each with a
+//	  receive from and a send to each neighbour there is: 2M(1+a+c);
+//	1f1b: warm = min(p-s-1, M) warm-up forwards and as many cool-down
+//	  backwards, each with its receive and send ((1+a+c) each); the
+//	  M-warm steady iterations two kernels and two exchanges (send and
+//	  receive paired into one op: c + a, the last iteration's second
+//	  one a plain send), and one more receive (a) before them if there
+//	  are any: M(2+a+c) + warm(a+c) + a[M > warm];
+//
+// and a device sync.
+func pipelineOps(p, micro, steps int64, gpipe bool) int64 {
+	total := int64(0)
+	for s := int64(0); s < p; s++ {
+		total = satAdd(total, stageOps(p, s, micro, gpipe))
+	}
+	return satMul(steps, total)
+}
+
+// stageOps is the ops of one step of stage s of p (see pipelineOps).
+func stageOps(p, s, micro int64, gpipe bool) int64 {
+	a, c := int64(0), int64(0)
+	if s > 0 {
+		a = 1
+	}
+	if s < p-1 {
+		c = 1
+	}
+	if gpipe {
+		return 2*micro*(1+a+c) + 1
+	}
+	warm := min(p-s-1, micro)
+	n := micro*(2+a+c) + warm*(a+c) + 1
+	if micro > warm {
+		n += a
+	}
+	return n
 }
 
 // gen helps build generated threads.
@@ -212,16 +337,6 @@ func (g gen) op(th *sim.Thread, id string, op sim.Op) {
 	th.Ops = append(th.Ops, op)
 }
 
-// sizeFor returns ops, one step's, in a list with room for steps steps.
-func sizeFor(ops []sim.Op, steps int) []sim.Op {
-	if steps <= 1 {
-		return ops
-	}
-	out := make([]sim.Op, len(ops), steps*len(ops))
-	copy(out, ops)
-	return out
-}
-
 // after makes stream to wait for the work issued so far on stream from.
 func (g gen) after(th *sim.Thread, id string, from, to int) {
 	e := g.event(id)
@@ -229,8 +344,9 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 	g.op(th, id+"/wait", sim.Op{Kind: sim.OpEventWait, Stream: to, Event: e})
 }
 
-// training expands a training: block.
-func (b *builder) training(n spec.Node) {
+// training expands a training: block; key is its key, where a block that
+// would expand past the op limit is refused.
+func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
 		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share")
 	if !ok {
@@ -251,8 +367,10 @@ func (b *builder) training(n spec.Node) {
 		seq, _ = x.Float(1, 1e7)
 	}
 	var layers []layer
+	var nLayers int64
 	if x, ok := tm.Require("model", "a preset ("+presetNames()+") or a list of layers"); ok {
-		if layers, ok = b.model(x, seq); !ok {
+		// Each layer is at least two ops (forward and backward kernels).
+		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2); !ok {
 			return
 		}
 	} else {
@@ -323,6 +441,11 @@ func (b *builder) training(n spec.Node) {
 	if n.ErrCount() > 0 {
 		return
 	}
+	if layers == nil {
+		// More layers than half the op limit: each is at least two ops.
+		key.Errorf("expands to more than %d ops, the limit, with a model of %d layers; lower a count or raise the limit (--max-ops)", b.opt.MaxOps, nLayers)
+		return
+	}
 	elt := float64(dtype.Size())
 	totalParams := 0.0
 	for _, l := range layers {
@@ -344,6 +467,11 @@ func (b *builder) training(n spec.Node) {
 			acc = 0
 		}
 	}
+	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
+	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery)) {
+		return
+	}
+	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery)
 	coll := func(kind string, bytes float64) (*sim.CollPlan, bool) {
 		plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare})
 		if err != nil {
@@ -376,7 +504,7 @@ func (b *builder) training(n spec.Node) {
 	}
 	for rank, gpu := range gpus {
 		name := "train/" + b.m.GPUs[gpu].Name
-		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host}
+		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, threadOps)}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
 		var ready, free int
@@ -448,12 +576,6 @@ func (b *builder) training(n spec.Node) {
 			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 			if syncEvery {
 				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
-			}
-			if s == 0 {
-				// Every step issues the same ops: room for the others at
-				// once, where appending grew a large program's lists by a
-				// quarter at a time, copying each op about four times.
-				th.Ops = sizeFor(th.Ops, steps)
 			}
 		}
 		b.p.Threads = append(b.p.Threads, th)
@@ -550,7 +672,9 @@ func (b *builder) loaderThreads(g gen, gpu int, name string, l *loaderSpec, batc
 // scheduled GPipe (all forwards, then all backwards) or 1F1B (warm-up
 // forwards, then one forward and one backward in turn, then the remaining
 // backwards), activations and gradients sent between neighbouring stages.
-func (b *builder) pipeline(n spec.Node) {
+// key is its key, where a block that would expand past the op limit is
+// refused.
+func (b *builder) pipeline(n, key spec.Node) {
 	pm, ok := n.Map("gpus", "schedule", "microbatches", "forward", "backward", "activation_bytes", "steps")
 	if !ok {
 		return
@@ -591,11 +715,15 @@ func (b *builder) pipeline(n spec.Node) {
 	if n.ErrCount() > 0 {
 		return
 	}
+	if !b.checkOps(key, pipelineOps(int64(len(gpus)), micro, steps, schedule == "gpipe")) {
+		return
+	}
 	p := len(gpus)
 	M := int(micro)
 	mods := b.sc.Topology.GPUModels
 	for s, gpu := range gpus {
 		th := sim.Thread{Name: "stage" + strconv.Itoa(s), Host: b.m.GPUs[gpu].Host}
+		th.Ops = make([]sim.Op, 0, steps*stageOps(int64(p), int64(s), micro, schedule == "gpipe"))
 		compute := g.stream(gpu, "compute")
 		for st := 0; st < int(steps); st++ {
 			pre := fmt.Sprintf("pipe/s%d", st)
@@ -675,9 +803,6 @@ func (b *builder) pipeline(n spec.Node) {
 				}
 			}
 			g.op(&th, fmt.Sprintf("%s/stage%d/sync", pre, s), sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
-			if st == 0 {
-				th.Ops = sizeFor(th.Ops, int(steps)) // as training's steps
-			}
 		}
 		b.p.Threads = append(b.p.Threads, th)
 	}

@@ -244,3 +244,171 @@ pipeline:
 		}
 	}
 }
+
+func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
+	return Load("s.yaml", []byte(scen), Options{MaxOps: maxOps, ReadFile: func(string) ([]byte, error) { return []byte(topo), nil }})
+}
+
+// TestGeneratorOpCountsMatchTheirExpansion checks the op counts the
+// generators are refused by (trainingOps, pipelineOps) against the ops
+// they expand to, over small parameter sets of every kind.
+func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
+	n := 0
+	for _, gpus := range []string{"1", "all"} {
+		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, count: 5}]", "gpt3-125m"} {
+			for _, bucket := range []string{"50 MB", "120 MB", "1 GB"} {
+				for _, loader := range []string{"", "\n  dataloader: {workers: 3, sample_time: 1 ms, sample_bytes: 1 MiB}"} {
+					for _, steps := range []string{"1", "3"} {
+						for _, accum := range []string{"1", "2"} {
+							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false"} {
+								scen := `
+name: t
+topology: topo.yaml
+training:
+  gpus: ` + gpus + `
+  model: ` + model + `
+  bucket: ` + bucket + `
+  steps: ` + steps + `
+  accumulation: ` + accum + `
+  ` + other + loader + "\n"
+								sc, err := loadOn(fourGPUs, scen, 0)
+								if err != nil {
+									t.Fatalf("%s: %v", scen, err)
+								}
+								// The parameters back from the program: the
+								// threads, layers and buckets it has.
+								nr, layers, buckets := int64(0), int64(0), int64(0)
+								var th *sim.Thread
+								for i := range sc.Program.Threads {
+									if x := &sc.Program.Threads[i]; !strings.Contains(x.Name, "loader") {
+										nr++
+										if th == nil {
+											th = x
+										}
+									}
+								}
+								for _, op := range th.Ops {
+									if strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/") {
+										layers++
+									}
+									if strings.HasPrefix(op.ID, "train/s0/bucket") {
+										buckets++
+									}
+								}
+								st, acc := int64(1), int64(1)
+								if steps == "3" {
+									st = 3
+								}
+								if accum == "2" {
+									acc = 2
+								}
+								want := trainingOps(nr, st, acc, layers, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
+								if got := int64(sc.Program.NumOps()); got != want {
+									t.Errorf("%s: %d ops, trainingOps says %d", scen, got, want)
+								}
+								n++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for p := 1; p <= 4; p++ {
+		for _, micro := range []int{1, 2, 3, 5, 8} {
+			for _, steps := range []int{1, 2} {
+				for _, schedule := range []string{"gpipe", "1f1b"} {
+					scen := `
+name: p
+topology: topo.yaml
+pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + itoa(micro) + `, forward: 1 ms, steps: ` + itoa(steps) + `}
+`
+					sc, err := loadOn(fourGPUs, scen, 0)
+					if err != nil {
+						t.Fatalf("%s: %v", scen, err)
+					}
+					want := pipelineOps(int64(p), int64(micro), int64(steps), schedule == "gpipe")
+					if got := int64(sc.Program.NumOps()); got != want {
+						t.Errorf("%s: %d ops, pipelineOps says %d", scen, got, want)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n != 2*2*3*2*2*2*4+4*5*2*2 {
+		t.Errorf("checked %d cases", n)
+	}
+}
+
+// TestGeneratorsAreRefusedByTheirCount: a generator that would expand past
+// the op limit is refused at its key before it expands, with the count it
+// would reach.
+func TestGeneratorsAreRefusedByTheirCount(t *testing.T) {
+	// 4 GPUs, 4 layers of 25e6 parameters (50 MB of bf16 gradients each: a
+	// bucket each), 2 steps of 3 micro-steps, overlapped, a sync a step.
+	// A micro-step: 4 forward and 4 backward kernels (8). A step: 3 x 8,
+	// a record, wait and all-reduce per bucket on the last (4 x 3 = 12),
+	// a record and wait before the optimizer, the optimizer and the sync
+	// (4): 40. Per GPU 2 x 40 = 80; in all 320.
+	train := `
+name: t
+topology: topo.yaml
+training: {gpus: all, model: [{params: 25e6, flops: 10 GFLOP, count: 4}], bucket: 50 MB, steps: 2, accumulation: 3}
+`
+	// 4 stages, 1F1B, 6 micro-batches, 5 steps. Stage 0: 3 warm-up
+	// forwards and sends (6), 3 steady forward, exchange, backward (9),
+	// 3 cool-down receives and backwards (6), a sync: 22. Stage 1: 2 x 3
+	// warm-up, a receive, 4 steady of 4 (16), 2 x 3 cool-down, a sync: 30.
+	// Stage 2: 3, 1, 5 x 4 (20), 3, 1: 28. Stage 3: a receive, 6 steady
+	// forward, backward, send or exchange (18), a sync: 20. A step 100;
+	// 500 in all.
+	pipe := `
+name: p
+topology: topo.yaml
+pipeline: {gpus: 4, schedule: 1f1b, microbatches: 6, forward: 1 ms, steps: 5}
+`
+	// 10 host ops before the pipeline: 510 ops in all.
+	both := `
+name: p
+topology: topo.yaml
+threads:
+  - name: m
+    ops: [{repeat: {count: 10, ops: [{host: {duration: 1 us}}]}}]
+pipeline: {gpus: 4, schedule: 1f1b, microbatches: 6, forward: 1 ms, steps: 5}
+`
+	// 100,000 layers of 1e6 parameters (2 MB each), the default 25 MiB
+	// bucket (26,214,400 B: 14 layers close one), 100,000 steps of 10,000
+	// micro-steps: 7,142 buckets of 14 layers and one of the last 12,
+	// 7,143. A step: 10,000 x 200,000 kernels + 3 x 7,143 + 4 =
+	// 2,000,021,433; x 100,000 steps x 4 GPUs = 800,008,573,200,000.
+	huge := `
+name: g
+topology: topo.yaml
+training: {gpus: all, model: [{params: 1e6, flops: 1 GFLOP, activations: 1 MiB, count: 100000}], batch: 4, steps: 100000, accumulation: 10000}
+`
+	for _, tc := range []struct {
+		name, scen string
+		limit      int64
+		err        string // "" for none
+	}{
+		{"training at the limit", train, 320, ""},
+		{"training past it", train, 319, "s.yaml:4:1: training: expands to 320 ops, more than the limit of 319; lower a count or raise the limit (--max-ops)"},
+		{"pipeline at the limit", pipe, 500, ""},
+		{"pipeline past it", pipe, 499, "s.yaml:4:1: pipeline: expands to 500 ops, more than the limit of 499; lower a count or raise the limit (--max-ops)"},
+		{"pipeline after a thread", both, 509, "s.yaml:7:1: pipeline: the scenario expands to 510 ops, more than the limit of 509; lower a count or raise the limit (--max-ops)"},
+		{"huge training", huge, 0, "s.yaml:4:1: training: expands to 800008573200000 ops, more than the limit of 10000000; lower a count or raise the limit (--max-ops)"},
+		// More layers than half the limit are not even listed.
+		{"huge model", huge, 1000, "s.yaml:4:1: training: expands to more than 1000 ops, the limit, with a model of 100000 layers; lower a count or raise the limit (--max-ops)"},
+	} {
+		sc, err := loadOn(fourGPUs, tc.scen, tc.limit)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err == "" && sc.Program.NumOps() != int(tc.limit):
+			t.Errorf("%s: %d ops, want %d", tc.name, sc.Program.NumOps(), tc.limit)
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.err)
+		}
+	}
+}

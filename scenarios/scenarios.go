@@ -366,10 +366,10 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		top.Node().Errorf("missing \"threads\": a list of host threads, each with a name, a host and ops (or a training: or pipeline: generator)")
 	}
 	if x, ok := top.Get("training"); ok {
-		b.training(x)
+		b.training(x, top.KeyNode("training"))
 	}
 	if x, ok := top.Get("pipeline"); ok {
-		b.pipeline(x)
+		b.pipeline(x, top.KeyNode("pipeline"))
 	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {
 		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", b.p.NumOps(), b.opt.MaxOps)
