@@ -1183,6 +1183,15 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if err := plotDirUsable(*plotTo); err != nil {
 		return err
 	}
+	for i, f := range files {
+		for _, g := range files[:i] {
+			a, err1 := os.Stat(f)
+			b, err2 := os.Stat(g)
+			if f == g || err1 == nil && err2 == nil && os.SameFile(a, b) {
+				return &usageError{fmt.Sprintf("gpusim sweep merge: %s and %s are the same file; want each shard's file once", g, f)}
+			}
+		}
+	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}
 	var all []sweepRow // in the order of the files and their lines

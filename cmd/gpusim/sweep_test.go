@@ -582,6 +582,14 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 	if want := "DIR/g.csv:4:1: column point: point 0 again (it is at DIR/f.csv:3:1); want each point once: each shard's file once, and no two files that hold the same shard\n"; code != 2 || errb != want {
 		t.Errorf("point 0 in two files: exit %d, stderr\n%s\nwant 2 and\n%s", code, errb, want)
 	}
+	// A file given twice is said to be so.
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f.csv")
+	os.WriteFile(f, []byte(sweepCSVHead+sweepCSVRow0), 0o644)
+	g := dir + "/./f.csv" // another name of f
+	if _, errb, code := runCmd(t, "sweep", "merge", f, g); code != 2 || errb != "gpusim sweep merge: "+f+" and "+g+" are the same file; want each shard's file once\n" {
+		t.Errorf("a file twice: exit %d, stderr %q", code, errb)
+	}
 	// A value in one file that contradicts another file's: point 2 is
 	// y,1, at b's first place as point 0 is.
 	errb, code = sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + "2,y,2,1.5,0,0,gpu0=0 gpu1=0,l,0.5,compute-bound,\n"})
