@@ -721,6 +721,16 @@ func (b *builder) pipeline(n, key spec.Node) {
 	p := len(gpus)
 	M := int(micro)
 	mods := b.sc.Topology.GPUModels
+	// The plans of the transfers between each pair of neighbours, made
+	// once: every micro-batch's transfers share them (a plan per op made a
+	// 3-million-op pipeline take 2 GB to load; runs read plans only).
+	acts, grads, xchgs := make([]*sim.CollPlan, p), make([]*sim.CollPlan, p), make([]*sim.CollPlan, p)
+	once := func(plans []*sim.CollPlan, k int, build func() *sim.CollPlan) *sim.CollPlan {
+		if plans[k] == nil {
+			plans[k] = build()
+		}
+		return plans[k]
+	}
 	for s, gpu := range gpus {
 		th := sim.Thread{Name: "stage" + strconv.Itoa(s), Host: b.m.GPUs[gpu].Host}
 		th.Ops = make([]sim.Op, 0, steps*stageOps(int64(p), int64(s), micro, schedule == "gpipe"))
@@ -732,8 +742,12 @@ func (b *builder) pipeline(n, key spec.Node) {
 			}
 			// One-way transfers between neighbours: the sender issues rank 0,
 			// the receiver rank 1, both with the same id.
-			actPlan := func(from int) *sim.CollPlan { return models.SendPlan(b.m, mods, gpus[from], gpus[from+1], int64(act)) }
-			gradPlan := func(from int) *sim.CollPlan { return models.SendPlan(b.m, mods, gpus[from], gpus[from-1], int64(act)) }
+			actPlan := func(from int) *sim.CollPlan {
+				return once(acts, from, func() *sim.CollPlan { return models.SendPlan(b.m, mods, gpus[from], gpus[from+1], int64(act)) })
+			}
+			gradPlan := func(from int) *sim.CollPlan {
+				return once(grads, from, func() *sim.CollPlan { return models.SendPlan(b.m, mods, gpus[from], gpus[from-1], int64(act)) })
+			}
 			recvForward := func(m int) {
 				if s > 0 {
 					g.collOp(&th, fmt.Sprintf("%s/act%d/m%d", pre, s, m), actPlan(s-1), compute, 1)
@@ -757,7 +771,9 @@ func (b *builder) pipeline(n, key spec.Node) {
 			// Exchanges between stage k and k+1 at k's steady iteration i:
 			// k sends activation warm(k)+i and receives gradient i.
 			exchange := func(k, i, rank int) {
-				plan := models.ExchangePlan(b.m, mods, gpus[k], gpus[k+1], int64(act), int64(act))
+				plan := once(xchgs, k, func() *sim.CollPlan {
+					return models.ExchangePlan(b.m, mods, gpus[k], gpus[k+1], int64(act), int64(act))
+				})
 				g.collOp(&th, fmt.Sprintf("%s/xchg%d/i%d", pre, k, i), plan, compute, rank)
 			}
 			if schedule == "gpipe" {
