@@ -86,8 +86,10 @@ type Scenario struct {
 	// Vars are the values used, after --set; VarNames lists them in file order.
 	Vars     map[string]string
 	VarNames []string
-	// Sweep lists the swept vars and their values, in file order.
-	Sweep []SweepVar
+	// Sweep lists the swept vars and their values, in file order; SweepAt
+	// is where the sweep: key is ("file:line:col"), for messages.
+	Sweep   []SweepVar
+	SweepAt string
 }
 
 // SweepVar is one swept var and its values.
@@ -215,6 +217,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		opt.Set = set
 	}
 	if sn, ok := top.Get("sweep"); ok {
+		b.sc.SweepAt = top.KeyNode("sweep").Pos()
 		sm, _ := sn.Map(anyKey(sn)...)
 		for _, k := range sm.Keys() {
 			kn := sm.KeyNode(k)

@@ -144,7 +144,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		for _, sv := range base.Sweep {
 			counts = append(counts, fmt.Sprintf("%d values of %s", len(sv.Values), sv.Name))
 		}
-		return fmt.Errorf("%s: the sweep has more than %d points (%s, each with each); want at most %d: list fewer values, or split the study into several", base.File, maxPoints, strings.Join(counts, " by "), maxPoints)
+		return fmt.Errorf("%s: the sweep has more than %d points (%s, each with each); want at most %d: list fewer values, or split the study into several", base.SweepAt, maxPoints, strings.Join(counts, " by "), maxPoints)
 	}
 	points := scenarios.Points(base.Sweep)
 	table := &sweepTable{Scenario: base.Name, Total: len(points)}

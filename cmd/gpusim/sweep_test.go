@@ -797,7 +797,7 @@ threads:
       - kernel: {stream: gpu0/s, duration: "${a}${b}${c}${d}${e}${f}${g} ns"}
 `), 0o644)
 	out, errb, code := runCmd(t, "sweep", scen)
-	want := scen + ": the sweep has more than 1000000 points (10 values of a by 10 values of b by 10 values of c by 10 values of d by 10 values of e by 10 values of f by 2 values of g, each with each); want at most 1000000: list fewer values, or split the study into several\n"
+	want := scen + ":3:1: the sweep has more than 1000000 points (10 values of a by 10 values of b by 10 values of c by 10 values of d by 10 values of e by 10 values of f by 2 values of g, each with each); want at most 1000000: list fewer values, or split the study into several\n"
 	if code != 2 || errb != want || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
 	}
