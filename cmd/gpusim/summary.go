@@ -45,7 +45,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	for _, g := range res.GPUs {
 		if g.Kernels+g.Copies+g.Collectives == 0 {
 			if peerCopies(res, g.Name) > 0 {
-				fmt.Fprintf(w, "  %s runs no ops of its own; it takes part in %d copies issued on other GPUs' streams.\n", g.Name, peerCopies(res, g.Name))
+				fmt.Fprintf(w, "  %s runs no ops of its own; it takes part in %s issued on other GPUs' streams.\n", g.Name, plural(peerCopies(res, g.Name), "1 copy", "%d copies"))
 			} else {
 				fmt.Fprintf(w, "  %s runs nothing in this scenario.\n", g.Name)
 			}
