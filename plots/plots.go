@@ -14,12 +14,8 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-	"time"
-
-	"codeberg.org/go-pdf/fpdf"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -51,26 +47,6 @@ func FormatOf(name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: a plot's file name ends in .png, .svg or .pdf", name)
-}
-
-// PDFDate is the creation and modification date every PDF carries, so
-// that the same input draws the same bytes: SOURCE_DATE_EPOCH (seconds,
-// the reproducible-builds convention) where it is set, else 1 January 2000.
-// The PDF library would stamp the time of drawing.
-var PDFDate = pdfDate(os.Getenv("SOURCE_DATE_EPOCH"))
-
-func pdfDate(epoch string) time.Time {
-	if s, err := strconv.ParseInt(epoch, 10, 64); err == nil && s > 0 && s < 1<<40 {
-		return time.Unix(s, 0).UTC()
-	}
-	return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-}
-
-func init() {
-	fpdf.SetDefaultCreationDate(PDFDate)
-	fpdf.SetDefaultModificationDate(PDFDate)
-	// Resource catalogs in a fixed order, not a map's.
-	fpdf.SetDefaultCatalogSort(true)
 }
 
 // Write renders p at w x h in format ("png", "svg" or "pdf"), its legend

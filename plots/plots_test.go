@@ -6,7 +6,6 @@ import (
 	"html"
 	"image/png"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -187,35 +186,6 @@ func TestTimelineSVGDeterministic(t *testing.T) {
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(a), []byte("<?xml")) {
 		t.Error("not an SVG document")
-	}
-}
-
-// TestPDFIsTheSameEveryTime: a PDF carries a fixed date (1 January 2000,
-// or SOURCE_DATE_EPOCH), not the time it was drawn, and its resources in a
-// fixed order, so that the same run draws the same bytes.
-func TestPDFIsTheSameEveryTime(t *testing.T) {
-	res := run(t, twoGPU, fixed)
-	p, info, err := plots.Timeline(res, plots.TimelineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a, b bytes.Buffer
-	if err := plots.Write(&a, p, plots.TimelineWidth, info.Height, "pdf"); err != nil {
-		t.Fatal(err)
-	}
-	p, _, _ = plots.Timeline(res, plots.TimelineOptions{})
-	if err := plots.Write(&b, p, plots.TimelineWidth, info.Height, "pdf"); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Error("two renderings of the same run differ")
-	}
-	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
-		for _, s := range []string{"/CreationDate (D:20000101000000", "/ModDate (D:20000101000000"} {
-			if !bytes.Contains(a.Bytes(), []byte(s)) {
-				t.Errorf("the PDF has no %q", s)
-			}
-		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -320,5 +321,34 @@ func TestUsageThatDidNothing(t *testing.T) {
 		if code != exitInput || errb.String() != tc.want || out.Len() != 0 {
 			t.Errorf("gpusim %q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, out.String(), errb.String(), exitInput, tc.want)
 		}
+	}
+}
+
+// TestPDFIsTheSameEveryTime: a PDF carries a fixed date (1 January 2000,
+// or SOURCE_DATE_EPOCH), not the time it was drawn, and its resources in a
+// fixed order, so that the same input draws the same bytes.
+func TestPDFIsTheSameEveryTime(t *testing.T) {
+	dir := t.TempDir()
+	var pdfs [][]byte
+	for _, name := range []string{"a.pdf", "b.pdf"} {
+		out := filepath.Join(dir, name)
+		if code := run([]string{"topo", "plot", "dgx1-v100", "-o", out}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("topo plot: exit %d", code)
+		}
+		b, _ := os.ReadFile(out)
+		pdfs = append(pdfs, b)
+	}
+	if !bytes.Equal(pdfs[0], pdfs[1]) {
+		t.Error("two drawings of the same topology differ")
+	}
+	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
+		for _, s := range []string{"/CreationDate (D:20000101000000", "/ModDate (D:20000101000000"} {
+			if !bytes.Contains(pdfs[0], []byte(s)) {
+				t.Errorf("the PDF has no %q", s)
+			}
+		}
+	}
+	if d := pdfDate("1700000000"); !d.Equal(time.Unix(1700000000, 0)) {
+		t.Errorf("SOURCE_DATE_EPOCH=1700000000: %v", d)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
@@ -19,6 +21,26 @@ import (
 	"gpusim/sim"
 	"gpusim/topologies"
 )
+
+// pdfDate is the creation and modification date every PDF gpusim draws
+// carries, so that the same input draws the same bytes:
+// SOURCE_DATE_EPOCH (seconds, the reproducible-builds convention) where it
+// is set, else 1 January 2000. The PDF library would stamp the time of
+// drawing.
+func pdfDate(epoch string) time.Time {
+	if s, err := strconv.ParseInt(epoch, 10, 64); err == nil && s > 0 && s < 1<<40 {
+		return time.Unix(s, 0).UTC()
+	}
+	return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+func init() {
+	d := pdfDate(os.Getenv("SOURCE_DATE_EPOCH"))
+	fpdf.SetDefaultCreationDate(d)
+	fpdf.SetDefaultModificationDate(d)
+	// Resource catalogs in a fixed order, not a map's.
+	fpdf.SetDefaultCatalogSort(true)
+}
 
 // timeFlag is a --from/--to time such as "1.5ms".
 type timeFlag struct {
