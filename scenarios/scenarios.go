@@ -188,7 +188,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		return strings.TrimPrefix(n.Pos(), file+":")
 	}
 	if vn, ok := top.Get("vars"); ok {
-		vm, _ := vn.Map(anyKey(vn)...)
+		vm, _ := vn.MapAny()
 		for _, k := range vm.Keys() {
 			v, _ := vm.Get(k)
 			kn := vm.KeyNode(k)
@@ -218,7 +218,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	}
 	if sn, ok := top.Get("sweep"); ok {
 		b.sc.SweepAt = top.KeyNode("sweep").Pos()
-		sm, _ := sn.Map(anyKey(sn)...)
+		sm, _ := sn.MapAny()
 		for _, k := range sm.Keys() {
 			kn := sm.KeyNode(k)
 			if _, ok := kn.Name(); !ok {
@@ -343,7 +343,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	b.collMode = map[string]bool{}
 	b.collWhere = map[string]string{}
 	if sn, ok := top.Get("semaphores"); ok {
-		sm, _ := sn.Map(anyKey(sn)...)
+		sm, _ := sn.MapAny()
 		for _, k := range sm.Keys() {
 			v, _ := sm.Get(k)
 			if _, ok := sm.KeyNode(k).Name(); !ok {
@@ -404,21 +404,6 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	return b.sc, nil
 }
 
-// anyKey returns the keys of a mapping node so that Map accepts them all.
-func anyKey(n spec.Node) []string {
-	y := n.Raw()
-	for y != nil && y.Kind == 5 /* alias */ {
-		y = y.Alias
-	}
-	var out []string
-	if y != nil && y.Kind == 4 /* mapping */ {
-		for i := 0; i < len(y.Content); i += 2 {
-			out = append(out, y.Content[i].Value)
-		}
-	}
-	return out
-}
-
 func sortedKeys(m map[string]string) []string {
 	var ks []string
 	for k := range m {
@@ -458,6 +443,8 @@ type builder struct {
 	// many aliases (&o and *o) is read once, not once per use, which
 	// made a 20-line file of nested aliases take a minute and 3 GB.
 	opsMemo map[opsKey][]*tpl
+	// graphSeen holds the templates checkGraph has read.
+	graphSeen map[*tpl]bool
 }
 
 type opsKey struct {
@@ -711,6 +698,9 @@ func countString(n int64) string {
 
 func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 	for _, t := range ts {
+		if t.repeat && t.n == 1 {
+			continue // no ops in its body (counted by countOps): nothing to repeat
+		}
 		if t.repeat {
 			for i := int64(0); i < t.count; i++ {
 				first := len(th.Ops)
@@ -764,9 +754,15 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 // true) cannot hold: host-side ops, pageable copies, and another graph.
 func (b *builder) checkGraph(body []*tpl) {
 	for _, t := range body {
-		if b.ids["\x00graph:"+t.where] != "" {
+		// Each op once, however many graph repeats share it (opsMemo):
+		// a DAG of lists used through aliases would be walked as a tree.
+		if b.ids["\x00graph:"+t.where] != "" || b.graphSeen[t] {
 			continue
 		}
+		if b.graphSeen == nil {
+			b.graphSeen = map[*tpl]bool{}
+		}
+		b.graphSeen[t] = true
 		msg := ""
 		switch {
 		case t.repeat && t.graph:

@@ -235,3 +235,39 @@ func TestAliasedOpListsAreReadOnce(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// Lists shared through aliases are a DAG: the graph check and the
+// expansion read each shared list once, not once per path to it. Eleven
+// levels of 8 repeats of the level below, 4 ops at the bottom: under a
+// graph repeat, the kernel and 8^11 x 4 ops, 34,359,738,369 in all, are
+// refused by count at once (the graph check walked every path); with a
+// repeat of count 0 at the bottom, the levels hold no ops and the thread
+// is its one kernel (the expansion walked every path). The list of ops
+// starts at line 7, column 7.
+func TestSharedListsAreReadOnceEverywhere(t *testing.T) {
+	src := func(bottom string, graph bool) []byte {
+		var b strings.Builder
+		b.WriteString("name: d\ntopology: pcie-2gpu\nthreads:\n  - name: main\n    host: cpu0\n    ops:\n")
+		b.WriteString("      - kernel: {stream: gpu0/s, duration: 1 us}\n")
+		fmt.Fprintf(&b, "      - repeat: {count: 0, ops: &l0 [%s]}\n", bottom)
+		for k := 1; k <= 11; k++ {
+			item := fmt.Sprintf("{repeat: {count: 1, ops: *l%d}}", k-1)
+			fmt.Fprintf(&b, "      - repeat: {count: 0, ops: &l%d [%s]}\n", k, strings.Repeat(item+", ", 7)+item)
+		}
+		fmt.Fprintf(&b, "      - repeat: {count: 1, graph: %t, ops: *l11}\n", graph)
+		return []byte(b.String())
+	}
+	four := "{kernel: {stream: gpu0/s, duration: 1 us}}, {kernel: {stream: gpu0/s, duration: 1 us}}, {record: {stream: gpu0/s, event: e}}, {wait: {stream: gpu0/s, event: e}}"
+	_, err := Load("d.yaml", src(four, true), Options{})
+	want := "d.yaml:7:7: threads[0].ops: expands to 34359738369 ops, more than the limit of 10000000; lower a repeat count or raise the limit (--max-ops)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	sc, err := Load("d.yaml", src("{repeat: {count: 0, ops: [{kernel: {stream: gpu0/s, duration: 1 us}}]}}", false), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sc.Program.NumOps(); n != 1 {
+		t.Errorf("%d ops, want the one kernel", n)
+	}
+}

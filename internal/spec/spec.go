@@ -707,12 +707,18 @@ type Map struct {
 	valid []string
 }
 
+// MapAny reads n as a mapping of names the caller defines (vars,
+// semaphores): any key is valid. Merge keys merge as in Map.
+func (n Node) MapAny() (*Map, bool) { return n.mapOf(nil, true) }
+
 // Map reads n as a mapping whose only keys are valid. It reports duplicate
 // keys. ok is false (and the problem recorded) when n is not a mapping.
-func (n Node) Map(valid ...string) (*Map, bool) {
+func (n Node) Map(valid ...string) (*Map, bool) { return n.mapOf(valid, false) }
+
+func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 	y := n.resolve()
 	if y == nil || y.Kind != yaml.MappingNode {
-		if y != nil && len(valid) == 0 {
+		if y != nil && (anyKey || len(valid) == 0) {
 			n.Errorf("expected a mapping of names to values (name: value), got %s", kindName(y))
 		} else if y != nil {
 			n.Errorf("expected a mapping with keys %s, got %s", strings.Join(valid, ", "), kindName(y))
@@ -742,11 +748,12 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 	// Merge keys (<<: *anchor, or a list of them), as YAML 1.1 has them:
 	// the merged mappings' keys that the mapping does not set itself,
 	// the first mapping merged winning.
+	seen := map[*yaml.Node]bool{y: true}
 	for i := 0; i < len(merges); i += 2 {
-		m.merge(n, merges[i], merges[i+1], 0)
+		m.merge(n, merges[i], merges[i+1], seen)
 	}
 	for _, k := range m.keys {
-		if !contains(valid, k) {
+		if !anyKey && !contains(valid, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
 			s := Suggest(k, valid)
 			if s != "" {
@@ -763,17 +770,24 @@ func (n Node) Map(valid ...string) (*Map, bool) {
 }
 
 // merge adds to m the keys of the mapping v (the value of merge key k), or
-// of each mapping v lists, that m does not have yet.
-func (m *Map) merge(n Node, k, v *yaml.Node, depth int) {
+// of each mapping v lists, that m does not have yet. A mapping already
+// merged (seen) adds nothing new, so each is read once: a mapping that
+// merges itself twice over (<<: [*h, *h] inside &h) took forever.
+func (m *Map) merge(n Node, k, v *yaml.Node, seen map[*yaml.Node]bool) {
 	for i := 0; v != nil && v.Kind == yaml.AliasNode && i < 100; i++ {
 		v = v.Alias
 	}
+	if v == nil || seen[v] {
+		return
+	}
+	seen[v] = true
 	n.d.nodes++
 	switch {
-	case v == nil || depth > 100:
+	case n.d.nodes > MaxNodes:
+		n.Child(k, n.Path).Errorf("more than %d YAML nodes (alias expansion?)", MaxNodes)
 	case v.Kind == yaml.SequenceNode:
 		for _, x := range v.Content {
-			m.merge(n, k, x, depth+1)
+			m.merge(n, k, x, seen)
 		}
 	case v.Kind == yaml.MappingNode:
 		var inner []*yaml.Node
@@ -793,7 +807,7 @@ func (m *Map) merge(n Node, k, v *yaml.Node, depth int) {
 			}
 		}
 		for i := 0; i < len(inner); i += 2 {
-			m.merge(n, inner[i], inner[i+1], depth+1)
+			m.merge(n, inner[i], inner[i+1], seen)
 		}
 	default:
 		n.Child(k, n.Path).Errorf("<< merges a mapping (<<: *anchor) or a list of them, not %s", kindName(v))

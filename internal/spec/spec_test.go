@@ -266,3 +266,59 @@ func TestProblemsAreBounded(t *testing.T) {
 		t.Errorf("got %d characters: %.80q...", len(got), got)
 	}
 }
+
+// A mapping merged into another is read once however often it is named:
+// a mapping that merges itself twice over, or twelve levels of mappings
+// each merging the level below ten times, read in an instant, with the
+// keys they bring.
+func TestMergeKeysReadEachMappingOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("self: &h {name: cpu0, <<: [*h, *h]}\nl0: &a0 {k0: 0}\n")
+	for k := 1; k <= 12; k++ {
+		fmt.Fprintf(&b, "l%d: &a%d {k%d: %d, <<: [%s]}\n", k, k, k, k, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", k-1), 10), ", "))
+	}
+	d, root, err := Parse("f.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := 0; k <= 12; k++ {
+		keys = append(keys, fmt.Sprintf("l%d", k))
+	}
+	top, _ := root.Map(append(keys, "self")...)
+	n, _ := top.Get("self")
+	self, _ := n.Map("name")
+	if got := strings.Join(self.Keys(), " "); got != "name" {
+		t.Errorf("self: keys %q", got)
+	}
+	n, _ = top.Get("l12")
+	var valid []string
+	for k := 12; k >= 0; k-- {
+		valid = append(valid, fmt.Sprintf("k%d", k))
+	}
+	m, _ := n.Map(valid...)
+	if got, want := strings.Join(m.Keys(), " "), strings.Join(valid, " "); got != want {
+		t.Errorf("l12: keys %q, want %q", got, want)
+	}
+	if err := d.Err(); err != nil {
+		t.Error(err)
+	}
+}
+
+// MapAny takes any key, merged ones too; Map with the same keys listed
+// would have called the merged ones unknown before.
+func TestMapAnyTakesMergedKeys(t *testing.T) {
+	d, root, err := Parse("f.yaml", []byte("vars: &v {a: 1, b: 2}\nsems: {<<: *v, c: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := root.Map("vars", "sems")
+	n, _ := top.Get("sems")
+	m, _ := n.MapAny()
+	if got := strings.Join(m.Keys(), " "); got != "c a b" {
+		t.Errorf("keys %q, want c a b", got)
+	}
+	if err := d.Err(); err != nil {
+		t.Error(err)
+	}
+}
