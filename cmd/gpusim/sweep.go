@@ -34,6 +34,10 @@ const (
 	sweepMergeSynopsis = "gpusim sweep merge FILE... [--csv FILE] [--json] [--plot DIR [--metric M]]"
 )
 
+// maxPoints is the most points a sweep may have; a table that says it has
+// more was not written by gpusim sweep.
+const maxPoints = 1_000_000
+
 // sweepRow is one point of a sweep.
 type sweepRow struct {
 	Index      int        `json:"point"`
@@ -136,7 +140,6 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	const maxPoints = 1_000_000
 	if n := scenarios.CountPoints(base.Sweep, maxPoints+1); n > maxPoints {
 		// The scenarios package does not say where the sweep: block is,
 		// so the message names the file alone.
@@ -170,6 +173,10 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 					what = "points_total"
 				}
 				return fmt.Errorf("%s: it holds a different sweep (vars %s, %d points) than %s (vars %s, %d points)", prev.at.where(what), strings.Join(prev.Vars, ","), prev.Total, base.File, strings.Join(table.Vars, ","), table.Total)
+			}
+			if !maps.Equal(prev.Set, table.Set) && len(prev.Set) == 0 {
+				// An older gpusim recorded no --set values at all.
+				return fmt.Errorf("%s: it records no --set values (a sweep run without --set, or by a gpusim that did not record them); this run has %s: resume it only as it was run, or give another --csv FILE", prev.at.where("set"), setDesc(table.Set))
 			}
 			if !maps.Equal(prev.Set, table.Set) {
 				return fmt.Errorf("%s: it was run with %s; this run has %s: want the same --set values (or another --csv FILE)", prev.at.where("set"), setDesc(prev.Set), setDesc(table.Set))
@@ -399,7 +406,21 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 		a, err1 := strconv.Atoi(strings.TrimSpace(id))
 		b, err2 := strconv.Atoi(strings.TrimSpace(lo))
 		n, err3 := strconv.Atoi(strings.TrimSpace(count))
-		if err1 != nil || err2 != nil || err3 != nil || n < 1 || a < b || a-b >= n {
+		// A step (SLURM_ARRAY_TASK_STEP) or gaps (MAX-MIN+1 is not the
+		// count) leave shards no task runs: every task refuses, not only
+		// those whose id falls past the count.
+		gaps := false
+		if step, ok := os.LookupEnv("SLURM_ARRAY_TASK_STEP"); ok && strings.TrimSpace(step) != "1" {
+			gaps = true
+			what += " SLURM_ARRAY_TASK_STEP=" + step
+		}
+		if hi, ok := os.LookupEnv("SLURM_ARRAY_TASK_MAX"); ok {
+			if m, err := strconv.Atoi(strings.TrimSpace(hi)); err != nil || m-b+1 != n {
+				gaps = true
+				what += " SLURM_ARRAY_TASK_MAX=" + hi
+			}
+		}
+		if gaps || err1 != nil || err2 != nil || err3 != nil || n < 1 || a < b || a-b >= n {
 			return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: %s: want a task id from SLURM_ARRAY_TASK_MIN (0 if not set) to MIN+COUNT-1, a shard each; an array with a step or gaps, such as --array=0-8:2, is not one: give --shard i/n", what)}
 		}
 		return a - b, n, nil
@@ -682,8 +703,8 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	}}
 	t := &sweepTable{Scenario: sub(1), Partial: sub(2) == "partial", at: at}
 	var err error
-	if t.Total, err = strconv.Atoi(sub(4)); err != nil || t.Total < 1 {
-		return nil, fmt.Errorf("%s: %s points in all; want a sweep of at least one point", at.where("points_total"), sub(4))
+	if t.Total, err = strconv.Atoi(sub(4)); err != nil || t.Total < 1 || t.Total > maxPoints {
+		return nil, fmt.Errorf("%s: %s points in all; want a sweep of 1 to %d points", at.where("points_total"), sub(4), maxPoints)
 	}
 	if m[2*5] >= 0 {
 		at.head["shard"] = filePos{1, headCol(first, m, 6)}
@@ -856,8 +877,11 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 	if _, ok := head["rows"]; !ok || t.Vars == nil {
 		return nil, fmt.Errorf("%s:1:1: not a sweep table: no vars or rows; want the JSON gpusim sweep --json prints", name)
 	}
-	if t.Total < 1 {
-		return nil, fmt.Errorf("%s: points_total %d; want a sweep of at least one point", t.at.where("points_total"), t.Total)
+	if len(t.Vars) == 0 {
+		return nil, fmt.Errorf("%s: no swept vars; want the vars of a sweep (at least one)", t.at.where("vars"))
+	}
+	if t.Total < 1 || t.Total > maxPoints {
+		return nil, fmt.Errorf("%s: points_total %d; want a sweep of 1 to %d points", t.at.where("points_total"), t.Total, maxPoints)
 	}
 	if t.Shard != "" {
 		i, n, ok := strings.Cut(t.Shard, "/")
@@ -1076,7 +1100,7 @@ func varConflict(rows []sweepRow, k, stride, count int) (a, b int) {
 // divisors returns n's divisors, smallest first.
 func divisors(n int) []int {
 	var lo, hi []int
-	for d := 1; d*d <= n; d++ {
+	for d := 1; d <= n/d; d++ {
 		if n%d == 0 {
 			lo = append(lo, d)
 			if d*d != n {

@@ -440,6 +440,17 @@ func TestSweepSlurmArrayFromMin(t *testing.T) {
 	if code != 2 || errb != want {
 		t.Errorf("task 5 of 1-5:2: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
+	// Where Slurm says so (SLURM_ARRAY_TASK_STEP, or MAX-MIN+1 not the
+	// count), every task of such an array refuses, the first one too:
+	// tasks 1 and 3 ran shards 0/3 and 2/3 and shard 1 never ran.
+	t.Setenv("SLURM_ARRAY_TASK_ID", "1")
+	t.Setenv("SLURM_ARRAY_TASK_MAX", "5")
+	t.Setenv("SLURM_ARRAY_TASK_STEP", "2")
+	_, errb, code = runCmd(t, "sweep", "pipeline-bubble")
+	want = "gpusim sweep: SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_MAX=5: want a task id from SLURM_ARRAY_TASK_MIN (0 if not set) to MIN+COUNT-1, a shard each; an array with a step or gaps, such as --array=0-8:2, is not one: give --shard i/n\n"
+	if code != 2 || errb != want {
+		t.Errorf("task 1 of 1-5:2: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
 }
 
 // A --plot DIR that cannot be a directory (a file, or a path through one)
@@ -770,7 +781,9 @@ threads:
 	}
 	os.WriteFile(old, oldCSV, 0o644) // the resume finished it
 	_, errb, code = runCmd(t, "sweep", scen, "--csv", old, "--resume", "--set", "d=2 us")
-	if want := old + `:1:42: it was run with no --set; this run has --set "d=2 us": want the same --set values (or another --csv FILE)` + "\n"; code != 2 || errb != want {
+	// The file cannot say whether it was run without --set or by a gpusim
+	// that did not record it: the message says both, and not to drop --set.
+	if want := old + `:1:42: it records no --set values (a sweep run without --set, or by a gpusim that did not record them); this run has --set "d=2 us": resume it only as it was run, or give another --csv FILE` + "\n"; code != 2 || errb != want {
 		t.Errorf("old CSV resumed with --set: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }
@@ -800,5 +813,27 @@ threads:
 	want := scen + ":3:1: the sweep has more than 1000000 points (10 values of a by 10 values of b by 10 values of c by 10 values of d by 10 values of e by 10 values of f by 2 values of g, each with each); want at most 1000000: list fewer values, or split the study into several\n"
 	if code != 2 || errb != want || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
+	}
+}
+
+// A table no sweep could have written is refused at once, in one line:
+// more points than a sweep may have (a search over the count's divisors
+// never ended for 2^63-1), or no swept vars in JSON (a panic).
+func TestSweepMergeRefusesImpossibleTables(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.csv")
+	os.WriteFile(huge, []byte("# gpusim sweep x: complete, 1 of 9223372036854775807 points\npoint,a,b,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n0,1,2,1,0,0,gpu0=0,,0,,\n"), 0o644)
+	novars := filepath.Join(dir, "novars.json")
+	os.WriteFile(novars, []byte(`{"scenario":"x","vars":[],"points_total":2,"partial":false,"rows":[]}`), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		// "# gpusim sweep x: complete, 1 of " is 33 characters.
+		{huge, huge + ":1:34: 9223372036854775807 points in all; want a sweep of 1 to 1000000 points\n"},
+		// {"scenario":"x", is 16 characters; "vars" starts at 17, its value at 24.
+		{novars, novars + ":1:24: no swept vars; want the vars of a sweep (at least one)\n"},
+	} {
+		_, errb, code := runCmd(t, "sweep", "merge", tc.file)
+		if code != 2 || errb != tc.want {
+			t.Errorf("sweep merge %s: exit %d, stderr %q; want 2, %q", tc.file, code, errb, tc.want)
+		}
 	}
 }
