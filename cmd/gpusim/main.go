@@ -231,10 +231,11 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		rest := fs.Args()
 		if len(rest) == 0 {
 			// A file or name flag given an empty value (--trace '', a
-			// variable that was not set) would silently do nothing.
+			// variable that was not set) would silently do nothing; for
+			// the others (--algo '', --gpu '') empty is the default.
 			var empty string
 			fs.Visit(func(f *flag.Flag) {
-				if g, ok := f.Value.(flag.Getter); ok && empty == "" {
+				if g, ok := f.Value.(flag.Getter); ok && empty == "" && fileOrNameFlags[f.Name] {
 					if s, ok := g.Get().(string); ok && s == "" {
 						empty = f.Name
 					}
@@ -249,6 +250,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
+
+// fileOrNameFlags are the flags an empty value is refused for.
+var fileOrNameFlags = map[string]bool{"trace": true, "plot": true, "csv": true, "o": true, "name": true, "topology": true}
 
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -285,6 +289,20 @@ func helpRequested(fs *flag.FlagSet, synopsis string, args []string, stdout io.W
 func writeFileAtomic(name string, write func(io.Writer) error) error {
 	if err := notADirectory(name); err != nil {
 		return err
+	}
+	// The file standard output or error goes to (/dev/stdout where the
+	// shell sent it to a file): written through that stream, at its
+	// place; opened again or replaced, it lost what else the command
+	// printed there.
+	if st, err := os.Stat(name); err == nil {
+		for _, f := range []*os.File{os.Stdout, os.Stderr} {
+			if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
+				if err := write(f); err != nil {
+					return &failError{fmt.Errorf("writing %s: %v", name, err)}
+				}
+				return nil
+			}
+		}
 	}
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
 		if st.Mode()&os.ModeSymlink != 0 {

@@ -322,6 +322,11 @@ func TestUsageThatDidNothing(t *testing.T) {
 			t.Errorf("gpusim %q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, out.String(), errb.String(), exitInput, tc.want)
 		}
 	}
+	// Where empty is the default (NCCL's own choice), it is taken: a
+	// script passes --algo "$NCCL_ALGO".
+	if code := run([]string{"nccl-tests", "--topology", "pcie-2gpu", "--algo", "", "--proto", ""}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("nccl-tests --algo '' --proto '': exit %d, want 0", code)
+	}
 }
 
 // TestPDFIsTheSameEveryTime: a PDF carries a fixed date (1 January 2000,

@@ -82,3 +82,27 @@ func TestWriteReplacesOnlyRegularFiles(t *testing.T) {
 		t.Errorf("the folder holds %v, want the 6 files made here", names)
 	}
 }
+
+// TestWriteToTheFileStdoutGoesTo: an output naming the file standard output
+// is sent to (gpusim run --json --trace /dev/stdout > out.txt) is written
+// through that stream, after what was printed and before what follows;
+// replaced by a new file, out.txt kept the trace alone.
+func TestWriteToTheFileStdoutGoesTo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.txt")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stdout
+	os.Stdout = f
+	defer func() { os.Stdout = saved }()
+	io.WriteString(f, "summary\n")
+	if err := writeFileAtomic(out, func(w io.Writer) error { _, err := io.WriteString(w, "trace\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(f, "more\n")
+	if b, _ := os.ReadFile(out); string(b) != "summary\ntrace\nmore\n" {
+		t.Errorf("%s holds %q", out, b)
+	}
+}
