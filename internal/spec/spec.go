@@ -130,12 +130,17 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	for k, l := range lines {
 		ends[k+1] = ends[k] + len(l)
 	}
+	// Each search parses at most 32 MB of prefixes (seconds, for the
+	// largest files).
 	budget := 32 << 20
-	parsesText := func(b []byte) bool {
-		budget -= len(b)
-		var n yaml.Node
-		return budget >= 0 && yaml.Unmarshal(b, &n) == nil
+	parsesWithin := func(budget *int) func(b []byte) bool {
+		return func(b []byte) bool {
+			*budget -= len(b)
+			var n yaml.Node
+			return *budget >= 0 && yaml.Unmarshal(b, &n) == nil
+		}
 	}
+	parsesText := parsesWithin(&budget)
 	parses := func(k int) bool { return parsesText(data[:ends[k]]) }
 	n := len(lines)
 	// The last lines first, as many as half the budget allows (each try
@@ -169,8 +174,9 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	// open closed after them do parse, up to the error: the innermost
 	// bracket of the kind the parser wanted closed, open where the longest
 	// such prefix ends, is the one left open.
-	if ln, c, open, ok := unclosedBracket(data, lines, ends, line, msg, parsesText); ok {
-		return ln, c, fmt.Sprintf(" (the %c here is not closed)", open)
+	budget2 := 32 << 20
+	if ln, c, h, ok := unclosedBracket(data, lines, ends, line, msg, parsesWithin(&budget2)); ok {
+		return ln, c, h
 	}
 	if line == 0 || line > len(lines) {
 		return max(yamlLine, 1), 1, ""
@@ -210,14 +216,15 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 // it is; 0: none) is searched for as locateSyntaxError searches, and the
 // innermost bracket of the kind wanted open after it is the answer (line
 // and column from 1).
-func unclosedBracket(data []byte, lines []string, ends []int, from int, msg string, parses func([]byte) bool) (line, col int, open byte, ok bool) {
+func unclosedBracket(data []byte, lines []string, ends []int, from int, msg string, parses func([]byte) bool) (line, col int, hint string, ok bool) {
+	var open byte
 	switch {
 	case strings.Contains(msg, "'}'"):
 		open = '{'
 	case strings.Contains(msg, "']'"):
 		open = '['
 	default:
-		return 0, 0, 0, false
+		return 0, 0, "", false
 	}
 	n := len(lines)
 	// The scan's state after every 1024th line; others are scanned from there.
@@ -279,16 +286,30 @@ func unclosedBracket(data []byte, lines []string, ends []int, from int, msg stri
 		}
 	}
 	if best == 0 {
-		return 0, 0, 0, false
+		return 0, 0, "", false
+	}
+	colOf := func(line, idx int) int {
+		return utf8.RuneCountInString(strings.TrimRight(lines[line], "\r\n")[:idx]) + 1
+	}
+	// The next line closes a bracket with one of the other kind: that is
+	// the error, not the bracket it closes, which is left open.
+	if best < n {
+		if next := stateAt(best + 1); next.mismatch >= 0 && next.top != nil {
+			text := strings.TrimRight(lines[best], "\r\n")
+			o := next.top
+			if o.line == best {
+				return best + 1, colOf(best, next.mismatch), fmt.Sprintf(" (this %c closes a %c)", text[next.mismatch], o.c), true
+			}
+			return best + 1, colOf(best, next.mismatch), fmt.Sprintf(" (this %c closes the %c at %d:%d)", text[next.mismatch], o.c, o.line+1, colOf(o.line, o.idx)), true
+		}
 	}
 	st := stateAt(best)
 	for o := st.top; o != nil; o = o.up {
 		if o.c == open {
-			text := strings.TrimRight(lines[o.line], "\r\n")
-			return o.line + 1, utf8.RuneCountInString(text[:o.idx]) + 1, open, true
+			return o.line + 1, colOf(o.line, o.idx), fmt.Sprintf(" (the %c here is not closed)", open), true
 		}
 	}
-	return 0, 0, 0, false
+	return 0, 0, "", false
 }
 
 // lineScan is what scanLine finds on a line of YAML: the positions of the
@@ -429,7 +450,7 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 		if err == nil && (len(next.Content) == 0 || next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null") {
 			continue
 		}
-		return d, Node{}, List{{File: file, Line: secondDocument(data), Col: 1, Msg: "a second YAML document starts here: a topology or scenario file holds one (remove the --- line and what follows, or make it one document)"}}
+		return d, Node{}, List{{File: file, Line: secondDocument(data), Col: 1, Msg: "a second YAML document starts here: a topology or scenario file holds one (remove it and what follows, or make the two one document)"}}
 	}
 	n := Node{d: d, n: root.Content[0]}
 	if n.n.Kind != yaml.MappingNode {
@@ -438,22 +459,32 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 	return d, n, nil
 }
 
-// secondDocument returns the line (from 1) of the --- that starts data's
-// second YAML document: the first one after a line of content (a --- before
-// any content starts the first document).
+// secondDocument returns the line (from 1) where data's second YAML
+// document starts: a --- after the first document began (a --- before any
+// content starts the first), or content after a ... that ended it.
+// Directives (%YAML) and comments are not content.
 func secondDocument(data []byte) int {
-	content := false
+	marker := func(l, m string) bool {
+		return l == m || strings.HasPrefix(l, m+" ") || strings.HasPrefix(l, m+"\t")
+	}
+	started, ended := false, false
 	for i, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimRight(l, "\r")
-		if l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "---\t") {
-			if content {
+		t := strings.TrimSpace(l)
+		switch {
+		case marker(l, "---"):
+			if started {
 				return i + 1
 			}
-			content = true // what follows is the first document
-			continue
-		}
-		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
-			content = true
+			started = true
+		case marker(l, "..."):
+			ended = started
+		case t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(l, "%"):
+		default:
+			if ended {
+				return i + 1
+			}
+			started = true
 		}
 	}
 	return 1

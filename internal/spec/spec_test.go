@@ -133,6 +133,11 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		// collection did.
 		{"unclosed brace in a multi-line list", "a: 1\nops: [\n  {x: 1},\n  {x: 2\n  {x: 3},\n]\n", `f.yaml:4:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		{"after a comment, in a multi-line list", "ops: [\n  {x: 1}, # one\n  {x: 2 # two\n  {x: 3},\n]\n", `f.yaml:3:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
+		// A bracket closed by one of the other kind on a later line: the
+		// error is that closer, and the message says what it closes.
+		{"a wrong closer later in a multi-line list", "a: 1\nops: [\n  {x: 1},\n  {x: {y: 2}\n]\n", `f.yaml:5:1: not valid YAML: did not find expected ',' or '}' (this ] closes the { at 4:3)`},
+		{"a wrong closer of an earlier line's bracket", "ops: [\n  {x: 1,\n   y: [{z: 1}]]}\n]\n", `f.yaml:3:15: not valid YAML: did not find expected ',' or '}' (this ] closes the { at 2:3)`},
+		{"a wrong closer of its line's bracket", "ops: [\n  {x: 1,\n   y: [{z: 1]]}\n]\n", `f.yaml:3:13: not valid YAML: did not find expected ',' or '}' (this ] closes a {)`},
 		{"unclosed brace early in a long list", "ops: [\n  {x: 1},\n  {x: 2\n" + strings.Repeat("  {x: 3},\n", 300) + "]\n", `f.yaml:3:3: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		// Early in a 1 MB file: the budget of parses is not all spent on
 		// the last lines (it was, and the parser's line was reported).
@@ -181,11 +186,13 @@ func TestProblemsNameWhereAVarWasGiven(t *testing.T) {
 // whatever it says (even invalid YAML), is an error at its --- line; a ---
 // before the first, or an empty document at the end, is not.
 func TestOneDocumentPerFile(t *testing.T) {
-	const second = "a second YAML document starts here: a topology or scenario file holds one (remove the --- line and what follows, or make it one document)"
+	const second = "a second YAML document starts here: a topology or scenario file holds one (remove it and what follows, or make the two one document)"
 	for _, tc := range []struct{ name, src, want string }{
 		{"a second document", "a: 1\n---\nb: 2\n", "f.yaml:2:1: " + second},
 		{"an invalid second document", "# first\na: 1\nb: 2\n--- # two\ngarbage: [unclosed\n", "f.yaml:4:1: " + second},
 		{"a --- before the first", "# c\n---\na: 1\n", ""},
+		{"after a directive", "%YAML 1.1\n---\na: 1\n---\nb: 2\n", "f.yaml:4:1: " + second},
+		{"after an end marker", "a: 1\n...\n# two\nb: 2\n", "f.yaml:4:1: " + second},
 		{"an empty document at the end", "a: 1\n---\n", ""},
 		{"an end marker", "---\na: 1\n...\n", ""},
 	} {
