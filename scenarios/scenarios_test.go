@@ -187,6 +187,9 @@ func FuzzLoad(f *testing.F) {
 		"name: x\ntopology: pcie-2gpu\nthreads: [{name: m, ops: [{await: {semaphore: s}}]}]",
 		"name: x\ntopology: pcie-2gpu\nthreads: [{name: m, ops: [{copy: {from: gpu0, to: gpu1, bytes: 1 MiB, stream: gpu1/s}}, {sync: {device: gpu0}}]}]",
 		"threads: &a [*a]",
+		// Merge keys, shared lists of ops, a second document, a flow list over lines.
+		"name: x\ntopology: pcie-2gpu\nvars: &v {a: 1}\nsemaphores: {<<: *v}\nthreads: [{name: m, ops: &o [{kernel: &k {stream: gpu0/s, duration: 1 us}}, {kernel: {<<: *k, id: k2}}, {repeat: {count: 2, graph: true, ops: *o}}]}]",
+		"name: x\ntopology: pcie-2gpu\nthreads: [\n  {name: m, ops: [\n    {host: {duration: 1 us}},\n    {host: {duration: 2 us}\n  ]}\n]\n---\nb: 2\n",
 	} {
 		f.Add([]byte(s))
 	}
