@@ -147,26 +147,8 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	// parses about the whole file), the rest for the bisection: a 1 MB
 	// file spent the whole budget on the last 32 lines.
 	back := min(64, budget/2/max(len(data), 1))
-	for k := n - 1; k >= max(0, n-back) && budget > 0; k-- {
-		if parses(k) {
-			line = k + 1
-			break
-		}
-	}
-	if line == 0 && n > back {
-		// The first lo lines parse, the first hi do not.
-		lo, hi := 0, n-back
-		for hi-lo > 1 && budget > 0 {
-			mid := (lo + hi) / 2
-			if parses(mid) {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		if hi-lo == 1 {
-			line = hi
-		}
+	if k, found := lastPrefix(0, n-1, back, parses, func() bool { return budget <= 0 }); found {
+		line = k + 1
 	}
 	// A bracket opened on an earlier line and never closed: the prefixes
 	// that end inside it do not parse, so the search above stops where it
@@ -175,7 +157,7 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	// bracket of the kind the parser wanted closed, open where the longest
 	// such prefix ends, is the one left open.
 	budget2 := 32 << 20
-	if ln, c, h, ok := unclosedBracket(data, lines, ends, line, msg, parsesWithin(&budget2)); ok {
+	if ln, c, h, ok := unclosedBracket(data, lines, ends, line, msg, parsesWithin(&budget2), func() bool { return budget2 <= 0 }); ok {
 		return ln, c, h
 	}
 	if line == 0 || line > len(lines) {
@@ -208,6 +190,37 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	return line, col, ""
 }
 
+// lastPrefix finds the largest k from lo to hi for which ok(k) holds (a
+// prefix of k lines that parses): it tries the last back values one by one
+// (an error is most often near a file's end), then bisects below them,
+// taking ok to hold up to the answer and not after it, and ok(lo-1) to
+// hold. It returns lo-1 where none does. found is false where spent
+// stopped it before it knew; k is then the largest it saw hold, or lo-1.
+func lastPrefix(lo, hi, back int, ok func(int) bool, spent func() bool) (k int, found bool) {
+	below := max(lo, hi-back+1)
+	for k := hi; k >= below; k-- {
+		if spent() {
+			return lo - 1, false
+		}
+		if ok(k) {
+			return k, true
+		}
+	}
+	a, b := lo-1, below // ok(a) is taken to hold; ok(b) does not, or b is past hi
+	for b-a > 1 {
+		if spent() {
+			return a, false
+		}
+		mid := (a + b) / 2
+		if ok(mid) {
+			a = mid
+		} else {
+			b = mid
+		}
+	}
+	return a, true
+}
+
 // unclosedBracket finds the bracket a parser error that wants one closed
 // (msg names '}' or ']') is about, where it opened on an earlier line than
 // the error: data's first k lines, with what is open after them closed,
@@ -216,7 +229,7 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 // it is; 0: none) is searched for as locateSyntaxError searches, and the
 // innermost bracket of the kind wanted open after it is the answer (line
 // and column from 1).
-func unclosedBracket(data []byte, lines []string, ends []int, from int, msg string, parses func([]byte) bool) (line, col int, hint string, ok bool) {
+func unclosedBracket(data []byte, lines []string, ends []int, from int, msg string, parses func([]byte) bool, spent func() bool) (line, col int, hint string, ok bool) {
 	var open byte
 	switch {
 	case strings.Contains(msg, "'}'"):
@@ -260,32 +273,8 @@ func unclosedBracket(data []byte, lines []string, ends []int, from int, msg stri
 		return parses([]byte(text + f.closers() + "\n"))
 	}
 	lo := max(from, 1)
-	best := 0
-	for k := n; k >= max(lo, n-63); k-- {
-		if closes(k) {
-			best = k
-			break
-		}
-	}
-	if best == 0 && n-64 > lo {
-		// Prefixes of lo-1 lines parse; bisect between them and n-64.
-		a, b := lo-1, n-64
-		if closes(b) {
-			a = b
-		}
-		for b-a > 1 {
-			mid := (a + b) / 2
-			if closes(mid) {
-				a = mid
-			} else {
-				b = mid
-			}
-		}
-		if a >= lo && closes(a) {
-			best = a
-		}
-	}
-	if best == 0 {
+	best, _ := lastPrefix(lo, n, 64, closes, spent)
+	if best < lo {
 		return 0, 0, "", false
 	}
 	colOf := func(line, idx int) int {
