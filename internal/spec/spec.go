@@ -659,11 +659,11 @@ func (n Node) Errorf(format string, a ...any) {
 	if n.n != nil {
 		line, col = n.n.Line, n.n.Column
 	}
-	msg := fmt.Sprintf(format, a...)
-	if f := n.d.from[n.resolveQuiet()]; f != "" {
+	msg, y := fmt.Sprintf(format, a...), n.resolveQuiet()
+	if f := n.d.from[y]; f != "" {
 		msg += " (" + f + ")"
 	}
-	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: msg, node: n.resolveQuiet()})
+	n.d.errs = append(n.d.errs, &Error{File: n.d.File, Line: line, Col: col, Path: n.Path, Msg: msg, node: y})
 }
 
 // Pos returns "file:line:col" of n.
@@ -761,9 +761,7 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 			n.Child(k, n.join(k.Value)).Errorf("duplicate key %q (first at line %d)", k.Value, prev.Line)
 			continue
 		}
-		m.keys = append(m.keys, k.Value)
-		m.vals[k.Value] = v
-		m.knode[k.Value] = k
+		m.add(k, v)
 	}
 	// Merge keys (<<: *anchor, or a list of them), as YAML 1.1 has them:
 	// the merged mappings' keys that the mapping does not set itself,
@@ -787,6 +785,13 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 		}
 	}
 	return m, true
+}
+
+// add records key k with value v.
+func (m *Map) add(k, v *yaml.Node) {
+	m.keys = append(m.keys, k.Value)
+	m.vals[k.Value] = v
+	m.knode[k.Value] = k
 }
 
 // merge adds to m the keys of the mapping v (the value of merge key k), or
@@ -821,9 +826,7 @@ func (m *Map) merge(n Node, k, v *yaml.Node, seen map[*yaml.Node]bool) {
 				continue
 			}
 			if _, have := m.knode[mk.Value]; !have {
-				m.keys = append(m.keys, mk.Value)
-				m.vals[mk.Value] = mv
-				m.knode[mk.Value] = mk
+				m.add(mk, mv)
 			}
 		}
 		for i := 0; i < len(inner); i += 2 {
