@@ -443,8 +443,8 @@ type builder struct {
 	// many aliases (&o and *o) is read once, not once per use, which
 	// made a 20-line file of nested aliases take a minute and 3 GB.
 	opsMemo map[opsKey][]*tpl
-	// graphSeen holds the templates checkGraph has read.
-	graphSeen map[*tpl]bool
+	// graphSeen holds the places of the ops checkGraph has read.
+	graphSeen map[string]bool
 }
 
 type opsKey struct {
@@ -620,10 +620,7 @@ type tpl struct {
 const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv"
 
 func (b *builder) ops(n spec.Node, depth int) []*tpl {
-	key := opsKey{n.Raw(), depth}
-	for i := 0; key.node != nil && key.node.Kind == yaml.AliasNode && i < 100; i++ {
-		key.node = key.node.Alias
-	}
+	key := opsKey{n.Target(), depth}
 	if out, ok := b.opsMemo[key]; ok && key.node != nil {
 		return out
 	}
@@ -754,15 +751,16 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 // true) cannot hold: host-side ops, pageable copies, and another graph.
 func (b *builder) checkGraph(body []*tpl) {
 	for _, t := range body {
-		// Each op once, however many graph repeats share it (opsMemo):
-		// a DAG of lists used through aliases would be walked as a tree.
-		if b.ids["\x00graph:"+t.where] != "" || b.graphSeen[t] {
+		// Each op once, by its place in the file, however many graph
+		// repeats share it (opsMemo, and its reads at other depths): a DAG
+		// of lists used through aliases would be walked as a tree.
+		if b.graphSeen[t.where] {
 			continue
 		}
 		if b.graphSeen == nil {
-			b.graphSeen = map[*tpl]bool{}
+			b.graphSeen = map[string]bool{}
 		}
-		b.graphSeen[t] = true
+		b.graphSeen[t.where] = true
 		msg := ""
 		switch {
 		case t.repeat && t.graph:
@@ -775,7 +773,6 @@ func (b *builder) checkGraph(body []*tpl) {
 			msg = "a CUDA graph holds kernels, pinned copies, records, waits and collectives only; a pageable copy is staged by the host: use memory: pinned or move it out"
 		}
 		if msg != "" {
-			b.ids["\x00graph:"+t.where] = t.where
 			b.lateErrs = append(b.lateErrs, t.where+": "+msg)
 		}
 	}

@@ -677,6 +677,10 @@ func (n Node) Pos() string {
 // Valid reports whether n holds a value (it was present in the file).
 func (n Node) Valid() bool { return n.n != nil }
 
+// Target returns the YAML node n stands for: an alias's anchored node, or
+// n's own.
+func (n Node) Target() *yaml.Node { return n.resolveQuiet() }
+
 // Raw returns the underlying YAML node.
 func (n Node) Raw() *yaml.Node { return n.n }
 
