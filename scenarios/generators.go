@@ -197,16 +197,16 @@ func satMul(a, b int64) int64 {
 	return min(a*b, 1<<62)
 }
 
-// checkOps refuses, at the generator's key, a generator that would expand
-// to count ops past the op limit, alone or with the ops before it: the
-// words of the limit's other messages, before anything is expanded.
-func (b *builder) checkOps(key spec.Node, count int64) bool {
+// checkOps refuses, at key (a thread's ops, a generator's key), what would
+// expand to count ops past the op limit, alone or with the ops before it,
+// before anything is expanded; what names the count to lower.
+func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 	if count > b.opt.MaxOps {
-		key.Errorf("expands to %s ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", countString(count), b.opt.MaxOps)
+		key.Errorf("expands to %s ops, more than the limit of %d; lower %s or raise the limit (--max-ops)", countString(count), b.opt.MaxOps, what)
 		return false
 	}
 	if all := satAdd(int64(b.p.NumOps()), count); all > b.opt.MaxOps {
-		key.Errorf("the scenario expands to %s ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", countString(all), b.opt.MaxOps)
+		key.Errorf("the scenario expands to %s ops, more than the limit of %d; lower %s or raise the limit (--max-ops)", countString(all), b.opt.MaxOps, what)
 		return false
 	}
 	return true
@@ -468,7 +468,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 	}
 	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
-	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery)) {
+	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
 		return
 	}
 	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery)
@@ -715,7 +715,7 @@ func (b *builder) pipeline(n, key spec.Node) {
 	if n.ErrCount() > 0 {
 		return
 	}
-	if !b.checkOps(key, pipelineOps(int64(len(gpus)), micro, steps, schedule == "gpipe")) {
+	if !b.checkOps(key, pipelineOps(int64(len(gpus)), micro, steps, schedule == "gpipe"), "a count") {
 		return
 	}
 	p := len(gpus)

@@ -544,12 +544,7 @@ func (b *builder) thread(n spec.Node, names map[string]string) {
 	}
 	tpl := b.ops(on, 0)
 	total := countOps(tpl)
-	if total > b.opt.MaxOps {
-		on.Errorf("expands to %s ops, more than the limit of %d; lower a repeat count or raise the limit (--max-ops)", countString(total), b.opt.MaxOps)
-		return
-	}
-	if b.p.NumOps()+int(total) > int(b.opt.MaxOps) {
-		on.Errorf("the scenario expands to more than %d ops; lower a repeat count or raise the limit (--max-ops)", b.opt.MaxOps)
+	if !b.checkOps(on, total, "a repeat count") {
 		return
 	}
 	th.Ops = make([]sim.Op, 0, total)

@@ -274,3 +274,16 @@ func TestSharedListsAreReadOnceEverywhere(t *testing.T) {
 		t.Errorf("%d ops, want the one kernel", n)
 	}
 }
+
+// The op limit counts every thread: two threads of 6 ops each fit a limit
+// of 10 alone, and the second is refused at its ops with the total, 12.
+func TestOpLimitCountsAllThreads(t *testing.T) {
+	src := "name: x\ntopology: pcie-2gpu\nthreads:\n" +
+		"  - {name: a, host: cpu0, ops: [{repeat: {count: 6, ops: [{host: {duration: 1 us}}]}}]}\n" +
+		"  - {name: b, host: cpu0, ops: [{repeat: {count: 6, ops: [{host: {duration: 1 us}}]}}]}\n"
+	_, err := Load("x.yaml", []byte(src), Options{MaxOps: 10})
+	want := "x.yaml:5:32: threads[1].ops: the scenario expands to 12 ops, more than the limit of 10; lower a repeat count or raise the limit (--max-ops)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
