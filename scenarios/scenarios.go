@@ -666,16 +666,9 @@ func countOps(ts []*tpl) int64 {
 			if t.n == 0 {
 				t.n = countOps(t.body) + 1 // +1: zero is not yet counted
 			}
-			c := t.n - 1
-			if c > 0 && t.count > (1<<62)/c {
-				return 1 << 62
-			}
-			n += t.count * c
+			n = satAdd(n, satMul(t.count, t.n-1))
 		} else {
-			n++
-		}
-		if n > 1<<62 {
-			return 1 << 62
+			n = satAdd(n, 1)
 		}
 	}
 	return n
