@@ -366,6 +366,14 @@ func plotDirUsable(dir string) error {
 	}
 }
 
+// parseShard reads "i/n", a shard of a sweep: 0 <= i < n.
+func parseShard(s string) (i, n int, ok bool) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	return i, n, ok && err1 == nil && err2 == nil && n >= 1 && i >= 0 && i < n
+}
+
 // shardOf reads --shard i/n, or the batch system's environment; shards is
 // --shards, given or not (--shards 0 is a count, refused, not the default).
 func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
@@ -385,11 +393,14 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 		return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shards %d: want the number of shards, at least 1", shards)}
 	}
 	if flagValue != "" {
-		i, n, ok := strings.Cut(flagValue, "/")
-		if !ok {
+		if !strings.Contains(flagValue, "/") {
 			return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shard %q: write it as i/n, such as 0/4", flagValue)}
 		}
-		return parse(i, n, "--shard "+flagValue)
+		i, n, ok := parseShard(flagValue)
+		if !ok {
+			return 0, 0, &usageError{fmt.Sprintf("gpusim sweep: --shard %s: want an index i and a count n with 0 <= i < n", flagValue)}
+		}
+		return i, n, nil
 	}
 	if id, ok := os.LookupEnv("SLURM_ARRAY_TASK_ID"); ok {
 		// An array of n tasks numbered from SLURM_ARRAY_TASK_MIN (sbatch
@@ -708,12 +719,10 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	}
 	if m[2*5] >= 0 {
 		at.head["shard"] = filePos{1, headCol(first, m, 6)}
-		i, err1 := strconv.Atoi(sub(6))
-		n, err2 := strconv.Atoi(sub(7))
-		if err1 != nil || err2 != nil || n < 1 || i >= n {
-			return nil, fmt.Errorf("%s: shard %s/%s; want i/n with 0 <= i < n", at.where("shard"), sub(6), sub(7))
-		}
 		t.Shard = sub(6) + "/" + sub(7)
+		if _, _, ok := parseShard(t.Shard); !ok {
+			return nil, fmt.Errorf("%s: shard %s; want i/n with 0 <= i < n", at.where("shard"), t.Shard)
+		}
 	}
 	// The --set values, or where they would be: a CSV without them (an
 	// older gpusim's too) is of a sweep run without --set.
@@ -883,13 +892,8 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 	if t.Total < 1 || t.Total > maxPoints {
 		return nil, fmt.Errorf("%s: points_total %d; want a sweep of 1 to %d points", t.at.where("points_total"), t.Total, maxPoints)
 	}
-	if t.Shard != "" {
-		i, n, ok := strings.Cut(t.Shard, "/")
-		a, err1 := strconv.Atoi(i)
-		b, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || b < 1 || a < 0 || a >= b {
-			return nil, fmt.Errorf("%s: shard %q; want i/n with 0 <= i < n", t.at.where("shard"), t.Shard)
-		}
+	if _, _, ok := parseShard(t.Shard); t.Shard != "" && !ok {
+		return nil, fmt.Errorf("%s: shard %q; want i/n with 0 <= i < n", t.at.where("shard"), t.Shard)
 	}
 	keys := append(append([]string{"point"}, make([]string, len(t.Vars))...), sweepCols...)
 	for k := range t.Vars {
@@ -991,10 +995,8 @@ func jsonPlaces(data []byte) (head map[string]filePos, rows []map[string]filePos
 // twice, a number that is not finite or out of its column's range.
 func checkSweepRows(t *sweepTable) error {
 	shardI, shardN := 0, 1
-	if t.Shard != "" {
-		i, n, _ := strings.Cut(t.Shard, "/")
-		shardI, _ = strconv.Atoi(i)
-		shardN, _ = strconv.Atoi(n)
+	if i, n, ok := parseShard(t.Shard); ok {
+		shardI, shardN = i, n
 	}
 	seen := map[int]*sweepRow{}
 	for i := range t.Rows {
