@@ -50,6 +50,11 @@ const (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
+// buildRevision is the commit a binary was built from where the build sets
+// it (hw/devicecheck/run.sh build: -ldflags -X main.buildRevision=...), for
+// builds without Go's own VCS stamp.
+var buildRevision = ""
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -187,10 +192,20 @@ func versionString() string {
 	v := "gpusim " + version
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		v += " (" + bi.GoVersion
+		rev, dirty := "", ""
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += ", " + s.Value[:12]
+			switch {
+			case s.Key == "vcs.revision" && len(s.Value) >= 12:
+				rev = s.Value[:12]
+			case s.Key == "vcs.modified" && s.Value == "true":
+				dirty = "-dirty"
 			}
+		}
+		if buildRevision != "" {
+			rev, dirty = buildRevision, "" // git describe says -dirty itself
+		}
+		if rev != "" {
+			v += ", " + rev + dirty
 		}
 		v += ")"
 	}

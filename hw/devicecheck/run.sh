@@ -3,7 +3,9 @@
 #
 #   hw/devicecheck/run.sh build            on the development machine (Go
 #                                          installed): builds a linux/amd64
-#                                          gpusim into hw/devicecheck/bin/
+#                                          gpusim into hw/devicecheck/bin/,
+#                                          and one without cgo for hosts
+#                                          with an older glibc
 #   hw/devicecheck/run.sh device OUTDIR    on a machine with an NVIDIA GPU and
 #                                          no Go toolchain, from the repository
 #                                          root: discover, calibrate --quick,
@@ -15,7 +17,8 @@
 #                                          script and the binary end to end
 #                                          before spending GPU minutes (its
 #                                          discover fails: no NVML; the exit
-#                                          status is that of the rest)
+#                                          status is that of the rest); it
+#                                          builds first
 #
 # The device half takes well under 8 minutes (about a minute on one H200).
 # It runs every step whatever the ones before did, and exits 1 if any
@@ -28,9 +31,21 @@ case "${1:-}" in
 build)
 	cd "$here/../.." || exit 1
 	mkdir -p hw/devicecheck/bin
+	# The commit, for `gpusim version` in machine.txt (the device gets no .git).
+	rev=$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+	ld="-X main.buildRevision=$rev"
 	# cgo for NVML (go-nvml); the CUDA driver is reached through purego.
-	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -trimpath -o hw/devicecheck/bin/gpusim ./cmd/gpusim || exit 1
-	ls -l hw/devicecheck/bin/gpusim
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "$ld" -o hw/devicecheck/bin/gpusim ./cmd/gpusim || exit 1
+	# Without cgo: needs no glibc of any version, for a GPU host whose glibc
+	# is older than this machine's; it has no NVML, so no `topo discover`
+	# (calibrate then describes the GPUs from the CUDA driver alone).
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "$ld" -o hw/devicecheck/bin/gpusim-nocgo ./cmd/gpusim || exit 1
+	ls -l hw/devicecheck/bin/
+	if command -v objdump >/dev/null; then
+		need=$(objdump -T hw/devicecheck/bin/gpusim | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)
+		echo "bin/gpusim needs ${need:-no versioned} glibc or newer on the GPU host; where it cannot start, the device half uses bin/gpusim-nocgo"
+	fi
+	echo "built at $rev"
 	;;
 device)
 	out=${2:?usage: run.sh device OUTDIR}
@@ -38,6 +53,19 @@ device)
 	g="$here/bin/gpusim"
 	log="$out/log.txt"
 	failed=0
+	: >"$log"
+	if [ ! -x "$g" ]; then
+		echo "run.sh: no $g: run \`hw/devicecheck/run.sh build\` on a machine with Go first, and carry hw/devicecheck/bin" >&2
+		exit 2
+	fi
+	if [ -n "${GPUSIM_REHEARSAL:-}" ]; then
+		echo "== rehearsal: the GPU is a stand-in (internal/fakecuda) whose copies and kernels take no real time; its numbers mean nothing, only the exit statuses do" | tee -a "$log"
+	fi
+	if ! why=$("$g" version 2>&1 >/dev/null); then
+		# Typically "GLIBC_2.34 not found": an older glibc than the build machine's.
+		echo "== $g does not start here ($(echo "$why" | head -n 1)); using bin/gpusim-nocgo (no NVML: no topo discover)" | tee -a "$log"
+		g="$here/bin/gpusim-nocgo"
+	fi
 	step() { # step NAME COMMAND...: run, log, keep going (counting failures)
 		local name=$1
 		shift
@@ -64,7 +92,11 @@ device)
 		nvidia-smi topo -m
 		"$g" version
 	} >"$out/machine.txt" 2>&1
-	step discover "$g" topo discover -o "$out/discovered.yaml" --name discovered
+	if [ "$g" = "$here/bin/gpusim" ]; then
+		step discover "$g" topo discover -o "$out/discovered.yaml" --name discovered
+	else
+		echo "== discover: skipped (bin/gpusim-nocgo has no NVML)" | tee -a "$log"
+	fi
 	topo="$out/discovered.yaml"
 	[ -s "$topo" ] || topo=""
 	step calibrate "$g" calibrate --quick --budget 4m ${topo:+--topology "$topo"} -o "$out/calibrated.yaml"
@@ -77,7 +109,8 @@ device)
 	fi
 	for s in hw-copies hw-overlap hw-launch-bound hw-pageable; do
 		step "replay-$s" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --top 8 --plot "$out/plots-$s"
-		"$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json >"$out/replay-$s.json" 2>/dev/null
+		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
+		mv "$out/replay-$s-json.txt" "$out/replay-$s.json"
 	done
 	# The launch-bound loop with longer kernels: the GPU, not the host, bounds it.
 	step replay-hw-launch-bound-20us "$g" replay hw-launch-bound --set kernel=20us ${cal:+--topology "$cal"} --repeat 11 --top 8
@@ -90,6 +123,7 @@ device)
 	;;
 rehearse)
 	out=${2:?usage: run.sh rehearse OUTDIR}
+	"$0" build || exit 1 # rehearse the binary of this tree, not an older one
 	lib=$(mktemp -d)
 	trap 'rm -rf "$lib"' EXIT
 	${CC:-cc} -shared -fPIC -O2 -pthread -o "$lib/libcuda.so.1" "$here/../../internal/fakecuda/testdata/fakecuda.c" || exit 1

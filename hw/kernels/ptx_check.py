@@ -2,7 +2,7 @@
 """Device check for hw/kernels/kernels.ptx: JIT-load it with the driver
 (libcuda via ctypes, no toolkit, no numpy) and run each kernel once.
 
-Usage (repo root on the GPU host):  python3 gpusim_ptx_check.py hw/kernels/kernels.ptx
+Usage (repo root on the GPU host):  python3 hw/kernels/ptx_check.py hw/kernels/kernels.ptx
 Exits non-zero on the first failure. Takes a few seconds.
 """
 import ctypes as C
