@@ -112,13 +112,14 @@ func newCopy(o *opState) *copyState {
 		return stage{uses: us, bound: inf, delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
 	}
 	memcpy := func(host int, rate float64) stage {
-		// The thread's memcpy reads and writes each byte of host memory and
-		// keeps one core busy: it shares the cores with other CPU work.
+		// The thread's memcpy reads and writes each byte of the memory's
+		// host and keeps one core of the thread's own host busy: it shares
+		// those cores with the other CPU work there.
 		h := m.Hosts[host]
 		if rate == 0 {
 			rate = h.MemcpyBandwidth
 		}
-		return stage{uses: []use{{res: int32(r.hosts[host].memRes), coef: 2}}, bound: rate, grp: &r.hosts[host].cpu}
+		return stage{uses: []use{{res: int32(r.hosts[host].memRes), coef: 2}}, bound: rate, grp: &o.thread.host.cpu}
 	}
 	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 	staging := -1 // host whose staging chunk size applies

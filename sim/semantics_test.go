@@ -861,3 +861,32 @@ threads:
 		}
 	}
 }
+
+// A pageable copy's memcpy runs on the calling thread's cores, wherever the
+// memory is: thread a on cpu0 copies 10 MB of cpu1's pageable memory to
+// gpu0 at 5 GB/s (2 ms of memcpy) while thread b on cpu0 and thread c on
+// cpu1 each run 4 ms of host work, one core per host. On cpu0 the memcpy
+// and b's work share the core for 4 ms (each at half speed: the memcpy is
+// done, b has 2 ms left), then b runs alone: b ends at 6 ms. c has cpu1's
+// core to itself: it ends at 4 ms.
+func TestPageableMemcpyUsesTheThreadsCores(t *testing.T) {
+	res := simulate(t, `
+name: two-sockets
+hosts:
+  - {name: cpu0, cores: 1, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 10 MB}
+  - {name: cpu1, cores: 1, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 10 MB}
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0, copy_overhead: 0 us}]
+links:
+  - {ends: [gpu0, cpu0], bandwidth: 1000 GB/s}
+  - {ends: [cpu0, cpu1], bandwidth: 1000 GB/s}
+`, `
+name: remote-pageable
+threads:
+  - {name: a, host: cpu0, ops: [{copy: {id: c, from: cpu1, to: gpu0, bytes: 10 MB, memory: pageable, stream: gpu0/s}}]}
+  - {name: b, host: cpu0, ops: [{host: {id: hb, duration: 4 ms}}]}
+  - {name: c, host: cpu1, ops: [{host: {id: hc, duration: 4 ms}}]}
+`)
+	near(t, "staging done", op(t, res, "c").HostEnd, us(4000), 8)
+	near(t, "b's host work", op(t, res, "hb").End, us(6000), 8)
+	near(t, "c's host work", op(t, res, "hc").End, us(4000), 8)
+}
