@@ -329,7 +329,10 @@ func (b *backend) setup() error {
 			}
 			const margin = 256 << 20 // left for the driver and the kernels
 			if 2*need[g]+margin > free {
-				return fmt.Errorf("%s needs %s of device memory for its copies but %s has %s free", p.Name, bytesStr(2*need[g]), m.GPUs[g].Name, bytesStr(free))
+				// The whole need, margin included: without it, a need
+				// below what is free read as no reason to refuse.
+				return fmt.Errorf("%s needs %s of device memory on %s (two buffers of %s for its copies, and %s left for the driver and the kernels) but %s has %s free",
+					p.Name, bytesStr(2*need[g]+margin), m.GPUs[g].Name, bytesStr(need[g]), bytesStr(margin), m.GPUs[g].Name, bytesStr(free))
 			}
 			if d.rd, err = drv.MemAlloc(need[g]); err != nil {
 				return err

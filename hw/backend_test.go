@@ -544,3 +544,51 @@ func TestRunLongRunKeepsEventTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestRunChecksFreeMemory: each GPU's free memory is checked before its copy
+// buffers are allocated. oneThread's largest copy on each GPU is the 10 MB
+// peer copy: two buffers of 10,000,000 bytes (9.5 MiB) and a margin of 256
+// MiB make 288,435,456 bytes, 275.1 MiB. gpu1 with 275 MiB free is refused
+// after gpu0's buffers were made, and they are freed; exactly the need runs.
+func TestRunChecksFreeMemory(t *testing.T) {
+	const need = 2*10_000_000 + 256<<20
+	for _, tc := range []struct {
+		name string
+		free []uint64
+		want string // "" runs
+	}{
+		{"gpu0 short", []uint64{200 << 20}, "t needs 275.1 MiB of device memory on gpu0 (two buffers of 9.5 MiB for its copies, and 256.0 MiB left for the driver and the kernels) but gpu0 has 200.0 MiB free"},
+		{"gpu1 short", []uint64{80e9, 275 << 20}, "t needs 275.1 MiB of device memory on gpu1 (two buffers of 9.5 MiB for its copies, and 256.0 MiB left for the driver and the kernels) but gpu1 has 275.0 MiB free"},
+		{"exactly enough", []uint64{need, need}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.FreeMemory = tc.free
+			f := NewFake(cfg)
+			sc := load(t, oneThread)
+			_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("error %v,\nwant %s", err, tc.want)
+			}
+			if live := f.Live(); len(live) > 0 {
+				t.Errorf("not freed: %v", live)
+			}
+			if tc.want == "" {
+				return
+			}
+			allocs := 0
+			for _, c := range f.Calls() {
+				if c == "cuMemAlloc_v2" {
+					allocs++
+				}
+			}
+			// gpu0's buffers (2) where gpu1 is short; none where gpu0 is.
+			if want := 2 * (len(tc.free) - 1); allocs != want {
+				t.Errorf("%d device allocations before the refusal, want %d", allocs, want)
+			}
+		})
+	}
+}

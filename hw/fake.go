@@ -35,6 +35,10 @@ type FakeConfig struct {
 	SMs     int    // 132 if zero
 	// MemoryBytes is each device's memory (80 GB if zero).
 	MemoryBytes uint64
+	// FreeMemory, if set, is what cuMemGetInfo reports free on device i
+	// (FreeMemory[i], bytes; devices past its end: the last); else
+	// MemoryBytes less 1 GiB.
+	FreeMemory []uint64
 	// APICost is the host time of every driver call.
 	APICost time.Duration
 	// Latency is the time from a call to its op reaching the GPU.
@@ -285,6 +289,9 @@ func (f *Fake) CtxSynchronize() error {
 func (f *Fake) MemGetInfo() (uint64, uint64, error) {
 	unlock, err := f.lock("cuMemGetInfo_v2")
 	defer unlock()
+	if n := len(f.cfg.FreeMemory); n > 0 {
+		return f.cfg.FreeMemory[max(0, min(f.dev(), n-1))], f.cfg.MemoryBytes, err
+	}
 	return f.cfg.MemoryBytes - 1<<30, f.cfg.MemoryBytes, err
 }
 
