@@ -81,6 +81,9 @@ type copyState struct {
 	pieces    int
 	runs, run int
 	hostStage int // index of the host memcpy stage, or -1
+	// dir is the way the copy's data crosses the GPU whose engine it
+	// holds (its stream's): 0 into it, 1 out of it, -1 within it.
+	dir int8
 	// hostBusy is how long the host memcpy stage's chunks ran: CPU time of
 	// the thread, which stays in the call until the stage ends.
 	hostBusy Time
@@ -165,6 +168,14 @@ func newCopy(o *opState) *copyState {
 			c.st[1].delay = satAdd(c.st[1].delay, m.Hosts[p.Host].StagingHandoff)
 			c.n, staging = 2, p.Host
 		}
+	}
+	switch sg := o.stream.gpu.idx; {
+	case src.Kind == NodeGPU && src.Index == sg && !(dst.Kind == NodeGPU && dst.Index == sg):
+		c.dir = 1
+	case dst.Kind == NodeGPU && dst.Index == sg && !(src.Kind == NodeGPU && src.Index == sg):
+		c.dir = 0
+	default:
+		c.dir = -1
 	}
 	if staging >= 0 {
 		h := m.Hosts[staging]

@@ -188,6 +188,8 @@ type gpuState struct {
 	ceSince []Time
 	ceBusy  []Time
 	ceQueue []*opState
+	ceFree  int    // engines nobody holds
+	ceHeld  [2]int // engines held by copies into the GPU and out of it
 }
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
@@ -209,6 +211,7 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 		gs.ces = make([]*opState, g.CopyEngines)
 		gs.ceSince = make([]Time, g.CopyEngines)
 		gs.ceBusy = make([]Time, g.CopyEngines)
+		gs.ceFree = g.CopyEngines
 		r.gpus = append(r.gpus, gs)
 	}
 	for i := range p.Streams {
@@ -471,18 +474,15 @@ func (st *streamState) Handle() {
 	}
 }
 
-// acquireCE grants o a copy engine if one is free and nobody queues before it.
+// acquireCE grants o a copy engine if one is free to it and no copy that
+// may take one queues before it.
 func (g *gpuState) acquireCE(o *opState) bool {
 	if o.ce >= 0 {
 		return true
 	}
-	if len(g.ceQueue) == 0 {
-		for i, h := range g.ces {
-			if h == nil {
-				g.grant(o, i, -1)
-				return true
-			}
-		}
+	if g.mayTake(o) && !g.queuedMayTake() {
+		g.grant(o, g.freeCE(), -1)
+		return true
 	}
 	for _, q := range g.ceQueue {
 		if q == o {
@@ -493,23 +493,75 @@ func (g *gpuState) acquireCE(o *opState) bool {
 	return false
 }
 
+// mayTake says whether copy o may take a free engine now. With two engines
+// or more, each direction keeps one, as CUDA's asyncEngineCount 2 means
+// copies in both directions at once (two copies into the GPU queue for one
+// engine while the other waits for a copy out of it): a copy in one
+// direction does not take the last free engine while its direction holds
+// one and the other direction none. Copies within the GPU (dir -1) take
+// any free engine.
+func (g *gpuState) mayTake(o *opState) bool {
+	if g.ceFree == 0 {
+		return false
+	}
+	d := o.cp.dir
+	if d < 0 || len(g.ces) < 2 || g.ceFree > 1 {
+		return true
+	}
+	return g.ceHeld[d] == 0 || g.ceHeld[1-d] > 0
+}
+
+func (g *gpuState) queuedMayTake() bool {
+	for _, q := range g.ceQueue {
+		if g.mayTake(q) {
+			return true
+		}
+	}
+	return false
+}
+
+// freeCE is the lowest-numbered free engine.
+func (g *gpuState) freeCE() int {
+	for i, h := range g.ces {
+		if h == nil {
+			return i
+		}
+	}
+	panic("sim: no free copy engine") // callers check ceFree
+}
+
 func (g *gpuState) grant(o *opState, i int, from int) {
 	g.ces[i] = o
 	g.ceSince[i] = g.r.e.now
+	g.ceFree--
+	if d := o.cp.dir; d >= 0 {
+		g.ceHeld[d]++
+	}
 	o.ce, o.ceFrom, o.ceAt = i, from, g.r.e.now
 }
 
+// releaseCE frees o's engine and grants free engines to the queued copies
+// that may take one, in the order they asked.
 func (g *gpuState) releaseCE(o *opState) {
 	i := o.ce
 	g.ceBusy[i] += g.r.e.now - g.ceSince[i]
 	g.ces[i] = nil
-	if len(g.ceQueue) > 0 {
-		next := g.ceQueue[0]
-		copy(g.ceQueue, g.ceQueue[1:])
+	g.ceFree++
+	if d := o.cp.dir; d >= 0 {
+		g.ceHeld[d]--
+	}
+	for k := 0; k < len(g.ceQueue) && g.ceFree > 0; {
+		next := g.ceQueue[k]
+		if !g.mayTake(next) {
+			k++
+			continue
+		}
+		copy(g.ceQueue[k:], g.ceQueue[k+1:])
 		g.ceQueue[len(g.ceQueue)-1] = nil
 		g.ceQueue = g.ceQueue[:len(g.ceQueue)-1]
-		g.grant(next, i, o.rec)
+		g.grant(next, g.freeCE(), o.rec)
 		next.stream.kick()
+		k = 0 // a grant may let an earlier copy take the next engine
 	}
 }
 

@@ -890,3 +890,61 @@ threads:
 	near(t, "b's host work", op(t, res, "hb").End, us(6000), 8)
 	near(t, "c's host work", op(t, res, "hc").End, us(4000), 8)
 }
+
+// With two copy engines or more, each direction keeps one (CUDA's
+// asyncEngineCount 2: copies in both directions at once). One GPU, a
+// 10 GB/s link each way, copies of 100 MB (10 ms alone):
+//   - 2 engines, in1 and in2 into the GPU, out out of it, issued in that
+//     order: in1 takes an engine, in2 may not take the last one (copies in
+//     hold one, copies out none), out takes it. in1 and out run side by
+//     side on the two directions and end at 10 ms; in2 then runs alone:
+//     20 ms. Engines taken in the order asked would run in1 and in2 side by
+//     side (both end at 20 ms) and out after them: 30 ms.
+//   - 3 engines, in1, in2, in3 and out: in1 and in2 take two engines, in3
+//     may not take the third, out does. in1 and in2 share the inbound
+//     direction (5 GB/s each) and end at 20 ms; out ends at 10 ms, and in3
+//     still may not take the last engine (copies in hold two, copies out
+//     none now); it runs 20-30 ms.
+func TestCopyEnginesKeepOneForEachDirection(t *testing.T) {
+	topo := func(engines string) string {
+		return `
+name: one
+hosts: [` + bareHost + `]
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0, copy_overhead: 0 us, copy_engines: ` + engines + `}]
+links: [{ends: [gpu0, cpu0], bandwidth: 10 GB/s}]
+`
+	}
+	res := simulate(t, topo("2"), `
+name: two-engines
+threads:
+  - name: main
+    ops:
+      - copy: {id: in1, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/a}
+      - copy: {id: in2, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/b}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 100 MB, stream: gpu0/c}
+`)
+	near(t, "in1 end", op(t, res, "in1").End, us(10_000), 8)
+	near(t, "out end", op(t, res, "out").End, us(10_000), 8)
+	in2 := op(t, res, "in2")
+	near(t, "in2 start", in2.Start, us(10_000), 8)
+	near(t, "in2 end", in2.End, us(20_000), 8)
+	if in2.CauseKind != sim.CauseEngine || res.Ops[in2.Cause].ID != "in1" {
+		t.Errorf("in2 waited for %v of %s, want the engine in1 freed", in2.CauseKind, res.Ops[in2.Cause].ID)
+	}
+
+	res = simulate(t, topo("3"), `
+name: three-engines
+threads:
+  - name: main
+    ops:
+      - copy: {id: in1, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/a}
+      - copy: {id: in2, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/b}
+      - copy: {id: in3, from: cpu0, to: gpu0, bytes: 100 MB, stream: gpu0/c}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 100 MB, stream: gpu0/d}
+`)
+	near(t, "out end", op(t, res, "out").End, us(10_000), 8)
+	near(t, "in1 end", op(t, res, "in1").End, us(20_000), 8)
+	near(t, "in2 end", op(t, res, "in2").End, us(20_000), 8)
+	near(t, "in3 start", op(t, res, "in3").Start, us(20_000), 8)
+	near(t, "in3 end", op(t, res, "in3").End, us(30_000), 8)
+}
