@@ -497,7 +497,8 @@ func (c *cal) setupGPU(i int) error {
 	}
 	const margin = 256 << 20
 	if 2*c.maxSz+margin > free {
-		return fmt.Errorf("calibration needs %d MiB of memory on %s, which has %d MiB free", (2*c.maxSz+margin)>>20, d.Name, free>>20)
+		return fmt.Errorf("calibration needs %d MiB of device memory on GPU %d (%s): two buffers of %d MiB for its copies and %d MiB for the driver and the kernels; it has %d MiB free",
+			(2*c.maxSz+margin)>>20, i, d.Name, c.maxSz>>20, margin>>20, free>>20)
 	}
 	if g.mod, err = drv.ModuleLoad(kernels.PTX()); err != nil {
 		return fmt.Errorf("loading gpusim's kernels on %s: %w", d.Name, err)

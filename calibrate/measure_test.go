@@ -408,3 +408,42 @@ func TestHostOpsAreSampledAcrossTheCalibration(t *testing.T) {
 		t.Errorf("api_overhead %g s, want the 2 us of the host's usual speed", r.BracketedOp)
 	}
 }
+
+// TestRunChecksFreeMemory: each GPU's free memory is checked before its
+// buffers are allocated. A quick calibration copies up to 256 MiB, between
+// two device buffers of that size, and leaves 256 MiB for the driver and
+// the kernels: 768 MiB. GPU 1 with 767 MiB free is refused after GPU 0 was
+// set up, and everything is freed; 768 MiB is enough.
+func TestRunChecksFreeMemory(t *testing.T) {
+	for _, tc := range []struct {
+		free uint64
+		want string // "" calibrates
+	}{
+		{767 << 20, "calibration needs 768 MiB of device memory on GPU 1 (Fake GPU): two buffers of 256 MiB for its copies and 256 MiB for the driver and the kernels; it has 767 MiB free"},
+		{768 << 20, ""},
+	} {
+		cfg := fakeConfig()
+		cfg.Devices = 2
+		cfg.FreeMemory = []uint64{80e9, tc.free}
+		f := hw.NewFake(cfg)
+		_, err := Run(context.Background(), f, Options{Quick: true, Budget: time.Microsecond})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%d MiB free: error %v, want %q", tc.free>>20, err, tc.want)
+		}
+		if live := f.Live(); len(live) > 0 {
+			t.Errorf("%d MiB free: not freed: %v", tc.free>>20, live)
+		}
+		if tc.want == "" {
+			continue
+		}
+		allocs := 0
+		for _, c := range f.Calls() {
+			if c == "cuMemAlloc_v2" {
+				allocs++
+			}
+		}
+		if allocs != 2 {
+			t.Errorf("%d device allocations before the refusal, want GPU 0's 2", allocs)
+		}
+	}
+}
