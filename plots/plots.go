@@ -58,15 +58,17 @@ func Write(out io.Writer, p *plot.Plot, w, h vg.Length, format string) (err erro
 		return err
 	}
 	// The plotting library draws the y tick labels from the canvas's left
-	// edge: a long lane label lost its first letter's first pixels.
-	dc := draw.Crop(draw.New(c), pictureMargin, 0, 0, 0)
+	// edge (a long lane label lost its first letter's first pixels) and
+	// the data, the last x tick label and a marker at the largest x to its
+	// right edge (a heatmap's last column touched the picture's edge).
+	dc := draw.Crop(draw.New(c), pictureMargin, -pictureMargin, 0, 0)
 	drawPlot(dc, p, legendWidth(dc, p))
 	_, err = c.WriteTo(out)
 	return err
 }
 
-// pictureMargin keeps a single plot's text off the picture's left edge, as
-// the tiles of WriteGrid and WriteSheet are padded.
+// pictureMargin keeps a single plot's ink off the picture's left and right
+// edges, as the tiles of WriteGrid and WriteSheet are padded.
 const pictureMargin = vg.Length(6)
 
 // recoverDraw turns a panic of the plotting library (it panics on some

@@ -247,6 +247,51 @@ func TestWriteKeepsLabelsInsideThePicture(t *testing.T) {
 	}
 }
 
+// inkColumns returns the leftmost and rightmost columns of a PNG that hold
+// a pixel that is not white: the extent of what was drawn.
+func inkColumns(t *testing.T, b []byte) (left, right, width int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := img.Bounds()
+	left, right = bd.Max.X, bd.Min.X-1
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			if r, g, bl, a := img.At(x, y).RGBA(); a > 0x8000 && min(r, g, bl) < 0xf000 {
+				left, right = min(left, x), max(right, x)
+			}
+		}
+	}
+	return left, right, bd.Dx()
+}
+
+// TestWriteKeepsDataInsideThePicture draws what reaches the right edge of
+// its data area, a heatmap's last column (gpusim topo plot) and a curve's
+// last marker and x tick label (a sweep without a legend), and checks
+// that nothing touches either side of the picture.
+func TestWriteKeepsDataInsideThePicture(t *testing.T) {
+	heat, err := plots.Heatmap("peers", "destination", "source", []string{"gpu0", "gpu1"}, []string{"gpu0", "gpu1"}, [][]float64{{1, 2}, {3, 4}}, nil, "GB/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	curve, err := plots.Lines("sweep", "workers", "makespan (ms)", []plots.Series{{Name: "a", X: []float64{1, 2, 4, 8, 16}, Y: []float64{5, 3, 2, 2, 2}}}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*plot.Plot{"heatmap": heat, "curve": curve} {
+		var b bytes.Buffer
+		if err := plots.Write(&b, p, plots.Pixels(600), plots.Pixels(400), "png"); err != nil {
+			t.Fatal(err)
+		}
+		left, right, width := inkColumns(t, b.Bytes())
+		if left < 3 || right > width-4 {
+			t.Errorf("%s: ink from x = %d to %d in a picture %d wide; want 3 pixels or more free on each side", name, left, right, width)
+		}
+	}
+}
+
 // A hand-built result: gpu0 runs kernels over [0, 50) and [25, 75) ns and a
 // copy over [90, 100) ns; gpu1 runs nothing.
 func handResult() *sim.Result {
