@@ -25,8 +25,9 @@ type Series struct {
 // Lines draws series against a shared x axis (logarithmic when logX) with
 // points marked, a legend when there is more than one series, and labelled
 // axes. Points are joined in order of x; a missing value (NaN) breaks the
-// line, so that nothing is drawn across a failed point. Categorical x
-// values (positions 0, 1, ...) use ticks as their names.
+// line, so that nothing is drawn across a failed point. A numeric x axis
+// reaches xRoom of its range beyond the first and last points. Categorical
+// x values (positions 0, 1, ...) use ticks as their names.
 func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []string) (*plot.Plot, error) {
 	p := newPlot(title, xlabel, ylabel)
 	if ticks != nil {
@@ -106,7 +107,9 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 		}
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.X.Min, p.X.Max = lo, hi
+		p.X.Min, p.X.Max = lo/math.Pow(hi/lo, xRoom), hi*math.Pow(hi/lo, xRoom)
+	} else if ticks == nil && finite(lo) && hi > lo {
+		p.X.Min, p.X.Max = lo-xRoom*(hi-lo), hi+xRoom*(hi-lo)
 	}
 	// A little room above the highest point, so that its marker is not
 	// cut by the frame.
@@ -116,6 +119,11 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 	p.Legend.Top = true
 	return p, nil
 }
+
+// xRoom is the share of the x range Lines leaves free beyond the first
+// and the last point: their markers and tick labels then sit inside the
+// frame, off the y axis and off the picture's edge.
+const xRoom = 0.03
 
 // LogY puts p's y axis, as Lines drew it, on a log scale when every value
 // of series is positive and they span at least two decades (a sweep of

@@ -586,9 +586,11 @@ func TestLinesAndHeatmap(t *testing.T) {
 		t.Fatal(err)
 	}
 	// y from 0 to the highest point, 5, and 4% of that above it (5.2),
-	// so that the marker of the highest point stays inside the frame.
-	if p.Y.Min != 0 || math.Abs(p.Y.Max-5.2) > 1e-12 || p.X.Min != 1 || p.X.Max != 4 {
-		t.Errorf("axes x %g..%g y %g..%g, want x 1..4, y from 0 to 5.2", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	// so that the marker of the highest point stays inside the frame; x
+	// 3% of its range beyond the first and the last point (1 and 4), so
+	// that their markers and tick labels do too.
+	if p.Y.Min != 0 || math.Abs(p.Y.Max-5.2) > 1e-12 || math.Abs(p.X.Min-0.91) > 1e-12 || math.Abs(p.X.Max-4.09) > 1e-12 {
+		t.Errorf("axes x %g..%g y %g..%g, want x 0.91..4.09, y from 0 to 5.2", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
 	}
 	for _, tk := range p.Y.Tick.Marker.Ticks(0, 5) {
 		if strings.Contains(tk.Label, ".0") {
