@@ -105,6 +105,10 @@ func treeCorrectionFactor(proto int, bytes int64) float64 {
 	return treeCorrection[proto][i]
 }
 
+// nvlsChannels is the number of channels NCCL runs NVLS on with Hopper
+// (comm->nvlsChannels, src/transport/nvls.cc; methods.md §1.6).
+const nvlsChannels = 16
+
 // NVLSEfficiency is the fraction of the NVSwitch links' kernel-driven
 // bandwidth that an NVLS all-reduce's algorithm bandwidth reaches. Fitted to
 // the one public measurement of NVSwitch gen3 with Hopper: all_reduce busbw
@@ -139,7 +143,11 @@ type CollSpec struct {
 	Algorithm, Protocol string
 	// Channels overrides the channel count (0: 24 over NVLink, 4 otherwise:
 	// twice the 12 and 2 channels NCCL's search finds on NVLink and PCIe
-	// machines, methods.md §2.5-2.6).
+	// machines, methods.md §2.5-2.6). Each channel is one SM block driving
+	// one ring, so fewer channels claim fewer SMs and move less: every
+	// algorithm and protocol reaches channels/default of the bandwidth the
+	// default count drives (NVLS: channels/16, NCCL's NVLS channel count on
+	// Hopper); more channels than the default add nothing.
 	Channels int
 	// SMShare overrides the share of SMs the kernels claim (0: one SM per
 	// channel, as NCCL runs one block per channel).
@@ -166,6 +174,10 @@ type planner struct {
 	chans  int
 	nvls   int // NVLS switch node, -1 if none
 	nvlsBW float64
+
+	// chanShare and nvlsShare are the fractions of the links' kernel-driven
+	// bandwidth that chans channels drive: rings and trees, and NVLS.
+	chanShare, nvlsShare float64
 }
 
 // BuildCollective expands a collective into a plan. models[i] is GPU i's model.
@@ -197,13 +209,16 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	if len(p.rings) == 0 {
 		return nil, fmt.Errorf("%s", p.unreachable())
 	}
+	defaultChans := 4
+	if p.nvlink {
+		defaultChans = 24
+	}
 	p.chans = spec.Channels
 	if p.chans <= 0 {
-		p.chans = 4
-		if p.nvlink {
-			p.chans = 24
-		}
+		p.chans = defaultChans
 	}
+	p.chanShare = math.Min(1, float64(p.chans)/float64(defaultChans))
+	p.nvlsShare = math.Min(1, float64(p.chans)/nvlsChannels)
 	share := spec.SMShare
 	if share <= 0 {
 		share = 1
@@ -490,13 +505,12 @@ func (p *planner) baseLat(algo string, proto int) sim.Time {
 }
 
 // ringBusBW is the bus bandwidth of the rings under a protocol, with NCCL's
-// caps (search channels are half the runtime channels).
+// caps (search channels are half the runtime channels). NCCL's bus
+// bandwidth is the channel count times the per-channel bandwidth its search
+// found (methods.md §1.2, busBw = nChannels x bw), so the links' share that
+// the channels drive scales it before the protocol's caps.
 func (p *planner) ringBusBW(proto int) float64 {
-	total := 0.0
-	for _, r := range p.rings {
-		total += r.bw
-	}
-	bw := total / protoWire[proto]
+	bw := p.totalRingBW() * p.chanShare / protoWire[proto]
 	searchCh := float64(max(1, p.chans/2))
 	switch proto {
 	case protoLL:
@@ -521,7 +535,7 @@ func (p *planner) totalRingBW() float64 {
 // capped at llMaxBw, LL128 x7/9 and per-channel capped; half of that, times
 // the tree correction factor for the size.
 func (p *planner) treeAlgBW(proto int) float64 {
-	bus := p.totalRingBW()
+	bus := p.totalRingBW() * p.chanShare
 	searchCh := float64(max(1, p.chans/2))
 	switch proto {
 	case protoSimple:
@@ -584,7 +598,7 @@ func (p *planner) predict(algo string, proto int) float64 {
 		if kind != AllReduce || p.nvls < 0 || proto != protoSimple {
 			return -1
 		}
-		return nvlsLatency.Seconds() + size/(p.nvlsBW*NVLSEfficiency)
+		return nvlsLatency.Seconds() + size/(p.nvlsBW*NVLSEfficiency*p.nvlsShare)
 	case "direct":
 		if kind != AllToAll {
 			return -1
@@ -683,8 +697,9 @@ func (p *planner) share(i int) float64 {
 	return p.rings[i].bw / total
 }
 
-// bound is a protocol's rate cap for one ring's transfers: LL's absolute
-// cap and LL128's per-channel cap, shared by the rings in proportion.
+// bound is the rate cap for one ring's transfers: the channels' share of the
+// links, LL's absolute cap and LL128's per-channel cap, shared by the rings
+// in proportion.
 func (p *planner) bound(proto, ringIdx int) float64 {
 	return p.capBus(proto) * p.share(ringIdx)
 }
@@ -804,6 +819,11 @@ func (p *planner) planNVLS(plan *sim.CollPlan) {
 	k := chunks(p.spec.Bytes, protoSimple)
 	chunk := float64(p.spec.Bytes) / float64(k)
 	wire := 1 / NVLSEfficiency
+	// Fewer channels than NCCL's NVLS count drive a share of the links.
+	bound := math.Inf(1)
+	if p.nvlsShare < 1 {
+		bound = p.nvlsBW * NVLSEfficiency * p.nvlsShare
+	}
 	prevUp := make([]int, p.n)
 	prevDown := make([]int, p.n)
 	for i := range prevUp {
@@ -812,12 +832,12 @@ func (p *planner) planNVLS(plan *sim.CollPlan) {
 	for c := 0; c < k; c++ {
 		ups := make([]int, p.n)
 		for r := 0; r < p.n; r++ {
-			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: math.Inf(1), Deps: deps(prevUp[r])})
+			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(prevUp[r])})
 			prevUp[r] = ups[r]
 		}
 		for r := 0; r < p.n; r++ {
 			ds := append(append([]int(nil), ups...), prevDown[r])
-			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: math.Inf(1), Deps: deps(ds...)})
+			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(ds...)})
 		}
 	}
 }
@@ -841,11 +861,11 @@ func (p *planner) planDirect(plan *sim.CollPlan, proto int) {
 	}
 }
 
-// capBus is the protocol's bus bandwidth cap, or +Inf when the links bind
-// first.
+// capBus is the protocol's bus bandwidth cap with the channels' share of
+// the links, or +Inf when the links bind first.
 func (p *planner) capBus(proto int) float64 {
 	capped := p.ringBusBW(proto)
-	if capped >= p.ringBusBW(protoSimple)/protoWire[proto]*(1-1e-12) {
+	if capped >= p.totalRingBW()/protoWire[proto]*(1-1e-12) {
 		return math.Inf(1)
 	}
 	return capped

@@ -1,0 +1,156 @@
+package models_test
+
+import (
+	"math"
+	"testing"
+
+	"gpusim/models"
+	"gpusim/sim"
+	"gpusim/topologies"
+)
+
+// Two H100s on an NVSwitch with in-switch reduction, each by one NVLink of
+// 100 GB/s that kernels drive at 80 GB/s, with no link latency and memory
+// too fast to matter: every expected time below follows from these numbers
+// and NCCL's tables (methods.md §1.1) by hand.
+const twoOnNVSwitch = `
+name: two-on-nvswitch
+hosts: [{name: cpu0}]
+gpus:
+  - {name: gpu0, model: H100-SXM, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+  - {name: gpu1, model: H100-SXM, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+switches: [{name: nvs, kind: nvswitch, nvls: true}]
+links:
+  - {ends: [gpu0, nvs], kind: nvlink, bandwidth: 100 GB/s, sm_bandwidth: 80 GB/s}
+  - {ends: [gpu1, nvs], kind: nvlink, bandwidth: 100 GB/s, sm_bandwidth: 80 GB/s}
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+`
+
+// collectiveTime runs one collective alone and returns the time from the
+// moment every rank's part has begun to the end of the last part.
+func collectiveTime(t *testing.T, tp *topologies.Topology, spec models.CollSpec) sim.Time {
+	return collectiveBeside(t, tp, spec, 0)
+}
+
+// collectiveBeside runs one collective beside a kernel of the given
+// duration that claims all of the first rank's SMs (none: no kernel), and
+// returns the time from the moment every rank's part has begun to the end
+// of the last part.
+func collectiveBeside(t *testing.T, tp *topologies.Topology, spec models.CollSpec, kernel sim.Time) sim.Time {
+	t.Helper()
+	m := tp.Machine
+	plan, err := models.BuildCollective(m, tp.GPUModels, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &sim.Program{Name: "one collective", Threads: []sim.Thread{{Name: "main", Host: m.GPUs[spec.GPUs[0]].Host}}}
+	var streams []int
+	for _, g := range spec.GPUs {
+		p.Streams = append(p.Streams, sim.Stream{GPU: g, Name: "comm"})
+		streams = append(streams, len(p.Streams)-1)
+	}
+	if kernel > 0 {
+		p.Streams = append(p.Streams, sim.Stream{GPU: spec.GPUs[0], Name: "compute"})
+		p.Threads[0].Ops = append(p.Threads[0].Ops, sim.Op{ID: "k", Kind: sim.OpKernel, Stream: len(p.Streams) - 1, Duration: kernel, SMShare: 1})
+	}
+	p.Threads[0].Ops = append(p.Threads[0].Ops, sim.Op{ID: "c", Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0]})
+	res, err := sim.Run(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin, end := sim.MaxTime, sim.Time(0)
+	for _, r := range res.Ops {
+		if r.Coll != nil {
+			begin, end = min(begin, r.Begin), max(end, r.End)
+		}
+	}
+	return end - begin
+}
+
+// Each channel is one SM block driving one ring (methods.md §1.2: busBw =
+// nChannels x per-channel bandwidth), so fewer channels than the default
+// (24 over NVLink; 16 for NVLS on Hopper) move proportionally less, for
+// every algorithm and protocol, and more add nothing.
+func TestChannelsLimitBandwidth(t *testing.T) {
+	tp, err := topologies.Load("two-on-nvswitch.yaml", []byte(twoOnNVSwitch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 1 << 30
+	us := 1e-6
+	// Ring all-reduce of 2 ranks: 2 steps of size/2 each, one after the
+	// other, each after its hop latency; the plan starts after the base
+	// latency. Simple: 8.4 + 2 x 3.4 us; LL128: 14 + 2 x 1.9 us, at 0.92 of
+	// the links (its wire overhead) and at most 36.7 GB/s per search channel
+	// (half the channels, at least 1).
+	ringSimple := func(rate float64) float64 { return 15.2*us + size/rate }
+	ringLL128 := func(rate float64) float64 { return 17.8*us + size/rate }
+	// NVLS: 256 chunks of 4 MiB, each up into the switch and down again, the
+	// next chunk's way up overlapping this one's way down: 257 chunk times
+	// at 0.74 of the links, after 25 us.
+	nvls := func(rate float64) float64 { return 25*us + 257*(size/256)/rate }
+	// Tree (a chain of 2 within a node): the same 257 chunk times, the first
+	// chunk paying 4 us up and 4 us down, after 8.4 us; the rate is half of
+	// min(0.92 x the bus bandwidth, 38.7 GB/s per search channel), times
+	// NCCL's tree correction (1 at 1 GiB).
+	tree := func(rate float64) float64 { return 16.4*us + 257*(size/256)/rate }
+	for _, tc := range []struct {
+		algo, proto string
+		channels    int
+		want        float64 // seconds
+	}{
+		{"ring", "simple", 0, ringSimple(80e9)},
+		{"ring", "simple", 24, ringSimple(80e9)},
+		{"ring", "simple", 48, ringSimple(80e9)},
+		{"ring", "simple", 6, ringSimple(80e9 * 6 / 24)},
+		{"ring", "simple", 1, ringSimple(80e9 / 24)},
+		{"ring", "ll128", 0, ringLL128(80e9 * 0.92)},
+		{"ring", "ll128", 6, ringLL128(80e9 * 6 / 24 * 0.92)},           // 18.4 < 3 x 36.7
+		{"ring", "ll128", 1, ringLL128(math.Min(80e9/24*0.92, 36.7e9))}, // 3.07 GB/s
+		{"nvls", "simple", 0, nvls(80e9 * 0.74)},
+		{"nvls", "simple", 16, nvls(80e9 * 0.74)},
+		{"nvls", "simple", 8, nvls(80e9 * 0.74 * 8 / 16)},
+		{"tree", "simple", 0, tree(0.5 * 0.92 * 80e9)},
+		{"tree", "simple", 6, tree(0.5 * 0.92 * 80e9 * 6 / 24)},
+	} {
+		spec := models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}, Bytes: size, Algorithm: tc.algo, Protocol: tc.proto, Channels: tc.channels}
+		got := collectiveTime(t, tp, spec).Seconds()
+		if math.Abs(got-tc.want) > 1e-6*tc.want {
+			t.Errorf("%s/%s with %d channels: %.6g s, want %.6g s", tc.algo, tc.proto, tc.channels, got, tc.want)
+		}
+	}
+}
+
+// On a shipped machine, no collective gets faster with fewer channels than
+// the default, alone or beside a 5 ms kernel that fewer channels slow down
+// less (they claim fewer SMs). (More channels than the default claim more
+// SMs for no more bandwidth: beside a kernel they are slower.)
+func TestFewerChannelsAreNeverFaster(t *testing.T) {
+	tp, err := topologies.LoadShipped("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for _, kernel := range []sim.Time{0, 5 * sim.Millisecond} {
+		for _, kind := range models.Collectives {
+			for _, algo := range []string{"auto", "ring"} {
+				if kind == models.AllToAll && algo == "ring" {
+					continue
+				}
+				var prev sim.Time
+				counts := []int{24, 16, 8, 2, 1}
+				if algo == "auto" {
+					counts = counts[1:] // all-reduce runs NVLS, at full rate from 16
+				}
+				for i, ch := range counts {
+					got := collectiveBeside(t, tp, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: 256 << 20, Algorithm: algo, Channels: ch}, kernel)
+					if i > 0 && got < prev {
+						t.Errorf("%s/%s beside a %v kernel: %d channels take %v, less than the %v of more channels", kind, algo, kernel, ch, got, prev)
+					}
+					prev = got
+				}
+			}
+		}
+	}
+}
