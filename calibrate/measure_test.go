@@ -108,6 +108,43 @@ func TestRunFreesOnError(t *testing.T) {
 	}
 }
 
+// TestRunKernelFailureAtALaterCall: a kernel that fails on the GPU
+// (CUDA_ERROR_LAUNCH_FAILED, 719) is reported by the driver at a later call:
+// a synchronize, or the next record or wait. Wherever it surfaces (the first,
+// a middle and the last of each such call in a clean calibration: the last
+// cuCtxSynchronize is the cleanup's), calibration stops with an error naming
+// the call and saying a kernel failed, and frees everything.
+func TestRunKernelFailureAtALaterCall(t *testing.T) {
+	clean := hw.NewFake(fakeConfig())
+	if _, err := Run(context.Background(), clean, Options{Quick: true}); err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]int{}
+	for _, c := range clean.Calls() {
+		made[c]++
+	}
+	for _, call := range []string{"cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize", "cuEventRecord", "cuStreamWaitEvent"} {
+		n := made[call]
+		if n == 0 {
+			t.Errorf("a clean calibration made no %s", call)
+			continue
+		}
+		for _, after := range []int{0, n / 2, n - 1} {
+			cfg := fakeConfig()
+			cfg.Fail = map[string]int{call: 719}
+			cfg.FailAfter = map[string]int{call: after}
+			f := hw.NewFake(cfg)
+			r, err := Run(context.Background(), f, Options{Quick: true})
+			if r != nil || err == nil || !strings.Contains(err.Error(), call+": CUDA_ERROR_LAUNCH_FAILED (719): a kernel failed on the GPU (CUDA reports it at a call after the failed kernel's launch") {
+				t.Errorf("%s failing from call %d of %d: result %v, error %v; want no result and an error saying a kernel failed", call, after, n, r != nil, err)
+			}
+			if live := f.Live(); len(live) > 0 {
+				t.Errorf("%s failing from call %d: not freed: %v", call, after, live)
+			}
+		}
+	}
+}
+
 func TestRunCancelled(t *testing.T) {
 	f := hw.NewFake(fakeConfig())
 	ctx, cancel := context.WithCancel(context.Background())

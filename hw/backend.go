@@ -471,32 +471,33 @@ func (b *backend) setup() error {
 	// Use every stream and event once: the driver sets them up on first use
 	// (80 us for a stream's first command, about a microsecond more for an
 	// event's first record, seen on an H200), which is not the program's.
-	if err := b.eachUsed(b.touch); err != nil {
+	if err := b.eachUsed("using each stream and event once", b.touch); err != nil {
 		return err
 	}
 	// Move every buffer's bytes once: the first copy into or out of fresh
 	// memory pays for mapping its pages (a 256 MiB upload took 12% longer
 	// than the next on an H200), which is not the program's either.
-	if err := b.eachUsed(b.warmCopies); err != nil {
+	if err := b.eachUsed("warming the copy buffers", b.warmCopies); err != nil {
 		return err
 	}
 	// Warm up each used GPU and measure its spin kernel's fixed cost; put
 	// its clocks on the host's.
-	if err := b.eachUsed(b.warmup); err != nil {
+	if err := b.eachUsed("running gpusim's spin kernel to measure its fixed cost", b.warmup); err != nil {
 		return err
 	}
-	if err := b.eachUsed(b.align); err != nil {
+	if err := b.eachUsed("placing the event clock on the host clock", b.align); err != nil {
 		return err
 	}
-	return b.eachUsed(b.placeTimer)
+	return b.eachUsed("placing the GPU timer on the host clock", b.placeTimer)
 }
 
-// eachUsed calls f for each GPU the program uses, stopping at an error.
-func (b *backend) eachUsed(f func(g int) error) error {
+// eachUsed calls f for each GPU the program uses, stopping at an error,
+// which it says came from doing what on which GPU.
+func (b *backend) eachUsed(what string, f func(g int) error) error {
 	for g := range b.gpus {
 		if b.gpus[g].used {
 			if err := f(g); err != nil {
-				return err
+				return fmt.Errorf("%s, before the run, %s: %w", b.m.GPUs[g].Name, what, err)
 			}
 		}
 	}
@@ -628,7 +629,7 @@ func (b *backend) warmCopies(g int) error {
 	steps = append(steps, func() error { return drv.StreamSynchronize(s) })
 	for _, f := range steps {
 		if err := f(); err != nil {
-			return fmt.Errorf("warming the copy buffers of %s: %w", b.m.GPUs[g].Name, err)
+			return err
 		}
 	}
 	return nil
@@ -775,7 +776,7 @@ func (b *backend) warmup(g int) error {
 				err = drv.StreamSynchronize(s)
 			}
 			if err != nil {
-				return 0, fmt.Errorf("running gpusim's spin kernel on %s: %w", b.m.GPUs[g].Name, err)
+				return 0, err
 			}
 			x, err := drv.EventElapsed(e0, e1)
 			if err != nil {
@@ -917,7 +918,7 @@ func (b *backend) execute(ctx context.Context) error {
 			cur, err := b.prepare(ti)
 			ready.Done()
 			if err != nil {
-				errs[ti] = err
+				errs[ti] = fmt.Errorf("thread %s, before its first op: %w", p.Threads[ti].Name, err)
 				abort()
 				return
 			}
@@ -958,7 +959,7 @@ func (b *backend) execute(ctx context.Context) error {
 			return err
 		}
 		if err := b.drv.CtxSynchronize(); err != nil {
-			return err
+			return fmt.Errorf("%s, waiting for the program's work to end: %w", b.m.GPUs[g].Name, err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -590,5 +591,77 @@ func TestRunChecksFreeMemory(t *testing.T) {
 				t.Errorf("%d device allocations before the refusal, want %d", allocs, want)
 			}
 		})
+	}
+}
+
+// allSyncs waits in each of the ways a program can: for a stream, for an
+// event, for a whole GPU.
+const allSyncs = `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: k, stream: gpu0/compute, duration: 10 us}
+      - record: {event: e, stream: gpu0/compute}
+      - wait: {event: e, stream: gpu0/copy}
+      - copy: {id: down, from: gpu0, to: cpu0, bytes: 1 MB, stream: gpu0/copy}
+      - sync: {id: s1, event: e}
+      - sync: {id: s2, stream: gpu0/copy}
+      - kernel: {id: k2, stream: gpu0/compute, duration: 10 us}
+      - sync: {id: s3, device: gpu0}
+`
+
+// TestRunKernelFailureAtALaterCall: a kernel that fails on the GPU
+// (CUDA_ERROR_LAUNCH_FAILED, 719) is reported by the driver at a later call:
+// a synchronize, or the next record, wait or launch. Wherever it surfaces,
+// in the setup's measurements, in the program's ops or in the last
+// synchronize before the events are read, the run stops with an error naming
+// that call, where it was made (the op, or the GPU and the step of the
+// setup) and saying a kernel failed, and frees everything.
+func TestRunKernelFailureAtALaterCall(t *testing.T) {
+	sc := load(t, allSyncs)
+	clean := NewFake(testConfig())
+	if _, _, err := Run(context.Background(), clean, sc.Topology.Machine, sc.Program, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]int{}
+	for _, c := range clean.Calls() {
+		made[c]++
+	}
+	for _, call := range []string{"cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize", "cuEventRecord", "cuStreamWaitEvent"} {
+		n := made[call]
+		if n == 0 {
+			t.Errorf("a clean run made no %s", call)
+			continue
+		}
+		// Every call of the kind (every few records: there are many).
+		step := max(1, n/25)
+		for after := 0; after < n; after += step {
+			cfg := testConfig()
+			cfg.Fail = map[string]int{call: 719}
+			cfg.FailAfter = map[string]int{call: after}
+			f := NewFake(cfg)
+			_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+			var ce *CUDAError
+			switch {
+			case call == "cuCtxSynchronize" && after == n-1:
+				// The cleanup's, after the run: its error is reported
+				// only where the run had none.
+				if err == nil || !strings.HasPrefix(err.Error(), "freeing what the run allocated: cuCtxSynchronize: CUDA_ERROR_LAUNCH_FAILED (719): a kernel failed on the GPU") {
+					t.Errorf("%s failing from call %d (the cleanup's): error %v", call, after, err)
+				}
+			case !errors.As(err, &ce) || ce.Call != call || ce.Code != 719:
+				t.Errorf("%s failing from call %d: error %v, want that call's 719", call, after, err)
+			case !strings.Contains(err.Error(), call+": CUDA_ERROR_LAUNCH_FAILED (719): a kernel failed on the GPU (CUDA reports it at a call after the failed kernel's launch"):
+				t.Errorf("%s failing from call %d: error %q does not say a kernel failed", call, after, err)
+			case !regexp.MustCompile(`^(test\.yaml:\d+:\d+: op [a-z0-9/]+|gpu0, before the run, [A-Za-z' ]+|thread main, before its first op|gpu0, waiting for the program's work to end): ` + call).MatchString(err.Error()):
+				t.Errorf("%s failing from call %d: error %q does not say where", call, after, err)
+			}
+			if live := f.Live(); len(live) > 0 {
+				t.Errorf("%s failing from call %d: not freed: %v", call, after, live)
+			}
+		}
 	}
 }

@@ -78,4 +78,19 @@ func TestCUDAErrorNames(t *testing.T) {
 	if got := e.Error(); !strings.Contains(got, "CUDA_ERROR_INVALID_PTX") || !strings.Contains(got, "ptxas fatal") {
 		t.Errorf("got %q", got)
 	}
+	// A kernel that failed as it ran surfaces at a later call: the error
+	// says so, whichever call it is and whether or not the driver named it.
+	for _, e := range []*CUDAError{
+		{Call: "cuStreamSynchronize", Code: 719},
+		{Call: "cuStreamSynchronize", Code: 719, Name: "CUDA_ERROR_LAUNCH_FAILED"},
+	} {
+		want := "cuStreamSynchronize: CUDA_ERROR_LAUNCH_FAILED (719): a kernel failed on the GPU (CUDA reports it at a call after the failed kernel's launch, and every CUDA call after it in this process fails)"
+		if got := e.Error(); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	e = &CUDAError{Call: "cuMemcpyDtoH_v2", Code: 700}
+	if got := e.Error(); !strings.HasPrefix(got, "cuMemcpyDtoH_v2: CUDA_ERROR_ILLEGAL_ADDRESS (700): a kernel failed on the GPU") {
+		t.Errorf("got %q", got)
+	}
 }

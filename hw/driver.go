@@ -145,6 +145,9 @@ func (e *CUDAError) Error() string {
 		name = "unknown error"
 	}
 	s := fmt.Sprintf("%s: %s (%d)", e.Call, name, e.Code)
+	if kernelFailed[e.Code] {
+		s += ": a kernel failed on the GPU (CUDA reports it at a call after the failed kernel's launch, and every CUDA call after it in this process fails)"
+	}
 	if e.Log != "" {
 		s += ": " + e.Log
 	}
@@ -160,6 +163,13 @@ const (
 	errPeerAlreadyOn = 704
 )
 
+// kernelFailed are the CUresults of a kernel that failed while it ran (a
+// bad address, an illegal instruction, the watchdog): the failure is found
+// after its launch returned, so CUDA returns it from a later call, often a
+// synchronize, and the context is unusable from then on (cuda.h: "the
+// process must be terminated and relaunched").
+var kernelFailed = map[int]bool{700: true, 702: true, 714: true, 715: true, 716: true, 717: true, 718: true, 719: true}
+
 var errorNames = map[int]string{
 	1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY", 3: "CUDA_ERROR_NOT_INITIALIZED",
 	4: "CUDA_ERROR_DEINITIALIZED", 100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE",
@@ -167,6 +177,8 @@ var errorNames = map[int]string{
 	218: "CUDA_ERROR_INVALID_PTX", 222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 400: "CUDA_ERROR_INVALID_HANDLE",
 	500: "CUDA_ERROR_NOT_FOUND", 600: "CUDA_ERROR_NOT_READY", 700: "CUDA_ERROR_ILLEGAL_ADDRESS",
 	701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 702: "CUDA_ERROR_LAUNCH_TIMEOUT", 704: "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
-	705: "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", 719: "CUDA_ERROR_LAUNCH_FAILED", 800: "CUDA_ERROR_NOT_PERMITTED",
+	705: "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", 714: "CUDA_ERROR_HARDWARE_STACK_ERROR", 715: "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+	716: "CUDA_ERROR_MISALIGNED_ADDRESS", 717: "CUDA_ERROR_INVALID_ADDRESS_SPACE", 718: "CUDA_ERROR_INVALID_PC",
+	719: "CUDA_ERROR_LAUNCH_FAILED", 800: "CUDA_ERROR_NOT_PERMITTED",
 	801: "CUDA_ERROR_NOT_SUPPORTED", 999: "CUDA_ERROR_UNKNOWN",
 }
