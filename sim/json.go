@@ -25,6 +25,8 @@ func WriteJSON(w io.Writer, res *Result) error {
 	j.raw(res.Makespan.NS())
 	j.key("events", false)
 	j.raw(strconv.FormatUint(res.Events, 10))
+	j.key("bottleneck", false)
+	j.str(res.Bottleneck())
 	j.key("warnings", false)
 	j.raw("[")
 	for i, s := range res.Warnings {

@@ -33,6 +33,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		}
 		fmt.Fprintf(w, "vars: %s\n", strings.Join(vs, " "))
 	}
+	fmt.Fprintf(w, "bottleneck: %s\n", res.Bottleneck())
 
 	fmt.Fprintln(w, "\nGPUs (share of the makespan):")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
