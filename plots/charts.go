@@ -26,11 +26,29 @@ type Series struct {
 // points marked, a legend when there is more than one series, and labelled
 // axes. Points are joined in order of x; a missing value (NaN) breaks the
 // line, so that nothing is drawn across a failed point. A numeric x axis
-// reaches xRoom of its range beyond the first and last points. Categorical
-// x values (positions 0, 1, ...) use ticks as their names.
+// reaches xRoom of its range beyond the first and last points.
+//
+// Categorical x values (positions 0, 1, ...) use ticks as their names and
+// are not joined: a line between two topologies would suggest values
+// between them. Their points are larger, and each series' are shifted a
+// little to its own side of the category (dodged), so that series with
+// equal values side by side all show.
 func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []string) (*plot.Plot, error) {
+	p, _, err := lines(title, xlabel, ylabel, series, logX, ticks)
+	return p, err
+}
+
+// lines is Lines, also returning what it added to the plot, in order, for
+// tests to read.
+func lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []string) (*plot.Plot, []plot.Plotter, error) {
 	p := newPlot(title, xlabel, ylabel)
-	if ticks != nil {
+	var parts []plot.Plotter
+	add := func(x plot.Plotter) {
+		p.Add(x)
+		parts = append(parts, x)
+	}
+	categorical := ticks != nil
+	if categorical {
 		var ts []plot.Tick
 		for i, t := range ticks {
 			ts = append(ts, plot.Tick{Value: float64(i), Label: t})
@@ -56,42 +74,53 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 			l.Width = vg.Points(1.5)
 		}
 		flush := func() error {
-			if len(run) > 1 {
+			if len(run) > 1 && !categorical {
 				l, err := plotter.NewLine(run)
 				if err != nil {
 					return err
 				}
 				style(l)
-				p.Add(l)
+				add(l)
 			}
 			run = nil
 			return nil
 		}
+		dodge := 0.0
+		if categorical {
+			dodge = dodgeOffset(i, len(series))
+		}
 		for _, q := range pts {
 			if !finite(q.y) {
 				if err := flush(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				continue
 			}
 			run = append(run, plotter.XY{X: q.x, Y: q.y})
-			all = append(all, plotter.XY{X: q.x, Y: q.y})
+			all = append(all, plotter.XY{X: q.x + dodge, Y: q.y})
 			lo, hi = math.Min(lo, q.x), math.Max(hi, q.x)
 		}
 		if err := flush(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(all) == 0 {
 			continue
 		}
 		sc, err := plotter.NewScatter(all)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sc.Color = SeriesColor(i)
 		sc.Shape = plotutil.Shape(i)
-		p.Add(sc)
+		if categorical {
+			sc.Radius = vg.Points(4)
+		}
+		add(sc)
 		if len(series) > 1 {
+			if categorical {
+				p.Legend.Add(s.Name, sc)
+				continue
+			}
 			thumb, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}})
 			style(thumb)
 			p.Legend.Add(s.Name, thumb, sc)
@@ -108,7 +137,7 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.X.Min, p.X.Max = lo/math.Pow(hi/lo, xRoom), hi*math.Pow(hi/lo, xRoom)
-	} else if ticks == nil && finite(lo) && hi > lo {
+	} else if !categorical && finite(lo) && hi > lo {
 		p.X.Min, p.X.Max = lo-xRoom*(hi-lo), hi+xRoom*(hi-lo)
 	}
 	// A little room above the highest point, so that its marker is not
@@ -117,7 +146,18 @@ func Lines(title, xlabel, ylabel string, series []Series, logX bool, ticks []str
 		p.Y.Max += 0.04 * (p.Y.Max - p.Y.Min)
 	}
 	p.Legend.Top = true
-	return p, nil
+	return p, parts, nil
+}
+
+// dodgeOffset is how far from its category's position the points of the
+// i-th of n series are drawn: evenly spread, centred on the category, at
+// most 0.1 apart and all within 0.25 of it, so that categories stay apart.
+func dodgeOffset(i, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	step := math.Min(0.1, 0.5/float64(n-1))
+	return (float64(i) - float64(n-1)/2) * step
 }
 
 // xRoom is the share of the x range Lines leaves free beyond the first
