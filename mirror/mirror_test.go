@@ -197,3 +197,30 @@ links:
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// nccl-tests prints its average bus bandwidth with C's %g: 6 significant
+// digits (methods.md §4).
+func TestNCCLTestsAverageIsPrintedWithCsG(t *testing.T) {
+	tp := loadToy(t)
+	for _, tc := range []struct {
+		bus  []float64
+		want string
+	}{
+		{[]float64{100.1, 228.5194}, "164.31"}, // (100.1 + 228.5194) / 2 = 164.3097
+		{[]float64{1234567}, "1.23457e+06"},
+		{[]float64{0.0001234567}, "0.000123457"},
+		{[]float64{480}, "480"},
+		{nil, "0"},
+	} {
+		var rows []NCCLRow
+		for _, b := range tc.bus {
+			rows = append(rows, NCCLRow{Size: 8, Count: 2, BusBW: b})
+		}
+		var buf bytes.Buffer
+		WriteNCCLTests(&buf, tp, NCCLTestsConfig{Op: "all_reduce", MinBytes: 8, MaxBytes: 8, Factor: 2}, rows)
+		want := "# Avg bus bandwidth    : " + tc.want + " \n"
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("bus bandwidths %v: want the line %q in\n%s", tc.bus, want, buf.String())
+		}
+	}
+}

@@ -233,8 +233,14 @@ func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, ro
 	if len(rows) > 0 {
 		avg = sum / float64(2*len(rows))
 	}
-	fmt.Fprintf(bw, "# Avg bus bandwidth    : %g \n#\n", round(avg, 4))
+	fmt.Fprintf(bw, "# Avg bus bandwidth    : %s \n#\n", cG(avg))
 }
+
+// cG formats v as C's printf %g does (nccl-tests prints the average bus
+// bandwidth with it): 6 significant digits, trailing zeros dropped, an
+// exponent below 1e-4 and from 1e6 (Go's %g gives the shortest exact form
+// instead).
+func cG(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 func stepText(c NCCLTestsConfig) string {
 	if c.Factor > 1 {
