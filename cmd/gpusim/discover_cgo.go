@@ -33,8 +33,10 @@ func notShown(err error) bool { return errors.Is(err, discover.ErrNotShown) }
 
 // nvmlUnavailable turns Discover's errors that mean "no GPU to be had here"
 // into UnavailableErrors (exit status 3), by NVML's code; other failures of
-// NVML are the environment's (exit status 1).
-func nvmlUnavailable(err error) error {
+// NVML are the environment's (exit status 1). cuda says the CUDA driver
+// opened: then a missing NVML library is NVML's alone (a container started
+// with NVIDIA_DRIVER_CAPABILITIES=compute gets libcuda but not NVML).
+func nvmlUnavailable(err error, cuda bool) error {
 	if errors.Is(err, discover.ErrNoGPU) {
 		return &hw.UnavailableError{What: "NVML reports no GPU (" + err.Error() + ")"}
 	}
@@ -43,7 +45,12 @@ func nvmlUnavailable(err error) error {
 		return err
 	}
 	switch e.Code {
-	case nvml.ERROR_LIBRARY_NOT_FOUND, nvml.ERROR_DRIVER_NOT_LOADED:
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		if cuda {
+			return &hw.UnavailableError{What: "the CUDA driver is here, but NVML's library libnvidia-ml.so.1 was not found: discovery reads the GPUs and their links through NVML, which comes with the NVIDIA driver (in a container, with the utility driver capability: NVIDIA_DRIVER_CAPABILITIES=compute,utility) (" + err.Error() + ")"}
+		}
+		return &hw.UnavailableError{What: "no NVIDIA driver found: NVML's library libnvidia-ml.so.1 was not found (" + err.Error() + ")"}
+	case nvml.ERROR_DRIVER_NOT_LOADED:
 		return &hw.UnavailableError{What: "no NVIDIA driver found: " + err.Error()}
 	case nvml.ERROR_NO_PERMISSION:
 		return &hw.UnavailableError{What: "no permission to query the GPUs: " + err.Error()}

@@ -471,8 +471,10 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 	// The GPUs as CUDA numbers them, where the CUDA driver is there: machine
 	// GPU i is CUDA device i when the topology is replayed or calibrated.
 	var busIDs []string
+	cuda := false // the CUDA driver opened
 	if !*all {
 		if drv, err := openDriver(); err == nil {
+			cuda = true
 			if n, err := drv.DeviceCount(); err == nil {
 				busIDs = cudaBusIDs(drv, n)
 			}
@@ -489,7 +491,14 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err != nil {
-		return nvmlUnavailable(err)
+		if *all && !cuda {
+			// Only to say whether NVML alone is missing.
+			if drv, oerr := openDriver(); oerr == nil {
+				cuda = true
+				drv.Close()
+			}
+		}
+		return nvmlUnavailable(err, cuda)
 	}
 	if *out == "" {
 		if _, err := io.WriteString(stdout, y); err != nil {
