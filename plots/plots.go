@@ -229,14 +229,18 @@ func copyKind(k sim.CopyKind) Kind {
 	return KindD2D
 }
 
-// timeUnit picks the unit of a time axis for a span.
+// timeUnit picks the unit of a time axis for a span, and its length in
+// picoseconds: the largest of ns, us, ms and s in which the span is 1 or
+// more, so that no tick label reaches 1000 of a unit (a 5 ms run reads
+// 0 to 5 ms, not 0 to 5000 us). Every time axis follows this rule: the
+// timeline, utilization and (on the middle of its range) replay scatter.
 func timeUnit(span sim.Time) (string, float64) {
 	switch {
-	case span >= 10*sim.Second:
+	case span >= sim.Second:
 		return "s", 1e12
-	case span >= 10*sim.Millisecond:
+	case span >= sim.Millisecond:
 		return "ms", 1e9
-	case span >= 10*sim.Microsecond:
+	case span >= sim.Microsecond:
 		return "us", 1e6
 	}
 	return "ns", 1e3

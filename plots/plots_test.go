@@ -140,8 +140,8 @@ func TestTimelineWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Unit != "us" || info.XMin != 5000 || info.XMax != 6000 {
-		t.Errorf("axis %g..%g %s, want 5000..6000 us", info.XMin, info.XMax, info.Unit)
+	if info.Unit != "ms" || info.XMin != 5 || info.XMax != 6 {
+		t.Errorf("axis %g..%g %s, want 5..6 ms", info.XMin, info.XMax, info.Unit)
 	}
 	bars := map[string]int{}
 	for _, l := range info.Lanes {
@@ -823,5 +823,37 @@ func TestUtilizationDashesThreeIdenticalLinksApart(t *testing.T) {
 	// 6 points on, 12 off (the SVG counts in points).
 	if want := []string{"6,12 at 0", "6,12 at 6"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("dashes %q, want %q", got, want)
+	}
+}
+
+// TestTimeAxesOfAFiveMillisecondRun: the timeline and both utilization
+// plots of a run of about 5 ms count milliseconds (0 to 5), not 0 to 5000
+// us.
+func TestTimeAxesOfAFiveMillisecondRun(t *testing.T) {
+	res := run(t, twoGPU, `
+name: five
+topology: topo.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: k, stream: gpu0/compute, duration: 5 ms}
+      - sync: {stream: gpu0/compute}
+`)
+	_, info, err := plots.Timeline(res, plots.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Unit != "ms" || info.XMax < 5 || info.XMax > 6 {
+		t.Errorf("timeline axis 0..%g %s, want 0..5 ms", info.XMax, info.Unit)
+	}
+	ps, err := plots.Utilization(res, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.X.Label.Text != "time (ms)" || p.X.Max < 5 || p.X.Max > 6 {
+			t.Errorf("%s: x 0..%g %q, want 0..5 in ms", p.Title.Text, p.X.Max, p.X.Label.Text)
+		}
 	}
 }

@@ -153,9 +153,9 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		return nil, nil, fmt.Errorf("empty window: from %s to %s (the run ends at %s)", from, opt.To, res.Makespan)
 	}
 	unit, scale := timeUnit(to - from)
-	for float64(to)/scale >= 1e4 && unit != "s" {
-		// A window far into the run reads better in a larger unit: 88.5
-		// ms rather than 88500 us.
+	for float64(to)/scale >= 1e3 && unit != "s" {
+		// A window far into the run reads better in a larger unit, by
+		// timeUnit's rule: 88.5 ms rather than 88500 us.
 		unit, scale = largerUnit(unit, scale)
 	}
 	x := func(t sim.Time) float64 { return float64(t) / scale }
