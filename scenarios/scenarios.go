@@ -887,7 +887,16 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 		tn, hasDType := om.Get("dtype")
 		switch {
 		case hasDur && (hasFlops || hasBytes || hasDType):
-			dn.Errorf("give either duration, or flops (with dtype) and bytes for the roofline model, not both")
+			var also []string
+			for _, k := range []struct {
+				name string
+				has  bool
+			}{{"flops", hasFlops}, {"bytes", hasBytes}, {"dtype", hasDType}} {
+				if k.has {
+					also = append(also, k.name)
+				}
+			}
+			dn.Errorf("duration with %s: give either duration, or flops (with dtype) and bytes for the roofline model, not both", strings.Join(also, " and "))
 			t.bad = true
 		case hasDur:
 			op.Duration, ok = dn.Time(spec.NonNeg)
