@@ -219,6 +219,19 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 		st.pumpEv.Init(st)
 		r.streams = append(r.streams, st)
 	}
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			op := &p.Threads[ti].Ops[oi]
+			switch {
+			case op.Kind == OpCollective:
+				for _, s := range op.Streams {
+					r.streams[s].fed = true
+				}
+			case op.Kind.OnStream():
+				r.streams[op.Stream].fed = true
+			}
+		}
+	}
 	r.eventRec = make([]int, len(p.Events))
 	for i := range r.eventRec {
 		r.eventRec[i] = -1
@@ -382,6 +395,9 @@ type streamState struct {
 	lastDone int      // record of the last op ended, -1 for none
 	recs     []int    // the records of the ops issued, in order
 	pumpEv   Event
+	// fed: some op of the program is issued to the stream (a sync on a
+	// stream nothing is issued to is warned of, once).
+	fed, warned bool
 }
 
 func (st *streamState) name() string { return st.r.p.StreamName(st.r.m, st.idx) }
@@ -890,8 +906,13 @@ func (t *threadState) sync(op *Op) {
 	var targets []*opState
 	switch op.Sync {
 	case SyncStream:
-		if l := r.streams[op.Stream].last; l != nil {
+		st := r.streams[op.Stream]
+		if l := st.last; l != nil {
 			targets = append(targets, l)
+		}
+		if !st.fed && !st.warned {
+			st.warned = true
+			r.warn(op, "syncs stream %s, to which no op of the program is issued; it returns at once (a misspelt stream name?)", st.name())
 		}
 	case SyncDevice:
 		for _, st := range r.streams {

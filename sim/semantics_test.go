@@ -948,3 +948,23 @@ threads:
 	near(t, "in3 start", op(t, res, "in3").Start, us(20_000), 8)
 	near(t, "in3 end", op(t, res, "in3").End, us(30_000), 8)
 }
+
+// A sync on a stream that no op of the program uses returns at once, with
+// one warning however often it is called (a misspelt stream); a sync on a
+// stream used only later in the program is not warned of.
+func TestSyncOnAStreamNothingUsesWarns(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: typo
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/compute, duration: 1 ms}
+      - sync: {id: s0, stream: gpu0/later}
+      - repeat: {count: 3, ops: [{sync: {id: s, stream: gpu0/comptue}}]}
+      - kernel: {id: k2, stream: gpu0/later, duration: 1 ms}
+`)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "op s#0: syncs stream gpu0/comptue, to which no op") {
+		t.Errorf("warnings %q, want one for s#0 on gpu0/comptue", res.Warnings)
+	}
+	near(t, "s#2 returns", op(t, res, "s#2").HostEnd, 0, 0)
+}
