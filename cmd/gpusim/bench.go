@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -78,14 +79,16 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 || *topo == "" {
-		return &usageError{"usage: " + ncclSynopsis}
+	if err := needTopology("nccl-tests", ncclSynopsis, pos, *topo); err != nil {
+		return err
 	}
 	if _, ok := mirror.NCCLTestOps[*op]; !ok {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: unknown --op %q; operations: %s", *op, strings.Join(mirror.NCCLTestOpNames, ", "))}
 	}
-	if *gpus < 0 {
-		return &usageError{fmt.Sprintf("gpusim nccl-tests: --gpus (-g) %d: the number of GPUs cannot be negative", *gpus)}
+	gpusSet := false
+	fs.Visit(func(f *flag.Flag) { gpusSet = gpusSet || f.Name == "gpus" || f.Name == "g" })
+	if *gpus < 0 || gpusSet && *gpus == 0 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --gpus (-g) %d: give at least 1 GPU (leave the flag out for all of them)", *gpus)}
 	}
 	cfg.GPUs = *gpus
 	if err := cfg.Check(); err != nil {
@@ -150,8 +153,8 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 || *topo == "" {
-		return &usageError{"usage: " + nvbSynopsis}
+	if err := needTopology("nvbandwidth", nvbSynopsis, pos, *topo); err != nil {
+		return err
 	}
 	if *buf <= 0 || *buf > 1<<20 {
 		return &usageError{"gpusim nvbandwidth: --buffer-size is a number of MiB from 1 to 1048576"}
@@ -219,8 +222,8 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 || *topo == "" {
-		return &usageError{"usage: " + p2pSynopsis}
+	if err := needTopology("p2p-test", p2pSynopsis, pos, *topo); err != nil {
+		return err
 	}
 	t, err := loadTopology(*topo)
 	if err != nil {
@@ -248,4 +251,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// needTopology refuses positional arguments and a missing --topology,
+// saying which (the tools run on a machine the user names).
+func needTopology(cmd, synopsis string, pos []string, topo string) error {
+	if len(pos) != 0 {
+		return &usageError{fmt.Sprintf("gpusim %s: unexpected argument %q (the machine is given with --topology); usage: %s", cmd, pos[0], synopsis)}
+	}
+	if topo == "" {
+		return &usageError{fmt.Sprintf("gpusim %s: --topology is required: a topology file or a shipped name (gpusim topo list); usage: %s", cmd, synopsis)}
+	}
+	return nil
 }

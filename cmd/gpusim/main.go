@@ -138,6 +138,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "calibrate":
 		err = cmdCalibrate(args[1:], stdout, stderr)
 	case "version", "--version":
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
+			fmt.Fprintln(stdout, "usage: gpusim version\n\nPrints gpusim's version, the Go release it was built with and, where known, the commit.")
+			return exitOK
+		}
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "usage: gpusim version (it takes no arguments; got %s)\n", strings.Join(args[1:], " "))
 			return exitInput

@@ -57,8 +57,13 @@ func (f *timeFlag) String() string {
 
 func (f *timeFlag) Set(s string) error {
 	v, err := units.Parse(s, units.Duration)
-	if err != nil || v < 0 || v > 1e6 {
+	switch {
+	case err != nil || math.IsNaN(v):
 		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s (a bare number is in seconds)", s)
+	case v < 0:
+		return fmt.Errorf("%q is before the run's start: give a time from 0, such as 250us, 1.5ms or 2s", s)
+	case v > 1e6:
+		return fmt.Errorf("%q is past the limit of 1000000 s (11.6 days): give a time such as 250us, 1.5ms or 2s", s)
 	}
 	f.t, f.set = sim.Time(math.Round(v*1e12)), true
 	return nil
