@@ -239,11 +239,11 @@ func FitLatencyBandwidth(samples []Sample) (LatencyBandwidth, error) {
 		return LatencyBandwidth{}, err
 	}
 	if !(line.Slope > 0) {
-		return LatencyBandwidth{}, fmt.Errorf("calibrate: fitted slope %g s/byte is not positive: the times do not grow with size, so they give no bandwidth", line.Slope)
+		return LatencyBandwidth{}, fmt.Errorf("calibrate: fitted slope %.4g s/byte is not positive: the times do not grow with size, so they give no bandwidth", line.Slope)
 	}
 	bw := 1 / line.Slope
 	if math.IsInf(bw, 0) {
-		return LatencyBandwidth{}, fmt.Errorf("calibrate: fitted slope %g s/byte is too small to give a finite bandwidth", line.Slope)
+		return LatencyBandwidth{}, fmt.Errorf("calibrate: fitted slope %.4g s/byte is too small to give a finite bandwidth", line.Slope)
 	}
 	return LatencyBandwidth{
 		Latency:   line.Intercept,
@@ -268,20 +268,20 @@ const efficiencyNoise = 0.05
 // either rate is zero, negative, NaN or infinite.
 func Efficiency(measuredRate, peakRate float64) (float64, error) {
 	if !(measuredRate > 0) || math.IsInf(measuredRate, 0) {
-		return 0, fmt.Errorf("calibrate: measured rate %g must be positive and finite", measuredRate)
+		return 0, fmt.Errorf("calibrate: measured rate %.4g must be positive and finite", measuredRate)
 	}
 	if !(peakRate > 0) || math.IsInf(peakRate, 0) {
-		return 0, fmt.Errorf("calibrate: peak rate %g must be positive and finite", peakRate)
+		return 0, fmt.Errorf("calibrate: peak rate %.4g must be positive and finite", peakRate)
 	}
 	e := measuredRate / peakRate
 	switch {
 	case e >= 1+efficiencyNoise:
-		return 0, fmt.Errorf("calibrate: measured rate %g exceeds the peak %g by %.1f%% (more than the %.0f%% allowed for noise): the peak is wrong",
+		return 0, fmt.Errorf("calibrate: measured rate %.4g exceeds the peak %.4g by %.1f%% (more than the %.0f%% allowed for noise): the peak is wrong",
 			measuredRate, peakRate, (e-1)*100, efficiencyNoise*100)
 	case e > 1:
 		return 1, nil
 	case e == 0:
-		return 0, fmt.Errorf("calibrate: measured rate %g is too small against the peak %g to give an efficiency", measuredRate, peakRate)
+		return 0, fmt.Errorf("calibrate: measured rate %.4g is too small against the peak %.4g to give an efficiency", measuredRate, peakRate)
 	}
 	return e, nil
 }

@@ -271,6 +271,23 @@ func TestFitLatencyBandwidthRejectsShrinkingTimes(t *testing.T) {
 	}
 }
 
+// TestFitLatencyBandwidthSlopeInWords: a falling line's slope is said to 4
+// significant digits, not the float's 17 (it lands in the calibrated YAML's
+// comments). Three samples on t = 10 us - 1.0856592459863305e-14 s/byte x
+// bytes fit it exactly.
+func TestFitLatencyBandwidthSlopeInWords(t *testing.T) {
+	const slope = -1.0856592459863305e-14
+	var samples []Sample
+	for _, x := range []float64{1e6, 1e7, 1e8} {
+		samples = append(samples, Sample{X: x, Y: 10e-6 + slope*x})
+	}
+	_, err := FitLatencyBandwidth(samples)
+	want := "calibrate: fitted slope -1.086e-14 s/byte is not positive: the times do not grow with size, so they give no bandwidth"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name string
