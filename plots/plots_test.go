@@ -857,3 +857,50 @@ threads:
 		}
 	}
 }
+
+// TestUtilizationDrawsIdenticalGPUsOnce: eight GPUs that compute alike
+// get one curve named for all of them, not eight drawn over each other
+// under eight legend entries; a GPU that differs keeps its own.
+func TestUtilizationDrawsIdenticalGPUsOnce(t *testing.T) {
+	scen := func(slow int) string {
+		s := "name: alike\ntopology: topo.yaml\nthreads:\n"
+		for g := 0; g < 8; g++ {
+			d := "1 ms"
+			if g == slow {
+				d = "2 ms"
+			}
+			s += fmt.Sprintf("  - {name: t%d, host: cpu0, ops: [{kernel: {stream: gpu%d/s, duration: %s}}, {sync: {stream: gpu%d/s}}]}\n", g, g, d, g)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		slow      int
+		want, not []string
+	}{
+		{-1, []string{"gpu0-gpu7 compute"}, []string{"gpu0 compute", "gpu7 compute"}},
+		{3, []string{"gpu0-gpu2, gpu4-gpu7 compute", "gpu3 compute"}, []string{"gpu0 compute", "gpu0-gpu7 compute"}},
+		{7, []string{"gpu0-gpu6 compute", "gpu7 compute"}, []string{"gpu0 compute"}},
+	} {
+		ps, err := plots.Utilization(run(t, eightGPU(), scen(c.slow)), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := plots.WriteTiles(&b, ps, plots.TimelineWidth, plots.Pixels(400), "svg"); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(b.String(), ">"+s+"<") {
+				t.Errorf("slow GPU %d: no legend entry %q", c.slow, s)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(b.String(), ">"+s+"<") {
+				t.Errorf("slow GPU %d: a legend entry %q", c.slow, s)
+			}
+		}
+		if !strings.Contains(ps[0].Title.Text, "share a curve") {
+			t.Errorf("slow GPU %d: title %q does not say that GPUs busy alike share a curve", c.slow, ps[0].Title.Text)
+		}
+	}
+}

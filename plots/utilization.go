@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -121,7 +122,8 @@ func steps(v []float64, span, scale float64) plotter.XYs {
 }
 
 // Utilization draws, over time, the busy fraction of each GPU (compute and
-// communication as separate curves) and the load of the busiest link
+// communication as separate curves; GPUs whose curves are identical share
+// one, named for all of them, "gpu0-gpu7 compute") and the load of the busiest link
 // directions as a fraction of their capacity: two plots to stack.
 func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error) {
 	m := res.Machine
@@ -144,18 +146,28 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 		return l, nil
 	}
 	compute, comm := Busy(res, UtilizationBins)
-	gp := newPlot(title+": GPU busy fraction", "time ("+unit+")", "busy fraction")
+	groups := alike(compute, comm)
+	gtitle := title + ": GPU busy fraction"
+	if len(groups) < len(m.GPUs) {
+		gtitle += " (GPUs busy alike share a curve)"
+	}
+	gp := newPlot(gtitle, "time ("+unit+")", "busy fraction")
 	gp.Y.Min, gp.Y.Max = 0, 1.05
 	gp.X.Min, gp.X.Max = 0, float64(span)/scale
 	gp.X.Tick.Marker = NiceTicks{N: 12}
+	names := make([]string, len(m.GPUs))
 	for g := range m.GPUs {
+		names[g] = m.GPUs[g].Name
+	}
+	for _, gs := range groups {
+		g, name := gs[0], nameRuns(names, gs)
 		if compute[g] != nil {
 			l, err := line(compute[g], g)
 			if err != nil {
 				return nil, err
 			}
 			gp.Add(l)
-			gp.Legend.Add(m.GPUs[g].Name+" compute", l)
+			gp.Legend.Add(name+" compute", l)
 		}
 		if comm[g] != nil {
 			l, err := line(comm[g], g)
@@ -164,7 +176,7 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 			}
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			gp.Add(l)
-			gp.Legend.Add(m.GPUs[g].Name+" communication and copies", l)
+			gp.Legend.Add(name+" communication and copies", l)
 		}
 	}
 	lp := newPlot(title+": busiest links", "time ("+unit+")", "load / capacity")
@@ -240,4 +252,50 @@ func hiders(loads [][]float64) []bool {
 		}
 	}
 	return dash
+}
+
+// alike groups the GPUs whose compute and communication curves are both
+// identical (an 8-GPU data-parallel run has eight of each, drawn over each
+// other under a legend of sixteen), each group in GPU order, groups in
+// order of their first GPU. GPUs with neither curve are left out.
+func alike(compute, comm [][]float64) [][]int {
+	var groups [][]int
+	for g := range compute {
+		if compute[g] == nil && comm[g] == nil {
+			continue
+		}
+		i := slices.IndexFunc(groups, func(gs []int) bool {
+			f := gs[0]
+			return (compute[f] == nil) == (compute[g] == nil) && slices.Equal(compute[f], compute[g]) &&
+				(comm[f] == nil) == (comm[g] == nil) && slices.Equal(comm[f], comm[g])
+		})
+		if i < 0 {
+			groups = append(groups, []int{g})
+			continue
+		}
+		groups[i] = append(groups[i], g)
+	}
+	return groups
+}
+
+// nameRuns names the GPUs idx (ascending indices into names) with runs of
+// consecutive ones as ranges: "gpu0-gpu7", "gpu0-gpu3, gpu6", "gpu2".
+func nameRuns(names []string, idx []int) string {
+	var parts []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, names[idx[i]])
+		case j == i+1:
+			parts = append(parts, names[idx[i]], names[idx[j]])
+		default:
+			parts = append(parts, names[idx[i]]+"-"+names[idx[j]])
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
