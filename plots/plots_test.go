@@ -441,6 +441,9 @@ func TestUtilizationStructure(t *testing.T) {
 	if strings.Contains(b.String(), ">gpu1 communication") {
 		t.Error("gpu1 moved no data but has a communication curve")
 	}
+	if strings.Contains(ps[0].Title.Text, "share a curve") {
+		t.Errorf("title %q: no two GPUs share a curve", ps[0].Title.Text)
+	}
 }
 
 // Peer paths: gpu0-gpu1 over NVLink; gpu2 shares a switch that does not

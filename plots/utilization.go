@@ -148,7 +148,7 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	compute, comm := Busy(res, UtilizationBins)
 	groups := alike(compute, comm)
 	gtitle := title + ": GPU busy fraction"
-	if len(groups) < len(m.GPUs) {
+	if slices.ContainsFunc(groups, func(gs []int) bool { return len(gs) > 1 }) {
 		gtitle += " (GPUs busy alike share a curve)"
 	}
 	gp := newPlot(gtitle, "time ("+unit+")", "busy fraction")
