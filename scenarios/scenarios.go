@@ -1118,8 +1118,12 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 	}
 	if dn, has := om.Get("dtype"); has {
 		if s, good := dn.Scalar(); good {
-			if _, good := models.ParseDType(s); !good {
+			if d, good := models.ParseDType(s); !good {
 				dn.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
+				ok = false
+			} else if sz := int64(d.Size()); ok && cs.Bytes%sz != 0 {
+				bn, _ := om.Get("bytes")
+				bn.Errorf("%d bytes is not a whole number of %s elements (%d bytes each): NCCL moves a count of elements", cs.Bytes, d, sz)
 				ok = false
 			}
 		}
@@ -1179,7 +1183,10 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 			op.Streams = append(op.Streams, b.streamFor(g, name))
 		}
 	case hasList:
-		list, _ := ln.Seq()
+		list, isList := ln.Seq()
+		if !isList {
+			return false // Seq said what it got
+		}
 		if len(list) != len(cs.GPUs) {
 			ln.Errorf("give one stream per GPU, in the same order as the GPUs: %d GPUs, %d listed", len(cs.GPUs), len(list))
 			return false
