@@ -27,7 +27,8 @@ type Matrix struct {
 	Name string
 	// Title is the line the tool prints above the table.
 	Title string
-	// Unit is "GB/s", "ns" or "us".
+	// Unit is "GB/s", "ns" or "us"; "" for p2pBandwidthLatencyTest's
+	// connectivity matrix (1: peer access, 0: none).
 	Unit       string
 	Rows, Cols []string
 	Cells      [][]*float64

@@ -224,3 +224,42 @@ func TestNCCLTestsAverageIsPrintedWithCsG(t *testing.T) {
 		}
 	}
 }
+
+// p2p-test prints what the CUDA sample prints after its device list: the
+// connectivity matrix ("     D\D" and "%6d" per column, each row "%6d\t"
+// then "%6d" per cell), then the bandwidth matrices, each row "%6d " then
+// "%6.02f " per cell, as measured.md's pasted outputs show them (trailing
+// spaces dropped).
+func TestP2PTestLayout(t *testing.T) {
+	// The toy's switch does not forward P2P: the GPUs cannot access each
+	// other's memory, and copies between them are staged through cpu0.
+	tp, err := topologies.Load("toy.yaml", []byte(strings.Replace(toy, "switches: [{name: sw0}]", "switches: [{name: sw0, p2p: false}]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := P2PTest(tp.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	WriteP2P(&buf, ms)
+	lines := strings.Split(buf.String(), "\n")
+	want := []string{
+		"P2P Connectivity Matrix",
+		`     D\D     0     1`,
+		"     0\t     1     0",
+		"     1\t     0     1",
+		"Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+	}
+	for i, w := range want {
+		if i >= len(lines) || lines[i] != w {
+			t.Fatalf("line %d: got %q, want %q; output:\n%s", i+1, lines[min(i, len(lines)-1)], w, buf.String())
+		}
+	}
+	// Row 0 of the first matrix: "     0", then each cell in 6 columns after
+	// a space; the diagonal is a copy within gpu0 at its 1000 GB/s memory,
+	// read and write counted: 1000.00.
+	if !strings.HasPrefix(lines[6], "     0 1000.00 ") {
+		t.Errorf("first row %q, want it to start with %q", lines[6], "     0 1000.00 ")
+	}
+}

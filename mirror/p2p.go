@@ -23,7 +23,13 @@ const (
 	p2pLatencyCount = 100
 )
 
-// P2PTest returns the matrices of p2pBandwidthLatencyTest, in its order.
+// P2PConnectivity is the name of the first matrix P2PTest returns: the
+// sample's "P2P Connectivity Matrix", 1 where cudaDeviceCanAccessPeer says
+// yes (an NVLink or PCIe P2P route here) and on the diagonal, 0 elsewhere.
+const P2PConnectivity = "p2p_connectivity"
+
+// P2PTest returns the matrices of p2pBandwidthLatencyTest, in its order:
+// the connectivity matrix, then the bandwidth and latency matrices.
 func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	g := len(m.GPUs)
 	// The sample copies between every pair: one that cannot is said once.
@@ -36,7 +42,17 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	}
 	gpus := gpuIndexNames(m)
 	node := func(i int) int { return m.GPUs[i].Node }
-	var out []*Matrix
+	conn := newMatrix(P2PConnectivity, "P2P Connectivity Matrix", "", gpus, gpus)
+	for i := 0; i < g; i++ {
+		for j := 0; j < g; j++ {
+			if i == j || peer(m, i, j) {
+				conn.set(i, j, 1)
+			} else {
+				conn.set(i, j, 0)
+			}
+		}
+	}
+	out := []*Matrix{conn}
 	for _, bidir := range []bool{false, true} {
 		for _, enabled := range []bool{false, true} {
 			name, title := "unidirectional", "Unidirectional P2P=%s Bandwidth Matrix (GB/s)"
@@ -98,9 +114,15 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 }
 
 // WriteP2P prints the matrices as p2pBandwidthLatencyTest does: "D\D" (or
-// "GPU"/"CPU" for latency) headers and "%6.02f" cells.
+// "GPU"/"CPU" for latency) headers and "%6.02f" cells. The connectivity
+// matrix has a layout of its own: "     D\D" and "%6d" per column, each row
+// "%6d\t" then "%6d" per cell.
 func WriteP2P(w io.Writer, ms []*Matrix) {
 	for _, mx := range ms {
+		if mx.Name == P2PConnectivity {
+			writeConnectivity(w, mx)
+			continue
+		}
 		corner := "D\\D"
 		if mx.Unit == "us" {
 			corner = "GPU"
@@ -128,5 +150,23 @@ func WriteP2P(w io.Writer, ms []*Matrix) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+}
+
+// writeConnectivity prints the "P2P Connectivity Matrix" as the sample does
+// after its device list.
+func writeConnectivity(w io.Writer, mx *Matrix) {
+	fmt.Fprintln(w, mx.Title)
+	fmt.Fprint(w, "     D\\D")
+	for _, c := range mx.Cols {
+		fmt.Fprintf(w, "%6s", c)
+	}
+	fmt.Fprintln(w)
+	for i, r := range mx.Rows {
+		fmt.Fprintf(w, "%6s\t", r)
+		for _, v := range mx.Cells[i] {
+			fmt.Fprintf(w, "%6.0f", *v)
+		}
+		fmt.Fprintln(w)
 	}
 }
