@@ -58,10 +58,13 @@ func nvmlUnavailable(err error, cuda bool) error {
 	return &failError{err}
 }
 
-// presetFor is the GPU preset for a device name the driver reports.
-func presetFor(device string) string {
-	if p, _ := discover.GPUPreset(device); p != "" {
-		return p
+// presetFor is the GPU preset for a device name the driver reports, with a
+// note where the preset is an approximation (H100 NVL as H100-SXM); where
+// none fits, no preset and why.
+func presetFor(device string) (preset, note string) {
+	p, note := discover.GPUPreset(device)
+	if p == "" {
+		return "", device + " is not a known model"
 	}
-	return "H100-SXM"
+	return p, note
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"gpusim/hw"
 	"gpusim/hw/discover"
+	"gpusim/topologies"
 )
 
 // TestNVMLUnavailable: discovery's failures that mean no GPU can be reached
@@ -68,5 +70,57 @@ func TestTopoDiscoverWithoutNVML(t *testing.T) {
 		if code != exitNoGPU || stderr.String() != want || stdout.Len() != 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", args, code, stdout.String(), stderr.String(), exitNoGPU, want)
 		}
+	}
+}
+
+// TestCalibrateWithoutNVMLSaysWhatItAssumed: without NVML, calibrate
+// describes the GPUs from the CUDA driver alone, which names each GPU but
+// not its PCIe link. A name of no known model is modelled as an H100-SXM
+// and every link as PCIe Gen5 x16; the calibrated YAML says so beside each
+// assumed value, and one warning line on stderr sums it up. A known name
+// (NVIDIA H200) gets its own model and no such comment.
+func TestCalibrateWithoutNVMLSaysWhatItAssumed(t *testing.T) {
+	defer func(o func() (hw.Driver, error), d func(string, []string) (string, error)) {
+		openDriver, discoverGPUs = o, d
+	}(openDriver, discoverGPUs)
+	discoverGPUs = func(string, []string) (string, error) {
+		return "", &discover.Error{Call: "Init", Code: nvml.ERROR_LIBRARY_NOT_FOUND}
+	}
+	const link = "  - {ends: [gpu0, cpu0], type: pcie5x16, " // then what calibration set
+	const linkComment = "} # assumed: PCIe Gen5 x16 (the CUDA driver does not report the PCIe generation or width); calibration measures its bandwidth and latency\n"
+	const pcieWarning = "the CUDA driver does not report the PCIe generation or width: each GPU's link to the host is assumed PCIe Gen5 x16 (calibration measures its bandwidth and latency)"
+	for _, tc := range []struct {
+		name, gpu, warning string
+	}{
+		{"Fake GPU 0",
+			"  - {name: gpu0, model: H100-SXM, host: cpu0, *} # Fake GPU 0; assumed: Fake GPU 0 is not a known model; memory_efficiency and roofline peaks are relative to H100-SXM\n",
+			"calibrate: warning: gpu0 (Fake GPU 0) of no known model, assumed H100-SXM (memory_efficiency and roofline peaks are relative to it); " + pcieWarning + "\n"},
+		{"NVIDIA H200",
+			"  - {name: gpu0, model: H200-SXM, host: cpu0, *} # NVIDIA H200\n",
+			"calibrate: warning: " + pcieWarning + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fakeGPU()
+			cfg.Name = tc.name
+			openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"calibrate", "--quick"}, &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if n := strings.Count(stderr.String(), tc.warning); n != 1 || strings.Count(stderr.String(), "assumed") != strings.Count(tc.warning, "assumed") {
+				t.Errorf("stderr %q\nwant the warning %q once, and nothing else assumed", stderr.String(), tc.warning)
+			}
+			y := stdout.String()
+			gpu := regexp.MustCompile("(?m)^" + strings.ReplaceAll(regexp.QuoteMeta(strings.TrimSuffix(tc.gpu, "\n")), `\*`, "[^}]*") + "$")
+			if !gpu.MatchString(y) {
+				t.Errorf("no GPU line like %q in\n%s", tc.gpu, y)
+			}
+			if i := strings.Index(y, link); i < 0 || !strings.HasPrefix(y[i+strings.Index(y[i:], "}"):], linkComment) {
+				t.Errorf("no link line %q...%q in\n%s", link, linkComment, y)
+			}
+			if _, err := topologies.Load("calibrated.yaml", stdout.Bytes()); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

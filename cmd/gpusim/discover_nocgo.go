@@ -14,4 +14,8 @@ func nvmlUnavailable(err error, _ bool) error { return err }
 
 func notShown(error) bool { return false }
 
-func presetFor(string) string { return "H100-SXM" }
+// presetFor: the names of GPU models are read by hw/discover, which needs
+// cgo (go-nvml).
+func presetFor(device string) (string, string) {
+	return "", device + "'s model is not known to a gpusim built without cgo"
+}

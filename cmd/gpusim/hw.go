@@ -371,9 +371,11 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "calibrate: NVML sees %d GPUs, the CUDA driver %d (is CUDA_VISIBLE_DEVICES set?); describing the machine from the CUDA driver alone\n", len(t.Machine.GPUs), n)
 		}
 		if err != nil {
-			if y, err = driverTopology(drv); err != nil {
+			var warning string
+			if y, warning, err = driverTopology(drv); err != nil {
 				return &failError{fmt.Errorf("calibrate: %w", err)}
 			}
+			fmt.Fprintln(stderr, "calibrate: warning: "+warning)
 		}
 		base = []byte(y)
 	}
@@ -423,29 +425,50 @@ func readTopologySource(name string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: no such file (shipped topologies: %s)", name, strings.Join(topologies.Shipped(), ", "))
 }
 
-// driverTopology describes the machine from what the CUDA driver says:
-// one host, each GPU on its own PCIe link (Gen5 x16 unless calibration
-// says otherwise: it sets the link's numbers anyway).
-func driverTopology(drv hw.Driver) (string, error) {
+// fallbackModel is the GPU preset of a device whose model is not known.
+const fallbackModel = "H100-SXM"
+
+// driverTopology describes the machine from what the CUDA driver says: one
+// host, each GPU on its own PCIe link. What the driver does not say is
+// assumed, with a comment beside each assumed value, and summed up in
+// warning, one line: a GPU of no known model is an H100-SXM (the peaks
+// memory_efficiency and the roofline are relative to), and every link PCIe
+// Gen5 x16 (the driver has no attribute for the PCIe generation or width;
+// calibration sets the link's bandwidth and latency anyway).
+func driverTopology(drv hw.Driver) (y, warning string, err error) {
 	n, err := drv.DeviceCount()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var b strings.Builder
 	b.WriteString("name: driver\ndescription: the GPUs the CUDA driver reports, each on a PCIe link to one host\nhosts:\n  - {name: cpu0}\ngpus:\n")
+	var unknown []string
 	for i := 0; i < n; i++ {
 		name, err := drv.DeviceName(i)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		model := presetFor(name)
-		fmt.Fprintf(&b, "  - {name: gpu%d, model: %s, host: cpu0} # %s\n", i, model, name)
+		model, note := presetFor(name)
+		comment := name
+		switch {
+		case model == "":
+			model = fallbackModel
+			comment += "; assumed: " + note + "; memory_efficiency and roofline peaks are relative to " + fallbackModel
+			unknown = append(unknown, fmt.Sprintf("gpu%d (%s)", i, name))
+		case note != "":
+			comment += "; " + note
+		}
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: %s, host: cpu0} # %s\n", i, model, strings.Join(strings.Fields(comment), " ")) // one line, whatever the name
 	}
 	b.WriteString("links:\n")
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "  - {ends: [gpu%d, cpu0], type: pcie5x16}\n", i)
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, cpu0], type: pcie5x16} # assumed: PCIe Gen5 x16 (the CUDA driver does not report the PCIe generation or width); calibration measures its bandwidth and latency\n", i)
 	}
-	return b.String(), nil
+	warning = "the CUDA driver does not report the PCIe generation or width: each GPU's link to the host is assumed PCIe Gen5 x16 (calibration measures its bandwidth and latency)"
+	if len(unknown) > 0 {
+		warning = fmt.Sprintf("%s of no known model, assumed %s (memory_efficiency and roofline peaks are relative to it); %s", strings.Join(unknown, ", "), fallbackModel, warning)
+	}
+	return b.String(), warning, nil
 }
 
 const discoverSynopsis = "gpusim topo discover [-o FILE] [--name NAME] [--all]"
