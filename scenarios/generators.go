@@ -88,7 +88,10 @@ type layer struct {
 // are Few-Shot Learners", Table 2.1: layers, d_model; 2048-token context,
 // 50257-token vocabulary). Per block: 12 d^2 parameters; forward FLOPs per
 // sample of s tokens 24 d^2 s (2 per parameter per token) plus 4 s^2 d for
-// attention (Kaplan et al. 2020, "Scaling Laws", Table 1); activations 34 s d
+// attention, Q K^T and the scores times V (Narayanan et al. 2021,
+// "Efficient Large-Scale Language Model Training on GPU Clusters using
+// Megatron-LM", Appendix: 4 b s^2 h per layer forward; Kaplan et al. 2020,
+// Table 1, counts 2 n_ctx d_attn per token, the first product only); activations 34 s d
 // bytes per block in 16-bit training without recomputation (Korthikanti et
 // al. 2022, "Reducing Activation Recomputation", eq. 1, without the attention
 // scores that fused attention does not store). The LM head: V d parameters,

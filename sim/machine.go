@@ -93,9 +93,11 @@ type Host struct {
 	// chunks may be in flight at once.
 	StagingChunk   int64
 	StagingBuffers int
-	// StagingHandoff is the driver's delay between a chunk's arrival in the
-	// staging buffer and the start of its second DMA, in GPU-to-GPU copies
-	// staged through this host.
+	// StagingHandoff is the driver's fixed cost of each chunk's second DMA
+	// in a GPU-to-GPU copy staged through this host, with the GPU's copy
+	// overhead and the route's latency: paid once the chunk has arrived in
+	// the staging buffer and the chunk before it has left, before its bytes
+	// flow (in series with the second DMAs, not overlapping them).
 	StagingHandoff Time
 }
 
