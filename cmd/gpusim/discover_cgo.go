@@ -57,14 +57,3 @@ func nvmlUnavailable(err error, cuda bool) error {
 	}
 	return &failError{err}
 }
-
-// presetFor is the GPU preset for a device name the driver reports, with a
-// note where the preset is an approximation (H100 NVL as H100-SXM); where
-// none fits, no preset and why.
-func presetFor(device string) (preset, note string) {
-	p, note := discover.GPUPreset(device)
-	if p == "" {
-		return "", device + " is not a known model"
-	}
-	return p, note
-}

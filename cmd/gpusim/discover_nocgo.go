@@ -13,9 +13,3 @@ var errNoNVML = &hw.UnavailableError{What: "NVML is reached through cgo, and thi
 func nvmlUnavailable(err error, _ bool) error { return err }
 
 func notShown(error) bool { return false }
-
-// presetFor: the names of GPU models are read by hw/discover, which needs
-// cgo (go-nvml).
-func presetFor(device string) (string, string) {
-	return "", device + "'s model is not known to a gpusim built without cgo"
-}

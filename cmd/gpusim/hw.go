@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gpusim/models"
 	"io"
 	"math"
 	"os"
@@ -530,4 +531,15 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return writeFileAtomic(*out, func(w io.Writer) error { _, err := io.WriteString(w, y); return err })
+}
+
+// presetFor is the GPU preset for a device name the driver reports, with a
+// note where the preset is an approximation (H100 NVL as H100-SXM); where
+// none fits, no preset and why.
+func presetFor(device string) (preset, note string) {
+	p, note := models.GPUPresetFor(device)
+	if p == "" {
+		return "", device + " is not a known model"
+	}
+	return p, note
 }
