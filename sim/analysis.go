@@ -10,7 +10,10 @@ import (
 // gpuStats splits each GPU's time into compute, copy and idle by cause, with
 // one sweep over the GPU's op boundaries. A stream runs its ops in order, so
 // each stream's times come sorted: the sweep's lists are merged from the
-// streams' runs, O(n log s) for n ops on s streams.
+// streams' runs, O(n log s) for n ops on s streams. An idle stretch
+// between two of those boundaries is split further where what holds the
+// GPU up changes (a copy on another GPU ends and a kernel there runs):
+// blame and awaitingInput say how long each cause lasts.
 // sops holds each stream's records in FIFO order (indexed by StreamSeq),
 // unqueued each GPU's stream ops that never reached a stream.
 func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
@@ -31,6 +34,7 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 		}
 		most = max(most, n)
 	}
+	var thread []int // awaitingInput's scratch
 	tsA, tsB := make([]Time, 0, 2+4*most), make([]Time, 2+4*most)
 	issueA, issueB := make([]issuedOp, 0, most), make([]issuedOp, most)
 	edgeA, edgeB := make([]gpuEdge, 0, 4*most), make([]gpuEdge, 4*most)
@@ -142,20 +146,28 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 			case active[3] > 0:
 				st.IdleGPU += d
 			case pending >= 0:
-				switch blame(res, sops, pending, t, g) {
-				case CauseEvent:
-					st.IdleGPU += d
-				case CauseEngine:
-					st.IdleData += d
-				default:
-					st.IdleHost += d
+				// What holds the op up may change before it starts (a
+				// copy ends and a kernel on another GPU runs): each
+				// piece goes to what blocked it then.
+				for u, e := t, t+d; u < e; {
+					cause, until := blame(res, sops, pending, u, e, g)
+					switch cause {
+					case CauseEvent:
+						st.IdleGPU += until - u
+					case CauseEngine:
+						st.IdleData += until - u
+					default:
+						st.IdleHost += until - u
+					}
+					u = until
 				}
 			case maxIssued > t:
-				if ii < len(byIssue) && awaitingInput(res, byIssue[ii].rec, t) {
-					st.IdleInput += d
-				} else {
-					st.IdleHost += d
+				input := Time(0)
+				if ii < len(byIssue) {
+					input, thread = awaitingInput(res, byIssue[ii].rec, t, t+d, thread[:0])
 				}
+				st.IdleInput += input
+				st.IdleHost += d - input
 			default:
 				st.IdleDone += d
 			}
@@ -273,57 +285,108 @@ func mergeRuns[T any](xs []T, ends []int, buf []T, merge2 func(out, a, b []T)) [
 	return xs
 }
 
-// awaitingInput reports whether, at time t, the thread that issues op next
-// was blocked awaiting an input semaphore.
-func awaitingInput(res *Result, next int, t Time) bool {
-	i := next
-	for steps := 0; i >= 0 && steps < 1_000_000; steps++ {
+// awaitingInput returns how much of [t, e) the thread that issues op next
+// spent blocked awaiting an input semaphore. At each moment the thread is
+// where its latest op called by then put it: walking back from next to the
+// op called by t finds the ops that govern [t, e), each from its call to
+// the next one's. It returns scratch, grown, for the next call.
+func awaitingInput(res *Result, next int, t, e Time, scratch []int) (Time, []int) {
+	ops := scratch[:0] // latest first
+	for i, steps := next, 0; i >= 0 && steps < 1_000_000; steps++ {
 		rec := &res.Ops[i]
+		if rec.Call < e {
+			ops = append(ops, i)
+		}
 		if rec.Call <= t {
-			return rec.Kind == OpAwait && rec.Sem >= 0 && res.Program.Semaphores[rec.Sem].Input && t < rec.End
+			break
 		}
 		i = int(rec.ThreadPrev)
 	}
-	return false
+	var in Time
+	to := e // where the span the op governs ends
+	for _, i := range ops {
+		rec := &res.Ops[i]
+		from := max(rec.Call, t)
+		if rec.Kind == OpAwait && rec.Sem >= 0 && res.Program.Semaphores[rec.Sem].Input {
+			in += max(min(rec.End, to)-from, 0)
+		}
+		to = from
+	}
+	return in, ops
 }
 
 // blame follows what op i waits for at time t to the op that holds it up and
 // classifies it: CauseEngine for a copy in progress or a copy queued for an
 // engine (waiting on data), CauseEvent for work running on another GPU, and
-// CauseHost for work the host has not issued yet. Ops on a stream end in
-// FIFO order, so the op holding up a stream at t is found by binary search.
-func blame(res *Result, sops [][]int, i int, t Time, gpu int) CauseKind {
+// CauseHost for work the host has not issued yet. It also returns until,
+// in (t, by], the first time at which something along that chain changes
+// (an op is issued, starts or ends), or by: the cause holds on [t, until).
+// Ops on a stream end in FIFO order, so the op holding up a stream at t is
+// found by binary search. When that op is running, the ops of its kind that
+// run back to back after it hold the stream up the same way: the cause
+// holds until the last of them ends (looking no further than by), so that
+// a stretch spent behind a long queue of kernels is one piece, not one per
+// kernel. The cost is O(hops log n) plus the ops of that queue that start
+// before by.
+func blame(res *Result, sops [][]int, i int, t, by Time, gpu int) (cause CauseKind, until Time) {
+	until = by
 	for hops := 0; hops <= len(res.Ops); hops++ {
 		rec := &res.Ops[i]
 		switch {
 		case rec.Issued > t:
-			return CauseHost
+			return CauseHost, min(until, rec.Issued)
 		case rec.Start <= t && t < rec.End: // running
-			if rec.Kind == OpCopy {
-				return CauseEngine
-			}
-			if int(rec.GPU) != gpu || rec.Kind == OpCollective {
-				return CauseEvent // work on another GPU, or a collective with other GPUs
-			}
-			return CauseHost
+			return runningCause(rec, gpu), min(until, rec.End)
 		case rec.Start <= t:
-			return CauseHost // ended: nothing holds it up
+			return CauseHost, until // ended: nothing holds it up
 		}
+		until = min(until, rec.Start) // pending until then
 		// Pending: the first op of its stream still unfinished at t holds it.
 		ops := sops[rec.Stream]
-		k := sort.Search(int(rec.StreamSeq), func(k int) bool { return res.Ops[ops[k]].End > t })
-		if k < int(rec.StreamSeq) {
+		seq := int(rec.StreamSeq)
+		k := sort.Search(seq, func(k int) bool { return res.Ops[ops[k]].End > t })
+		if k < seq {
+			if h := &res.Ops[ops[k]]; h.Start <= t {
+				// Running, and then the ops of its kind starting as
+				// the one before ends, passing over those that take no
+				// time (records, satisfied waits), up to op i's
+				// predecessor.
+				end := h.End
+				for j := k + 1; j < seq && end < until; j++ {
+					x := &res.Ops[ops[j]]
+					if x.Start != end || (x.End != end && x.Kind != h.Kind) {
+						break
+					}
+					end = x.End
+				}
+				return runningCause(h, gpu), min(until, end)
+			}
+			until = min(until, res.Ops[ops[k]].End)
 			i = ops[k]
 			continue
 		}
 		switch {
 		case rec.Kind == OpEventWait && rec.Target >= 0 && res.Ops[rec.Target].End > t:
+			until = min(until, res.Ops[rec.Target].End)
 			i = int(rec.Target)
 		case rec.Kind == OpCopy:
-			return CauseEngine // queued for a copy engine
+			return CauseEngine, until // queued for a copy engine
 		default:
-			return CauseHost
+			return CauseHost, until
 		}
+	}
+	return CauseHost, until
+}
+
+// runningCause classifies what an op running holds up on GPU gpu: a copy
+// is data, work on another GPU (or a collective with other GPUs) is another
+// GPU, anything else the host.
+func runningCause(rec *OpRecord, gpu int) CauseKind {
+	switch {
+	case rec.Kind == OpCopy:
+		return CauseEngine
+	case int(rec.GPU) != gpu || rec.Kind == OpCollective:
+		return CauseEvent
 	}
 	return CauseHost
 }
