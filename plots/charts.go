@@ -233,6 +233,16 @@ func (g grid) Y(r int) float64    { return float64(r) }
 
 // Heatmap draws a matrix with a value (and a note) in each cell: rows and
 // columns labelled, empty cells (NaN) left blank but for their note.
+//
+// It draws no color scale: every cell prints its value, and the color,
+// from white at zero to blue at the matrix's largest value, only ranks
+// the cells of this matrix. A scale would repeat the printed numbers less
+// precisely and, on a sheet of matrices (WriteSheet), invite comparing
+// colors across matrices whose scales differ.
+//
+// WriteSheet reads the matrix's shape from the x axis's ticker
+// (matrixTicks), to give every matrix of a sheet cells of one size and to
+// leave out those with no value at all.
 func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, notes [][]string, unit string) (*plot.Plot, error) {
 	if len(rows) == 0 || len(cols) == 0 {
 		return nil, fmt.Errorf("an empty matrix")
@@ -246,6 +256,7 @@ func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, n
 			}
 		}
 	}
+	lo0 := lo // +Inf when no cell has a value
 	if !finite(lo) {
 		lo, hi = 0, 1
 	}
@@ -303,7 +314,9 @@ func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, n
 	for i, r := range rows {
 		yt[i] = plot.Tick{Value: float64(len(rows) - 1 - i), Label: r}
 	}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(xt), plot.ConstantTicks(yt)
+	name, _, _ := strings.Cut(title, "\n")
+	p.X.Tick.Marker = matrixTicks{ConstantTicks: xt, name: name, rows: len(rows), cols: len(cols), empty: !finite(lo0)}
+	p.Y.Tick.Marker = plot.ConstantTicks(yt)
 	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
 	if unit != "" {
@@ -314,6 +327,16 @@ func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, n
 		}
 	}
 	return p, nil
+}
+
+// matrixTicks labels a heatmap's columns, and tells WriteSheet the
+// matrix's name (the title's first line), shape and whether it has no
+// value at all.
+type matrixTicks struct {
+	plot.ConstantTicks
+	name       string
+	rows, cols int
+	empty      bool
 }
 
 func fill(v [][]float64, lo float64) [][]float64 {

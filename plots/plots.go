@@ -99,10 +99,13 @@ func legendWidth(c draw.Canvas, p *plot.Plot) vg.Length {
 // legendMargin keeps the legend's text off the picture's right edge.
 const legendMargin = vg.Length(6)
 
+// titleRoom is the room drawPlot leaves above a plot's title.
+const titleRoom = vg.Length(5)
+
 // drawPlot draws p in c with its legend in a strip of width side on the
 // right, under the title (side 0: no strip).
 func drawPlot(c draw.Canvas, p *plot.Plot, side vg.Length) {
-	c = draw.Crop(c, 0, 0, 0, -vg.Points(5)) // room above the title
+	c = draw.Crop(c, 0, 0, 0, -titleRoom)
 	if side <= 0 {
 		p.Draw(c)
 		return
@@ -326,40 +329,188 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // WriteSheet renders plots of different sizes in a grid of cols columns,
 // each w wide; hs are their heights, and a row is as high as its tallest.
-// Unlike WriteGrid it does not align axes: for independent plots such as
-// the matrices of a benchmark.
+// Each plot is drawn at its own height, at the top of its row, and
+// unlike WriteGrid axes are not aligned: for independent plots such as the
+// matrices of a benchmark.
+//
+// Heatmaps (Heatmap) are sized by their matrix's shape: every one gets
+// cells of the same size, the largest that fits each in its w x h tile
+// and no wider than cellAspect times their height, so that a 1x8 matrix is
+// a strip as wide as an 8x8 one beside it, and a 1x1 one a single cell,
+// not a bar across the tile. A heatmap with no value in any cell (a test
+// of pairs of GPUs on a machine of one) is left out, and a line at the top
+// names those left out; when every plot is such a heatmap, all are drawn.
 func WriteSheet(out io.Writer, ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length, format string) (err error) {
 	defer recoverDraw(&err)
 	if len(ps) == 0 || len(hs) != len(ps) {
 		return fmt.Errorf("nothing to draw")
 	}
-	cols = max(1, min(cols, len(ps)))
-	var rowH []vg.Length
-	for i, h := range hs {
-		if i%cols == 0 {
-			rowH = append(rowH, 0)
-		}
-		rowH[len(rowH)-1] = max(rowH[len(rowH)-1], h)
-	}
-	var total vg.Length
-	for _, h := range rowH {
-		total += h
-	}
-	c, err := draw.NewFormattedCanvas(w*vg.Length(cols), total, format)
+	sh := layoutSheet(ps, cols, w, hs)
+	c, err := draw.NewFormattedCanvas(sh.size.X, sh.size.Y, format)
 	if err != nil {
 		return err
 	}
 	dc := draw.New(c)
-	top := total
-	pad := vg.Points(8)
-	for r, h := range rowH {
-		for k := 0; k < cols && r*cols+k < len(ps); k++ {
-			p := ps[r*cols+k]
-			tile := draw.Crop(dc, w*vg.Length(k)+pad, -(w*vg.Length(cols-k-1) + pad), top-h+pad, -(total-top)-pad)
-			drawPlot(tile, p, legendWidth(tile, p))
-		}
-		top -= h
+	for i, line := range sh.note {
+		sty := sh.noteStyle
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+		dc.FillText(sty, vg.Point{X: sheetPad, Y: sh.size.Y - sheetPad - vg.Length(i)*sh.noteLine}, line)
+	}
+	for k, p := range sh.plots {
+		tile := draw.Canvas{Canvas: dc.Canvas, Rectangle: sh.tiles[k]}
+		drawPlot(tile, p, legendWidth(tile, p))
 	}
 	_, err = c.WriteTo(out)
 	return err
+}
+
+// sheetPad separates the tiles of WriteSheet from each other and from the
+// picture's edges.
+const sheetPad = vg.Length(8)
+
+// cellAspect is the most a heatmap cell of WriteSheet is wider than high.
+const cellAspect = 2.5
+
+// sheet is WriteSheet's layout.
+type sheet struct {
+	size      vg.Point       // the picture's
+	plots     []*plot.Plot   // the plots drawn, in order
+	tiles     []vg.Rectangle // where each is drawn (title and axes included)
+	note      []string       // lines naming the heatmaps left out
+	noteStyle draw.TextStyle // their text
+	noteLine  vg.Length      // the height of one
+}
+
+// matrixOf returns the shape a heatmap's x axis records, if p is one.
+func matrixOf(p *plot.Plot) (matrixTicks, bool) {
+	m, ok := p.X.Tick.Marker.(matrixTicks)
+	return m, ok && m.rows > 0 && m.cols > 0
+}
+
+// layoutSheet places WriteSheet's plots; see WriteSheet.
+func layoutSheet(ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length) *sheet {
+	sh := &sheet{noteStyle: newPlot("", "", "").Legend.TextStyle}
+	var keep []int
+	var left []string
+	for i, p := range ps {
+		if m, ok := matrixOf(p); ok && m.empty {
+			left = append(left, m.name)
+			continue
+		}
+		keep = append(keep, i)
+	}
+	if len(keep) == 0 {
+		keep, left = nil, nil
+		for i := range ps {
+			keep = append(keep, i)
+		}
+	}
+	cols = max(1, min(cols, len(keep)))
+	sh.size.X = w * vg.Length(cols)
+	if len(left) > 0 {
+		sh.note = wrapWords("Left out, as no cell has a value:", left, sh.size.X-2*sheetPad, sh.noteStyle)
+		sh.noteLine = sh.noteStyle.Rectangle("Mg").Size().Y * 1.2
+	}
+	var rowH []vg.Length
+	for k, i := range keep {
+		if k%cols == 0 {
+			rowH = append(rowH, 0)
+		}
+		rowH[len(rowH)-1] = max(rowH[len(rowH)-1], hs[i])
+	}
+	noteH := vg.Length(0)
+	if len(sh.note) > 0 {
+		noteH = vg.Length(len(sh.note))*sh.noteLine + sheetPad
+	}
+	sh.size.Y = noteH
+	for _, h := range rowH {
+		sh.size.Y += h
+	}
+	// Each plot's slot: its column, its own height from the top of its row.
+	top := sh.size.Y - noteH
+	slots := make([]vg.Rectangle, len(keep))
+	for k, i := range keep {
+		if k > 0 && k%cols == 0 {
+			top -= rowH[k/cols-1]
+		}
+		x0 := w * vg.Length(k%cols)
+		slots[k] = vg.Rectangle{Min: vg.Point{X: x0 + sheetPad, Y: top - hs[i] + sheetPad}, Max: vg.Point{X: x0 + w - sheetPad, Y: top - sheetPad}}
+	}
+	// Heatmaps: one cell size for all, the largest every slot holds.
+	type fit struct{ overX, overY vg.Length }
+	fits := make([]*fit, len(keep))
+	cellW, cellH := vg.Length(math.Inf(1)), vg.Length(math.Inf(1))
+	for k, i := range keep {
+		m, ok := matrixOf(ps[i])
+		if !ok {
+			continue
+		}
+		c := draw.Crop(draw.Canvas{Rectangle: slots[k]}, 0, 0, 0, -titleRoom)
+		d := ps[i].DataCanvas(c)
+		f := &fit{overX: c.Size().X - d.Size().X, overY: slots[k].Size().Y - d.Size().Y}
+		fits[k] = f
+		cellW = min(cellW, d.Size().X/vg.Length(m.cols))
+		cellH = min(cellH, d.Size().Y/vg.Length(m.rows))
+	}
+	cellW = min(cellW, cellAspect*cellH)
+	for k, i := range keep {
+		r := slots[k]
+		if f := fits[k]; f != nil && cellW > 0 && cellH > 0 {
+			m, _ := matrixOf(ps[i])
+			tw := tileWidth(ps[i], r, f.overX, vg.Length(m.cols)*cellW)
+			th := min(r.Size().Y, f.overY+vg.Length(m.rows)*cellH)
+			mid := (r.Min.X + r.Max.X) / 2
+			r = vg.Rectangle{Min: vg.Point{X: mid - tw/2, Y: r.Max.Y - th}, Max: vg.Point{X: mid + tw/2, Y: r.Max.Y}}
+		}
+		sh.plots = append(sh.plots, ps[i])
+		sh.tiles = append(sh.tiles, r)
+	}
+	return sh
+}
+
+// tileWidth is the width, at most slot's, of a tile in which p's data
+// area is data wide. That is the axes' width (over) more, unless an x axis
+// label wider than the data widens the picture around it: then the
+// narrowest tile that fits, found by bisection (the data's width grows
+// with the tile's).
+func tileWidth(p *plot.Plot, slot vg.Rectangle, over, data vg.Length) vg.Length {
+	dataIn := func(w vg.Length) vg.Length {
+		r := slot
+		r.Max.X = r.Min.X + w
+		return p.DataCanvas(draw.Crop(draw.Canvas{Rectangle: r}, 0, 0, 0, -titleRoom)).Size().X
+	}
+	lo, hi := over+data, slot.Size().X
+	if lo >= hi {
+		return hi
+	}
+	if dataIn(lo) >= data-0.01 {
+		return lo
+	}
+	for range 40 {
+		mid := (lo + hi) / 2
+		if dataIn(mid) >= data {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// wrapWords writes lead and then words joined by ", " in lines no wider
+// than width (a word wider than that gets a line of its own).
+func wrapWords(lead string, words []string, width vg.Length, sty draw.TextStyle) []string {
+	lines := []string{lead}
+	for k, wd := range words {
+		if k < len(words)-1 {
+			wd += ","
+		}
+		last := &lines[len(lines)-1]
+		if sty.Width(*last+" "+wd) <= width {
+			*last += " " + wd
+			continue
+		}
+		lines = append(lines, wd)
+	}
+	return lines
 }

@@ -1,0 +1,106 @@
+package plots
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// matrix is a heatmap of rows x cols cells of value v (NaN: no value, as
+// nvbandwidth's N/A), sized as gpusim nvbandwidth sizes it.
+func matrix(t *testing.T, name string, rows, cols int, v float64) (*plot.Plot, vg.Length) {
+	t.Helper()
+	var rs, cs []string
+	vals := make([][]float64, rows)
+	for r := range rows {
+		rs = append(rs, string(rune('0'+r)))
+		for range cols {
+			vals[r] = append(vals[r], v)
+		}
+	}
+	for c := range cols {
+		cs = append(cs, string(rune('0'+c)))
+	}
+	p, err := Heatmap(name+"\nmachine, predicted", "GPU (column)", "CPU (row)", rs, cs, vals, nil, "GB/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Title.TextStyle.Font.Size = 12
+	return p, Pixels(float64(130 + 48*rows))
+}
+
+// TestSheetSizesMatricesByShape: on a sheet of heatmaps, a 1x8 matrix
+// beside an 8x8 one is a strip of the same cells, not stretched to the
+// 8x8's height; a 1x1 matrix is one cell, not a bar across its tile; every
+// cell of the sheet has one size; a matrix with no value is left out and
+// named at the top.
+func TestSheetSizesMatricesByShape(t *testing.T) {
+	var ps []*plot.Plot
+	var hs []vg.Length
+	for _, m := range []struct {
+		name       string
+		rows, cols int
+		v          float64
+	}{
+		{"h2d", 1, 8, 55.4}, {"d2d", 8, 8, 393}, {"latency_host", 1, 8, 2000}, {"latency_d2d", 8, 8, 800},
+		{"one", 1, 1, 393}, {"none", 1, 1, math.NaN()},
+	} {
+		p, h := matrix(t, m.name, m.rows, m.cols, m.v)
+		ps, hs = append(ps, p), append(hs, h)
+	}
+	w := Pixels(672)
+	sh := layoutSheet(ps, 2, w, hs)
+	if len(sh.plots) != 5 {
+		t.Fatalf("%d plots drawn, want 5: the one with no value left out", len(sh.plots))
+	}
+	if note := strings.Join(sh.note, " "); !strings.Contains(note, "none") || strings.Contains(note, "h2d") {
+		t.Errorf("note %q, want it to name only the matrix with no value", note)
+	}
+	var cellW, cellH []vg.Length
+	shapes := [][2]int{{1, 8}, {8, 8}, {1, 8}, {8, 8}, {1, 1}}
+	for k, p := range sh.plots {
+		r := sh.tiles[k]
+		d := p.DataCanvas(draw.Crop(draw.Canvas{Rectangle: r}, 0, 0, 0, -titleRoom))
+		cellW = append(cellW, d.Size().X/vg.Length(shapes[k][1]))
+		cellH = append(cellH, d.Size().Y/vg.Length(shapes[k][0]))
+		// Inside its column and the picture.
+		col := vg.Length(k % 2)
+		if r.Min.X < col*w || r.Max.X > (col+1)*w || r.Min.Y < 0 || r.Max.Y > sh.size.Y {
+			t.Errorf("%d: tile %v outside its column or the picture (%v)", k, r, sh.size)
+		}
+	}
+	for k := range cellW {
+		if math.Abs(float64(cellW[k]-cellW[0])) > 0.5 || math.Abs(float64(cellH[k]-cellH[0])) > 0.5 {
+			t.Errorf("matrix %d: cells %.1f x %.1f, matrix 0's %.1f x %.1f: want one size", k, cellW[k], cellH[k], cellW[0], cellH[0])
+		}
+	}
+	if cellW[0] > cellAspect*cellH[0]+0.5 {
+		t.Errorf("cells %.1f x %.1f: wider than %g times their height", cellW[0], cellH[0], cellAspect)
+	}
+	// The 1x8 strip beside the 8x8 matrix is no higher than it was
+	// given, not stretched to the 8x8's height.
+	if h1, h8 := sh.tiles[2].Size().Y, sh.tiles[3].Size().Y; h1 > hs[2] || h1 >= h8 {
+		t.Errorf("the 1x8 tile is %.0f high (given %.0f) beside the 8x8's %.0f: stretched", h1, hs[2], h8)
+	}
+	var a, b bytes.Buffer
+	for _, buf := range []*bytes.Buffer{&a, &b} {
+		if err := WriteSheet(buf, ps, 2, w, hs, "png"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("two drawings of one sheet differ")
+	}
+	// Every matrix without a value: all drawn (there is nothing else), no
+	// note.
+	p1, h1 := matrix(t, "n1", 1, 1, math.NaN())
+	p2, h2 := matrix(t, "n2", 1, 1, math.NaN())
+	if sh := layoutSheet([]*plot.Plot{p1, p2}, 2, w, []vg.Length{h1, h2}); len(sh.plots) != 2 || len(sh.note) != 0 {
+		t.Errorf("only empty matrices: %d drawn, note %q; want both drawn, no note", len(sh.plots), sh.note)
+	}
+}
