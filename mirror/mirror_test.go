@@ -263,3 +263,43 @@ func TestP2PTestLayout(t *testing.T) {
 		t.Errorf("first row %q, want it to start with %q", lines[6], "     0 1000.00 ")
 	}
 }
+
+// nvbandwidth's -t takes a test's name or its index in nvbandwidth's list
+// (methods.md §5: 0 host_to_device_memcpy_ce, ..., 34 device_local_copy).
+func TestNVBandwidthTestsByIndex(t *testing.T) {
+	for arg, want := range map[string]string{
+		"0":                        "host_to_device_memcpy_ce",
+		"1":                        "device_to_host_memcpy_ce",
+		"4":                        "device_to_device_memcpy_read_ce",
+		"7":                        "device_to_device_bidirectional_memcpy_write_ce",
+		"8":                        "all_to_host_memcpy_ce",
+		"10":                       "host_to_all_memcpy_ce",
+		"32":                       "host_device_latency_sm",
+		"33":                       "device_to_device_latency_sm",
+		"device_to_host_memcpy_ce": "device_to_host_memcpy_ce",
+	} {
+		if got, err := NVBandwidthTestName(arg); err != nil || got != want {
+			t.Errorf("-t %s: got %q, %v; want %s", arg, got, err, want)
+		}
+	}
+	for arg, want := range map[string]string{
+		"9":                        "test 9 is all_to_host_bidirectional_memcpy_ce, which gpusim does not mirror",
+		"16":                       "test 16 is host_to_device_memcpy_sm, which gpusim does not mirror",
+		"35":                       "no test has index 35: nvbandwidth's tests are numbered 0 to 34",
+		"-1":                       "no test has index -1",
+		"host_to_device_memcpy_sm": "test host_to_device_memcpy_sm is not mirrored by gpusim",
+		"fastest_copy":             `unknown test "fastest_copy"`,
+	} {
+		if _, err := NVBandwidthTestName(arg); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("-t %s: got %v, want an error starting %q", arg, err, want)
+		}
+	}
+	// NVBandwidth itself takes an index and names the matrix by the test.
+	ms, err := NVBandwidth(loadToy(t).Machine, "5", 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[0].Name != "device_to_device_memcpy_write_ce" {
+		t.Errorf("test 5 ran %s, want device_to_device_memcpy_write_ce", ms[0].Name)
+	}
+}

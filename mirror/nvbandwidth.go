@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"gpusim/sim"
@@ -37,10 +38,69 @@ var NVBandwidthTests = []string{
 	"device_to_device_latency_sm",
 }
 
-// NVBandwidth runs one nvbandwidth test on m with the given buffer size and
+// nvbandwidthList is every test of nvbandwidth v0.8, single-node build, in
+// the order of its createTestcases() (methods.md §5): a test's index there
+// is what nvbandwidth's -t takes in place of its name.
+var nvbandwidthList = []string{
+	"host_to_device_memcpy_ce", "device_to_host_memcpy_ce",
+	"host_to_device_bidirectional_memcpy_ce", "device_to_host_bidirectional_memcpy_ce",
+	"device_to_device_memcpy_read_ce", "device_to_device_memcpy_write_ce",
+	"device_to_device_bidirectional_memcpy_read_ce", "device_to_device_bidirectional_memcpy_write_ce",
+	"all_to_host_memcpy_ce", "all_to_host_bidirectional_memcpy_ce",
+	"host_to_all_memcpy_ce", "host_to_all_bidirectional_memcpy_ce",
+	"all_to_one_write_ce", "all_to_one_read_ce", "one_to_all_write_ce", "one_to_all_read_ce",
+	"host_to_device_memcpy_sm", "device_to_host_memcpy_sm",
+	"host_to_device_bidirectional_memcpy_sm", "device_to_host_bidirectional_memcpy_sm",
+	"device_to_device_memcpy_read_sm", "device_to_device_memcpy_write_sm",
+	"device_to_device_bidirectional_memcpy_read_sm", "device_to_device_bidirectional_memcpy_write_sm",
+	"all_to_host_memcpy_sm", "all_to_host_bidirectional_memcpy_sm",
+	"host_to_all_memcpy_sm", "host_to_all_bidirectional_memcpy_sm",
+	"all_to_one_write_sm", "all_to_one_read_sm", "one_to_all_write_sm", "one_to_all_read_sm",
+	"host_device_latency_sm", "device_to_device_latency_sm", "device_local_copy",
+}
+
+// NVBandwidthTestName resolves what nvbandwidth's -t takes, a test's name or
+// its index in nvbandwidth's own list (0 host_to_device_memcpy_ce ... 34
+// device_local_copy), to the name of a test gpusim mirrors; an index of a
+// test gpusim does not mirror is an error that names the test.
+func NVBandwidthTestName(arg string) (string, error) {
+	if contains(NVBandwidthTests, arg) {
+		return arg, nil
+	}
+	if i, err := strconv.Atoi(arg); err == nil {
+		if i < 0 || i >= len(nvbandwidthList) {
+			return "", fmt.Errorf("no test has index %d: nvbandwidth's tests are numbered 0 to %d; tests: %s", i, len(nvbandwidthList)-1, strings.Join(NVBandwidthTests, ", "))
+		}
+		name := nvbandwidthList[i]
+		if !contains(NVBandwidthTests, name) {
+			return "", fmt.Errorf("test %d is %s, which gpusim does not mirror; tests: %s", i, name, strings.Join(NVBandwidthTests, ", "))
+		}
+		return name, nil
+	}
+	if contains(nvbandwidthList, arg) {
+		return "", fmt.Errorf("test %s is not mirrored by gpusim; tests: %s", arg, strings.Join(NVBandwidthTests, ", "))
+	}
+	return "", fmt.Errorf("unknown test %q; tests: %s", arg, strings.Join(NVBandwidthTests, ", "))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// NVBandwidth runs one nvbandwidth test (a name or an index, as
+// NVBandwidthTestName takes them) on m with the given buffer size and
 // returns its matrices (most tests have one; bidirectional device-to-device
 // tests have three: each direction and their total).
 func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
+	test, err := NVBandwidthTestName(test)
+	if err != nil {
+		return nil, err
+	}
 	g := len(m.GPUs)
 	gpus := gpuIndexNames(m)
 	host := func(i int) int { return m.Hosts[m.GPUs[i].Host].Node }
