@@ -238,7 +238,8 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 			xv[i] = float64(i)
 		}
 	}
-	// The y unit: seconds scaled to what reads well.
+	// The y unit: the largest in which the longest makespan is 1 or more,
+	// as on every time axis (plots' timeUnit): no tick reaches 1000.
 	scale, unit := 1.0, ""
 	if m.name == "makespan" {
 		hi := 0.0
@@ -246,9 +247,9 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 			hi = math.Max(hi, r.MakespanS)
 		}
 		switch {
-		case hi >= 10:
+		case hi >= 1:
 			scale, unit = 1, "s"
-		case hi >= 10e-3:
+		case hi >= 1e-3:
 			scale, unit = 1e3, "ms"
 		default:
 			scale, unit = 1e6, "us"
