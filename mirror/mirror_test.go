@@ -225,11 +225,11 @@ func TestNCCLTestsAverageIsPrintedWithCsG(t *testing.T) {
 	}
 }
 
-// p2p-test prints what the CUDA sample prints after its device list: the
-// connectivity matrix ("     D\D" and "%6d" per column, each row "%6d\t"
-// then "%6d" per cell), then the bandwidth matrices, each row "%6d " then
-// "%6.02f " per cell, as measured.md's pasted outputs show them (trailing
-// spaces dropped).
+// p2p-test prints what the CUDA sample prints: the connectivity matrix
+// ("     D\D" and "%6d" per column, each row "%6d\t" then "%6d" per cell), then
+// each matrix with "   D\D" (or "   GPU", "   CPU") and "%6d " per column
+// over rows of "%6d " and "%6.02f " per cell, as measured.md's pasted
+// outputs show them (trailing spaces dropped).
 func TestP2PTestLayout(t *testing.T) {
 	// The toy's switch does not forward P2P: the GPUs cannot access each
 	// other's memory, and copies between them are staged through cpu0.
@@ -250,6 +250,7 @@ func TestP2PTestLayout(t *testing.T) {
 		"     0\t     1     0",
 		"     1\t     0     1",
 		"Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+		`   D\D     0      1`,
 	}
 	for i, w := range want {
 		if i >= len(lines) || lines[i] != w {
@@ -261,6 +262,11 @@ func TestP2PTestLayout(t *testing.T) {
 	// read and write counted: 1000.00.
 	if !strings.HasPrefix(lines[6], "     0 1000.00 ") {
 		t.Errorf("first row %q, want it to start with %q", lines[6], "     0 1000.00 ")
+	}
+	for _, h := range []string{"   GPU     0      1", "   CPU     0      1"} {
+		if !strings.Contains(buf.String(), "\n"+h+"\n") {
+			t.Errorf("no latency header %q in\n%s", h, buf.String())
+		}
 	}
 }
 

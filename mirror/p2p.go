@@ -113,10 +113,13 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	return out, nil
 }
 
-// WriteP2P prints the matrices as p2pBandwidthLatencyTest does: "D\D" (or
-// "GPU"/"CPU" for latency) headers and "%6.02f" cells. The connectivity
-// matrix has a layout of its own: "     D\D" and "%6d" per column, each row
-// "%6d\t" then "%6d" per cell.
+// WriteP2P prints the matrices as p2pBandwidthLatencyTest does (its
+// outputBandwidthMatrix and outputLatencyMatrix print "   D\D" (or "   GPU",
+// "   CPU"), then "%6d " per column, and each row "%6d " then "%6.02f " per
+// cell: the header's columns end one place left of the cells'), without the
+// trailing spaces, as measured.md's pasted outputs show them. The
+// connectivity matrix has a layout of its own: "     D\D" and "%6d" per
+// column, each row "%6d\t" then "%6d" per cell.
 func WriteP2P(w io.Writer, ms []*Matrix) {
 	for _, mx := range ms {
 		if mx.Name == P2PConnectivity {
@@ -134,9 +137,12 @@ func WriteP2P(w io.Writer, ms []*Matrix) {
 		} else {
 			fmt.Fprintln(w, mx.Title)
 		}
-		fmt.Fprintf(w, "%6s", corner)
-		for _, c := range mx.Cols {
-			fmt.Fprintf(w, " %6s", c)
+		fmt.Fprintf(w, "   %s", corner)
+		for k, c := range mx.Cols {
+			if k > 0 {
+				fmt.Fprint(w, " ")
+			}
+			fmt.Fprintf(w, "%6s", c)
 		}
 		fmt.Fprintln(w)
 		for i, r := range mx.Rows {

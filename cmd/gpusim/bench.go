@@ -140,7 +140,7 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("nvbandwidth", nvbSynopsis, stderr)
 	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
 	var tests listFlag
-	fs.Var(&tests, "t", "run this test (repeatable; default: all of "+strings.Join(mirror.NVBandwidthTests, ", ")+")")
+	fs.Var(&tests, "t", "run this test, by name or by its index in nvbandwidth's list (repeatable; default: all of "+strings.Join(mirror.NVBandwidthTests, ", ")+")")
 	fs.Var(&tests, "testcase", "same as -t")
 	buf := fs.Int64("buffer-size", mirror.NVBandwidthDefaultBuffer>>20, "copy size in MiB, as nvbandwidth's -b")
 	fs.Int64Var(buf, "b", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size")
@@ -160,12 +160,15 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		return &usageError{"gpusim nvbandwidth: --buffer-size is a number of MiB from 1 to 1048576"}
 	}
 	if len(tests) == 0 {
-		tests = mirror.NVBandwidthTests
+		tests = append(listFlag(nil), mirror.NVBandwidthTests...)
 	}
-	for _, tc := range tests {
-		if !contains(mirror.NVBandwidthTests, tc) {
-			return &usageError{fmt.Sprintf("gpusim nvbandwidth: unknown test %q; tests: %s", tc, strings.Join(mirror.NVBandwidthTests, ", "))}
+	for i, tc := range tests {
+		// A name, or an index in nvbandwidth's own list, as its -t takes.
+		name, err := mirror.NVBandwidthTestName(tc)
+		if err != nil {
+			return &usageError{"gpusim nvbandwidth: " + err.Error()}
 		}
+		tests[i] = name
 	}
 	if *plotTo != "" {
 		if _, err := plots.FormatOf(*plotTo); err != nil {
