@@ -145,6 +145,9 @@ func Run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
 	}
 	c.start = c.clock.Now()
 	res, err := c.run()
+	if err != nil && c.doing != "" && ctx.Err() == nil {
+		err = fmt.Errorf("%s: %w", c.doing, err)
+	}
 	if ferr := c.free(); err == nil && ferr != nil {
 		err = fmt.Errorf("freeing what calibration allocated: %w", ferr)
 	}
@@ -181,6 +184,9 @@ type cal struct {
 	res     *Result
 	done    int
 	total   int
+	// doing names the measurement under way, for errors: a failed call
+	// says where in the calibration it failed.
+	doing string
 }
 
 const maxEvents = 64
@@ -234,10 +240,12 @@ func (c *cal) run() (*Result, error) {
 	c.maxSz = sizes[len(sizes)-1]
 	c.gpus = make([]gpu, n)
 	for i := 0; i < n; i++ {
+		c.doing = fmt.Sprintf("setting up gpu%d", i)
 		if err := c.setupGPU(i); err != nil {
 			return nil, err
 		}
 	}
+	c.doing = "allocating pinned host buffers"
 	if c.pinned, err = drv.MemHostAlloc(c.maxSz); err != nil {
 		return nil, err
 	}
@@ -258,6 +266,7 @@ func (c *cal) run() (*Result, error) {
 	}
 	c.total = 1 + n*8 + pairs + 2 // overheads; per GPU 5 paths, copies at once, kernels, done; pairs; all at once, memcpy
 	// Host overheads on GPU 0.
+	c.doing = "measuring launch and sync overheads on gpu0"
 	if err := c.overheads(); err != nil {
 		return nil, err
 	}
@@ -299,6 +308,7 @@ func (c *cal) run() (*Result, error) {
 				c.step(name + " (skipped: budget)")
 				continue
 			}
+			c.doing = "" // a path's errors name it and the size
 			f, err := c.path(i, name, p.busy, p.run)
 			if err != nil {
 				page.Free()
@@ -308,6 +318,7 @@ func (c *cal) run() (*Result, error) {
 			c.step(name)
 		}
 		// Aggregates.
+		c.doing = fmt.Sprintf("measuring concurrent copies on gpu%d", i)
 		if !c.over() {
 			bi, err := c.concurrent(i, []func(s hw.Stream) error{
 				func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, s) },
@@ -346,6 +357,7 @@ func (c *cal) run() (*Result, error) {
 		if err := page.Free(); err != nil {
 			return nil, err
 		}
+		c.doing = "" // the kernels' errors name them
 		if err := c.kernels(i); err != nil {
 			return nil, err
 		}
@@ -374,6 +386,7 @@ func (c *cal) run() (*Result, error) {
 				c.step(name + " (skipped: budget)")
 				continue
 			}
+			c.doing = fmt.Sprintf("enabling peer access gpu%d->gpu%d", i, j)
 			if ok, err := c.enablePeers(i, j); err != nil {
 				return nil, err
 			} else if !ok {
@@ -381,6 +394,7 @@ func (c *cal) run() (*Result, error) {
 				c.step(name + " (skipped: no peer access left)")
 				continue
 			}
+			c.doing = ""
 			src, dst := &c.gpus[i], &c.gpus[j]
 			f, err := c.path(i, name, true, func(o, n uint64, s hw.Stream) error {
 				return drv.MemcpyPeerAsync(dst.b+hw.DevicePtr(o), dst.ctx, src.a+hw.DevicePtr(o), src.ctx, n, s)
@@ -403,6 +417,7 @@ func (c *cal) run() (*Result, error) {
 		}
 	}
 	// Every GPU's H2D at once, then D2H, pinned and pageable.
+	c.doing = "measuring every GPU's copies at once"
 	if n > 1 {
 		for _, m := range []struct {
 			dst      *float64
@@ -437,6 +452,7 @@ func (c *cal) run() (*Result, error) {
 	}
 	// Every pair with peer access at once, both ways.
 	if len(r.P2P) > 0 && !c.over() {
+		c.doing = "measuring every peer pair at once"
 		x, err := c.allPairsAtOnce()
 		if err != nil {
 			return nil, err
@@ -445,6 +461,7 @@ func (c *cal) run() (*Result, error) {
 	}
 	c.step("all GPUs at once")
 	// Host memcpy.
+	c.doing = "measuring host memcpy"
 	if hm, err := c.hostMemcpy(); err != nil {
 		return nil, err
 	} else {
@@ -1080,9 +1097,10 @@ func (c *cal) sampleHostOps(after string, runs int) error {
 		if len(r.HostOpRuns) > 0 && c.over() {
 			break
 		}
+		c.doing = fmt.Sprintf("timing a loop of empty kernels through the hw backend (after %s)", after)
 		x, err := c.backendOps()
 		if err != nil {
-			return fmt.Errorf("a loop of empty kernels through the hw backend: %w", err)
+			return err
 		}
 		r.HostOpRuns = append(r.HostOpRuns, HostOpRun{After: after, PerOp: x})
 	}

@@ -145,6 +145,34 @@ func TestRunKernelFailureAtALaterCall(t *testing.T) {
 	}
 }
 
+// TestRunErrorNamesTheMeasurement: a call that fails says which measurement
+// it was part of: a copy path names itself and the size; the others are
+// named by the calibration. In a clean run of two GPUs (the fake's call log)
+// the first cuMemHostAlloc allocates the pinned buffers, the first
+// cuEventRecord is the host overheads' (measured first, on gpu0), the first
+// cuMemcpyHtoDAsync_v2 the first path's (h2d pinned on gpu0, 4 KiB first),
+// and the first cuCtxEnablePeerAccess the enabling of gpu0->gpu1.
+func TestRunErrorNamesTheMeasurement(t *testing.T) {
+	for _, tc := range []struct{ call, want string }{
+		{"cuMemHostAlloc", "allocating pinned host buffers: cuMemHostAlloc: "},
+		{"cuEventRecord", "measuring launch and sync overheads on gpu0: cuEventRecord: "},
+		{"cuMemcpyHtoDAsync_v2", "h2d pinned gpu0, 4096 bytes: cuMemcpyHtoDAsync_v2: "},
+		{"cuCtxEnablePeerAccess", "enabling peer access gpu0->gpu1: cuCtxEnablePeerAccess: "},
+	} {
+		cfg := fakeConfig()
+		cfg.Devices = 2
+		cfg.Fail = map[string]int{tc.call: 1} // CUDA_ERROR_INVALID_VALUE
+		f := hw.NewFake(cfg)
+		_, err := Run(context.Background(), f, Options{Quick: true})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s failing: error %v, want it to start %q", tc.call, err, tc.want)
+		}
+		if live := f.Live(); len(live) > 0 {
+			t.Errorf("%s failing: not freed: %v", tc.call, live)
+		}
+	}
+}
+
 func TestRunCancelled(t *testing.T) {
 	f := hw.NewFake(fakeConfig())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -456,7 +484,7 @@ func TestRunChecksFreeMemory(t *testing.T) {
 		free uint64
 		want string // "" calibrates
 	}{
-		{767 << 20, "calibration needs 768 MiB of device memory on GPU 1 (Fake GPU): two buffers of 256 MiB for its copies and 256 MiB for the driver and the kernels; it has 767 MiB free"},
+		{767 << 20, "setting up gpu1: calibration needs 768 MiB of device memory on GPU 1 (Fake GPU): two buffers of 256 MiB for its copies and 256 MiB for the driver and the kernels; it has 767 MiB free"},
 		{768 << 20, ""},
 	} {
 		cfg := fakeConfig()
