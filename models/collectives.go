@@ -230,6 +230,10 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	if err != nil {
 		return nil, err
 	}
+	if algo == "nvls" && spec.SMShare <= 0 && smMin > 0 {
+		// NVLS runs on at most nvlsChannels channels, one SM each.
+		share = math.Min(1, float64(min(p.chans, nvlsChannels))/float64(smMin))
+	}
 	plan := &sim.CollPlan{Name: spec.Kind, Algorithm: algo, Protocol: protoNames[proto], Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
 	if n == 1 {
 		// One rank: an out-of-place call still copies its buffer within the GPU.

@@ -139,11 +139,9 @@ func TestFewerChannelsAreNeverFaster(t *testing.T) {
 					continue
 				}
 				var prev sim.Time
-				counts := []int{24, 16, 8, 2, 1}
-				if algo == "auto" {
-					counts = counts[1:] // all-reduce runs NVLS, at full rate from 16
-				}
-				for i, ch := range counts {
+				// NVLS (all-reduce's auto here) runs at full rate from
+				// 16 channels and claims no more SMs beyond them.
+				for i, ch := range []int{24, 16, 8, 2, 1} {
 					got := collectiveBeside(t, tp, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: 256 << 20, Algorithm: algo, Channels: ch}, kernel)
 					if i > 0 && got < prev {
 						t.Errorf("%s/%s beside a %v kernel: %d channels take %v, less than the %v of more channels", kind, algo, kernel, ch, got, prev)
@@ -151,6 +149,35 @@ func TestFewerChannelsAreNeverFaster(t *testing.T) {
 					prev = got
 				}
 			}
+		}
+	}
+}
+
+// A collective's kernels claim an SM per channel: NCCL over NVLink runs 24
+// channels, so a ring all-reduce on a DGX H100 (132 SMs per GPU) claims
+// 24/132 of them; NVLS runs on at most 16 (nvlsChannels), so an NVLS
+// all-reduce claims 16/132 by default and with more channels asked for, and
+// 8/132 with 8.
+func TestCollectiveSMShareFollowsItsChannels(t *testing.T) {
+	tp, err := topologies.LoadShipped("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for _, c := range []struct {
+		algo  string
+		chans int
+		want  float64
+	}{
+		{"ring", 0, 24.0 / 132}, {"ring", 8, 8.0 / 132},
+		{"nvls", 0, 16.0 / 132}, {"nvls", 24, 16.0 / 132}, {"nvls", 8, 8.0 / 132},
+	} {
+		plan, err := models.BuildCollective(tp.Machine, tp.GPUModels, models.CollSpec{Kind: models.AllReduce, GPUs: gpus, Bytes: 1 << 30, Algorithm: c.algo, Channels: c.chans})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Algorithm != c.algo || math.Abs(plan.SMShare-c.want) > 1e-12 {
+			t.Errorf("%s with %d channels: %s claiming %g of the SMs, want %s claiming %g", c.algo, c.chans, plan.Algorithm, plan.SMShare, c.algo, c.want)
 		}
 	}
 }
