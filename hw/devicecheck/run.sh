@@ -43,7 +43,9 @@ build)
 	ls -l hw/devicecheck/bin/
 	if command -v objdump >/dev/null; then
 		need=$(objdump -T hw/devicecheck/bin/gpusim | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)
-		echo "bin/gpusim needs ${need:-no versioned} glibc or newer on the GPU host; where it cannot start, the device half uses bin/gpusim-nocgo"
+		if [ -n "$need" ]; then
+			echo "bin/gpusim needs glibc ${need#GLIBC_} or newer on the GPU host; where it cannot start, the device half uses bin/gpusim-nocgo"
+		fi
 	fi
 	echo "built at $rev"
 	;;
@@ -55,7 +57,7 @@ device)
 	failed=0
 	: >"$log"
 	if [ ! -x "$g" ]; then
-		echo "run.sh: no $g: run \`hw/devicecheck/run.sh build\` on a machine with Go first, and carry hw/devicecheck/bin" >&2
+		echo "run.sh: no executable $g: run \`hw/devicecheck/run.sh build\` on a machine with Go first, and carry hw/devicecheck/bin" >&2
 		exit 2
 	fi
 	if [ -n "${GPUSIM_REHEARSAL:-}" ]; then
@@ -65,6 +67,10 @@ device)
 		# Typically "GLIBC_2.34 not found": an older glibc than the build machine's.
 		echo "== $g does not start here ($(echo "$why" | head -n 1)); using bin/gpusim-nocgo (no NVML: no topo discover)" | tee -a "$log"
 		g="$here/bin/gpusim-nocgo"
+		if ! [ -x "$g" ] || ! "$g" version >/dev/null 2>&1; then
+			echo "run.sh: neither bin/gpusim nor bin/gpusim-nocgo starts here: run \`hw/devicecheck/run.sh build\` again (it builds both) and carry hw/devicecheck/bin" | tee -a "$log" >&2
+			exit 2
+		fi
 	fi
 	step() { # step NAME COMMAND...: run, log, keep going (counting failures)
 		local name=$1
