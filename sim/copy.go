@@ -82,7 +82,8 @@ type copyState struct {
 	runs, run int
 	hostStage int // index of the host memcpy stage, or -1
 	// dir is the way the copy's data crosses the GPU whose engine it
-	// holds (its stream's): 0 into it, 1 out of it, -1 within it.
+	// holds (its stream's): 0 into it, 1 out of it, -1 within it (or
+	// neither end on it, which validation refuses).
 	dir int8
 	// hostBusy is how long the host memcpy stage's chunks ran: CPU time of
 	// the thread, which stays in the call until the stage ends.

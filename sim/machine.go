@@ -107,7 +107,9 @@ type GPU struct {
 	Node  int    // index into Machine.Nodes
 	Host  int    // index into Machine.Hosts: the socket it is attached to (its NUMA affinity)
 	Model string // the preset it was built from, for display only
-	// CopyEngines is the number of DMA engines; copies beyond it queue.
+	// CopyEngines is the number of DMA engines. A copy waits for one; with
+	// two or more, each direction keeps one (see gpuState.mayTake), so a
+	// copy may wait while an engine is free for the other direction.
 	CopyEngines int
 	// CopyOverhead is the fixed time a copy engine spends on each copy (or chunk)
 	// before bytes move.
