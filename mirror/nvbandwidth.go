@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ var nvbandwidthList = []string{
 // device_local_copy), to the name of a test gpusim mirrors; an index of a
 // test gpusim does not mirror is an error that names the test.
 func NVBandwidthTestName(arg string) (string, error) {
-	if contains(NVBandwidthTests, arg) {
+	if slices.Contains(NVBandwidthTests, arg) {
 		return arg, nil
 	}
 	if i, err := strconv.Atoi(arg); err == nil {
@@ -72,24 +73,15 @@ func NVBandwidthTestName(arg string) (string, error) {
 			return "", fmt.Errorf("no test has index %d: nvbandwidth's tests are numbered 0 to %d; tests: %s", i, len(nvbandwidthList)-1, strings.Join(NVBandwidthTests, ", "))
 		}
 		name := nvbandwidthList[i]
-		if !contains(NVBandwidthTests, name) {
+		if !slices.Contains(NVBandwidthTests, name) {
 			return "", fmt.Errorf("test %d is %s, which gpusim does not mirror; tests: %s", i, name, strings.Join(NVBandwidthTests, ", "))
 		}
 		return name, nil
 	}
-	if contains(nvbandwidthList, arg) {
+	if slices.Contains(nvbandwidthList, arg) {
 		return "", fmt.Errorf("test %s is not mirrored by gpusim; tests: %s", arg, strings.Join(NVBandwidthTests, ", "))
 	}
 	return "", fmt.Errorf("unknown test %q; tests: %s", arg, strings.Join(NVBandwidthTests, ", "))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // NVBandwidth runs one nvbandwidth test (a name or an index, as

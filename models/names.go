@@ -6,8 +6,9 @@ import (
 )
 
 // GPUPresetFor maps a GPU's product name, as NVML and the CUDA driver
-// report it ("NVIDIA H100 80GB HBM3"), to a GPU preset (see GPUNames). It returns "" when no preset fits, and a note when the
-// mapping is an approximation or fails.
+// report it ("NVIDIA H100 80GB HBM3"), to a GPU preset (see GPUNames). It
+// returns "" when no preset fits, and a note when the mapping is an
+// approximation or fails.
 func GPUPresetFor(name string) (preset, note string) {
 	up := strings.ToUpper(name)
 	f := strings.Fields(strings.NewReplacer("-", " ", "_", " ").Replace(up))

@@ -279,7 +279,8 @@ func alike(compute, comm [][]float64) [][]int {
 }
 
 // nameRuns names the GPUs idx (ascending indices into names) with runs of
-// consecutive ones as ranges: "gpu0-gpu7", "gpu0-gpu3, gpu6", "gpu2".
+// consecutive ones as ranges: "gpu0-gpu7", "gpu0-gpu3, gpu6", "gpu2"
+// ("left to right" where the names are not a prefix and a number).
 func nameRuns(names []string, idx []int) string {
 	var parts []string
 	for i := 0; i < len(idx); {
@@ -292,10 +293,19 @@ func nameRuns(names []string, idx []int) string {
 			parts = append(parts, names[idx[i]])
 		case j == i+1:
 			parts = append(parts, names[idx[i]], names[idx[j]])
-		default:
+		case numbered(names[idx[i]], names[idx[j]]):
 			parts = append(parts, names[idx[i]]+"-"+names[idx[j]])
+		default: // names that do not count: "left to right", not "left-right"
+			parts = append(parts, names[idx[i]]+" to "+names[idx[j]])
 		}
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// numbered reports whether a and b are one prefix and two numbers, as gpu0
+// and gpu7, so that "a-b" reads as a range.
+func numbered(a, b string) bool {
+	pa, pb := strings.TrimRight(a, "0123456789"), strings.TrimRight(b, "0123456789")
+	return pa == pb && len(pa) < len(a) && len(pb) < len(b) && !strings.ContainsRune(pa, '-')
 }

@@ -247,15 +247,6 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // needTopology refuses positional arguments and a missing --topology,
 // saying which (the tools run on a machine the user names).
 func needTopology(cmd, synopsis string, pos []string, topo string) error {
