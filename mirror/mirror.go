@@ -135,6 +135,14 @@ type copySpec struct {
 // and returns for each the time from its first copy's start to its last
 // copy's end.
 func timeCopies(m *sim.Machine, specs []copySpec) ([]sim.Time, error) {
+	gpu, _, err := timeCopiesAndCalls(m, specs)
+	return gpu, err
+}
+
+// timeCopiesAndCalls is timeCopies that also returns, per spec, the host's
+// time to enqueue its copies (from the first call to the last's return),
+// as the sample's host stopwatch around its enqueue loop measures it.
+func timeCopiesAndCalls(m *sim.Machine, specs []copySpec) (gpu, host []sim.Time, err error) {
 	b := newBuilder(m, "copies")
 	ids := make([][2]string, len(specs))
 	for i, s := range specs {
@@ -142,7 +150,8 @@ func timeCopies(m *sim.Machine, specs []copySpec) ([]sim.Time, error) {
 		st := b.stream(s.gpu, i)
 		// The latch: a kernel that holds the stream until every copy is
 		// enqueued, so that the host's launch cost is not timed.
-		latch := satMul(m.Hosts[m.GPUs[s.gpu].Host].APIOverhead, sim.Time(s.repeat+2))
+		h := m.Hosts[m.GPUs[s.gpu].Host]
+		latch := satMul(h.APIOverhead+h.StagingSetup, sim.Time(s.repeat+2))
 		b.add(t, sim.Op{Kind: sim.OpKernel, Stream: st, Duration: latch, SMShare: 1.0 / 1024})
 		for k := 0; k < s.repeat; k++ {
 			id := b.add(t, sim.Op{Kind: sim.OpCopy, Stream: st, Src: s.src, Dst: s.dst, Bytes: s.bytes, NoPeerAccess: s.noPeer})
@@ -154,13 +163,14 @@ func timeCopies(m *sim.Machine, specs []copySpec) ([]sim.Time, error) {
 	}
 	recs, _, err := b.run()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]sim.Time, len(specs))
+	gpu, host = make([]sim.Time, len(specs)), make([]sim.Time, len(specs))
 	for i := range specs {
-		out[i] = recs[ids[i][1]].End - recs[ids[i][0]].Start
+		gpu[i] = recs[ids[i][1]].End - recs[ids[i][0]].Start
+		host[i] = recs[ids[i][1]].HostEnd - recs[ids[i][0]].Call
 	}
-	return out, nil
+	return gpu, host, nil
 }
 
 func satMul(t, n sim.Time) sim.Time {

@@ -100,12 +100,12 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 		cpuM := newMatrix("latency_p2p_"+strings.ToLower(state)+"_cpu", title+" (CPU)", "us", gpus, gpus)
 		for i := 0; i < g; i++ {
 			for j := 0; j < g; j++ {
-				ts, err := timeCopies(m, []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pLatencyBytes, repeat: p2pLatencyCount, noPeer: !enabled}})
+				ts, hs, err := timeCopiesAndCalls(m, []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pLatencyBytes, repeat: p2pLatencyCount, noPeer: !enabled}})
 				if err != nil {
 					return nil, err
 				}
 				gpuM.set(i, j, ts[0].Seconds()*1e6/p2pLatencyCount)
-				cpuM.set(i, j, m.Hosts[m.GPUs[i].Host].APIOverhead.Seconds()*1e6)
+				cpuM.set(i, j, hs[0].Seconds()*1e6/p2pLatencyCount)
 			}
 		}
 		out = append(out, gpuM, cpuM)

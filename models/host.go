@@ -35,4 +35,11 @@ const (
 	// 1c): 37.3 GB/s unidirectional where each leg alone moves 55 GB/s, and
 	// 14.6-19.2 us for a 16-byte copy where the two DMAs take 6 us.
 	DefaultStagingHandoff = 12 * sim.Microsecond
+	// DefaultStagingSetup: a cudaMemcpyPeerAsync the driver stages through
+	// host memory costs the host 6.31-7.98 us to enqueue, against 1.76-2.01
+	// us with peer access (p2pBandwidthLatencyTest's CPU latency on 8x H100,
+	// measured.md 1c; the enqueue alone, the stream blocked): the midpoints
+	// differ by 5.26 us. On 8x A100 (2b, not fitted) they differ by 5.9 us
+	// (6.88-9.62 against 1.87-2.80).
+	DefaultStagingSetup = 5260 * sim.Nanosecond
 )

@@ -147,10 +147,7 @@ func newCopy(o *opState) *copyState {
 			c.st[0], c.n = dma(rt, dst.Index), 1
 		}
 	default:
-		p := r.path(src.Index, dst.Index)
-		if op.NoPeerAccess && (p.Kind == PathNVLink || p.Kind == PathP2P) {
-			p = m.stagedPath(r.trees, src.Index, dst.Index)
-		}
+		p := r.copyPath(op)
 		switch p.Kind {
 		case PathLocal:
 			rec.Copy = CopyD2D

@@ -93,6 +93,10 @@ type Host struct {
 	// chunks may be in flight at once.
 	StagingChunk   int64
 	StagingBuffers int
+	// StagingSetup is the host time a GPU-to-GPU copy call costs beyond
+	// APIOverhead when the driver stages the copy through host memory (no
+	// peer access): the thread pays it in the call, on its own host.
+	StagingSetup Time
 	// StagingHandoff is the driver's fixed cost of each chunk's second DMA
 	// in a GPU-to-GPU copy staged through this host, with the GPU's copy
 	// overhead and the route's latency: paid once the chunk has arrived in
@@ -285,8 +289,8 @@ func (m *Machine) Validate() error {
 		if h.Cores < 0 {
 			add("host %s: cores %d is negative", h.Name, h.Cores)
 		}
-		if h.APIOverhead < 0 {
-			add("host %s: api_overhead is negative", h.Name)
+		if h.APIOverhead < 0 || h.StagingSetup < 0 {
+			add("host %s: api_overhead and staging_setup must not be negative", h.Name)
 		}
 		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {
 			add("host %s: memcpy and memory bandwidths must be from 1 B/s to 1 EB/s", h.Name)

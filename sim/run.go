@@ -156,6 +156,21 @@ func (r *run) collPath(a, b int) GPUPath {
 	return p
 }
 
+// copyPath is the path a copy between two GPUs takes (a copy that asks for
+// no peer access is staged where peer access would be used); for copies
+// with a host end, the zero GPUPath.
+func (r *run) copyPath(op *Op) GPUPath {
+	src, dst := r.m.Nodes[op.Src], r.m.Nodes[op.Dst]
+	if src.Kind == NodeHost || dst.Kind == NodeHost {
+		return GPUPath{}
+	}
+	p := r.path(src.Index, dst.Index)
+	if op.NoPeerAccess && (p.Kind == PathNVLink || p.Kind == PathP2P) {
+		p = r.m.stagedPath(r.trees, src.Index, dst.Index)
+	}
+	return p
+}
+
 func (r *run) path(a, b int) GPUPath {
 	k := [2]int{a, b}
 	p, ok := r.paths[k]
@@ -720,7 +735,12 @@ func (t *threadState) start(op *Op) {
 		if op.Kind == OpCollective && !op.OneRank {
 			calls = Time(len(op.Coll.Ranks)) // one library call per GPU, in a group
 		}
-		t.runCPU(satMul(r.m.Hosts[t.t.Host].APIOverhead, calls))
+		h := &r.m.Hosts[t.t.Host]
+		d := satMul(h.APIOverhead, calls)
+		if op.Kind == OpCopy && r.copyPath(op).Kind == PathStaged {
+			d = satAdd(d, h.StagingSetup) // the driver sets up the staging in the call
+		}
+		t.runCPU(d)
 	}
 }
 

@@ -236,7 +236,7 @@ threads:
 	}
 }
 
-const stagingHost = `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB, staging_buffers: 2, staging_handoff: 0 us}`
+const stagingHost = `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB, staging_buffers: 2, staging_handoff: 0 us, staging_setup: 0 us}`
 
 func TestPageableVsPinnedH2D(t *testing.T) {
 	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
@@ -967,4 +967,37 @@ threads:
 		t.Errorf("warnings %q, want one for s#0 on gpu0/comptue", res.Warnings)
 	}
 	near(t, "s#2 returns", op(t, res, "s#2").HostEnd, 0, 0)
+}
+
+// A GPU-to-GPU copy the driver stages through host memory costs the calling
+// thread staging_setup on top of the API overhead; a peer copy, a host
+// copy and a copy asking for no peer access where peer access is there
+// cost the API overhead, and the staged one the setup too. Host: 2 us API
+// overhead, 5 us setup. In order: p2p returns at 2 us; nopeer (p2p: false,
+// so staged) at 2 + 7 = 9 us; h2d at 11 us. With the switch forbidding
+// P2P, the first copy is staged too: 7, then 14 (nopeer), then 16.
+func TestStagedCopyCallsPayTheSetup(t *testing.T) {
+	host := `{name: cpu0, api_overhead: 2 us, memory_bandwidth: 1000 GB/s, staging_setup: 5 us}`
+	scen := `
+name: setup
+threads:
+  - name: main
+    ops:
+      - copy: {id: p2p, from: gpu0, to: gpu1, bytes: 1 MiB, stream: gpu0/a}
+      - copy: {id: nopeer, from: gpu0, to: gpu1, bytes: 1 MiB, stream: gpu0/b, p2p: false}
+      - copy: {id: h2d, from: cpu0, to: gpu1, bytes: 1 MiB, stream: gpu1/c}
+`
+	topo := strings.Replace(twoGPUs, bareHost, host, 1)
+	for _, c := range []struct {
+		topo string
+		want [3]float64
+	}{
+		{topo, [3]float64{2, 9, 11}},
+		{strings.Replace(topo, "{name: sw0}", "{name: sw0, p2p: false}", 1), [3]float64{7, 14, 16}},
+	} {
+		res := simulate(t, c.topo, scen)
+		for i, id := range []string{"p2p", "nopeer", "h2d"} {
+			near(t, id+" returns", op(t, res, id).HostEnd, us(c.want[i]), 0)
+		}
+	}
 }

@@ -127,7 +127,7 @@ func build(root spec.Node) *Topology {
 			hostsN.Errorf("a topology needs at least one host")
 		}
 		for _, hn := range list {
-			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "graph_launch")
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "staging_setup", "graph_launch")
 			if !ok {
 				continue
 			}
@@ -139,6 +139,7 @@ func build(root spec.Node) *Topology {
 				StagingChunk:    models.DefaultStagingChunk,
 				StagingBuffers:  models.DefaultStagingBuffers,
 				StagingHandoff:  models.DefaultStagingHandoff,
+				StagingSetup:    models.DefaultStagingSetup,
 			}
 			p2p := true
 			var nameNode spec.Node
@@ -187,6 +188,9 @@ func build(root spec.Node) *Topology {
 			}
 			if n, ok := hm.Get("staging_handoff"); ok {
 				h.StagingHandoff, _ = n.Time(spec.NonNeg)
+			}
+			if n, ok := hm.Get("staging_setup"); ok {
+				h.StagingSetup, _ = n.Time(spec.NonNeg)
 			}
 			if n, ok := hm.Get("staging_buffers"); ok {
 				v, _ := n.Int(1, 1024)
