@@ -446,6 +446,27 @@ func TestUtilizationStructure(t *testing.T) {
 	}
 }
 
+// A run whose ops move no bytes over a link says so above its empty links
+// panel.
+func TestUtilizationSaysNoLinkCarriedBytes(t *testing.T) {
+	res := run(t, twoGPU, `
+name: compute-only
+topology: topo.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {stream: gpu0/s, duration: 1 ms}
+`)
+	ps, err := plots.Utilization(res, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "compute-only on box: busiest links (none carried any bytes)"; ps[1].Title.Text != want {
+		t.Errorf("links panel title %q, want %q", ps[1].Title.Text, want)
+	}
+}
+
 // Peer paths: gpu0-gpu1 over NVLink; gpu2 shares a switch that does not
 // forward P2P, so its copies are staged through the host.
 const mixed = `

@@ -184,6 +184,9 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	lp.X.Min, lp.X.Max = 0, float64(span)/scale
 	lp.X.Tick.Marker = NiceTicks{N: 12}
 	busiest := busiestLinks(res, links)
+	if len(busiest) == 0 {
+		lp.Title.Text += " (none carried any bytes)" // an empty panel, said so
+	}
 	loads := make([][]float64, len(busiest))
 	for n, i := range busiest {
 		loads[n] = LinkLoad(res, i, UtilizationBins)
