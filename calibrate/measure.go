@@ -253,6 +253,7 @@ func (c *cal) run() (*Result, error) {
 		return nil, err
 	}
 	pairs := 0
+	c.doing = "asking which GPUs can reach each other's memory"
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			if i != j {
@@ -279,6 +280,7 @@ func (c *cal) run() (*Result, error) {
 			busy bool
 		}
 		g := &c.gpus[i]
+		c.doing = fmt.Sprintf("allocating pageable host memory for gpu%d", i)
 		page, err := hw.AllocPageable(c.maxSz)
 		if err != nil {
 			return nil, err
@@ -354,6 +356,7 @@ func (c *cal) run() (*Result, error) {
 			r.Skipped = append(r.Skipped, fmt.Sprintf("concurrent copies gpu%d", i))
 		}
 		c.step(fmt.Sprintf("concurrent copies gpu%d", i))
+		c.doing = fmt.Sprintf("freeing gpu%d's pageable host memory", i)
 		if err := page.Free(); err != nil {
 			return nil, err
 		}
@@ -373,6 +376,7 @@ func (c *cal) run() (*Result, error) {
 			if i == j {
 				continue
 			}
+			c.doing = fmt.Sprintf("asking whether gpu%d can reach gpu%d's memory", i, j)
 			ok, err := drv.CanAccessPeer(i, j)
 			if err != nil {
 				return nil, err
@@ -404,6 +408,7 @@ func (c *cal) run() (*Result, error) {
 			}
 			r.P2P = append(r.P2P, f)
 			if i < j && !c.over() {
+				c.doing = fmt.Sprintf("measuring p2p gpu%d<->gpu%d both ways", i, j)
 				x, err := c.concurrent(i, []func(s hw.Stream) error{
 					func(s hw.Stream) error { return drv.MemcpyPeerAsync(dst.b, dst.ctx, src.a, src.ctx, c.maxSz, s) },
 					func(s hw.Stream) error { return drv.MemcpyPeerAsync(src.b, src.ctx, dst.a, dst.ctx, c.maxSz, s) },
@@ -1110,6 +1115,7 @@ func (c *cal) sampleHostOps(after string, runs int) error {
 	}
 	r.BracketedOp = Summarize(xs).Median
 	// The backend leaves no context current on this thread.
+	c.doing = "making gpu0's context current again after the backend's loop"
 	if len(c.gpus) > 0 {
 		return c.drv.SetCurrent(c.gpus[0].ctx)
 	}

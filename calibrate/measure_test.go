@@ -151,17 +151,27 @@ func TestRunKernelFailureAtALaterCall(t *testing.T) {
 // the first cuMemHostAlloc allocates the pinned buffers, the first
 // cuEventRecord is the host overheads' (measured first, on gpu0), the first
 // cuMemcpyHtoDAsync_v2 the first path's (h2d pinned on gpu0, 4 KiB first),
-// and the first cuCtxEnablePeerAccess the enabling of gpu0->gpu1.
+// and the first cuCtxEnablePeerAccess the enabling of gpu0->gpu1. The
+// first two cuDeviceCanAccessPeer calls count the pairs (0->1, 1->0) before
+// any measurement; the third asks again before measuring gpu0->gpu1, after
+// the per-GPU measurements (whose last label must not linger).
 func TestRunErrorNamesTheMeasurement(t *testing.T) {
-	for _, tc := range []struct{ call, want string }{
-		{"cuMemHostAlloc", "allocating pinned host buffers: cuMemHostAlloc: "},
-		{"cuEventRecord", "measuring launch and sync overheads on gpu0: cuEventRecord: "},
-		{"cuMemcpyHtoDAsync_v2", "h2d pinned gpu0, 4096 bytes: cuMemcpyHtoDAsync_v2: "},
-		{"cuCtxEnablePeerAccess", "enabling peer access gpu0->gpu1: cuCtxEnablePeerAccess: "},
+	for _, tc := range []struct {
+		call  string
+		after int
+		want  string
+	}{
+		{"cuMemHostAlloc", 0, "allocating pinned host buffers: cuMemHostAlloc: "},
+		{"cuEventRecord", 0, "measuring launch and sync overheads on gpu0: cuEventRecord: "},
+		{"cuMemcpyHtoDAsync_v2", 0, "h2d pinned gpu0, 4096 bytes: cuMemcpyHtoDAsync_v2: "},
+		{"cuCtxEnablePeerAccess", 0, "enabling peer access gpu0->gpu1: cuCtxEnablePeerAccess: "},
+		{"cuDeviceCanAccessPeer", 0, "asking which GPUs can reach each other's memory: cuDeviceCanAccessPeer: "},
+		{"cuDeviceCanAccessPeer", 2, "asking whether gpu0 can reach gpu1's memory: cuDeviceCanAccessPeer: "},
 	} {
 		cfg := fakeConfig()
 		cfg.Devices = 2
 		cfg.Fail = map[string]int{tc.call: 1} // CUDA_ERROR_INVALID_VALUE
+		cfg.FailAfter = map[string]int{tc.call: tc.after}
 		f := hw.NewFake(cfg)
 		_, err := Run(context.Background(), f, Options{Quick: true})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
