@@ -145,13 +145,24 @@ func timeCopies(m *sim.Machine, specs []copySpec) ([]sim.Time, error) {
 func timeCopiesAndCalls(m *sim.Machine, specs []copySpec) (gpu, host []sim.Time, err error) {
 	b := newBuilder(m, "copies")
 	ids := make([][2]string, len(specs))
+	threads := map[int]int{} // enqueueing threads per host
+	for _, s := range specs {
+		threads[m.GPUs[s.gpu].Host]++
+	}
 	for i, s := range specs {
 		t := b.thread(m.GPUs[s.gpu].Host)
 		st := b.stream(s.gpu, i)
 		// The latch: a kernel that holds the stream until every copy is
-		// enqueued, so that the host's launch cost is not timed.
-		h := m.Hosts[m.GPUs[s.gpu].Host]
-		latch := satMul(h.APIOverhead+h.StagingSetup, sim.Time(s.repeat+2))
+		// enqueued, so that the host's launch cost is not timed. A call
+		// costs at most the API overhead and the staging setup, slowed
+		// where the host's threads outnumber its cores.
+		hi := m.GPUs[s.gpu].Host
+		h := m.Hosts[hi]
+		call := satAdd(h.APIOverhead, h.StagingSetup)
+		if c := h.Cores; c > 0 && threads[hi] > c {
+			call = satMul(call, sim.Time((threads[hi]+c-1)/c))
+		}
+		latch := satMul(call, sim.Time(s.repeat+2))
 		b.add(t, sim.Op{Kind: sim.OpKernel, Stream: st, Duration: latch, SMShare: 1.0 / 1024})
 		for k := 0; k < s.repeat; k++ {
 			id := b.add(t, sim.Op{Kind: sim.OpCopy, Stream: st, Src: s.src, Dst: s.dst, Bytes: s.bytes, NoPeerAccess: s.noPeer})
@@ -171,6 +182,13 @@ func timeCopiesAndCalls(m *sim.Machine, specs []copySpec) (gpu, host []sim.Time,
 		host[i] = recs[ids[i][1]].HostEnd - recs[ids[i][0]].Call
 	}
 	return gpu, host, nil
+}
+
+func satAdd(a, b sim.Time) sim.Time {
+	if a > sim.MaxTime-b {
+		return sim.MaxTime
+	}
+	return a + b
 }
 
 func satMul(t, n sim.Time) sim.Time {

@@ -309,3 +309,38 @@ func TestNVBandwidthTestsByIndex(t *testing.T) {
 		t.Errorf("test 5 ran %s, want device_to_device_memcpy_write_ce", ms[0].Name)
 	}
 }
+
+// The stream is held until the host has enqueued every copy, however slow
+// the calls: the toy without P2P with one core for the two threads of the
+// bidirectional test and a 100 ms staging setup per call gives the
+// bandwidths and GPU latencies it gives with a core per thread and no
+// setup (the host's enqueue is never timed), and a CPU latency of the API
+// overhead plus the setup, 100.003 ms (one thread, the latency test).
+func TestP2PTestTimesTheGPUsNotTheEnqueue(t *testing.T) {
+	noP2P := strings.Replace(toy, "switches: [{name: sw0}]", "switches: [{name: sw0, p2p: false}]", 1)
+	run := func(host string) map[string]*Matrix {
+		tp, err := topologies.Load("toy.yaml", []byte(strings.Replace(noP2P, "staging_handoff: 0 us}", host, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := P2PTest(tp.Machine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*Matrix{}
+		for _, m := range ms {
+			out[m.Name] = m
+		}
+		return out
+	}
+	fast := run("staging_handoff: 0 us, staging_setup: 0 us}")
+	slow := run("staging_handoff: 0 us, staging_setup: 100 ms, cores: 1}")
+	for _, name := range []string{"unidirectional_p2p_disabled", "bidirectional_p2p_disabled", "latency_p2p_disabled_gpu"} {
+		if f, s := *fast[name].Cells[0][1], *slow[name].Cells[0][1]; math.Abs(f-s) > 1e-9*f {
+			t.Errorf("%s: %g with a slow enqueue, %g without", name, s, f)
+		}
+	}
+	if got, want := *slow["latency_p2p_disabled_cpu"].Cells[0][1], 100_003.0; math.Abs(got-want) > 1e-6 {
+		t.Errorf("CPU latency %g us, want %g", got, want)
+	}
+}

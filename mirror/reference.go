@@ -48,7 +48,7 @@ var References = []Reference{
 		Note: "the sample's CPU latency is the host's time to enqueue one cudaMemcpyPeerAsync (methods.md §6); gpusim charges every asynchronous call the host's one API overhead (2.7 us, from kernel launches), while the driver enqueues a peer copy in ~1.9 us."},
 	{Topology: "dgx-h100", Tool: "p2pBandwidthLatencyTest", What: "CPU latency P2P=Disabled", Measured: 7.15, Fitted: "staging setup", Unit: "us", Bytes: 16,
 		Source: "§1c (6.31-7.98; range only, the midpoint is compared)", Bound: 0.20, predict: p2pOff("dgx-h100", "latency_p2p_disabled_cpu"),
-		Note: "a staged peer copy's call costs the API overhead and the host's staging_setup, fitted to the difference of this machine's two CPU latencies (5.26 us); the API overhead is 0.8 us more than the machine's enqueue of a peer copy (see P2P=Enabled)."},
+		Note: "a staged peer copy's call costs the API overhead and the host's staging_setup, fitted to the difference of this row and P2P=Enabled's (5.26 us), not to this row; the API overhead is 0.8 us more than the machine's enqueue of a peer copy (see P2P=Enabled)."},
 	// nccl-tests all_reduce, Azure ND H100 v5, NCCL 2.18.5, in-place busbw (measured.md §1f).
 	{Topology: "dgx-h100", Tool: "nccl-tests", What: "all_reduce busbw", Measured: 0.07, Unit: "GB/s", Bytes: 1 << 10,
 		Source: "§1f, Azure ND H100 v5", Bound: 0.25, predict: ncclBus("dgx-h100", "all_reduce", 8, 1<<10),
