@@ -119,10 +119,7 @@ func TestRunKernelFailureAtALaterCall(t *testing.T) {
 	if _, err := Run(context.Background(), clean, Options{Quick: true}); err != nil {
 		t.Fatal(err)
 	}
-	made := map[string]int{}
-	for _, c := range clean.Calls() {
-		made[c]++
-	}
+	made := clean.CallCounts()
 	for _, call := range []string{"cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize", "cuEventRecord", "cuStreamWaitEvent"} {
 		n := made[call]
 		if n == 0 {

@@ -123,6 +123,17 @@ func (f *Fake) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
+// CallCounts counts the calls made so far, by name.
+func (f *Fake) CallCounts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := map[string]int{}
+	for _, c := range f.calls {
+		n[c]++
+	}
+	return n
+}
+
 // Live returns what is allocated and not freed, by kind ("stream", "event",
 // "device memory", "pinned memory", "module", "context"), as sorted
 // "kind: n" lines; empty when everything was freed.
