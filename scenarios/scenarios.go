@@ -445,6 +445,23 @@ type builder struct {
 	opsMemo map[opsKey][]*tpl
 	// graphSeen holds the places of the ops checkGraph has read.
 	graphSeen map[string]bool
+	// graphs holds, per thread and graph repeat, the streams a graph of
+	// several streams runs on and the events its launches end with.
+	graphs map[graphKey]*graphOrder
+}
+
+type graphKey struct {
+	thread string
+	t      *tpl
+}
+
+// graphOrder orders each launch of a graph of several streams behind the
+// one before, as CUDA does ("each launch is ordered behind ... any previous
+// launches of graphExec", cudaGraphLaunch): a launch ends with a record on
+// each of its streams, and the next one begins with waits on the others'.
+type graphOrder struct {
+	streams []int
+	events  []int // events[k]: the end of a launch on streams[k]
 }
 
 type opsKey struct {
@@ -689,8 +706,18 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		if t.repeat {
 			for i := int64(0); i < t.count; i++ {
 				first := len(th.Ops)
+				g := b.graphs[graphKey{th.Name, t}]
+				if t.graph && g != nil {
+					b.graphWaits(th, g, t.where)
+				}
 				b.expand(th, t.body, suffix+"#"+strconv.FormatInt(i, 10))
 				if t.graph && len(th.Ops) > first {
+					if g == nil {
+						g = b.graphOrderOf(th, th.Ops[first:], t)
+					}
+					if g != nil {
+						b.graphRecords(th, g, t.where)
+					}
 					th.Ops[first].GraphOps = len(th.Ops) - first
 				}
 			}
@@ -735,6 +762,63 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 	}
 }
 
+// graphOrderOf notes the streams of a graph's first launch; for a graph of
+// one stream, whose launches its stream already orders, it returns nil.
+func (b *builder) graphOrderOf(th *sim.Thread, ops []sim.Op, t *tpl) *graphOrder {
+	seen := map[int]bool{}
+	var streams []int
+	use := func(s int) {
+		if !seen[s] {
+			seen[s] = true
+			streams = append(streams, s)
+		}
+	}
+	for k := range ops {
+		op := &ops[k]
+		switch {
+		case op.Kind == sim.OpCollective && !op.OneRank:
+			for _, s := range op.Streams {
+				use(s)
+			}
+		case op.Kind.OnStream():
+			use(op.Stream)
+		}
+	}
+	if len(streams) < 2 {
+		return nil
+	}
+	g := &graphOrder{streams: streams}
+	for _, s := range streams {
+		name := fmt.Sprintf("%s: graph launch at %s done on %s", th.Name, t.where, b.p.StreamName(b.m, s))
+		g.events = append(g.events, len(b.p.Events))
+		b.p.Events = append(b.p.Events, name)
+	}
+	if b.graphs == nil {
+		b.graphs = map[graphKey]*graphOrder{}
+	}
+	b.graphs[graphKey{th.Name, t}] = g
+	return g
+}
+
+// graphRecords ends a launch: a record on each of the graph's streams.
+func (b *builder) graphRecords(th *sim.Thread, g *graphOrder, where string) {
+	for k, s := range g.streams {
+		th.Ops = append(th.Ops, sim.Op{ID: th.Name + "/" + strconv.Itoa(len(th.Ops)), Kind: sim.OpEventRecord, Stream: s, Event: g.events[k], Where: where})
+	}
+}
+
+// graphWaits begins a launch: each of the graph's streams waits for the
+// previous launch's end on the others.
+func (b *builder) graphWaits(th *sim.Thread, g *graphOrder, where string) {
+	for _, s := range g.streams {
+		for k, o := range g.streams {
+			if o != s {
+				th.Ops = append(th.Ops, sim.Op{ID: th.Name + "/" + strconv.Itoa(len(th.Ops)), Kind: sim.OpEventWait, Stream: s, Event: g.events[k], Where: where})
+			}
+		}
+	}
+}
+
 // checkGraph reports, once per op, what a CUDA graph (a repeat with graph:
 // true) cannot hold: host-side ops, pageable copies, and another graph.
 func (b *builder) checkGraph(body []*tpl) {
@@ -755,10 +839,12 @@ func (b *builder) checkGraph(body []*tpl) {
 			msg = "a graph repeat inside a graph repeat: a CUDA graph is launched whole, not from another; drop graph: true from one of them"
 		case t.repeat:
 			b.checkGraph(t.body)
+		case t.op.Kind == sim.OpSync:
+			msg = "a sync inside a graph repeat: CUDA forbids synchronizing while a graph is captured; move it after the repeat"
 		case !t.op.Kind.OnStream():
-			msg = "a CUDA graph holds kernels, pinned copies, records, waits and collectives only; this op runs on the host: move it out of the graph repeat"
+			msg = "gpusim's graphs hold kernels, pinned copies, records, waits and collectives; host work, signals and awaits run on the calling thread (CUDA's host nodes run on a driver thread, which gpusim does not model): move it out of the graph repeat"
 		case t.op.Kind == sim.OpCopy && t.op.Memory == sim.Pageable:
-			msg = "a CUDA graph holds kernels, pinned copies, records, waits and collectives only; a pageable copy is staged by the host: use memory: pinned or move it out"
+			msg = "gpusim's graphs hold kernels, pinned copies, records, waits and collectives; a pageable copy is staged by the host, and CUDA cannot capture it: use memory: pinned or move it out"
 		}
 		if msg != "" {
 			b.lateErrs = append(b.lateErrs, t.where+": "+msg)

@@ -287,3 +287,58 @@ func TestOpLimitCountsAllThreads(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// Launches of a graph on two streams are ordered one behind the other, as
+// cudaGraphLaunch orders each launch behind the graph's previous ones. On
+// pcie-2gpu a graph launch costs the host 10 us (the default graph_launch)
+// and issues a 10 us kernel a on s1, then b on s2 after a (an event), each
+// on half the SMs. Launch 0: a 10-20, b 20-30; launch 1 issued at 20 us,
+// but a#1 waits for b#0: 30-40, b#1 40-50. Unordered, a#1 would run beside
+// b#0 (20-30) and b#1 30-40. A graph on one stream needs no order of its
+// own: its stream orders it.
+func TestGraphLaunchesAreOrdered(t *testing.T) {
+	sc := load(t, `
+name: g
+topology: pcie-2gpu
+threads:
+  - name: main
+    ops:
+      - repeat:
+          count: 2
+          graph: true
+          ops:
+            - kernel: {id: a, stream: gpu0/s1, duration: 10 us, sm_share: 0.5}
+            - record: {event: e, stream: gpu0/s1}
+            - wait: {event: e, stream: gpu0/s2}
+            - kernel: {id: b, stream: gpu0/s2, duration: 10 us, sm_share: 0.5}
+      - repeat:
+          count: 2
+          graph: true
+          ops: [{kernel: {id: c, stream: gpu1/s3, duration: 10 us}}]
+`, nil)
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{"a#0": {10, 20}, "b#0": {20, 30}, "a#1": {30, 40}, "b#1": {40, 50}}
+	n := 0
+	for _, r := range res.Ops {
+		if w, ok := want[r.ID]; ok {
+			n++
+			if r.Start != sim.Time(w[0]*1e6) || r.End != sim.Time(w[1]*1e6) {
+				t.Errorf("%s: %s-%s, want %g-%g us", r.ID, r.Start, r.End, w[0], w[1])
+			}
+		}
+	}
+	if n != len(want) {
+		t.Errorf("found %d of the kernels %v", n, want)
+	}
+	// The one-stream graph adds no ops: c#0 and c#1 and nothing else.
+	var extra []string
+	for _, op := range sc.Program.Threads[0].Ops[len(sc.Program.Threads[0].Ops)-2:] {
+		extra = append(extra, op.ID)
+	}
+	if strings.Join(extra, " ") != "c#0 c#1" {
+		t.Errorf("the one-stream graph's launches are %v, want c#0 c#1 alone", extra)
+	}
+}
