@@ -122,8 +122,12 @@ type run struct {
 	// chunkByChunk: see runOptions.
 	chunkByChunk bool
 	sems         []semState
-	gpus         []*gpuState
-	hosts        []hostState
+	// warnAt indexes the warnings given by their place and text; warnMore
+	// counts the repeats of each (see warn).
+	warnAt   map[string]int
+	warnMore []int
+	gpus     []*gpuState
+	hosts    []hostState
 	// routes and paths cache Machine.Route and Machine.PathBetween for this
 	// run (the Machine itself is never written, so runs may share it);
 	// trees holds the route searches, from the validation on.
@@ -272,11 +276,24 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	return r
 }
 
+// warn adds a warning about op. The same warning from the same place (the
+// ops a repeat makes of one op) is given once, with a count of the others.
 func (r *run) warn(op *Op, format string, a ...any) {
-	msg := fmt.Sprintf("op %s: ", op.ID) + fmt.Sprintf(format, a...)
+	text := fmt.Sprintf(format, a...)
+	key := op.Where + "\x00" + text
+	if i, seen := r.warnAt[key]; seen && op.Where != "" {
+		r.warnMore[i]++
+		return
+	}
+	msg := fmt.Sprintf("op %s: ", op.ID) + text
 	if op.Where != "" {
 		msg = op.Where + ": " + msg
 	}
+	if r.warnAt == nil {
+		r.warnAt = map[string]int{}
+	}
+	r.warnAt[key] = len(r.res.Warnings)
+	r.warnMore = append(r.warnMore, 0)
 	r.res.Warnings = append(r.res.Warnings, msg)
 }
 
@@ -987,6 +1004,11 @@ func (t *threadState) acquired(signal int) {
 // finish closes the statistics of the run.
 func (r *run) finish() *Result {
 	res := r.res
+	for i, n := range r.warnMore {
+		if n > 0 {
+			res.Warnings[i] += fmt.Sprintf(" (and %d more times, by the ops repeated from this place)", n)
+		}
+	}
 	var end Time
 	for i := range res.Ops {
 		end = max(end, res.Ops[i].End, res.Ops[i].HostEnd, res.Ops[i].Start)

@@ -1001,3 +1001,25 @@ threads:
 		}
 	}
 }
+
+// A warning given by every op a repeat makes of one op is given once, with
+// the count of the others; the same warning from another place is its own.
+func TestRepeatedWarningsAreCounted(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: warned
+threads:
+  - name: main
+    ops:
+      - repeat: {count: 500, ops: [{wait: {id: w, event: never, stream: gpu0/s}}, {kernel: {stream: gpu0/s, duration: 1 us}}]}
+      - wait: {id: v, event: never, stream: gpu0/s}
+`)
+	if len(res.Warnings) != 2 {
+		t.Fatalf("%d warnings, want 2: %q", len(res.Warnings), res.Warnings)
+	}
+	if w := res.Warnings[0]; !strings.Contains(w, "op w#0: waits on event never") || !strings.HasSuffix(w, "(and 499 more times, by the ops repeated from this place)") {
+		t.Errorf("first warning %q, want w#0's with 499 more", w)
+	}
+	if w := res.Warnings[1]; !strings.Contains(w, "op v: waits on event never") || strings.Contains(w, "more times") {
+		t.Errorf("second warning %q, want v's alone", w)
+	}
+}

@@ -280,12 +280,14 @@ threads:
 
 // The simulator's warnings for a point are not lost in a sweep: each point
 // run that had any gets a line on stderr, in point order whatever -j, the
-// first ten of them, and --json lists them all; --strict makes such points
-// failed points (exit status 2), as gpusim run --strict does for one run.
+// first ten of them (a point's first warning, and how many more), and
+// --json lists them all; --strict makes such points failed points (exit
+// status 2), as gpusim run --strict does for one run.
 func TestSweepWarnsAndStrict(t *testing.T) {
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "w.yaml")
-	// Point i waits i+1 times on an event not yet recorded: i+1 warnings.
+	// Point i waits i+1 times on each of two events not yet recorded: two
+	// warnings (one per place), each counting its i repeats.
 	src := `name: w
 topology: pcie-2gpu
 vars: {n: 1}
@@ -294,9 +296,10 @@ threads:
   - name: main
     host: cpu0
     ops:
-      - repeat: {count: "${n}", ops: [{wait: {stream: gpu0/s, event: e}}]}
+      - repeat: {count: "${n}", ops: [{wait: {stream: gpu0/s, event: e}}, {wait: {stream: gpu0/s, event: f}}]}
       - kernel: {stream: gpu0/s, duration: 1 us}
       - record: {stream: gpu0/s, event: e}
+      - record: {stream: gpu0/s, event: f}
 `
 	if err := os.WriteFile(scen, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -314,8 +317,11 @@ threads:
 		if !strings.HasPrefix(l, want) {
 			t.Errorf("line %d %q, want it to start %q", i, l, want)
 		}
-		if more := strings.Contains(l, fmt.Sprintf("(and %d more;", i)); more != (i >= 2) {
-			t.Errorf("line %d %q: want (and %d more; ...) exactly from point 2 on", i, l, i)
+		if more := strings.Contains(l, fmt.Sprintf("(and %d more times, by the ops repeated from this place)", i)); more != (i >= 1) {
+			t.Errorf("line %d %q: want (and %d more times, ...) exactly from point 1 on", i, l, i)
+		}
+		if !strings.HasSuffix(l, "(and one more; gpusim run with the point's values as --set shows them all)") {
+			t.Errorf("line %d %q: want it to end with the count of the point's other warning", i, l)
 		}
 	}
 	if lines[10] != "warning: and 2 more points with warnings (--json lists each point's)" {
@@ -330,8 +336,8 @@ threads:
 		t.Fatalf("JSON with %d rows (%v), want 12", len(tab.Rows), err)
 	}
 	for i, r := range tab.Rows {
-		if len(r.Warnings) != i+1 {
-			t.Errorf("point %d: %d warnings in the JSON, want %d", i, len(r.Warnings), i+1)
+		if len(r.Warnings) != 2 {
+			t.Errorf("point %d: %d warnings in the JSON, want 2", i, len(r.Warnings))
 		}
 	}
 
@@ -339,7 +345,7 @@ threads:
 	if code != 2 {
 		t.Fatalf("--strict: exit %d, want 2; stderr %q", code, errb)
 	}
-	want := "gpusim sweep: 12 of 12 points failed; the first, point 0 (n=1): --strict makes its warning an error: " + scen + ":9:46: op main/0: waits on event e"
+	want := "gpusim sweep: 12 of 12 points failed; the first, point 0 (n=1): --strict makes its 2 warnings an error: " + scen + ":9:46: op main/0: waits on event e"
 	if !strings.HasPrefix(errb, want) || strings.Count(errb, "\n") != 1 {
 		t.Errorf("--strict: stderr %q, want one line starting %q", errb, want)
 	}
