@@ -342,9 +342,11 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	b.collRanks = map[string][]bool{}
 	b.collMode = map[string]bool{}
 	b.collWhere = map[string]string{}
+	semKeys := map[string]spec.Node{} // declared semaphores, by name
 	if sn, ok := top.Get("semaphores"); ok {
 		sm, _ := sn.MapAny()
 		for _, k := range sm.Keys() {
+			semKeys[k] = sm.KeyNode(k)
 			v, _ := sm.Get(k)
 			if _, ok := sm.KeyNode(k).Name(); !ok {
 				continue
@@ -376,6 +378,8 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {
 		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", b.p.NumOps(), b.opt.MaxOps)
+	} else {
+		b.checkSemaphores(semKeys)
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
@@ -568,6 +572,39 @@ func (b *builder) thread(n spec.Node, names map[string]string) {
 	b.expand(&th, tpl, "")
 	b.checkTime(&th, on)
 	b.p.Threads = append(b.p.Threads, th)
+}
+
+// checkSemaphores refuses a semaphore declared in semaphores: that no op
+// signals or awaits: most often a misspelt name (an await of the name meant
+// would deadlock, named differently).
+func (b *builder) checkSemaphores(declared map[string]spec.Node) {
+	n := len(b.p.Semaphores)
+	if n == 0 || len(declared) == 0 {
+		return
+	}
+	used := make([]bool, n)
+	for ti := range b.p.Threads {
+		for oi := range b.p.Threads[ti].Ops {
+			if op := &b.p.Threads[ti].Ops[oi]; op.Kind == sim.OpSignal || op.Kind == sim.OpAwait {
+				used[op.Sem] = true
+			}
+		}
+	}
+	var names []string
+	for i, sem := range b.p.Semaphores {
+		if used[i] {
+			names = append(names, sem.Name)
+		}
+	}
+	others := "no op uses a semaphore"
+	if len(names) > 0 {
+		others = "semaphores used: " + strings.Join(names, ", ")
+	}
+	for i, sem := range b.p.Semaphores {
+		if kn, ok := declared[sem.Name]; ok && !used[i] {
+			kn.Errorf("semaphore %q is declared but no op signals or awaits it (%s)", sem.Name, others)
+		}
+	}
 }
 
 // checkTime refuses, before running, a thread whose own host time, or a
