@@ -2,6 +2,9 @@ package sim
 
 import (
 	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -25,20 +28,20 @@ func TestJSONStringsAsMarshalWritesThem(t *testing.T) {
 	}
 }
 
-// TestTimeFormatsAppendAsTheyPrint checks appendNS and appendUS against
-// hand-written forms, negative times and the extremes included.
+// TestTimeFormatsAppendAsTheyPrint checks appendNS against hand-written
+// forms, negative times and the extremes included.
 func TestTimeFormatsAppendAsTheyPrint(t *testing.T) {
 	for _, c := range []struct {
-		t      Time
-		ns, us string
+		t  Time
+		ns string
 	}{
-		{0, "0", "0"},
-		{1, "0.001", "0.000001"},
-		{1500, "1.5", "0.001500"},
-		{Microsecond, "1000", "1"},
-		{Microsecond + 10, "1000.01", "1.000010"},
-		{-2500, "-2.5", "-0.002500"},
-		{MaxTime, "9223372036854775.807", "9223372036854.775807"},
+		{0, "0"},
+		{1, "0.001"},
+		{1500, "1.5"},
+		{Microsecond, "1000"},
+		{Microsecond + 10, "1000.01"},
+		{-2500, "-2.5"},
+		{MaxTime, "9223372036854775.807"},
 	} {
 		if got := string(c.t.appendNS([]byte("x"))); got != "x"+c.ns {
 			t.Errorf("appendNS(%d) = %q, want x%s", int64(c.t), got, c.ns)
@@ -46,8 +49,39 @@ func TestTimeFormatsAppendAsTheyPrint(t *testing.T) {
 		if got := c.t.NS(); got != c.ns {
 			t.Errorf("NS(%d) = %q, want %q", int64(c.t), got, c.ns)
 		}
-		if got := string(appendUS([]byte("x"), c.t)); got != "x"+c.us {
-			t.Errorf("appendUS(%d) = %q, want x%s", int64(c.t), got, c.us)
+	}
+}
+
+// The trace's times are whole nanoseconds written as microseconds that a
+// reader gets back whether it truncates or rounds the double it parses
+// times 1000: by hand for a few (261.9 us parses to 261.89999999999998,
+// whose thousandfold truncates to 261899, so it is written with 0.1 ns
+// more), and for every nanosecond of the first 3 ms and random ones up to
+// a day, by parsing what is written.
+func TestTraceTimesSurviveTruncation(t *testing.T) {
+	for _, c := range []struct {
+		t    Time
+		want string
+	}{
+		{0, "0"}, {499, "0"}, {500, "0.001"}, {1500, "0.002"}, {261500 * Nanosecond, "261.5"},
+		{261900 * Nanosecond, "261.9001"}, {Microsecond, "1"}, {3 * Second, "3000000"},
+	} {
+		if got := string(appendUS(nil, traceNS(c.t))); got != c.want {
+			t.Errorf("trace time of %d ps: %q, want %q", int64(c.t), got, c.want)
 		}
+	}
+	check := func(ns int64) {
+		s := string(appendUS(nil, ns))
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || int64(v*1000) != ns || int64(math.Round(v*1000)) != ns || math.Abs(v*1000-float64(ns)) > 0.11 {
+			t.Fatalf("%d ns written %q: read back as %v (%v)", ns, s, v*1000, err)
+		}
+	}
+	for ns := int64(0); ns < 3_000_000; ns++ {
+		check(ns)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1_000_000 {
+		check(rng.Int64N(86_400 * 1_000_000_000))
 	}
 }

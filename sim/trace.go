@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"cmp"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -54,6 +55,21 @@ func WriteTrace(w io.Writer, res *Result) error {
 	for i, s := range p.Streams {
 		t.meta("thread_name", gpuPid(s.GPU), streamTid(i), p.StreamName(m, i))
 	}
+	// Records made by one call (the ops of a graph launch, the ranks of a
+	// collective issued whole) follow one another with the same call and
+	// return on their thread: the call is drawn once, on the first of them,
+	// named for all (more[i] > 0); the others draw none (more[i] < 0).
+	more := make([]int32, len(res.Ops))
+	for i, head := 1, 0; i < len(res.Ops); i++ {
+		r, h := &res.Ops[i], &res.Ops[head]
+		sameCall := r.HostEnd > r.Call || r.Coll != nil && r.Coll == h.Coll // or a call of no time
+		if r.Thread == h.Thread && r.Call == h.Call && r.HostEnd == h.HostEnd && sameCall && apiCallName[r.Kind] != "" && apiCallName[h.Kind] != "" {
+			more[i] = -1
+			more[head]++
+		} else {
+			head = i
+		}
+	}
 	// Ops.
 	for i := range res.Ops {
 		r := &res.Ops[i]
@@ -66,9 +82,24 @@ func WriteTrace(w io.Writer, res *Result) error {
 			continue
 		case OpSync, OpAwait, OpSignal:
 			t.slice(hp, htid, r.Call, r.End, kindPrefix[r.Kind], label, r.Kind.String(), r)
+			if r.Kind == OpSync && r.Event >= 0 && r.Target >= 0 {
+				// An arrow from the record to the thread, where it is
+				// blocked in the sync (or where it called, if the record
+				// had ended by then).
+				src := &res.Ops[r.Target]
+				t.flow("s", i, gpuPid(int(src.GPU)), streamTid(int(src.Stream)), src.End)
+				t.flow("f", i, hp, htid, max(src.End, r.Call))
+			}
 			continue
 		}
-		t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], label, "api", r)
+		switch n := more[i]; {
+		case n == 0:
+			t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], label, "api", r)
+		case n > 0 && r.Coll != nil && res.Ops[i+int(n)].Coll == r.Coll:
+			t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], fmt.Sprintf("%s and %d more rank%s", label, n, plural(n)), "api", r)
+		case n > 0:
+			t.slice(hp, htid, r.Call, r.HostEnd, "graph launch ", fmt.Sprintf("%s and %d more op%s", label, n, plural(n)), "api", r)
+		}
 		gp, stid := gpuPid(int(r.GPU)), streamTid(int(r.Stream))
 		cat := r.Kind.String()
 		if r.Kind == OpCopy {
@@ -181,25 +212,35 @@ func copyHops(m *Machine, r *OpRecord) []Hop {
 	return nil
 }
 
-// appendUS appends t as microseconds with six decimals (exact
-// picoseconds).
-func appendUS(b []byte, t Time) []byte {
-	if t < 0 {
-		b = append(b, '-')
-		t = -t
+// traceNS is t in whole nanoseconds, the resolution of Perfetto's
+// timeline, rounded half up (times are never negative).
+func traceNS(t Time) int64 {
+	if t > MaxTime-500 {
+		return int64(t / 1000)
 	}
-	b = strconv.AppendInt(b, int64(t/Microsecond), 10)
-	if f := int64(t % Microsecond); f != 0 {
-		// Six digits of picoseconds: those of f + 10^6, whose leading 1
-		// becomes the point.
-		var d [7]byte
-		v := f + 1_000_000
-		for i := 6; i > 0; i-- {
-			d[i] = byte('0' + v%10)
-			v /= 10
+	return int64((t + 500) / 1000)
+}
+
+// appendUS appends ns nanoseconds as the trace's microseconds, so that a
+// reader that parses the number as a double and multiplies it by 1000 gets
+// ns back whether it truncates (Perfetto's JSON importer does) or rounds:
+// the exact decimal where that holds ("261.5"), else that decimal and 0.1
+// ns more ("261.9001": 261.9 parses to 261.89999999999998, which truncates
+// to 261899 ns and would overlap a slice that ends at 261900). Slices'
+// ends are their start and duration in whole nanoseconds, so that slices
+// back to back stay so.
+func appendUS(b []byte, ns int64) []byte {
+	b = strconv.AppendInt(b, ns/1000, 10)
+	if f := ns % 1000; f != 0 {
+		d := [4]byte{'.', byte('0' + f/100), byte('0' + f/10%10), byte('0' + f%10)}
+		if int64(float64(ns)/1000*1000) != ns {
+			return append(append(b, d[:]...), '1')
 		}
-		d[0] = '.'
-		b = append(b, d[:]...)
+		n := 4
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(b, d[:n]...)
 	}
 	return b
 }
@@ -240,9 +281,9 @@ func (t *tw) slice(pid, tid int, start, end Time, prefix, name, cat string, r *O
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, int64(tid), 10)
 	b = append(b, `,"ts":`...)
-	b = appendUS(b, start)
+	b = appendUS(b, traceNS(start))
 	b = append(b, `,"dur":`...)
-	b = appendUS(b, end-start)
+	b = appendUS(b, traceNS(end)-traceNS(start))
 	b = append(b, `,"name":`...)
 	b = appendJSONString2(b, prefix, name)
 	b = append(b, `,"cat":`...)
@@ -274,7 +315,7 @@ func (t *tw) flow(ph string, id, pid, tid int, at Time) {
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, int64(tid), 10)
 	b = append(b, `,"ts":`...)
-	b = appendUS(b, at)
+	b = appendUS(b, traceNS(at))
 	b = append(b, `,"name":"event","cat":"wait"`...)
 	if ph == "f" {
 		b = append(b, `,"bp":"e"`...)
@@ -292,10 +333,17 @@ func (t *tw) counter(pid int, name string, ts Time, gbps float64) {
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, name)
 	b = append(b, `,"ts":`...)
-	b = appendUS(b, ts)
+	b = appendUS(b, traceNS(ts))
 	b = append(b, `,"args":{"GB/s":`...)
 	b = strconv.AppendFloat(b, gbps, 'g', 8, 64)
 	b = append(b, `}}`...)
 	t.buf = b
 	t.bytes(b)
+}
+
+func plural(n int32) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

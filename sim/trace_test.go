@@ -14,6 +14,7 @@ import (
 type traceEvent struct {
 	Ph   string          `json:"ph"`
 	Name string          `json:"name"`
+	Cat  string          `json:"cat"`
 	Pid  int             `json:"pid"`
 	Tid  int             `json:"tid"`
 	Ts   json.Number     `json:"ts"`
@@ -38,6 +39,7 @@ threads:
       - kernel: {id: k, stream: gpu0/compute, duration: 100 us}
       - copy: {id: p, from: gpu0, to: gpu1, bytes: 8 MiB, stream: gpu0/compute}
       - copy: {id: q, from: cpu0, to: gpu1, bytes: 8 MiB, stream: gpu1/other}
+      - sync: {id: se, event: loaded}
       - sync: {device: gpu0}
   - name: side
     ops: [{host: {id: h, duration: 50 us}}]
@@ -56,6 +58,7 @@ threads:
 	type span struct{ start, end float64 }
 	slices := map[[2]int][]span{}
 	flows := map[int]string{}
+	fTrack := map[int][2]int{} // where each flow ends
 	seen := map[string]int{}
 	for _, e := range doc.TraceEvents {
 		key := [2]int{e.Pid, e.Tid}
@@ -76,6 +79,9 @@ threads:
 			seen[e.Name]++
 		case "s", "f":
 			flows[e.ID] += e.Ph
+			if e.Ph == "f" {
+				fTrack[e.ID] = key
+			}
 		}
 	}
 	for key, ss := range slices {
@@ -94,8 +100,17 @@ threads:
 			t.Errorf("flow %d has ends %q, want s then f", id, ends)
 		}
 	}
-	if len(flows) != 1 {
-		t.Errorf("%d flow arrows, want 1 (the wait on loaded)", len(flows))
+	if len(flows) != 2 {
+		t.Errorf("%d flow arrows, want 2 (the wait and the event sync on loaded)", len(flows))
+	}
+	onThread := 0
+	for _, k := range fTrack {
+		if named[k] == "main" {
+			onThread++
+		}
+	}
+	if onThread != 1 {
+		t.Errorf("%d arrows end on thread main, want 1 (the event sync's)", onThread)
 	}
 	// Copies appear on the stream, the copy engine and each of the two link
 	// directions they cross.
@@ -104,5 +119,40 @@ threads:
 	}
 	if !strings.Contains(buf.String(), `"ph":"C"`) {
 		t.Error("no link utilization counters")
+	}
+}
+
+// One call that issues several ops (a graph launch, a collective issued
+// for all its ranks) is one slice on its thread, named for them all: two
+// launches of a graph of three kernels are two slices, not six stacked; a
+// collective on both GPUs is one slice.
+func TestTraceDrawsOneSliceACall(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: calls
+threads:
+  - name: main
+    ops:
+      - repeat: {count: 2, graph: true, ops: [{kernel: {id: a, stream: gpu0/s, duration: 1 us}}, {kernel: {id: b, stream: gpu0/s, duration: 1 us}}, {kernel: {id: c, stream: gpu0/s, duration: 1 us}}]}
+      - allreduce: {id: ar, gpus: all, bytes: 1 MiB, stream: comm}
+`)
+	var buf bytes.Buffer
+	if err := sim.WriteTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	var api []string
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Cat == "api" {
+			api = append(api, e.Name)
+		}
+	}
+	want := []string{"graph launch a#0 and 2 more ops", "graph launch a#1 and 2 more ops", "collective ar@gpu0 and 1 more rank"}
+	if strings.Join(api, "|") != strings.Join(want, "|") {
+		t.Errorf("API slices %q, want %q", api, want)
 	}
 }
