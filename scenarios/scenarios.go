@@ -385,6 +385,9 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		return nil, err
 	}
 	for _, id := range b.collOrder {
+		if b.collBad[id] {
+			continue
+		}
 		var missing []string
 		for r, issued := range b.collRanks[id] {
 			if !issued {
@@ -433,6 +436,10 @@ type builder struct {
 	// issues; collWhere where it first appears; collOrder the ids in order.
 	collRanks map[string][]bool
 	collMode  map[string]bool // collective id -> issued by rank
+	// collBad marks rank-issued collectives whose ops disagree: what
+	// follows from the disagreement (the same rank twice, a rank missing)
+	// is not reported again.
+	collBad map[string]bool
 	collWhere map[string]string
 	collOrder []string
 	// streamTime sums each stream's kernel durations, seconds.
@@ -778,8 +785,12 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		}
 		if op.Kind == sim.OpCollective && op.OneRank {
 			key += "@" + strconv.Itoa(op.Rank)
-			if sig, seen := b.collSig[op.ID]; seen && sig != collSignature(&op) {
-				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs, size, root, algorithm, protocol, channels or sm_share)", t.where, op.ID))
+			if sig, seen := b.collSig[op.ID]; seen && sig != collSignature(&op) && !b.collBad[op.ID] {
+				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs in the same order, size, root, algorithm, protocol, channels or sm_share)", t.where, op.ID))
+				if b.collBad == nil {
+					b.collBad = map[string]bool{}
+				}
+				b.collBad[op.ID] = true
 			}
 			b.collSig[op.ID] = collSignature(&op)
 			if b.collRanks[op.ID] == nil {
@@ -790,7 +801,9 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 			b.collRanks[op.ID][op.Rank] = true
 		}
 		if prev, dup := b.ids[key]; dup {
-			b.dupID(op.ID, t.where, prev)
+			if !b.collBad[op.ID] {
+				b.dupID(op.ID, t.where, prev)
+			}
 		} else {
 			b.ids[key] = t.where
 		}
