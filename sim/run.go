@@ -207,8 +207,10 @@ type gpuState struct {
 	ceSince []Time
 	ceBusy  []Time
 	ceQueue []*opState
-	ceFree  int    // engines nobody holds
-	ceHeld  [2]int // engines held by copies into the GPU and out of it
+	ceFree  int // engines nobody holds
+	// syncWarned: a sync on this GPU, which no op uses, was warned of.
+	syncWarned bool
+	ceHeld     [2]int // engines held by copies into the GPU and out of it
 }
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
@@ -952,10 +954,18 @@ func (t *threadState) sync(op *Op) {
 			r.warn(op, "syncs stream %s, to which no op of the program is issued; it returns at once (a misspelt stream name?)", st.name())
 		}
 	case SyncDevice:
+		fed := false
 		for _, st := range r.streams {
-			if st.gpu.idx == op.GPU && st.last != nil {
-				targets = append(targets, st.last)
+			if st.gpu.idx == op.GPU {
+				fed = fed || st.fed
+				if st.last != nil {
+					targets = append(targets, st.last)
+				}
 			}
+		}
+		if g := r.gpus[op.GPU]; !fed && !g.syncWarned {
+			g.syncWarned = true
+			r.warn(op, "syncs device %s, to which no op of the program is issued; it returns at once (a misspelt GPU?)", r.m.GPUs[op.GPU].Name)
 		}
 	case SyncEvent:
 		if r.eventRec[op.Event] < 0 {

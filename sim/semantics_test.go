@@ -967,6 +967,20 @@ threads:
 		t.Errorf("warnings %q, want one for s#0 on gpu0/comptue", res.Warnings)
 	}
 	near(t, "s#2 returns", op(t, res, "s#2").HostEnd, 0, 0)
+
+	// The same for a device no op uses: gpu1 here; gpu0 is used.
+	res = simulate(t, twoGPUs, `
+name: typo
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/compute, duration: 1 ms}
+      - sync: {id: d0, device: gpu0}
+      - repeat: {count: 2, ops: [{sync: {id: d, device: gpu1}}]}
+`)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "op d#0: syncs device gpu1, to which no op") {
+		t.Errorf("warnings %q, want one for d#0 on gpu1", res.Warnings)
+	}
 }
 
 // A GPU-to-GPU copy the driver stages through host memory costs the calling
