@@ -439,7 +439,7 @@ type builder struct {
 	// collBad marks rank-issued collectives whose ops disagree: what
 	// follows from the disagreement (the same rank twice, a rank missing)
 	// is not reported again.
-	collBad map[string]bool
+	collBad   map[string]bool
 	collWhere map[string]string
 	collOrder []string
 	// streamTime sums each stream's kernel durations, seconds.
