@@ -456,6 +456,8 @@ type builder struct {
 	opsMemo map[opsKey][]*tpl
 	// graphSeen holds the places of the ops checkGraph has read.
 	graphSeen map[string]bool
+	// semNamed marks the semaphores some op written in the file names.
+	semNamed map[int]bool
 	// graphs holds, per thread and graph repeat, the streams a graph of
 	// several streams runs on and the events its launches end with.
 	graphs map[graphKey]*graphOrder
@@ -468,8 +470,8 @@ type graphKey struct {
 
 // graphOrder orders each launch of a graph of several streams behind the
 // one before, as CUDA does ("each launch is ordered behind ... any previous
-// launches of graphExec", cudaGraphLaunch): a launch ends with a record on
-// each of its streams, and the next one begins with waits on the others'.
+// launches of graphExec", cudaGraphLaunch): a launch ends by joining its
+// streams (graphRecords).
 type graphOrder struct {
 	streams []int
 	events  []int // events[k]: the end of a launch on streams[k]
@@ -570,13 +572,17 @@ func (b *builder) thread(n spec.Node, names map[string]string) {
 	if !ok {
 		return
 	}
-	tpl := b.ops(on, 0)
-	total := countOps(tpl)
-	if !b.checkOps(on, total, "a repeat count") {
+	ts := b.ops(on, 0)
+	total := countOps(ts)
+	what := "a repeat count"
+	if orderedGraph(ts, map[*tpl]bool{}) {
+		what = "a repeat count (the count includes the 3n-2 ops that order each launch of a graph on n streams)"
+	}
+	if !b.checkOps(on, total, what) {
 		return
 	}
 	th.Ops = make([]sim.Op, 0, total)
-	b.expand(&th, tpl, "")
+	b.expand(&th, ts, "")
 	b.checkTime(&th, on)
 	b.p.Threads = append(b.p.Threads, th)
 }
@@ -590,6 +596,9 @@ func (b *builder) checkSemaphores(declared map[string]spec.Node) {
 		return
 	}
 	used := make([]bool, n)
+	for i := range used {
+		used[i] = b.semNamed[i]
+	}
 	for ti := range b.p.Threads {
 		for oi := range b.p.Threads[ti].Ops {
 			if op := &b.p.Threads[ti].Ops[oi]; op.Kind == sim.OpSignal || op.Kind == sim.OpAwait {
@@ -726,6 +735,9 @@ func countOps(ts []*tpl) int64 {
 		if t.repeat {
 			if t.n == 0 {
 				t.n = countOps(t.body) + 1 // +1: zero is not yet counted
+				if t.graph && t.n > 1 {
+					t.n = satAdd(t.n, graphOrderOps(len(graphStreams(t.body))))
+				}
 			}
 			n = satAdd(n, satMul(t.count, t.n-1))
 		} else {
@@ -751,13 +763,10 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 			for i := int64(0); i < t.count; i++ {
 				first := len(th.Ops)
 				g := b.graphs[graphKey{th.Name, t}]
-				if t.graph && g != nil {
-					b.graphWaits(th, g, t.where)
-				}
 				b.expand(th, t.body, suffix+"#"+strconv.FormatInt(i, 10))
 				if t.graph && len(th.Ops) > first {
 					if g == nil {
-						g = b.graphOrderOf(th, th.Ops[first:], t)
+						g = b.graphOrderOf(th, t)
 					}
 					if g != nil {
 						b.graphRecords(th, g, t.where)
@@ -812,36 +821,88 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 	}
 }
 
-// graphOrderOf notes the streams of a graph's first launch; for a graph of
-// one stream, whose launches its stream already orders, it returns nil.
-func (b *builder) graphOrderOf(th *sim.Thread, ops []sim.Op, t *tpl) *graphOrder {
+// graphStreams lists the streams a graph's body runs on, in the order
+// they first appear (a collective issued whole runs on one per rank). A
+// repeat is walked once, however many lists share it.
+func graphStreams(body []*tpl) []int {
 	seen := map[int]bool{}
+	walked := map[*tpl]bool{}
 	var streams []int
-	use := func(s int) {
-		if !seen[s] {
-			seen[s] = true
-			streams = append(streams, s)
-		}
-	}
-	for k := range ops {
-		op := &ops[k]
-		switch {
-		case op.Kind == sim.OpCollective && !op.OneRank:
-			for _, s := range op.Streams {
-				use(s)
+	var walk func([]*tpl)
+	walk = func(ts []*tpl) {
+		for _, t := range ts {
+			use := func(s int) {
+				if !seen[s] {
+					seen[s] = true
+					streams = append(streams, s)
+				}
 			}
-		case op.Kind.OnStream():
-			use(op.Stream)
+			switch {
+			case t.repeat:
+				if !walked[t] {
+					walked[t] = true
+					walk(t.body)
+				}
+			case t.op.Kind == sim.OpCollective && !t.op.OneRank:
+				for _, s := range t.op.Streams {
+					use(s)
+				}
+			case t.op.Kind.OnStream():
+				use(t.op.Stream)
+			}
 		}
 	}
+	walk(body)
+	return streams
+}
+
+// orderedGraph reports whether ts holds a graph repeat on several streams,
+// whose launches add ops of their own (graphRecords).
+func orderedGraph(ts []*tpl, walked map[*tpl]bool) bool {
+	for _, t := range ts {
+		if !t.repeat || walked[t] {
+			continue
+		}
+		walked[t] = true
+		if t.graph && len(graphStreams(t.body)) > 1 || orderedGraph(t.body, walked) {
+			return true
+		}
+	}
+	return false
+}
+
+// graphOrderOps is how many ops ordering the launches of a graph on n
+// streams adds to each: see graphRecords.
+func graphOrderOps(n int) int64 {
+	if n < 2 {
+		return 0
+	}
+	return int64(3*n - 2)
+}
+
+// graphOrderOf makes the order of a graph's launches on this thread; for
+// a graph on one stream, whose launches its stream already orders, nil.
+// Its events are named for the thread, the graph's place (line and column)
+// and the stream.
+func (b *builder) graphOrderOf(th *sim.Thread, t *tpl) *graphOrder {
+	streams := graphStreams(t.body)
 	if len(streams) < 2 {
 		return nil
 	}
+	pos := t.where
+	if i := strings.LastIndexByte(pos, ':'); i > 0 {
+		if j := strings.LastIndexByte(pos[:i], ':'); j >= 0 {
+			pos = pos[j+1:]
+		}
+	}
 	g := &graphOrder{streams: streams}
-	for _, s := range streams {
-		name := fmt.Sprintf("%s: graph launch at %s done on %s", th.Name, t.where, b.p.StreamName(b.m, s))
+	for k, s := range streams {
+		what := "done on " + b.p.StreamName(b.m, s)
+		if k == 0 {
+			what = "done on every stream"
+		}
 		g.events = append(g.events, len(b.p.Events))
-		b.p.Events = append(b.p.Events, name)
+		b.p.Events = append(b.p.Events, fmt.Sprintf("%s: graph at line %s %s", th.Name, pos, what))
 	}
 	if b.graphs == nil {
 		b.graphs = map[graphKey]*graphOrder{}
@@ -850,22 +911,25 @@ func (b *builder) graphOrderOf(th *sim.Thread, ops []sim.Op, t *tpl) *graphOrder
 	return g
 }
 
-// graphRecords ends a launch: a record on each of the graph's streams.
+// graphRecords ends a launch by joining its streams: each stream but the
+// first records its end, the first waits for them all and records the end
+// of the whole launch (events[0]), and the others wait for that. The next
+// launch's ops follow these on every stream. Every launch adds the same
+// 3n-2 ops on n streams (graphOrderOps), so the op limit counts them
+// exactly before expanding.
 func (b *builder) graphRecords(th *sim.Thread, g *graphOrder, where string) {
-	for k, s := range g.streams {
-		th.Ops = append(th.Ops, sim.Op{ID: th.Name + "/" + strconv.Itoa(len(th.Ops)), Kind: sim.OpEventRecord, Stream: s, Event: g.events[k], Where: where})
+	add := func(kind sim.OpKind, s, e int) {
+		th.Ops = append(th.Ops, sim.Op{ID: th.Name + "/" + strconv.Itoa(len(th.Ops)), Kind: kind, Stream: s, Event: e, Where: where})
 	}
-}
-
-// graphWaits begins a launch: each of the graph's streams waits for the
-// previous launch's end on the others.
-func (b *builder) graphWaits(th *sim.Thread, g *graphOrder, where string) {
-	for _, s := range g.streams {
-		for k, o := range g.streams {
-			if o != s {
-				th.Ops = append(th.Ops, sim.Op{ID: th.Name + "/" + strconv.Itoa(len(th.Ops)), Kind: sim.OpEventWait, Stream: s, Event: g.events[k], Where: where})
-			}
-		}
+	for k := 1; k < len(g.streams); k++ {
+		add(sim.OpEventRecord, g.streams[k], g.events[k])
+	}
+	for k := 1; k < len(g.streams); k++ {
+		add(sim.OpEventWait, g.streams[0], g.events[k])
+	}
+	add(sim.OpEventRecord, g.streams[0], g.events[0])
+	for k := 1; k < len(g.streams); k++ {
+		add(sim.OpEventWait, g.streams[k], g.events[0])
 	}
 }
 
@@ -1221,6 +1285,10 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 					b.p.Semaphores = append(b.p.Semaphores, sim.Semaphore{Name: s})
 				}
 				op.Sem = i
+				if b.semNamed == nil {
+					b.semNamed = map[int]bool{}
+				}
+				b.semNamed[i] = true // even in a repeat of count 0
 			}
 		}
 		if cn, ok := om.Get("count"); ok && kind == "signal" { // an await takes one

@@ -342,3 +342,56 @@ threads:
 		t.Errorf("the one-stream graph's launches are %v, want c#0 c#1 alone", extra)
 	}
 }
+
+// The ops that order a graph's launches count toward the op limit before
+// anything is expanded: a graph of two kernels on two streams adds 3x2-2
+// = 4 ops a launch (two records, two waits), so 10 launches are 60 ops.
+func TestGraphOrderCountsTowardTheOpLimit(t *testing.T) {
+	src := `
+name: g
+topology: pcie-2gpu
+threads:
+  - name: main
+    ops:
+      - repeat:
+          count: 10
+          graph: true
+          ops:
+            - kernel: {stream: gpu0/a, duration: 1 us}
+            - kernel: {stream: gpu0/b, duration: 1 us}
+`
+	_, err := Load("g.yaml", []byte(src), Options{MaxOps: 59})
+	want := "g.yaml:7:7: threads[0].ops: expands to 60 ops, more than the limit of 59; lower a repeat count (the count includes the 3n-2 ops that order each launch of a graph on n streams) or raise the limit (--max-ops)"
+	if err == nil || err.Error() != want {
+		t.Errorf("limit 59: got %v, want %s", err, want)
+	}
+	sc, err := Load("g.yaml", []byte(src), Options{MaxOps: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sc.Program.NumOps(); n != 60 {
+		t.Errorf("%d ops, want 60", n)
+	}
+}
+
+// A declared semaphore that no op names is refused, but one named only in
+// a repeat of count 0 (a sweep point that runs none of it) is used.
+func TestDeclaredSemaphoresMustBeNamed(t *testing.T) {
+	src := `
+name: s
+topology: pcie-2gpu
+semaphores: {slot: 1}
+threads:
+  - name: t
+    ops:
+      - repeat: {count: 0, ops: [{await: {semaphore: %s}}, {signal: {semaphore: %s}}]}
+`
+	if _, err := Load("s.yaml", []byte(fmt.Sprintf(src, "slot", "slot")), Options{}); err != nil {
+		t.Errorf("a semaphore named in a repeat of count 0: %v", err)
+	}
+	_, err := Load("s.yaml", []byte(fmt.Sprintf(src, "slots", "slots")), Options{})
+	want := `s.yaml:4:14: semaphores.slot: semaphore "slot" is declared but no op signals or awaits it (semaphores used: slots)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
