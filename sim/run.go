@@ -1016,7 +1016,11 @@ func (r *run) finish() *Result {
 	res := r.res
 	for i, n := range r.warnMore {
 		if n > 0 {
-			res.Warnings[i] += fmt.Sprintf(" (and %d more times, by the ops repeated from this place)", n)
+			times := "times"
+			if n == 1 {
+				times = "time"
+			}
+			res.Warnings[i] += fmt.Sprintf(" (and %d more %s from this place)", n, times)
 		}
 	}
 	var end Time

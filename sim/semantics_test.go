@@ -1030,7 +1030,7 @@ threads:
 	if len(res.Warnings) != 2 {
 		t.Fatalf("%d warnings, want 2: %q", len(res.Warnings), res.Warnings)
 	}
-	if w := res.Warnings[0]; !strings.Contains(w, "op w#0: waits on event never") || !strings.HasSuffix(w, "(and 499 more times, by the ops repeated from this place)") {
+	if w := res.Warnings[0]; !strings.Contains(w, "op w#0: waits on event never") || !strings.HasSuffix(w, "(and 499 more times from this place)") {
 		t.Errorf("first warning %q, want w#0's with 499 more", w)
 	}
 	if w := res.Warnings[1]; !strings.Contains(w, "op v: waits on event never") || strings.Contains(w, "more times") {

@@ -56,19 +56,27 @@ func WriteTrace(w io.Writer, res *Result) error {
 		t.meta("thread_name", gpuPid(s.GPU), streamTid(i), p.StreamName(m, i))
 	}
 	// Records made by one call (the ops of a graph launch, the ranks of a
-	// collective issued whole) follow one another with the same call and
-	// return on their thread: the call is drawn once, on the first of them,
-	// named for all (more[i] > 0); the others draw none (more[i] < 0).
+	// collective issued whole) follow one another on their thread with the
+	// same call and return (other threads' records may come between): the
+	// call is drawn once, on the first of them, named for all (more[i] >
+	// 0); the others draw none (more[i] < 0).
 	more := make([]int32, len(res.Ops))
-	for i, head := 1, 0; i < len(res.Ops); i++ {
-		r, h := &res.Ops[i], &res.Ops[head]
-		sameCall := r.HostEnd > r.Call || r.Coll != nil && r.Coll == h.Coll // or a call of no time
-		if r.Thread == h.Thread && r.Call == h.Call && r.HostEnd == h.HostEnd && sameCall && apiCallName[r.Kind] != "" && apiCallName[h.Kind] != "" {
-			more[i] = -1
-			more[head]++
-		} else {
-			head = i
+	head := make([]int32, len(p.Threads)) // each thread's last record that drew its call, +1
+	for i := range res.Ops {
+		r := &res.Ops[i]
+		if apiCallName[r.Kind] == "" {
+			continue
 		}
+		if k := head[r.Thread] - 1; k >= 0 {
+			h := &res.Ops[k]
+			sameCall := r.HostEnd > r.Call || r.Coll != nil && r.Coll == h.Coll // or a call of no time
+			if r.Call == h.Call && r.HostEnd == h.HostEnd && sameCall {
+				more[i] = -1
+				more[k]++
+				continue
+			}
+		}
+		head[r.Thread] = int32(i) + 1
 	}
 	// Ops.
 	for i := range res.Ops {
@@ -226,9 +234,10 @@ func traceNS(t Time) int64 {
 // ns back whether it truncates (Perfetto's JSON importer does) or rounds:
 // the exact decimal where that holds ("261.5"), else that decimal and 0.1
 // ns more ("261.9001": 261.9 parses to 261.89999999999998, which truncates
-// to 261899 ns and would overlap a slice that ends at 261900). Slices'
-// ends are their start and duration in whole nanoseconds, so that slices
-// back to back stay so.
+// to 261899 ns and would overlap a slice that ends at 261900). That holds
+// below 10^15 ns (11.6 days; beyond, a double's step outgrows the 0.1 ns,
+// and a truncating reader may be 1 ns off). Slices' ends are their start
+// and duration in whole nanoseconds, so that slices back to back stay so.
 func appendUS(b []byte, ns int64) []byte {
 	b = strconv.AppendInt(b, ns/1000, 10)
 	if f := ns % 1000; f != 0 {

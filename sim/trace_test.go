@@ -155,4 +155,34 @@ threads:
 	if strings.Join(api, "|") != strings.Join(want, "|") {
 		t.Errorf("API slices %q, want %q", api, want)
 	}
+
+	// Two threads launching graphs at the same instants, their records
+	// interleaved: still one slice a launch, two a thread.
+	res = simulate(t, twoGPUs, `
+name: both
+threads:
+  - name: t0
+    ops: [{repeat: {count: 2, graph: true, ops: [{kernel: {id: a, stream: gpu0/s, duration: 1 us}}, {kernel: {id: b, stream: gpu0/s, duration: 1 us}}]}}]
+  - name: t1
+    ops: [{repeat: {count: 2, graph: true, ops: [{kernel: {id: c, stream: gpu1/s, duration: 1 us}}, {kernel: {id: d, stream: gpu1/s, duration: 1 us}}]}}]
+`)
+	buf.Reset()
+	if err := sim.WriteTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	doc.TraceEvents = nil
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	api = nil
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Cat == "api" {
+			api = append(api, e.Name)
+		}
+	}
+	sort.Strings(api)
+	want = []string{"graph launch a#0 and 1 more op", "graph launch a#1 and 1 more op", "graph launch c#0 and 1 more op", "graph launch c#1 and 1 more op"}
+	if strings.Join(api, "|") != strings.Join(want, "|") {
+		t.Errorf("API slices %q, want %q", api, want)
+	}
 }

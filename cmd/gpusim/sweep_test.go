@@ -317,7 +317,11 @@ threads:
 		if !strings.HasPrefix(l, want) {
 			t.Errorf("line %d %q, want it to start %q", i, l, want)
 		}
-		if more := strings.Contains(l, fmt.Sprintf("(and %d more times, by the ops repeated from this place)", i)); more != (i >= 1) {
+		times := "times"
+		if i == 1 {
+			times = "time"
+		}
+		if more := strings.Contains(l, fmt.Sprintf("(and %d more %s from this place)", i, times)); more != (i >= 1) {
 			t.Errorf("line %d %q: want (and %d more times, ...) exactly from point 1 on", i, l, i)
 		}
 		if !strings.HasSuffix(l, "(and one more; gpusim run with the point's values as --set shows them all)") {
