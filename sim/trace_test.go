@@ -127,60 +127,50 @@ threads:
 // launches of a graph of three kernels are two slices, not six stacked; a
 // collective on both GPUs is one slice.
 func TestTraceDrawsOneSliceACall(t *testing.T) {
-	res := simulate(t, twoGPUs, `
+	apiSlices := func(res *sim.Result) []string {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := sim.WriteTrace(&buf, res); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			TraceEvents []traceEvent `json:"traceEvents"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatalf("not JSON: %v", err)
+		}
+		var api []string
+		for _, e := range doc.TraceEvents {
+			if e.Ph == "X" && e.Cat == "api" {
+				api = append(api, e.Name)
+			}
+		}
+		sort.Strings(api)
+		return api
+	}
+	api := apiSlices(simulate(t, twoGPUs, `
 name: calls
 threads:
   - name: main
     ops:
       - repeat: {count: 2, graph: true, ops: [{kernel: {id: a, stream: gpu0/s, duration: 1 us}}, {kernel: {id: b, stream: gpu0/s, duration: 1 us}}, {kernel: {id: c, stream: gpu0/s, duration: 1 us}}]}
       - allreduce: {id: ar, gpus: all, bytes: 1 MiB, stream: comm}
-`)
-	var buf bytes.Buffer
-	if err := sim.WriteTrace(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		TraceEvents []traceEvent `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	var api []string
-	for _, e := range doc.TraceEvents {
-		if e.Ph == "X" && e.Cat == "api" {
-			api = append(api, e.Name)
-		}
-	}
-	want := []string{"graph launch a#0 and 2 more ops", "graph launch a#1 and 2 more ops", "collective ar@gpu0 and 1 more rank"}
+`))
+	want := []string{"collective ar@gpu0 and 1 more rank", "graph launch a#0 and 2 more ops", "graph launch a#1 and 2 more ops"}
 	if strings.Join(api, "|") != strings.Join(want, "|") {
 		t.Errorf("API slices %q, want %q", api, want)
 	}
 
 	// Two threads launching graphs at the same instants, their records
 	// interleaved: still one slice a launch, two a thread.
-	res = simulate(t, twoGPUs, `
+	api = apiSlices(simulate(t, twoGPUs, `
 name: both
 threads:
   - name: t0
     ops: [{repeat: {count: 2, graph: true, ops: [{kernel: {id: a, stream: gpu0/s, duration: 1 us}}, {kernel: {id: b, stream: gpu0/s, duration: 1 us}}]}}]
   - name: t1
     ops: [{repeat: {count: 2, graph: true, ops: [{kernel: {id: c, stream: gpu1/s, duration: 1 us}}, {kernel: {id: d, stream: gpu1/s, duration: 1 us}}]}}]
-`)
-	buf.Reset()
-	if err := sim.WriteTrace(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	doc.TraceEvents = nil
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	api = nil
-	for _, e := range doc.TraceEvents {
-		if e.Ph == "X" && e.Cat == "api" {
-			api = append(api, e.Name)
-		}
-	}
-	sort.Strings(api)
+`))
 	want = []string{"graph launch a#0 and 1 more op", "graph launch a#1 and 1 more op", "graph launch c#0 and 1 more op", "graph launch c#1 and 1 more op"}
 	if strings.Join(api, "|") != strings.Join(want, "|") {
 		t.Errorf("API slices %q, want %q", api, want)
