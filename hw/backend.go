@@ -230,6 +230,7 @@ func (b *backend) setup() error {
 	for _, st := range p.Streams {
 		b.gpus[st.GPU].used = true // every stream is made in its GPU's context
 	}
+	graphs, firstGraph := 0, ""
 	for ti := range p.Threads {
 		for oi := range p.Threads[ti].Ops {
 			op := &p.Threads[ti].Ops[oi]
@@ -240,7 +241,9 @@ func (b *backend) setup() error {
 				}
 			}
 			if op.GraphOps > 0 {
-				b.warn("CUDA graphs are issued op by op on hardware (the backend does not capture graphs): %s and the ops after it", op.ID)
+				if graphs++; graphs == 1 {
+					firstGraph = op.ID
+				}
 			}
 			if op.Kind.OnStream() {
 				b.gpus[p.Streams[op.Stream].GPU].used = true
@@ -271,6 +274,12 @@ func (b *backend) setup() error {
 				}
 			}
 		}
+	}
+	switch {
+	case graphs == 1:
+		b.warn("CUDA graphs are issued op by op on hardware (the backend does not capture graphs): %s and the ops after it", firstGraph)
+	case graphs > 1:
+		b.warn("CUDA graphs are issued op by op on hardware (the backend does not capture graphs): %d graph launches, the first %s and the ops after it", graphs, firstGraph)
 	}
 	n, err := drv.DeviceCount()
 	if err != nil {

@@ -662,3 +662,25 @@ func TestRunKernelFailureAtALaterCall(t *testing.T) {
 		}
 	}
 }
+
+// Graphs run op by op on hardware, said once for the program: three launches
+// of a graph give one warning that counts them and names the first.
+func TestRunGraphsWarnOnce(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat: {count: 3, graph: true, ops: [{kernel: {id: k, stream: gpu0/s, duration: 10 us}}]}
+`)
+	res, _, err := Run(context.Background(), NewFake(testConfig()), sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "CUDA graphs are issued op by op on hardware (the backend does not capture graphs): 3 graph launches, the first k#0 and the ops after it"
+	if len(res.Warnings) != 1 || res.Warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", res.Warnings, want)
+	}
+}
