@@ -278,11 +278,12 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	return r
 }
 
-// warn adds a warning about op. The same warning from the same place (the
-// ops a repeat makes of one op) is given once, with a count of the others.
-func (r *run) warn(op *Op, format string, a ...any) {
+// warn adds a warning about op of thread t. The same warning from the same
+// place on one thread (the ops a repeat makes of one op) is given once,
+// with a count of the others.
+func (r *run) warn(t *threadState, op *Op, format string, a ...any) {
 	text := fmt.Sprintf(format, a...)
-	key := op.Where + "\x00" + text
+	key := strconv.Itoa(t.idx) + "\x00" + op.Where + "\x00" + text
 	if i, seen := r.warnAt[key]; seen && op.Where != "" {
 		r.warnMore[i]++
 		return
@@ -876,7 +877,7 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		o.targetRec, o.target = r.eventRec[op.Event], r.eventOp[op.Event]
 		rec.Target = int32(o.targetRec)
 		if o.targetRec < 0 {
-			r.warn(op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug", r.p.Events[op.Event])
+			r.warn(t, op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug", r.p.Events[op.Event])
 		}
 	case OpCopy:
 		o.cp = newCopy(o)
@@ -951,7 +952,7 @@ func (t *threadState) sync(op *Op) {
 		}
 		if !st.fed && !st.warned {
 			st.warned = true
-			r.warn(op, "syncs stream %s, to which no op of the program is issued; it returns at once (a misspelt stream name?)", st.name())
+			r.warn(t, op, "syncs stream %s, to which no op of the program is issued; it returns at once (a misspelt stream name?)", st.name())
 		}
 	case SyncDevice:
 		fed := false
@@ -965,11 +966,11 @@ func (t *threadState) sync(op *Op) {
 		}
 		if g := r.gpus[op.GPU]; !fed && !g.syncWarned {
 			g.syncWarned = true
-			r.warn(op, "syncs device %s, to which no op of the program is issued; it returns at once (a misspelt GPU?)", r.m.GPUs[op.GPU].Name)
+			r.warn(t, op, "syncs device %s, to which no op of the program is issued; it returns at once (a misspelt GPU?)", r.m.GPUs[op.GPU].Name)
 		}
 	case SyncEvent:
 		if r.eventRec[op.Event] < 0 {
-			r.warn(op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug", r.p.Events[op.Event])
+			r.warn(t, op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug", r.p.Events[op.Event])
 		} else {
 			r.res.Ops[t.curRec].Target = int32(r.eventRec[op.Event])
 			if l := r.eventOp[op.Event]; l != nil {

@@ -1036,4 +1036,19 @@ threads:
 	if w := res.Warnings[1]; !strings.Contains(w, "op v: waits on event never") || strings.Contains(w, "more times") {
 		t.Errorf("second warning %q, want v's alone", w)
 	}
+
+	// One place, two threads (a list shared through an alias): a warning
+	// each, each with its own count.
+	res = simulate(t, twoGPUs, `
+name: shared
+threads:
+  - name: a
+    ops: &body [{repeat: {count: 3, ops: [{wait: {event: never, stream: gpu0/s}}]}}]
+  - name: b
+    ops: *body
+`)
+	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], "op a/0:") || !strings.Contains(res.Warnings[1], "op b/0:") ||
+		!strings.HasSuffix(res.Warnings[0], "(and 2 more times from this place)") || !strings.HasSuffix(res.Warnings[1], "(and 2 more times from this place)") {
+		t.Errorf("warnings %q, want one for each thread, each with 2 more", res.Warnings)
+	}
 }
