@@ -128,7 +128,8 @@ type run struct {
 	warnMore []int
 	gpus     []*gpuState
 	hosts    []hostState
-	// routes and paths cache Machine.Route and Machine.PathBetween for this
+	// routes and paths cache Machine.Route and Machine.PathBetween (and,
+	// under negated indices, the staged path copyPath takes) for this
 	// run (the Machine itself is never written, so runs may share it);
 	// trees holds the route searches, from the validation on.
 	routes map[[2]int]Route
@@ -170,7 +171,14 @@ func (r *run) copyPath(op *Op) GPUPath {
 	}
 	p := r.path(src.Index, dst.Index)
 	if op.NoPeerAccess && (p.Kind == PathNVLink || p.Kind == PathP2P) {
-		p = r.m.stagedPath(r.trees, src.Index, dst.Index)
+		// Cached under the negated pair: the call and the copy both ask.
+		k := [2]int{-1 - src.Index, -1 - dst.Index}
+		sp, ok := r.paths[k]
+		if !ok {
+			sp = r.m.stagedPath(r.trees, src.Index, dst.Index)
+			r.paths[k] = sp
+		}
+		p = sp
 	}
 	return p
 }
@@ -208,9 +216,10 @@ type gpuState struct {
 	ceBusy  []Time
 	ceQueue []*opState
 	ceFree  int // engines nobody holds
-	// syncWarned: a sync on this GPU, which no op uses, was warned of.
-	syncWarned bool
-	ceHeld     [2]int // engines held by copies into the GPU and out of it
+	// fed: some op of the program is issued to a stream of this GPU;
+	// syncWarned: a device sync on it, when none is, was warned of.
+	fed, syncWarned bool
+	ceHeld          [2]int // engines held by copies into the GPU and out of it
 }
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
@@ -246,10 +255,10 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 			switch {
 			case op.Kind == OpCollective:
 				for _, s := range op.Streams {
-					r.streams[s].fed = true
+					r.streams[s].fed, r.streams[s].gpu.fed = true, true
 				}
 			case op.Kind.OnStream():
-				r.streams[op.Stream].fed = true
+				r.streams[op.Stream].fed, r.streams[op.Stream].gpu.fed = true, true
 			}
 		}
 	}
@@ -955,16 +964,12 @@ func (t *threadState) sync(op *Op) {
 			r.warn(t, op, "syncs stream %s, to which no op of the program is issued; it returns at once (a misspelt stream name?)", st.name())
 		}
 	case SyncDevice:
-		fed := false
 		for _, st := range r.streams {
-			if st.gpu.idx == op.GPU {
-				fed = fed || st.fed
-				if st.last != nil {
-					targets = append(targets, st.last)
-				}
+			if st.gpu.idx == op.GPU && st.last != nil {
+				targets = append(targets, st.last)
 			}
 		}
-		if g := r.gpus[op.GPU]; !fed && !g.syncWarned {
+		if g := r.gpus[op.GPU]; !g.fed && !g.syncWarned {
 			g.syncWarned = true
 			r.warn(t, op, "syncs device %s, to which no op of the program is issued; it returns at once (a misspelt GPU?)", r.m.GPUs[op.GPU].Name)
 		}
