@@ -680,6 +680,9 @@ type tpl struct {
 	// n counts the ops of a repeat's body once it is known (countOps):
 	// bodies are shared where lists of ops are (opsMemo).
 	n int64
+	// streams, for a graph repeat, are those its body runs on, once known
+	// (graphStreamsOf).
+	streams []int
 }
 
 const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv"
@@ -736,7 +739,7 @@ func countOps(ts []*tpl) int64 {
 			if t.n == 0 {
 				t.n = countOps(t.body) + 1 // +1: zero is not yet counted
 				if t.graph && t.n > 1 {
-					t.n = satAdd(t.n, graphOrderOps(len(graphStreams(t.body))))
+					t.n = satAdd(t.n, graphOrderOps(len(t.graphStreamsOf())))
 				}
 			}
 			n = satAdd(n, satMul(t.count, t.n-1))
@@ -821,6 +824,16 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 	}
 }
 
+// graphStreamsOf is graphStreams of the repeat's body, worked out once.
+func (t *tpl) graphStreamsOf() []int {
+	if t.streams == nil {
+		if t.streams = graphStreams(t.body); t.streams == nil {
+			t.streams = []int{} // known: none
+		}
+	}
+	return t.streams
+}
+
 // graphStreams lists the streams a graph's body runs on, in the order
 // they first appear (a collective issued whole runs on one per rank). A
 // repeat is walked once, however many lists share it.
@@ -864,7 +877,7 @@ func orderedGraph(ts []*tpl, walked map[*tpl]bool) bool {
 			continue
 		}
 		walked[t] = true
-		if t.graph && len(graphStreams(t.body)) > 1 || orderedGraph(t.body, walked) {
+		if t.graph && len(t.graphStreamsOf()) > 1 || orderedGraph(t.body, walked) {
 			return true
 		}
 	}
@@ -885,7 +898,7 @@ func graphOrderOps(n int) int64 {
 // Its events are named for the thread, the graph's place (line and column)
 // and the stream.
 func (b *builder) graphOrderOf(th *sim.Thread, t *tpl) *graphOrder {
-	streams := graphStreams(t.body)
+	streams := t.graphStreamsOf()
 	if len(streams) < 2 {
 		return nil
 	}
