@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"sort"
@@ -429,6 +430,7 @@ type builder struct {
 	streams  map[string]int
 	events   map[string]int
 	sems     map[string]int
+	comms    map[string]int16  // communicator name -> Op.Comm
 	ids      map[string]string // op id -> where
 	lateErrs []string
 	collSig  map[string]string // collective id -> what every rank's op must agree on
@@ -798,7 +800,7 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		if op.Kind == sim.OpCollective && op.OneRank {
 			key += "@" + strconv.Itoa(op.Rank)
 			if sig, seen := b.collSig[op.ID]; seen && sig != collSignature(&op) && !b.collBad[op.ID] {
-				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs in the same order, size, root, algorithm, protocol, channels or sm_share)", t.where, op.ID))
+				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs in the same order, size, root, algorithm, protocol, channels, sm_share or comm)", t.where, op.ID))
 				if b.collBad == nil {
 					b.collBad = map[string]bool{}
 				}
@@ -1035,7 +1037,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 	case "await":
 		keys = []string{"id", "semaphore"}
 	default: // collectives
-		keys = []string{"id", "gpus", "bytes", "dtype", "stream", "streams", "algorithm", "protocol", "channels", "sm_share", "root", "rank"}
+		keys = []string{"id", "gpus", "bytes", "dtype", "stream", "streams", "algorithm", "protocol", "channels", "sm_share", "root", "rank", "comm"}
 	}
 	om, ok := n.Map(keys...)
 	if !ok {
@@ -1348,6 +1350,26 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 	if an, has := om.Get("algorithm"); has {
 		cs.Algorithm, _ = an.Enum(models.Algorithms...)
 	}
+	if cn, has := om.Get("comm"); has {
+		if name, good := cn.Name(); good {
+			c, seen := b.comms[name]
+			if !seen {
+				if len(b.p.Comms) >= math.MaxInt16 {
+					cn.Errorf("more than %d communicators named; collectives without comm share the communicator of their GPUs", math.MaxInt16)
+					return false
+				}
+				b.p.Comms = append(b.p.Comms, name)
+				c = int16(len(b.p.Comms))
+				if b.comms == nil {
+					b.comms = map[string]int16{}
+				}
+				b.comms[name] = c
+			}
+			op.Comm = c
+		} else {
+			ok = false
+		}
+	}
 	if pn, has := om.Get("protocol"); has {
 		cs.Protocol, _ = pn.Enum(models.Protocols...)
 	}
@@ -1480,7 +1502,7 @@ func collSignature(op *sim.Op) string {
 	for _, t := range c.Tasks {
 		fmt.Fprintf(h, "%d %d %d %g %g %g %d %v %v;", t.From, t.To, t.Switch, t.Bytes, t.Wire, t.Bound, t.Delay, t.Reduce, t.Deps)
 	}
-	return fmt.Sprintf("%s %v %d %s %s %g %d %x", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol, c.SMShare, c.StartDelay, h.Sum64())
+	return fmt.Sprintf("%s %v %d %s %s %g %d %x %d", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol, c.SMShare, c.StartDelay, h.Sum64(), op.Comm)
 }
 
 // streamFor returns GPU g's stream NAME, creating it on first use.

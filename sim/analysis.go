@@ -366,7 +366,7 @@ func blame(res *Result, sops [][]int, i int, t, by Time, gpu int) (cause CauseKi
 			continue
 		}
 		switch {
-		case rec.Kind == OpEventWait && rec.Target >= 0 && res.Ops[rec.Target].End > t:
+		case (rec.Kind == OpEventWait || rec.Kind == OpCollective) && rec.Target >= 0 && res.Ops[rec.Target].End > t:
 			until = min(until, res.Ops[rec.Target].End)
 			i = int(rec.Target)
 		case rec.Kind == OpCopy:

@@ -291,7 +291,8 @@ func refBlame(res *Result, streamOps [][]int, i int, t Time, gpu int) CauseKind 
 		switch {
 		case held >= 0:
 			i = held
-		case rec.Kind == OpEventWait && rec.Target >= 0 && res.Ops[rec.Target].End > t:
+		case (rec.Kind == OpEventWait || rec.Kind == OpCollective) && rec.Target >= 0 && res.Ops[rec.Target].End > t:
+			// A wait's record, or a part's predecessor on its communicator.
 			i = int(rec.Target)
 		case rec.Kind == OpCopy:
 			return CauseEngine

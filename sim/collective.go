@@ -99,6 +99,9 @@ type planState struct {
 	left []int
 	// pool holds the task storage of finished instances.
 	pool [][]taskState
+	// comm is the id of the communicator of the plan's GPUs (-1 until a
+	// collective of the plan without a named one is issued).
+	comm int
 }
 
 // taskInfo is a task of a plan as a run reads it, in 64 bytes: the
@@ -124,6 +127,7 @@ func (r *run) planState(plan *CollPlan) *planState {
 		info: make([]taskInfo, n),
 		init: make([]taskState, n),
 		left: make([]int, len(plan.Ranks)),
+		comm: -1,
 	}
 	// Each task's dependents, counted and then placed in one array.
 	for i := range plan.Tasks {
@@ -421,6 +425,8 @@ func (c *collState) waitingRanks() string {
 		switch {
 		case p == nil:
 			names = append(names, g+" (never issued)")
+		case !p.started && p.target != nil && p.stream.q[p.stream.head] == p:
+			names = append(names, g+" (op "+p.record().ID+" waits for "+p.target.record().ID+" on its communicator)")
 		case !p.started:
 			names = append(names, g+" (op "+p.record().ID+" queued behind other work)")
 		}

@@ -210,3 +210,145 @@ threads:
 		}
 	}
 }
+
+// commPair is two 1 GB ring all-reduces on gpu0 and gpu1, x on streams a
+// and y on streams b, issued back to back by one thread; extraX and extraY
+// are added to each.
+func commPair(extraX, extraY string) string {
+	return `
+name: comms
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 GB, stream: a, algorithm: ring, protocol: simple` + extraX + `}
+      - allreduce: {id: y, gpus: [gpu0, gpu1], bytes: 1 GB, stream: b, algorithm: ring, protocol: simple` + extraY + `}
+`
+}
+
+// TestCollectivesOfOneCommunicatorRunOneAtATime: two collectives over the
+// same GPUs share their communicator, and NCCL runs a communicator's
+// collectives one after another whatever streams they are on: y starts on
+// each GPU when x ends there. Alone, each takes NCCL's start latency and two
+// steps of 500 MB each way over the 100 GB/s link (see
+// TestRingAllReduceOnTwoGPUs).
+func TestCollectivesOfOneCommunicatorRunOneAtATime(t *testing.T) {
+	one := us(8.4 + 2*(3.4+5000))
+	for _, tc := range []struct{ name, x, y string }{
+		{"unnamed", "", ""},
+		{"named", ", comm: world", ", comm: world"},
+		{"reversed ranks", "", ""}, // see below: the same set in another order
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scen := commPair(tc.x, tc.y)
+			if tc.name == "reversed ranks" {
+				scen = strings.Replace(scen, "id: y, gpus: [gpu0, gpu1]", "id: y, gpus: [gpu1, gpu0]", 1)
+			}
+			res := simulate(t, nvPair, scen)
+			for _, g := range []string{"gpu0", "gpu1"} {
+				x, y := op(t, res, "x@"+g), op(t, res, "y@"+g)
+				near(t, "x@"+g+" end", x.End, one, 4)
+				if y.Start != x.End {
+					t.Errorf("y@%s starts at %s, want at x's end %s", g, y.Start, x.End)
+				}
+				// The cause is the last rank's (see arrive): x's part
+				// on either GPU; the target is x's part on this one.
+				if c := res.Ops[y.Cause].ID; y.CauseKind != sim.CauseComm || (c != "x@gpu0" && c != "x@gpu1") || res.Ops[y.Target].ID != "x@"+g {
+					t.Errorf("y@%s: cause %v %d, target %d; want comm, a part of x, and x@%s", g, y.CauseKind, y.Cause, y.Target, g)
+				}
+			}
+			near(t, "makespan", res.Makespan, 2*one, 8)
+			// The critical path runs through x, then y.
+			_, byID := pathTotals(res)
+			if byID["x@gpu0"]+byID["x@gpu1"] == 0 {
+				t.Errorf("critical path %v does not pass through x", byID)
+			}
+		})
+	}
+}
+
+// TestCollectivesOfTwoCommunicatorsOverlap: named apart, x and y run at
+// once and share the link: each of the two steps moves 500 MB each way at
+// half of 100 GB/s.
+func TestCollectivesOfTwoCommunicatorsOverlap(t *testing.T) {
+	res := simulate(t, nvPair, commPair(", comm: one", ", comm: two"))
+	for _, id := range []string{"x@gpu0", "x@gpu1", "y@gpu0", "y@gpu1"} {
+		r := op(t, res, id)
+		if r.Start != 0 || r.Target != -1 {
+			t.Errorf("%s starts at %s (target %d); want at once, waiting for nothing", id, r.Start, r.Target)
+		}
+		near(t, id+" end", r.End, us(8.4+2*(3.4+10000)), 8)
+	}
+	// Collectives over other GPUs have a communicator of their own too.
+	res = simulate(t, nvSwitch4, `
+name: sets
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 GB, stream: a}
+      - allreduce: {id: y, gpus: [gpu0, gpu1, gpu2], bytes: 1 GB, stream: b}
+`)
+	if y := op(t, res, "y@gpu0"); y.Start != 0 {
+		t.Errorf("y@gpu0 starts at %s, want at once: x is over other GPUs", y.Start)
+	}
+}
+
+// TestNamedCommunicatorSpansItsCollectivesGPUs: a communicator named by an
+// all-reduce over four GPUs and by a send between two of them orders the
+// send behind the all-reduce on those two only; a send between the other two
+// without a name is in the communicator of its pair and starts at once.
+func TestNamedCommunicatorSpansItsCollectivesGPUs(t *testing.T) {
+	res := simulate(t, nvSwitch4, `
+name: subset
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: ar, gpus: all, bytes: 1 GB, stream: a, comm: world}
+      - sendrecv: {id: s23, gpus: [gpu2, gpu3], bytes: 1 MB, stream: b, comm: world}
+      - sendrecv: {id: s01, gpus: [gpu0, gpu1], bytes: 1 MB, stream: b}
+`)
+	for _, g := range []string{"gpu2", "gpu3"} {
+		if s, ar := op(t, res, "s23@"+g), op(t, res, "ar@"+g); s.Start != ar.End || s.CauseKind != sim.CauseComm {
+			t.Errorf("s23@%s starts at %s (cause %v), want at ar@%s's end %s (comm)", g, s.Start, s.CauseKind, g, ar.End)
+		}
+	}
+	for _, g := range []string{"gpu0", "gpu1"} {
+		if s := op(t, res, "s01@"+g); s.Start != 0 {
+			t.Errorf("s01@%s starts at %s, want at once", g, s.Start)
+		}
+	}
+}
+
+// TestCommunicatorOrderMismatchDeadlocks: each rank issues x and y on
+// different streams, but in opposite orders; NCCL runs them in issue order
+// on each GPU, so gpu0 runs x and waits for gpu1's x, queued behind y there,
+// which waits for gpu0's y, queued behind x: the job hangs. With a
+// communicator each, they complete.
+func TestCommunicatorOrderMismatchDeadlocks(t *testing.T) {
+	scen := func(extraX, extraY string) string {
+		x := func(g string) string {
+			return `      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: a, rank: ` + g + extraX + `}` + "\n"
+		}
+		y := func(g string) string {
+			return `      - allreduce: {id: y, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: b, rank: ` + g + extraY + `}` + "\n"
+		}
+		return "name: order\nthreads:\n  - name: t0\n    ops:\n" + x("gpu0") + y("gpu0") + "  - name: t1\n    ops:\n" + y("gpu1") + x("gpu1")
+	}
+	_, err := simulateErr(t, nvPair, scen("", ""))
+	var dl *sim.DeadlockError
+	if !errors.As(err, &dl) {
+		t.Fatalf("err = %v, want a deadlock", err)
+	}
+	for _, want := range []string{
+		"stream gpu0/b: op y@gpu0 (scen.yaml:7:20) waits for op x@gpu0 (scen.yaml:6:20) on stream gpu0/a, issued before it on the communicator of gpu0, gpu1",
+		"stream gpu1/a: op x@gpu1 (scen.yaml:11:20) waits for op y@gpu1 (scen.yaml:10:20) on stream gpu1/b",
+		"stream gpu0/a: op x@gpu0 (scen.yaml:6:20) waits for the other ranks of the collective: gpu1 (op x@gpu1 waits for y@gpu1 on its communicator)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("deadlock report %q does not say %q", err, want)
+		}
+	}
+	res := simulate(t, nvPair, scen(", comm: cx", ", comm: cy"))
+	if x, y := op(t, res, "x@gpu0"), op(t, res, "y@gpu1"); x.Start != 0 || y.Start != 0 {
+		t.Errorf("with two communicators x@gpu0 starts at %s and y@gpu1 at %s, want both at once", x.Start, y.Start)
+	}
+}

@@ -78,6 +78,13 @@ type Op struct {
 	NoPeerAccess bool
 	// OneRank: see Coll.
 	OneRank bool
+	// Comm is a collective's communicator: 0 for the one of its GPUs (every
+	// collective over the same set of GPUs, in whatever order, shares it),
+	// k > 0 for Program.Comms[k-1]. A communicator runs its collectives
+	// on each GPU one after another, in the order they are issued there,
+	// whatever streams they are on (as NCCL orders the kernels of one
+	// communicator). 16 bits, so that it fits beside the one-byte fields.
+	Comm int16
 	// ID names the op in results; unique within a program.
 	ID string
 	// Where is the op's origin for messages ("file:line:col"); may be empty.
@@ -189,6 +196,8 @@ type Program struct {
 	Streams    []Stream
 	Events     []string
 	Semaphores []Semaphore
+	// Comms names the communicators collectives name (Op.Comm).
+	Comms []string
 }
 
 // NumOps returns the number of ops in all threads.
@@ -475,6 +484,9 @@ func (p *Program) checkCollective(m *Machine, op *Op, reach *reachCache) string 
 	}
 	if op.OneRank && (op.Rank < 0 || op.Rank >= len(c.Ranks)) {
 		return fmt.Sprintf("rank %d out of range", op.Rank)
+	}
+	if op.Comm < 0 || int(op.Comm) > len(p.Comms) {
+		return fmt.Sprintf("communicator %d out of range (%d named)", op.Comm, len(p.Comms))
 	}
 	if !(c.SMShare > 0 && c.SMShare <= 1) {
 		return fmt.Sprintf("sm share %g is not in (0, 1]", c.SMShare)

@@ -35,9 +35,10 @@ const (
 	CauseEngine                     // a copy engine was freed by another copy
 	CauseSync                       // (syncs) the last op it waited for ended
 	CauseSemaphore                  // (awaits) another thread signalled
+	CauseComm                       // (collective parts) the part of its communicator issued before it on its GPU ended
 )
 
-var causeNames = [...]string{"none", "host", "stream", "event", "engine", "sync", "semaphore"}
+var causeNames = [...]string{"none", "host", "stream", "event", "engine", "sync", "semaphore", "comm"}
 
 func (k CauseKind) String() string {
 	if int(k) < len(causeNames) {
@@ -77,7 +78,9 @@ type OpRecord struct {
 	// Sem is the semaphore of a signal or await; -1 otherwise.
 	Sem int32
 	// Target is, for waits and event syncs, the record of the event record
-	// they depended on; -1 if none (the event had not been recorded).
+	// they depended on; -1 if none (the event had not been recorded). For a
+	// collective's part, the part of the same communicator issued before it
+	// on its GPU, on another stream, when that had not ended; -1 otherwise.
 	Target int32
 	// StreamSeq is the op's position in its stream's FIFO (0 for the first op
 	// issued to it), or -1 for ops not on a stream.

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,6 +140,14 @@ type run struct {
 	colls map[string]*collState
 	// plans holds what the run derives once from each collective plan.
 	plans map[*CollPlan]*planState
+	// Communicators: the ids of the unnamed ones (one per set of GPUs,
+	// after Program.Comms), by their sorted GPUs, and their GPUs; for each
+	// communicator and GPU (id*len(gpus)+gpu), the record of the last part
+	// issued there and its state (valid while that record has not ended).
+	commIDs  map[string]int
+	commSets [][]int
+	commRec  []int32
+	commOp   []*opState
 }
 
 func (r *run) route(a, b int) Route {
@@ -516,6 +525,21 @@ func (st *streamState) Handle() {
 			st.gpu.addClaim(o.op.SMShare)
 			return
 		case OpCollective:
+			// After the part of its communicator issued before it on
+			// this GPU, on another stream.
+			if tr := o.targetRec; tr >= 0 {
+				end := r.res.Ops[tr].End
+				if end < 0 {
+					if !o.waiting {
+						o.waiting = true
+						o.target.addWaiter(st)
+					}
+					return
+				}
+				if end >= at && end > rec.Issued {
+					kind, cause, at = CauseComm, tr, end
+				}
+			}
 			o.begin(kind, cause)
 			o.coll.arrive(o.rank)
 			return
@@ -926,10 +950,64 @@ func (t *threadState) issueCollective(op *Op) {
 		o := r.newOp(rec, op, t, r.streams[op.Streams[i]])
 		c.addPart(i, o)
 		parts = append(parts, o)
+		r.commOrder(c, o, g)
 	}
 	for _, o := range parts {
 		o.stream.enqueue(o)
 	}
+}
+
+// commOrder puts part o of collective c, on GPU g, behind the part issued
+// before it there on the same communicator when that part has not ended and
+// is on another stream (on the same stream, the stream orders them).
+func (r *run) commOrder(c *collState, o *opState, g int) {
+	k := r.commOf(c)*len(r.gpus) + g
+	for len(r.commRec) <= k {
+		r.commRec = append(r.commRec, -1)
+		r.commOp = append(r.commOp, nil)
+	}
+	if p := r.commRec[k]; p >= 0 && r.res.Ops[p].End < 0 && r.commOp[k].stream != o.stream {
+		o.targetRec, o.target = int(p), r.commOp[k]
+		o.record().Target = p
+	}
+	r.commRec[k], r.commOp[k] = int32(o.rec), o
+}
+
+// commOf returns the id of c's communicator: a named one's index in
+// Program.Comms, or the one of its set of GPUs, numbered after them.
+func (r *run) commOf(c *collState) int {
+	if c.op.Comm > 0 {
+		return int(c.op.Comm) - 1
+	}
+	ps := c.ps
+	if ps.comm < 0 {
+		set := slices.Clone(c.plan.Ranks)
+		slices.Sort(set)
+		key := fmt.Sprint(set)
+		id, ok := r.commIDs[key]
+		if !ok {
+			id = len(r.p.Comms) + len(r.commSets)
+			if r.commIDs == nil {
+				r.commIDs = map[string]int{}
+			}
+			r.commIDs[key] = id
+			r.commSets = append(r.commSets, set)
+		}
+		ps.comm = id
+	}
+	return ps.comm
+}
+
+// commName names communicator id for messages.
+func (r *run) commName(id int) string {
+	if id < len(r.p.Comms) {
+		return "communicator " + r.p.Comms[id]
+	}
+	names := make([]string, 0, len(r.commSets[id-len(r.p.Comms)]))
+	for _, g := range r.commSets[id-len(r.p.Comms)] {
+		names = append(names, r.m.GPUs[g].Name)
+	}
+	return "the communicator of " + strings.Join(names, ", ")
 }
 
 // satMul multiplies a time by a count, saturating at MaxTime.
@@ -1165,6 +1243,8 @@ func (r *run) stuck() (string, []string) {
 			}
 		} else if o.op.Kind == OpCopy && o.ce < 0 {
 			msg += " waits for a copy engine"
+		} else if o.op.Kind == OpCollective && o.target != nil {
+			msg += fmt.Sprintf(" waits for %s on stream %s, issued before it on %s (NCCL runs a communicator's collectives one at a time, in the order each GPU issues them)", desc(o.target), o.target.stream.name(), r.commName(r.commOf(o.coll)))
 		} else if o.op.Kind == OpCollective {
 			msg += " waits to reach the head of its stream"
 		}

@@ -125,7 +125,9 @@ func WriteTrace(w io.Writer, res *Result) error {
 		if r.Kind == OpCopy && r.Engine >= 0 {
 			t.slice(gp, ceTid(int(r.Engine)), r.Start, r.End, "", label, cat, r)
 		}
-		if r.Kind == OpEventWait && r.Target >= 0 {
+		if (r.Kind == OpEventWait || r.Kind == OpCollective) && r.Target >= 0 {
+			// From the record to the wait, or from the part of the
+			// communicator before on another stream to this one.
 			src := &res.Ops[r.Target]
 			t.flow("s", i, gpuPid(int(src.GPU)), streamTid(int(src.Stream)), src.End)
 			t.flow("f", i, gp, stid, r.Start)

@@ -176,3 +176,45 @@ threads:
 		t.Errorf("API slices %q, want %q", api, want)
 	}
 }
+
+// TestTraceArrowsACommunicatorsOrder: a collective that waited for the one
+// issued before it on its communicator, on another stream, gets an arrow
+// from that one's end on each GPU: two arrows, each ending on stream b.
+func TestTraceArrowsACommunicatorsOrder(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: comms
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: x, gpus: all, bytes: 1 MiB, stream: a}
+      - allreduce: {id: y, gpus: all, bytes: 1 MiB, stream: b}
+`)
+	var buf bytes.Buffer
+	if err := sim.WriteTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	names := map[[2]int]string{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			var a struct{ Name string }
+			_ = json.Unmarshal(e.Args, &a)
+			names[[2]int{e.Pid, e.Tid}] = a.Name
+		}
+	}
+	var ends []string
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "s" || e.Ph == "f" {
+			ends = append(ends, e.Ph+" "+names[[2]int{e.Pid, e.Tid}])
+		}
+	}
+	sort.Strings(ends)
+	if want := "f gpu0/b|f gpu1/b|s gpu0/a|s gpu1/a"; strings.Join(ends, "|") != want {
+		t.Errorf("arrow ends %q, want %q", strings.Join(ends, "|"), want)
+	}
+}
