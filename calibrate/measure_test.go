@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gpusim/hw"
+	"gpusim/sim"
 	"gpusim/topologies"
 )
 
@@ -326,6 +327,52 @@ func TestApply(t *testing.T) {
 	}
 	if err := CheckBase("two.yaml", []byte(two), 2); err != nil {
 		t.Errorf("CheckBase, two GPUs on a machine of two: %v", err)
+	}
+}
+
+// TestApplyDuplex: H2D and D2H at once that fall short of twice one way
+// (the fake's 50 and 48 GB/s, fitted as 49 each way) set the GPU link's
+// duplex_bandwidth; at twice one way they set none, and remove a base's.
+func TestApplyDuplex(t *testing.T) {
+	f := hw.NewFake(fakeConfig())
+	r, err := Run(context.Background(), f, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake's directions share nothing: both at once move 50 + 48
+	// GB/s, less their latencies and start times (2% at the sizes used).
+	if len(r.Bidirectional) != 1 || r.Bidirectional[0] < DuplexShort*98e9 || r.Bidirectional[0] > 98e9 {
+		t.Fatalf("both ways at once %v, want just under 98 GB/s", r.Bidirectional)
+	}
+	load := func(base string) (sim.Link, string) {
+		out, err := r.Apply("one.yaml", []byte(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := topologies.Load("calibrated.yaml", out)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return top.Machine.Links[0], string(out)
+	}
+	withLimit := strings.Replace(baseTopology, "type: pcie5x16}", "type: pcie5x16, duplex_bandwidth: 60 GB/s}", 1)
+	if l, out := load(withLimit); l.Duplex != 0 {
+		t.Errorf("at twice one way: duplex %g B/s, want none\n%s", l.Duplex, out)
+	}
+	// 0.96 of 98 GB/s is under DuplexShort (0.97): set.
+	r.Bidirectional[0] = 0.96 * 98e9
+	if l, out := load(baseTopology); !within(l.Duplex, 0.96*98e9, 0.001) || !strings.Contains(out, "duplex_bandwidth") {
+		t.Errorf("at 0.96 of twice one way: duplex %g B/s, want %g\n%s", l.Duplex, 0.96*98e9, out)
+	}
+	// Below one way (an odd measurement): held to one way's 49 GB/s.
+	r.Bidirectional[0] = 30e9
+	if l, _ := load(baseTopology); !within(l.Duplex, 49e9, 0.001) {
+		t.Errorf("below one way: duplex %g B/s, want 49 GB/s", l.Duplex)
+	}
+	// 0.98 of twice one way: within the measurement's repeat, not set.
+	r.Bidirectional[0] = 0.98 * 98e9
+	if l, _ := load(baseTopology); l.Duplex != 0 {
+		t.Errorf("at 0.98 of twice one way: duplex %g B/s, want none", l.Duplex)
 	}
 }
 

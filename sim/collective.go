@@ -184,11 +184,7 @@ func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64)
 	addRoute := func(rt Route) {
 		for _, h := range rt.Hops {
 			l := &m.Links[h.Link]
-			i := 2 * h.Link
-			if h.Reverse {
-				i++
-			}
-			uses = append(uses, use{res: int32(i), coef: float64(t.Wire * l.KernelCoef())})
+			uses = r.linkUse(uses, h, float64(t.Wire*l.KernelCoef()))
 			base = min(base, l.Bandwidth/float64(t.Wire*l.KernelCoef()))
 		}
 	}

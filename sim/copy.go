@@ -100,11 +100,7 @@ func newCopy(o *opState) *copyState {
 	linkUses := func(rt Route) []use {
 		var us []use
 		for _, h := range rt.Hops {
-			i := 2 * h.Link
-			if h.Reverse {
-				i++
-			}
-			us = append(us, use{res: int32(i), coef: 1})
+			us = r.linkUse(us, h, 1)
 		}
 		return us
 	}

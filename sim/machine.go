@@ -142,7 +142,14 @@ type Link struct {
 	// SMBandwidth is what kernel-driven transfers (collectives, SM copies)
 	// reach in each direction, bytes/s; zero means Bandwidth.
 	SMBandwidth float64
-	Latency     Time
+	// Duplex is what both directions carry together at most, bytes/s as
+	// copy-engine transfers see it (kernel-driven ones count with the same
+	// factor as on a direction); zero: no joint limit, each direction
+	// carries Bandwidth whatever the other does. A PCIe link carrying H2D
+	// and D2H at once falls short of twice one direction (gpusim calibrate
+	// measures it).
+	Duplex  float64
+	Latency Time
 	// P2P says whether peer-to-peer traffic may cross this link (false on an
 	// inter-socket link that does not carry P2P).
 	P2P bool
@@ -331,6 +338,9 @@ func (m *Machine) Validate() error {
 		}
 		if l.SMBandwidth != 0 && !(l.SMBandwidth >= 1 && l.SMBandwidth <= 1e18) {
 			add("%s: SM bandwidth %g B/s must be from 1 B/s to 1 EB/s", l.Name, l.SMBandwidth)
+		}
+		if l.Duplex != 0 && !(l.Duplex >= l.Bandwidth && l.Duplex <= 2*l.Bandwidth) {
+			add("%s: duplex bandwidth %g B/s must be from the bandwidth of one direction (%g) to twice it", l.Name, l.Duplex, l.Bandwidth)
 		}
 		if l.Latency < 0 {
 			add("%s: latency is negative", l.Name)

@@ -148,6 +148,9 @@ type run struct {
 	commSets [][]int
 	commRec  []int32
 	commOp   []*opState
+	// duplex is, per link, the resource of its joint limit on both
+	// directions, or -1; nil when no link has one.
+	duplex []int32
 }
 
 func (r *run) route(a, b int) Route {
@@ -252,6 +255,19 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 		gs.ceBusy = make([]Time, g.CopyEngines)
 		gs.ceFree = g.CopyEngines
 		r.gpus = append(r.gpus, gs)
+	}
+	// Links with a joint limit on both directions: one more resource each,
+	// after every other (a direction of link i is resource 2i or 2i+1).
+	for i, l := range m.Links {
+		if l.Duplex > 0 {
+			if r.duplex == nil {
+				r.duplex = make([]int32, len(m.Links))
+				for k := range r.duplex {
+					r.duplex[k] = -1
+				}
+			}
+			r.duplex[i] = int32(r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"<->"+m.Nodes[l.B].Name+" both ways", l.Duplex, false))
+		}
 	}
 	for i := range p.Streams {
 		st := &streamState{r: r, idx: i, gpu: r.gpus[p.Streams[i].GPU], lastDone: -1}
@@ -1008,6 +1024,20 @@ func (r *run) commName(id int) string {
 		names = append(names, r.m.GPUs[g].Name)
 	}
 	return "the communicator of " + strings.Join(names, ", ")
+}
+
+// linkUse appends to us the resources hop h uses, coef per byte: its
+// direction, and the link's joint limit where it has one.
+func (r *run) linkUse(us []use, h Hop, coef float64) []use {
+	i := 2 * h.Link
+	if h.Reverse {
+		i++
+	}
+	us = append(us, use{res: int32(i), coef: coef})
+	if r.duplex != nil && r.duplex[h.Link] >= 0 {
+		us = append(us, use{res: r.duplex[h.Link], coef: coef})
+	}
+	return us
 }
 
 // satMul multiplies a time by a count, saturating at MaxTime.

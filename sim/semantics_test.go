@@ -1052,3 +1052,60 @@ threads:
 		t.Errorf("warnings %q, want one for each thread, each with 2 more", res.Warnings)
 	}
 }
+
+// TestDuplexLimitSharesBothDirections: a link of 50 GB/s each way that
+// carries 80 GB/s both ways together. An H2D copy alone moves at 50; with a
+// D2H at once each moves at 40 until the smaller one ends, and then the
+// other at 50 again: 100 MB out ends at 100/40 = 2.5 ms, and 400 MB in has
+// 300 MB left to move at 50 GB/s, 6 ms more.
+func TestDuplexLimitSharesBothDirections(t *testing.T) {
+	topo := `
+name: duplex
+hosts: [` + bareHost + `]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 0 us}]
+links: [{ends: [gpu0, cpu0], bandwidth: 50 GB/s, duplex_bandwidth: 80 GB/s}]
+`
+	res := simulate(t, topo, `
+name: alone
+threads: [{name: main, ops: [{copy: {id: in, from: cpu0, to: gpu0, bytes: 400 MB, stream: gpu0/in}}]}]
+`)
+	near(t, "in alone", op(t, res, "in").End, us(8000), 2)
+	res = simulate(t, topo, `
+name: both
+threads:
+  - name: main
+    ops:
+      - copy: {id: in, from: cpu0, to: gpu0, bytes: 400 MB, stream: gpu0/in}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 100 MB, stream: gpu0/out}
+`)
+	near(t, "out", op(t, res, "out").End, us(2500), 2)
+	near(t, "in", op(t, res, "in").End, us(2500+6000), 2)
+	// Each direction's statistics count its own bytes; the joint limit
+	// is not a link of its own.
+	if len(res.Links) != 2 {
+		t.Errorf("%d link directions in the statistics, want 2", len(res.Links))
+	}
+	if d := linkDir(t, res, "cpu0", "gpu0"); d.Used != 400e6 {
+		t.Errorf("cpu0->gpu0 carried %g bytes, want 4e8", d.Used)
+	}
+	// Without the limit, both move at 50 GB/s.
+	res = simulate(t, strings.Replace(topo, ", duplex_bandwidth: 80 GB/s", "", 1), `
+name: both
+threads:
+  - name: main
+    ops:
+      - copy: {id: in, from: cpu0, to: gpu0, bytes: 400 MB, stream: gpu0/in}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 100 MB, stream: gpu0/out}
+`)
+	near(t, "in without the limit", op(t, res, "in").End, us(8000), 2)
+}
+
+// TestDuplexLimitSlowsACollective: a two-rank ring all-reduce sends both
+// ways at once over the 100 GB/s link; held to 150 GB/s both ways, each
+// direction moves 75 GB/s: each step's 500 MB takes 6.667 ms instead of 5
+// (NCCL's Simple ring latencies as in TestRingAllReduceOnTwoGPUs).
+func TestDuplexLimitSlowsACollective(t *testing.T) {
+	topo := strings.Replace(nvPair, "{ends: [gpu0, gpu1], bandwidth: 100 GB/s}", "{ends: [gpu0, gpu1], bandwidth: 100 GB/s, duplex_bandwidth: 150 GB/s}", 1)
+	res := simulate(t, topo, allreduce("[gpu0, gpu1]", "1 GB", ", algorithm: ring, protocol: simple"))
+	near(t, "end", op(t, res, "ar@gpu0").End, us(8.4+2*(3.4+500e6/75e9*1e6)), 8)
+}

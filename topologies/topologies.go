@@ -351,7 +351,7 @@ func build(root spec.Node) *Topology {
 	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
 		list, _ := ln.Seq()
 		for _, n := range list {
-			lm, ok := n.Map("name", "ends", "type", "kind", "bandwidth", "sm_bandwidth", "latency", "count", "p2p")
+			lm, ok := n.Map("name", "ends", "type", "kind", "bandwidth", "sm_bandwidth", "duplex_bandwidth", "latency", "count", "p2p")
 			if !ok {
 				continue
 			}
@@ -419,6 +419,14 @@ func build(root spec.Node) *Topology {
 			}
 			if x, ok := lm.Get("sm_bandwidth"); ok {
 				l.SMBandwidth = bandwidthTimes(x, count) * float64(count)
+			}
+			if x, ok := lm.Get("duplex_bandwidth"); ok {
+				l.Duplex = bandwidthTimes(x, count) * float64(count)
+				if l.Bandwidth > 0 && !(l.Duplex >= l.Bandwidth*(1-1e-9) && l.Duplex <= 2*l.Bandwidth*(1+1e-9)) {
+					x.Errorf("duplex_bandwidth is what both directions carry together: from one direction's bandwidth (%s) to twice it (%s)", units.Format(l.Bandwidth, units.Bandwidth), units.Format(2*l.Bandwidth, units.Bandwidth))
+					l.Duplex = 0
+				}
+				l.Duplex = min(max(l.Duplex, l.Bandwidth), 2*l.Bandwidth)
 			}
 			if x, ok := lm.Get("latency"); ok {
 				l.Latency, _ = x.Time(spec.NonNeg)
