@@ -1275,6 +1275,15 @@ func (c *cal) hostMemcpy() (float64, error) {
 // backendOps runs a loop of 400 empty kernels on GPU 0 through the hw
 // backend and returns the mean host time per kernel op.
 func (c *cal) backendOps() (float64, error) {
+	return HostOpTime(c.ctx, c.drv, hw.Options{Clock: c.clock})
+}
+
+// HostOpTime runs a loop of 400 empty kernels on device 0 through the hw
+// backend, as a scenario's kernels run, and returns the mean host time of
+// one (seconds): the launch, its timing event and the backend's own work.
+// It is what calibration sets api_overhead to; replay --host-probe takes it
+// again before each run on a host whose speed drifts.
+func HostOpTime(ctx context.Context, drv hw.Driver, opt hw.Options) (float64, error) {
 	top, err := topologies.Load("calibration", []byte(`name: calibration
 hosts: [{name: cpu0}]
 gpus: [{name: gpu0, model: H100-SXM}]
@@ -1291,7 +1300,7 @@ links: [{ends: [gpu0, cpu0], type: pcie5x16}]
 	}
 	th.Ops = append(th.Ops, sim.Op{Kind: sim.OpSync, ID: "sync", Sync: sim.SyncStream})
 	p.Threads = []sim.Thread{th}
-	res, _, err := hw.Run(c.ctx, c.drv, top.Machine, p, hw.Options{Clock: c.clock})
+	res, _, err := hw.Run(ctx, drv, top.Machine, p, opt)
 	if err != nil {
 		return 0, err
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"gpusim/models"
 	"io"
 	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -20,6 +20,7 @@ import (
 
 	"gpusim/calibrate"
 	"gpusim/hw"
+	"gpusim/models"
 	"gpusim/plots"
 	"gpusim/scenarios"
 	"gpusim/sim"
@@ -83,7 +84,7 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // runOnGPU runs a scenario on the GPUs, printing what the backend noticed.
 func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, error) {
-	runs, info, err := runOnGPUTimes(sc, 1, nil, stderr)
+	runs, info, err := runOnGPUTimes(sc, 1, nil, nil, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,11 +94,12 @@ func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, 
 // runOnGPUTimes runs a scenario n times on the GPUs. A program that
 // deadlocks in the simulator is refused: on the GPUs it would wait forever.
 // ready, if not nil, runs once the driver is open, before the GPUs are used
-// (to prepare outputs only when there is a GPU to fill them). A failure of
+// (to prepare outputs only when there is a GPU to fill them); before, if
+// not nil, runs before each run i (as a probe of the host). A failure of
 // the GPU or the driver, or an interrupt, is an environment failure (exit
 // status 1); what the scenario asks that the machine cannot do is its
 // input's (2).
-func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
+func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before func(ctx context.Context, drv hw.Driver, i int) error, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
 	if err := hw.Runnable(sc.Program); err != nil {
 		return nil, nil, err // it names the op's file, line and column
 	}
@@ -120,7 +122,14 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, stderr io.
 	var runs []*sim.Result
 	var info *hw.Info
 	for i := 0; i < n; i++ {
-		res, inf, err := hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
+		var res *sim.Result
+		var inf *hw.Info
+		if before != nil {
+			err = before(ctx, drv, i)
+		}
+		if err == nil {
+			res, inf, err = hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
+		}
 		if err != nil {
 			var ce *hw.CUDAError
 			switch {
@@ -142,7 +151,7 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, stderr io.
 	return runs, info, nil
 }
 
-const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--repeat N] [--json] [--plot DIR] [--top N]"
+const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--repeat N] [--host-probe] [--json] [--plot DIR] [--top N]"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("replay", replaySynopsis, stderr)
@@ -153,6 +162,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured) and scatter.png into `DIR`")
 	top := fs.Int("top", 5, "list the `N` ops with the largest error")
 	repeat := fs.Int("repeat", 1, "run on the GPUs `N` times and compare with the run of median makespan")
+	probe := fs.Bool("host-probe", false, "before each run, time 400 empty kernels as calibrate does and predict with that host time per op as api_overhead (for a host whose speed drifts)")
 	if helpRequested(fs, replaySynopsis, args, stdout) {
 		return nil
 	}
@@ -191,14 +201,45 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		// Before the GPU run, not after it; and only where there is a GPU.
 		ready = func() error { return plotDir(*plotTo) }
 	}
-	runs, _, err := runOnGPUTimes(sc, *repeat, ready, stderr)
+	var before func(context.Context, hw.Driver, int) error
+	var probes []float64
+	if *probe {
+		before = func(ctx context.Context, drv hw.Driver, i int) error {
+			x, err := calibrate.HostOpTime(ctx, drv, hw.Options{})
+			probes = append(probes, x)
+			return err
+		}
+	}
+	runs, _, err := runOnGPUTimes(sc, *repeat, ready, before, stderr)
 	if err != nil {
 		return err
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Makespan < runs[j].Makespan })
-	meas := runs[len(runs)/2]
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return runs[order[i]].Makespan < runs[order[j]].Makespan })
+	mid := order[len(order)/2]
+	meas := runs[mid]
 	if len(runs) > 1 {
-		fmt.Fprintf(stderr, "hw: %d runs, makespans %s to %s; comparing with the median, %s\n", len(runs), runs[0].Makespan, runs[len(runs)-1].Makespan, meas.Makespan)
+		fmt.Fprintf(stderr, "hw: %d runs, makespans %s to %s; comparing with the median, %s\n", len(runs), runs[order[0]].Makespan, runs[order[len(order)-1]].Makespan, meas.Makespan)
+	}
+	if *probe {
+		// The compared run is predicted with the host time per op taken
+		// just before it.
+		lo, hi := slices.Min(probes), slices.Max(probes)
+		m := *sc.Topology.Machine
+		m.Hosts = slices.Clone(m.Hosts)
+		was := sim.Time(0)
+		for i := range m.Hosts {
+			was = max(was, m.Hosts[i].APIOverhead)
+			m.Hosts[i].APIOverhead = sim.Time(math.Round(probes[mid] * 1e12))
+		}
+		fmt.Fprintf(stderr, "hw: host time per kernel op before each run %s to %s; the compared run is predicted with the %s before it, where the topology has %s\n",
+			sim.Time(math.Round(lo*1e12)), sim.Time(math.Round(hi*1e12)), m.Hosts[0].APIOverhead, was)
+		if pred, err = sim.Run(&m, sc.Program); err != nil {
+			return fmt.Errorf("%s: %v", sc.File, err)
+		}
 	}
 	c, err := hw.Compare(pred, meas)
 	if err != nil {

@@ -118,6 +118,9 @@ device)
 		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
 		mv "$out/replay-$s-json.txt" "$out/replay-$s.json"
 	done
+	# The launch-bound loop predicted with the host's time per op taken just
+	# before each run (the host's speed drifts on a virtual machine).
+	step replay-hw-launch-bound-probed "$g" replay hw-launch-bound --host-probe ${cal:+--topology "$cal"} --repeat 11 --top 8
 	# The launch-bound loop with longer kernels: the GPU, not the host, bounds it.
 	step replay-hw-launch-bound-20us "$g" replay hw-launch-bound --set kernel=20us ${cal:+--topology "$cal"} --repeat 11 --top 8
 	# A run of 1.6 s: event times past a second are refined (hw/eventtimes.go);
