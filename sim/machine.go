@@ -77,6 +77,12 @@ type Host struct {
 	APIOverhead Time
 	// GraphLaunch is the host time of launching a CUDA graph, whatever it holds.
 	GraphLaunch Time
+	// TimingOverhead is host time added to each kernel, copy, record and
+	// wait call by a run that times every op, as gpusim's hw backend does
+	// with an event record after each. Topologies leave it zero (it is no
+	// cost of the user's program); replay sets it to predict the backend's
+	// run.
+	TimingOverhead Time
 	// MemcpyBandwidth is one thread's memcpy rate, bytes/s, used when staging
 	// pageable copies through a pinned bounce buffer.
 	MemcpyBandwidth float64
@@ -296,7 +302,7 @@ func (m *Machine) Validate() error {
 		if h.Cores < 0 {
 			add("host %s: cores %d is negative", h.Name, h.Cores)
 		}
-		if h.APIOverhead < 0 || h.StagingSetup < 0 {
+		if h.APIOverhead < 0 || h.StagingSetup < 0 || h.TimingOverhead < 0 {
 			add("host %s: api_overhead and staging_setup must not be negative", h.Name)
 		}
 		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {

@@ -809,6 +809,9 @@ func (t *threadState) start(op *Op) {
 		if op.Kind == OpCopy && r.copyPath(op).Kind == PathStaged {
 			d = satAdd(d, h.StagingSetup) // the driver sets up the staging in the call
 		}
+		if op.Kind <= OpEventWait { // kernels, copies, records, waits
+			d = satAdd(d, h.TimingOverhead)
+		}
 		t.runCPU(d)
 	}
 }

@@ -1109,3 +1109,31 @@ func TestDuplexLimitSlowsACollective(t *testing.T) {
 	res := simulate(t, topo, allreduce("[gpu0, gpu1]", "1 GB", ", algorithm: ring, protocol: simple"))
 	near(t, "end", op(t, res, "ar@gpu0").End, us(8.4+2*(3.4+500e6/75e9*1e6)), 8)
 }
+
+// TestTimingOverheadIsChargedToStreamOps: a run that times each op (the hw
+// backend, as replay predicts it) costs the host TimingOverhead more for
+// every kernel, copy, record and wait call, and nothing more for a sync:
+// with 1 us calls and 2 us of timing, a kernel's call ends at 3 us, a
+// record's at 6 us, and the sync's call at 7 us.
+func TestTimingOverheadIsChargedToStreamOps(t *testing.T) {
+	sc := mustLoad(t, strings.Replace(twoGPUs, "api_overhead: 0 us", "api_overhead: 1 us", 1), `
+topology: topo.yaml
+name: timed
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/s, duration: 1 us}
+      - record: {id: r, event: e, stream: gpu0/s}
+      - sync: {id: y, stream: gpu0/s}
+`)
+	sc.Topology.Machine.Hosts[0].TimingOverhead = 2 * sim.Microsecond
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]sim.Time{"k": us(3), "r": us(6), "y": us(7)} {
+		if got := op(t, res, id).HostEnd; got != want {
+			t.Errorf("%s: the thread went on at %s, want %s", id, got, want)
+		}
+	}
+}

@@ -38,6 +38,12 @@ type Topology struct {
 	// LinkCounts is how many parallel links it bundles.
 	LinkTypes  []string
 	LinkCounts []int
+	// TimingOverhead is, per host, the host time gpusim's hw backend adds
+	// to each op it runs to time it (an event record and its bookkeeping):
+	// replay adds it to api_overhead to predict the program as the backend
+	// runs it; gpusim run leaves it out, as a program of the user's own has
+	// no such cost. gpusim calibrate measures it.
+	TimingOverhead []sim.Time
 }
 
 // Shipped returns the names of the embedded topologies, sorted.
@@ -127,7 +133,7 @@ func build(root spec.Node) *Topology {
 			hostsN.Errorf("a topology needs at least one host")
 		}
 		for _, hn := range list {
-			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "staging_setup", "graph_launch")
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "staging_setup", "graph_launch", "timing_overhead")
 			if !ok {
 				continue
 			}
@@ -161,6 +167,10 @@ func build(root spec.Node) *Topology {
 			}
 			if n, ok := hm.Get("graph_launch"); ok {
 				h.GraphLaunch, _ = n.Time(spec.NonNeg)
+			}
+			var timing sim.Time
+			if n, ok := hm.Get("timing_overhead"); ok {
+				timing, _ = n.Time(spec.NonNeg)
 			}
 			if n, ok := hm.Get("memcpy_bandwidth"); ok {
 				h.MemcpyBandwidth = bandwidth(n)
@@ -198,6 +208,7 @@ func build(root spec.Node) *Topology {
 			}
 			i := m.AddHost(h, p2p)
 			names[h.Name] = named{nameNode, m.Hosts[i].Node}
+			t.TimingOverhead = append(t.TimingOverhead, timing)
 		}
 	}
 	// Switches (before GPUs so names are known for links in any order).

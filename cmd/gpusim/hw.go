@@ -189,7 +189,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pred, err := sim.Run(sc.Topology.Machine, sc.Program)
+	pred, err := sim.Run(replayMachine(sc, 0), sc.Program)
 	if over := (*sim.OverflowError)(nil); errors.As(err, &over) && over.Where != "" {
 		return err // it names its op's file, line and column
 	}
@@ -227,17 +227,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if *probe {
 		// The compared run is predicted with the host time per op taken
 		// just before it.
-		lo, hi := slices.Min(probes), slices.Max(probes)
-		m := *sc.Topology.Machine
-		m.Hosts = slices.Clone(m.Hosts)
-		was := sim.Time(0)
-		for i := range m.Hosts {
-			was = max(was, m.Hosts[i].APIOverhead)
-			m.Hosts[i].APIOverhead = sim.Time(math.Round(probes[mid] * 1e12))
-		}
+		ps := func(x float64) sim.Time { return sim.Time(math.Round(x * 1e12)) }
+		was := replayMachine(sc, 0).Hosts[0]
 		fmt.Fprintf(stderr, "hw: host time per kernel op before each run %s to %s; the compared run is predicted with the %s before it, where the topology has %s\n",
-			sim.Time(math.Round(lo*1e12)), sim.Time(math.Round(hi*1e12)), m.Hosts[0].APIOverhead, was)
-		if pred, err = sim.Run(&m, sc.Program); err != nil {
+			ps(slices.Min(probes)), ps(slices.Max(probes)), ps(probes[mid]), was.APIOverhead+was.TimingOverhead)
+		if pred, err = sim.Run(replayMachine(sc, ps(probes[mid])), sc.Program); err != nil {
 			return fmt.Errorf("%s: %v", sc.File, err)
 		}
 	}
@@ -258,6 +252,25 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	writeReplay(stdout, sc, c, *top)
 	return nil
+}
+
+// replayMachine is the machine replay predicts on: the scenario's, with
+// each host's timing_overhead charged to the ops the hw backend times, or,
+// given a probe of the host time of a kernel op as the backend runs it
+// (launch, timing event, bookkeeping), with that as api_overhead and no
+// timing overhead of its own.
+func replayMachine(sc *scenarios.Scenario, probe sim.Time) *sim.Machine {
+	m := *sc.Topology.Machine
+	m.Hosts = slices.Clone(m.Hosts)
+	for i := range m.Hosts {
+		switch {
+		case probe > 0:
+			m.Hosts[i].APIOverhead, m.Hosts[i].TimingOverhead = probe, 0
+		case i < len(sc.Topology.TimingOverhead):
+			m.Hosts[i].TimingOverhead = sc.Topology.TimingOverhead[i]
+		}
+	}
+	return &m
 }
 
 func relPct(x float64) string {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,5 +50,59 @@ func TestReplayHostProbe(t *testing.T) {
 	}
 	if want := "hw: host time per kernel op before each run 10 us to 10 us; the compared run is predicted with the 10 us before it, where the topology has 2.7 us"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
+// TestReplayChargesTimingOverhead: a topology whose host pays 5 us a call
+// (api_overhead) and whose hw backend adds 5 us more to time each op
+// (timing_overhead, as calibrate splits them) predicts the fake's 10 us a
+// kernel op in a replay, and 5 us in gpusim run: 200 launches of 5 us, 1 ms,
+// then the sync's own 5 us call, which outlasts the last kernel's 4 us.
+// Without timing_overhead the replay falls 50% short (1 ms against 2).
+func TestReplayChargesTimingOverhead(t *testing.T) {
+	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
+	cfg := fakeGPU()
+	cfg.Drift = func(time.Duration) time.Duration { return 3 * time.Microsecond }
+	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+	dir := t.TempDir()
+	topo := func(extra string) string {
+		f := filepath.Join(dir, "t.yaml")
+		yaml := "name: one\nhosts: [{name: cpu0, api_overhead: 5 us" + extra + "}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n"
+		if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	makespanErr := func(args ...string) float64 {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		m := regexp.MustCompile(`makespan error ([-+]?[0-9.]+)%`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("no makespan error in\n%s", out.String())
+		}
+		x, _ := strconv.ParseFloat(m[1], 64)
+		return x
+	}
+	if e := makespanErr("replay", "hw-launch-bound", "--topology", topo(", timing_overhead: 5 us")); e < -1 || e > 1 {
+		t.Errorf("with timing_overhead: makespan error %.1f%%, want within 1%%", e)
+	}
+	if e := makespanErr("replay", "hw-launch-bound", "--topology", topo("")); e > -49 || e < -51 {
+		t.Errorf("without timing_overhead: makespan error %.1f%%, want -50%%", e)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "hw-launch-bound", "--topology", topo(", timing_overhead: 5 us"), "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var res struct {
+		Makespan float64 `json:"makespan_ns"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if want := 200*5e3 + 5e3; res.Makespan < want-10 || res.Makespan > want+10 {
+		t.Errorf("gpusim run: makespan %g ns, want %g (the launches without the backend's timing)", res.Makespan, want)
 	}
 }
