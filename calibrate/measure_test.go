@@ -397,6 +397,35 @@ func TestApplyDuplex(t *testing.T) {
 	if l, _ := load(baseTopology); l.Duplex != 0 {
 		t.Errorf("at 0.98 of twice one way: duplex %g B/s, want none", l.Duplex)
 	}
+	// Not measured (the budget ran out): the base's limit is kept, in the
+	// same proportion to the link's new bandwidth (60 of pcie5x16's
+	// bandwidth before, so 60/that of 49 GB/s after).
+	r.Bidirectional[0] = 0
+	base, err := topologies.Load("base.yaml", []byte(withLimit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, out := load(withLimit); !within(l.Duplex, 60e9/base.Machine.Links[0].Bandwidth*49e9, 0.001) {
+		t.Errorf("not measured: duplex %g B/s, want the base's 60 GB/s scaled to 49 GB/s each way\n%s", l.Duplex, out)
+	}
+	// An upstream link raised to the GPU's 49 GB/s keeps its limit in
+	// proportion too, and the result loads (it did not when the limit
+	// stayed under the raised bandwidth).
+	upLimit := strings.Replace(baseTopology, "type: pcie4x16}", "type: pcie4x16, duplex_bandwidth: 40 GB/s}", 1)
+	if base, err = topologies.Load("base.yaml", []byte(upLimit)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Apply("one.yaml", []byte(upLimit))
+	if err != nil {
+		t.Fatalf("upstream limit: %v", err)
+	}
+	top, err := topologies.Load("calibrated.yaml", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if l := top.Machine.Links[1]; !within(l.Bandwidth, 49e9, 0.002) || !within(l.Duplex, 40e9/base.Machine.Links[1].Bandwidth*49e9, 0.002) {
+		t.Errorf("upstream link: %g B/s, duplex %g; want 49 GB/s and 40 GB/s scaled as the bandwidth", l.Bandwidth, l.Duplex)
+	}
 }
 
 // TestRunPeers: two GPUs with peer access: each ordered pair is fitted and

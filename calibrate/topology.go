@@ -166,9 +166,18 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 				// Both ways at once: a joint limit where they fall
 				// clearly short of twice one way (measurements repeat
 				// within 1-2%), never below one way.
-				if g < len(r.Bidirectional) && r.Bidirectional[g] > 0 && r.Bidirectional[g] < DuplexShort*2*bw {
-					set(ln, "duplex_bandwidth", bwStr(max(r.Bidirectional[g], bw)/count))
-				} else if get(ln, "duplex_bandwidth") != nil {
+				both := 0.0
+				if g < len(r.Bidirectional) {
+					both = r.Bidirectional[g]
+				}
+				switch {
+				case both <= 0:
+					// Not measured (the budget): a base's limit stays, in
+					// proportion to the new bandwidth.
+					scaleDuplex(ln, l, bw, count)
+				case both < DuplexShort*2*bw:
+					set(ln, "duplex_bandwidth", bwStr(max(both, bw)/count))
+				default:
 					del(ln, "duplex_bandwidth") // a base's limit this machine does not have
 				}
 				continue
@@ -177,6 +186,7 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 			if need := math.Max(bw, raised[h.Link]); l.Bandwidth < need {
 				raised[h.Link] = need
 				set(ln, "bandwidth", bwStr(need/count))
+				scaleDuplex(ln, l, need, count)
 			}
 		}
 		set(links[rt.Hops[0].Link], "latency", timeStr(math.Max(0, lat)))
@@ -370,6 +380,18 @@ func get(m *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// scaleDuplex keeps link l's duplex_bandwidth (node ln), if it has one, in
+// the same proportion to its bandwidth when that goes to now (for all count
+// links together), so that it stays within what the loader takes (one
+// direction's bandwidth to twice it).
+func scaleDuplex(ln *yaml.Node, l sim.Link, now, count float64) {
+	if get(ln, "duplex_bandwidth") == nil || l.Duplex <= 0 || l.Bandwidth <= 0 {
+		return
+	}
+	ratio := min(max(l.Duplex/l.Bandwidth, 1), 2)
+	set(ln, "duplex_bandwidth", bwStr(ratio*now/count))
 }
 
 // del removes key from mapping m.

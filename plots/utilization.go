@@ -98,7 +98,7 @@ func spread(bins []float64, a, b, v float64) {
 func busiestLinks(res *sim.Result, n int) []int {
 	var idx []int
 	for i, l := range res.Links {
-		if l.Used > 0 {
+		if l.Used > 0 && !l.Both { // directions only: a joint limit counts both
 			idx = append(idx, i)
 		}
 	}

@@ -565,7 +565,7 @@ func (r *Result) BusiestLink() (l LinkStats, name string, ok bool) {
 		}
 	}
 	if ok {
-		name = linkDirName(r.Machine, Hop{Link: l.Link, Reverse: l.Reverse})
+		name = l.LinkName(r.Machine)
 	}
 	return l, name, ok
 }

@@ -106,6 +106,10 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.str(from)
 		j.key("to", false)
 		j.str(to)
+		if l.Both {
+			j.key("both_ways", false)
+			j.raw("true")
+		}
 		j.resource(l.ResourceStats, res.Makespan)
 		j.raw("}")
 	}

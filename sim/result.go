@@ -143,11 +143,24 @@ func (r ResourceStats) Utilization(span Time) float64 {
 	return r.Used / float64(r.Capacity*span.Seconds())
 }
 
-// LinkStats is the traffic of one direction of a link.
+// LinkStats is the traffic of one direction of a link, or (Both) of a
+// link's joint limit on both directions (duplex_bandwidth): the bytes of
+// both directions against that limit.
 type LinkStats struct {
 	Link    int
 	Reverse bool // direction B to A
+	Both    bool // both directions together; Reverse is false
 	ResourceStats
+}
+
+// LinkName names what l measures: "NAME a->b" for a direction, "NAME
+// a<->b both ways" for a joint limit.
+func (l LinkStats) LinkName(m *Machine) string {
+	if l.Both {
+		lk := m.Links[l.Link]
+		return lk.Name + " " + m.Nodes[lk.A].Name + "<->" + m.Nodes[lk.B].Name + " both ways"
+	}
+	return linkDirName(m, Hop{Link: l.Link, Reverse: l.Reverse})
 }
 
 // ThreadStats is the time of one host thread.

@@ -142,12 +142,13 @@ type run struct {
 	plans map[*CollPlan]*planState
 	// Communicators: the ids of the unnamed ones (one per set of GPUs,
 	// after Program.Comms), by their sorted GPUs, and their GPUs; for each
-	// communicator and GPU (id*len(gpus)+gpu), the record of the last part
-	// issued there and its state (valid while that record has not ended).
+	// communicator and GPU, the record of the last part issued there and
+	// its state (valid while that record has not ended). A map: a program
+	// of all-pairs sends has a communicator per pair, and a table of every
+	// communicator by every GPU would grow as their product.
 	commIDs  map[string]int
 	commSets [][]int
-	commRec  []int32
-	commOp   []*opState
+	commLast map[[2]int32]commPart
 	// duplex is, per link, the resource of its joint limit on both
 	// directions, or -1; nil when no link has one.
 	duplex []int32
@@ -266,7 +267,7 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 					r.duplex[k] = -1
 				}
 			}
-			r.duplex[i] = int32(r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"<->"+m.Nodes[l.B].Name+" both ways", l.Duplex, false))
+			r.duplex[i] = int32(r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"<->"+m.Nodes[l.B].Name+" both ways", l.Duplex, series))
 		}
 	}
 	for i := range p.Streams {
@@ -976,20 +977,25 @@ func (t *threadState) issueCollective(op *Op) {
 	}
 }
 
+// commPart is the last part of a communicator issued on a GPU.
+type commPart struct {
+	rec int32
+	op  *opState
+}
+
 // commOrder puts part o of collective c, on GPU g, behind the part issued
 // before it there on the same communicator when that part has not ended and
 // is on another stream (on the same stream, the stream orders them).
 func (r *run) commOrder(c *collState, o *opState, g int) {
-	k := r.commOf(c)*len(r.gpus) + g
-	for len(r.commRec) <= k {
-		r.commRec = append(r.commRec, -1)
-		r.commOp = append(r.commOp, nil)
+	k := [2]int32{int32(r.commOf(c)), int32(g)}
+	if r.commLast == nil {
+		r.commLast = map[[2]int32]commPart{}
 	}
-	if p := r.commRec[k]; p >= 0 && r.res.Ops[p].End < 0 && r.commOp[k].stream != o.stream {
-		o.targetRec, o.target = int(p), r.commOp[k]
-		o.record().Target = p
+	if p, ok := r.commLast[k]; ok && r.res.Ops[p.rec].End < 0 && p.op.stream != o.stream {
+		o.targetRec, o.target = int(p.rec), p.op
+		o.record().Target = p.rec
 	}
-	r.commRec[k], r.commOp[k] = int32(o.rec), o
+	r.commLast[k] = commPart{int32(o.rec), o}
 }
 
 // commOf returns the id of c's communicator: a named one's index in
@@ -1200,6 +1206,11 @@ func (r *run) finish() *Result {
 	for i := range r.m.Links {
 		res.Links = append(res.Links, LinkStats{Link: i, ResourceStats: stats(2 * i)})
 		res.Links = append(res.Links, LinkStats{Link: i, Reverse: true, ResourceStats: stats(2*i + 1)})
+	}
+	for i := range r.duplex {
+		if r.duplex[i] >= 0 {
+			res.Links = append(res.Links, LinkStats{Link: i, Both: true, ResourceStats: stats(int(r.duplex[i]))})
+		}
 	}
 	for _, h := range r.hosts {
 		res.HostMemory = append(res.HostMemory, stats(h.memRes))

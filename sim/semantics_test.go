@@ -1080,13 +1080,34 @@ threads:
 `)
 	near(t, "out", op(t, res, "out").End, us(2500), 2)
 	near(t, "in", op(t, res, "in").End, us(2500+6000), 2)
-	// Each direction's statistics count its own bytes; the joint limit
-	// is not a link of its own.
-	if len(res.Links) != 2 {
-		t.Errorf("%d link directions in the statistics, want 2", len(res.Links))
+	// Each direction's statistics count its own bytes, and the joint
+	// limit's (after the directions) both, at its 80 GB/s: busy the 2.5 ms
+	// both ran, with 200 MB of its 80 GB/s x 8.5 ms.
+	if len(res.Links) != 3 {
+		t.Fatalf("%d entries in the link statistics, want 2 directions and the joint limit", len(res.Links))
 	}
 	if d := linkDir(t, res, "cpu0", "gpu0"); d.Used != 400e6 {
 		t.Errorf("cpu0->gpu0 carried %g bytes, want 4e8", d.Used)
+	}
+	both := res.Links[2]
+	if !both.Both || both.Used != 500e6 || both.Capacity != 80e9 || both.LinkName(res.Machine) != "link:gpu0-cpu0 gpu0<->cpu0 both ways" {
+		t.Errorf("joint limit: %+v named %q; want both ways, 5e8 bytes, 80 GB/s", both, both.LinkName(res.Machine))
+	}
+	if _, name, _ := res.BusiestLink(); name != "link:gpu0-cpu0 cpu0->gpu0" {
+		t.Errorf("busiest link %q, want cpu0->gpu0 (400 MB in 8.5 ms of 50 GB/s: 94%%; both ways: 500 MB of 80 GB/s, 74%%)", name)
+	}
+	// 400 MB each way: 10 ms at 40 GB/s each; each direction is 80% used,
+	// the joint limit 100%, and it is the busiest.
+	res = simulate(t, topo, `
+name: even
+threads:
+  - name: main
+    ops:
+      - copy: {id: in, from: cpu0, to: gpu0, bytes: 400 MB, stream: gpu0/in}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 400 MB, stream: gpu0/out}
+`)
+	if l, name, _ := res.BusiestLink(); name != "link:gpu0-cpu0 gpu0<->cpu0 both ways" || l.Utilization(res.Makespan) < 0.9999 {
+		t.Errorf("busiest link %q at %.4f, want both ways at 1", name, l.Utilization(res.Makespan))
 	}
 	// Without the limit, both move at 50 GB/s.
 	res = simulate(t, strings.Replace(topo, ", duplex_bandwidth: 80 GB/s", "", 1), `

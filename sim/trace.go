@@ -173,7 +173,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 		if l.Used == 0 {
 			continue
 		}
-		name := linkDirName(m, Hop{Link: l.Link, Reverse: l.Reverse})
+		name := l.LinkName(m)
 		for _, pt := range l.Series {
 			t.counter(linkPid, name, pt.T, pt.Load/1e9)
 		}

@@ -433,8 +433,15 @@ func build(root spec.Node) *Topology {
 			}
 			if x, ok := lm.Get("duplex_bandwidth"); ok {
 				l.Duplex = bandwidthTimes(x, count) * float64(count)
-				if l.Bandwidth > 0 && !(l.Duplex >= l.Bandwidth*(1-1e-9) && l.Duplex <= 2*l.Bandwidth*(1+1e-9)) {
-					x.Errorf("duplex_bandwidth is what both directions carry together: from one direction's bandwidth (%s) to twice it (%s)", units.Format(l.Bandwidth, units.Bandwidth), units.Format(2*l.Bandwidth, units.Bandwidth))
+				// Within a thousandth, for values written with four
+				// digits (as calibrate and the messages write them).
+				if l.Bandwidth > 0 && !(l.Duplex >= l.Bandwidth*(1-1e-3) && l.Duplex <= 2*l.Bandwidth*(1+1e-3)) {
+					per := ""
+					if count > 1 {
+						per = " a link"
+					}
+					b := l.Bandwidth / float64(count)
+					x.Errorf("duplex_bandwidth is what both directions carry together: from one direction's bandwidth (%s%s) to twice it (%s%s)", units.Format(b, units.Bandwidth), per, units.Format(2*b, units.Bandwidth), per)
 					l.Duplex = 0
 				}
 				l.Duplex = min(max(l.Duplex, l.Bandwidth), 2*l.Bandwidth)

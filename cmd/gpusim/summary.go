@@ -64,16 +64,17 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		if l.Used <= 0 {
 			continue
 		}
-		lk := m.Links[l.Link]
-		from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
-		if l.Reverse {
-			from, to = to, from
-		}
-		rows = append(rows, linkRow{fmt.Sprintf("%s %s->%s", lk.Name, from, to), l})
+		rows = append(rows, linkRow{l.LinkName(m), l})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].st.Utilization(span) > rows[j].st.Utilization(span) })
 	if len(rows) > 0 {
-		fmt.Fprintln(w, "\nLinks (per direction, busiest first):")
+		header := "Links (per direction, busiest first):"
+		for _, r := range rows {
+			if r.st.Both {
+				header = "Links (per direction, and both ways where a link has a joint limit; busiest first):"
+			}
+		}
+		fmt.Fprintln(w, "\n"+header)
 		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  link\tbytes\tbandwidth\tutilization\tbusy")
 		for i, r := range rows {

@@ -241,8 +241,12 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		if t.LinkCounts[i] > 1 {
 			typ = fmt.Sprintf("%d x %s", t.LinkCounts[i], typ)
 		}
+		bw := units.Format(l.Bandwidth, units.Bandwidth)
+		if l.Duplex > 0 {
+			bw += ", " + units.Format(l.Duplex, units.Bandwidth) + " both ways"
+		}
 		fmt.Fprintf(w, "  %-22s %s <-> %s, %s, %s, latency %s, p2p %s\n", l.Name, m.Nodes[l.A].Name, m.Nodes[l.B].Name, typ,
-			units.Format(l.Bandwidth, units.Bandwidth), l.Latency, yesNo(l.P2P))
+			bw, l.Latency, yesNo(l.P2P))
 	}
 	fmt.Fprintln(w, "\nhost to GPU routes:")
 	for _, g := range m.GPUs {
