@@ -116,6 +116,9 @@ var References = []Reference{
 		Source: "§1e, 8x H100 CoreWeave (marin#6736)", Bound: 0.10, predict: ncclTimeUS("dgx-h100", "all_reduce", 8, 1<<30)},
 	{Topology: "dgx-h100", Tool: "nccl-tests", What: "all_reduce time", Measured: 22.5, Unit: "us", Bytes: 8,
 		Source: "§1e, 8x H100 CoreWeave (marin#6736: ~20-25 us from 4 B to 1 MiB)", Bound: 0.10, predict: ncclTimeUS("dgx-h100", "all_reduce", 8, 8)},
+	{Topology: "dgx-h100", Tool: "nccl-tests", What: "all_reduce time", Measured: 22.5, Unit: "us", Bytes: 1 << 20,
+		Source: "§1e, 8x H100 CoreWeave (marin#6736: ~20-25 us from 4 B to 1 MiB)", Bound: 0.50, predict: ncclTimeUS("dgx-h100", "all_reduce", 8, 1<<20),
+		Note: "at 1 MiB this machine takes 20-25 us and the Azure machine of §1f 42 us (its busbw row at 1 MiB, +39.8%): gpusim, which follows NCCL's own tuning model, lies between the two published machines."},
 	// 8x A100 SXM4 80GB (dgx-a100): p2pBandwidthLatencyTest (measured.md §2b), nvbandwidth README (§2c).
 	{Topology: "dgx-a100", Tool: "p2pBandwidthLatencyTest", What: "unidirectional P2P=Enabled", Measured: 274.05, Fitted: "NVLink3 efficiency", Unit: "GB/s", Bytes: 160e6,
 		Source: "§2b, DistServe#3 (265.1-275.5)", Bound: 0.10, predict: p2pOff("dgx-a100", "unidirectional_p2p_enabled")},
