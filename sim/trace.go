@@ -19,7 +19,15 @@ import (
 // apiCallName names the CUDA call that issues each kind of stream op.
 var apiCallName = map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent ", OpCollective: "collective "}
 
-func WriteTrace(w io.Writer, res *Result) error {
+func WriteTrace(w io.Writer, res *Result) error { return WriteTraceWindow(w, res, 0, MaxTime) }
+
+// WriteTraceWindow is WriteTrace of what overlaps [from, to] alone: the
+// host side of calls and the execution of ops that reach into it, the
+// arrows whose both ends are drawn, and the link counters from their value
+// at from (a slice that reaches out of the window is drawn whole). A large
+// run's trace is then as large as the part looked at.
+func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
+	in := func(a, b Time) bool { return b >= from && a <= to }
 	bw := bufio.NewWriterSize(w, 1<<16)
 	t := &tw{jsonOut: jsonOut{w: bw}}
 	m, p := res.Machine, res.Program
@@ -86,11 +94,16 @@ func WriteTrace(w io.Writer, res *Result) error {
 		label := r.ID
 		switch r.Kind {
 		case OpHost:
-			t.slice(hp, htid, r.Start, r.End, "", r.ID, "host", r)
+			if in(r.Start, r.End) {
+				t.slice(hp, htid, r.Start, r.End, "", r.ID, "host", r)
+			}
 			continue
 		case OpSync, OpAwait, OpSignal:
+			if !in(r.Call, r.End) {
+				continue
+			}
 			t.slice(hp, htid, r.Call, r.End, kindPrefix[r.Kind], label, r.Kind.String(), r)
-			if r.Kind == OpSync && r.Event >= 0 && r.Target >= 0 {
+			if r.Kind == OpSync && r.Event >= 0 && r.Target >= 0 && in(res.Ops[r.Target].Start, res.Ops[r.Target].End) {
 				// An arrow from the record to the thread, where it is
 				// blocked in the sync (or where it called, if the record
 				// had ended by then).
@@ -101,6 +114,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 			continue
 		}
 		switch n := more[i]; {
+		case !in(r.Call, r.HostEnd):
 		case n == 0:
 			t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], label, "api", r)
 		case n > 0 && r.Coll != nil && res.Ops[i+int(n)].Coll == r.Coll:
@@ -121,11 +135,14 @@ func WriteTrace(w io.Writer, res *Result) error {
 		if r.Coll != nil {
 			cat = r.Coll.Name
 		}
+		if !in(r.Start, r.End) {
+			continue
+		}
 		t.slice(gp, stid, r.Start, r.End, "", label, cat, r)
 		if r.Kind == OpCopy && r.Engine >= 0 {
 			t.slice(gp, ceTid(int(r.Engine)), r.Start, r.End, "", label, cat, r)
 		}
-		if (r.Kind == OpEventWait || r.Kind == OpCollective) && r.Target >= 0 {
+		if (r.Kind == OpEventWait || r.Kind == OpCollective) && r.Target >= 0 && in(res.Ops[r.Target].Start, res.Ops[r.Target].End) {
 			// From the record to the wait, or from the part of the
 			// communicator before on another stream to this one.
 			src := &res.Ops[r.Target]
@@ -140,7 +157,7 @@ func WriteTrace(w io.Writer, res *Result) error {
 	laneTid := func(dir, k int) int { return 1 + dir*64 + k }
 	var copies []int
 	for i := range res.Ops {
-		if r := &res.Ops[i]; r.Kind == OpCopy && r.End > r.Start {
+		if r := &res.Ops[i]; r.Kind == OpCopy && r.End > r.Start && in(r.Start, r.End) {
 			copies = append(copies, i)
 		}
 	}
@@ -174,8 +191,14 @@ func WriteTrace(w io.Writer, res *Result) error {
 			continue
 		}
 		name := l.LinkName(m)
-		for _, pt := range l.Series {
-			t.counter(linkPid, name, pt.T, pt.Load/1e9)
+		for k, pt := range l.Series {
+			switch {
+			case pt.T > to:
+			case pt.T >= from:
+				t.counter(linkPid, name, pt.T, pt.Load/1e9)
+			case k+1 == len(l.Series) || l.Series[k+1].T > from:
+				t.counter(linkPid, name, from, pt.Load/1e9) // the load at from
+			}
 		}
 	}
 	t.raw("]}\n")

@@ -218,3 +218,74 @@ threads:
 		t.Errorf("arrow ends %q, want %q", strings.Join(ends, "|"), want)
 	}
 }
+
+// TestTraceWindow: a window holds the ops that reach into it (a slice
+// reaching out of it whole), the arrows whose both ends are in it, and each
+// link counter from its load at the window's start. Four 1 ms kernels back
+// to back on gpu0 with a record after the second and a wait on gpu1, and a
+// 10 MB copy at 10 GB/s (1 ms) from 0: the window 1.5-2.5 ms holds the
+// second and third kernels and not the first and fourth, the wait's arrow
+// (its record ends at 2 ms, the wait at 2 ms on gpu1), and no copy.
+func TestTraceWindow(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: window
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: cpu0, to: gpu1, bytes: 10 MB, stream: gpu1/in}
+      - kernel: {id: k1, stream: gpu0/s, duration: 1 ms}
+      - kernel: {id: k2, stream: gpu0/s, duration: 1 ms}
+      - record: {id: r, event: e, stream: gpu0/s}
+      - wait: {id: w, event: e, stream: gpu1/s}
+      - kernel: {id: k3, stream: gpu0/s, duration: 1 ms}
+      - kernel: {id: k4, stream: gpu0/s, duration: 1 ms}
+`)
+	var buf bytes.Buffer
+	if err := sim.WriteTraceWindow(&buf, res, us(1500), us(2500)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	seen := map[string]int{}
+	flows := 0
+	var counters []string
+	for _, e := range doc.TraceEvents {
+		switch e.Ph {
+		case "X":
+			if e.Dur != "0" || e.Name == "r" || e.Name == "w" {
+				seen[e.Name]++
+			}
+		case "s", "f":
+			flows++
+		case "C":
+			counters = append(counters, e.Name+"@"+string(e.Ts))
+		}
+	}
+	for _, id := range []string{"k2", "k3", "r", "w"} {
+		if seen[id] == 0 {
+			t.Errorf("%s is not in the window's trace; slices %v", id, seen)
+		}
+	}
+	for _, id := range []string{"k1", "k4", "c"} {
+		if seen[id] != 0 {
+			t.Errorf("%s (out of the window) is in its trace", id)
+		}
+	}
+	if flows != 2 {
+		t.Errorf("%d arrow ends, want 2 (the wait's)", flows)
+	}
+	// The copy's link carried nothing in the window: one point, its zero
+	// load at 1.5 ms, for each direction it had a series in.
+	for _, c := range counters {
+		if !strings.HasSuffix(c, "@1500") {
+			t.Errorf("counter point %s, want only the load at the window's start (1500 us)", c)
+		}
+	}
+	if len(counters) == 0 {
+		t.Error("no counter at the window's start")
+	}
+}

@@ -97,13 +97,21 @@ func plotDir(dir string) error {
 	return nil
 }
 
-// plotRun writes timeline.png, timeline.svg and utilization.png of a run.
-func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
+// checkWindow says whether --from and --to make a window of res.
+func checkWindow(res *sim.Result, from, to timeFlag) error {
 	if to.set && to.t <= from.t {
 		return &usageError{fmt.Sprintf("gpusim run: --to %s is not after --from %s", to.t, from.t)}
 	}
 	if from.set && from.t > 0 && from.t >= res.Makespan {
 		return &usageError{fmt.Sprintf("gpusim run: --from %s is not before the end of the run, %s", from.t, res.Makespan)}
+	}
+	return nil
+}
+
+// plotRun writes timeline.png, timeline.svg and utilization.png of a run.
+func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
+	if err := checkWindow(res, from, to); err != nil {
+		return err
 	}
 	if err := plotDir(dir); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"gpusim/topologies"
 )
 
-const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--backend sim|hw] [--topology FILE] [--json] [--trace FILE] [--plot DIR [--from T] [--to T]] [--strict] [--max-ops N]"
+const runSynopsis = "gpusim run SCENARIO [--set k=v]... [--backend sim|hw] [--topology FILE] [--json] [--trace FILE] [--plot DIR] [--from T] [--to T] [--strict] [--max-ops N]"
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runSynopsis, stderr)
@@ -23,8 +23,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	trace := fs.String("trace", "", "write a Chrome/Perfetto trace to `FILE` (open it in ui.perfetto.dev)")
 	plotTo := fs.String("plot", "", "write timeline.png, timeline.svg and utilization.png into `DIR`")
 	var from, to timeFlag
-	fs.Var(&from, "from", "with --plot: start the timeline at this time, such as 1.5ms")
-	fs.Var(&to, "to", "with --plot: end the timeline at this time (default: the end of the run)")
+	fs.Var(&from, "from", "with --plot or --trace: start the timeline (the trace) at this time, such as 1.5ms")
+	fs.Var(&to, "to", "with --plot or --trace: end the timeline (the trace) at this time (default: the end of the run)")
 	strict := fs.Bool("strict", false, "treat warnings as errors (exit status 2)")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
 	backend := fs.String("backend", "sim", "`sim` simulates; hw runs the scenario on this machine's GPUs (GPU i of the topology is device i)")
@@ -45,8 +45,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := notADirectory(*trace); err != nil {
 		return err // before the run, not after it
 	}
-	if (from.set || to.set) && *plotTo == "" {
-		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR; add --plot"}
+	if (from.set || to.set) && *plotTo == "" && *trace == "" {
+		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR and --trace FILE; add one"}
 	}
 	if *backend != "sim" && *backend != "hw" {
 		return &usageError{fmt.Sprintf("gpusim run: --backend %q: want sim or hw", *backend)}
@@ -84,7 +84,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "warning: "+w)
 	}
 	if *trace != "" {
-		if err := writeFileAtomic(*trace, func(w io.Writer) error { return sim.WriteTrace(w, res) }); err != nil {
+		if err := checkWindow(res, from, to); err != nil {
+			return err
+		}
+		end := sim.MaxTime
+		if to.set {
+			end = to.t
+		}
+		if err := writeFileAtomic(*trace, func(w io.Writer) error { return sim.WriteTraceWindow(w, res, from.t, end) }); err != nil {
 			return err
 		}
 	}
