@@ -339,7 +339,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	b.events = map[string]int{}
 	b.sems = map[string]int{}
 	b.ids = map[string]string{}
-	b.collSig = map[string]string{}
+	b.collSig = map[string]collSig{}
 	b.collRanks = map[string][]bool{}
 	b.collMode = map[string]bool{}
 	b.collWhere = map[string]string{}
@@ -433,7 +433,7 @@ type builder struct {
 	comms    map[string]int16  // communicator name -> Op.Comm
 	ids      map[string]string // op id -> where
 	lateErrs []string
-	collSig  map[string]string // collective id -> what every rank's op must agree on
+	collSig  map[string]collSig // collective id -> what every rank's op must agree on
 	// collRanks records which ranks of each rank-issued collective some op
 	// issues; collWhere where it first appears; collOrder the ids in order.
 	collRanks map[string][]bool
@@ -799,14 +799,18 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		}
 		if op.Kind == sim.OpCollective && op.OneRank {
 			key += "@" + strconv.Itoa(op.Rank)
-			if sig, seen := b.collSig[op.ID]; seen && sig != collSignature(&op) && !b.collBad[op.ID] {
-				b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree on the collective (kind, GPUs in the same order, size, root, algorithm, protocol, channels, sm_share or comm)", t.where, op.ID))
-				if b.collBad == nil {
-					b.collBad = map[string]bool{}
+			sig := b.collSignature(&op, t.where)
+			if first, seen := b.collSig[op.ID]; seen && !b.collBad[op.ID] {
+				if diff := first.differences(sig); diff != "" {
+					b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree: %s; every rank's op gives the same kind, GPUs in the same order, size, root, algorithm, protocol, channels, sm_share and comm", t.where, op.ID, diff))
+					if b.collBad == nil {
+						b.collBad = map[string]bool{}
+					}
+					b.collBad[op.ID] = true
 				}
-				b.collBad[op.ID] = true
+			} else if !seen {
+				b.collSig[op.ID] = sig
 			}
-			b.collSig[op.ID] = collSignature(&op)
 			if b.collRanks[op.ID] == nil {
 				b.collRanks[op.ID] = make([]bool, len(op.Coll.Ranks))
 				b.collWhere[op.ID] = t.where
@@ -1493,16 +1497,62 @@ func (b *builder) collSigRanks(id string) []int {
 	return nil
 }
 
-// collSignature is what the ops issuing the ranks of one collective must
-// agree on: the whole plan (summarized by a hash of its tasks) and the
-// streams' names.
-func collSignature(op *sim.Op) string {
+// collSig is what the ops issuing the ranks of one collective must agree
+// on, field by field (collSigFields names them), and where the op is.
+type collSig struct {
+	vals  [8]string
+	where string
+}
+
+var collSigFields = [8]string{"kind", "GPUs", "size", "algorithm", "protocol", "sm_share", "comm", "root or channels"}
+
+// collSignature is op's collSig: the plan's fields, the rest of the plan
+// (root, channels: what shapes its tasks) as a hash of its tasks, and the
+// communicator.
+func (b *builder) collSignature(op *sim.Op, where string) collSig {
 	c := op.Coll
 	h := fnv.New64a()
 	for _, t := range c.Tasks {
 		fmt.Fprintf(h, "%d %d %d %g %g %g %d %v %v;", t.From, t.To, t.Switch, t.Bytes, t.Wire, t.Bound, t.Delay, t.Reduce, t.Deps)
 	}
-	return fmt.Sprintf("%s %v %d %s %s %g %d %x %d", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol, c.SMShare, c.StartDelay, h.Sum64(), op.Comm)
+	gpus := make([]string, len(c.Ranks))
+	for i, g := range c.Ranks {
+		gpus[i] = b.m.GPUs[g].Name
+	}
+	comm := "none (its GPUs')"
+	if op.Comm > 0 {
+		comm = b.p.Comms[op.Comm-1]
+	}
+	return collSig{where: where, vals: [8]string{c.Name, "[" + strings.Join(gpus, ", ") + "]", strconv.FormatInt(c.Bytes, 10), c.Algorithm, c.Protocol,
+		strconv.FormatFloat(c.SMShare, 'g', -1, 64), comm, fmt.Sprintf("%d %x", c.StartDelay, h.Sum64())}}
+}
+
+// differences says how y differs from x ("size 2 MiB here, 1 MiB at
+// FILE:LINE:COL"), or "" where they agree. The plan's hash is only said to
+// differ: a root or a channel count the others do not have.
+func (x collSig) differences(y collSig) string {
+	var out []string
+	for i, f := range collSigFields {
+		switch {
+		case x.vals[i] == y.vals[i]:
+		case f == "root or channels":
+			out = append(out, "root or channels differ from the op's at "+x.where)
+		case f == "size":
+			a, _ := strconv.ParseInt(x.vals[i], 10, 64)
+			b, _ := strconv.ParseInt(y.vals[i], 10, 64)
+			sa, sb := units.Format(float64(a), units.Bytes), units.Format(float64(b), units.Bytes)
+			if sa == sb {
+				sa, sb = x.vals[i]+" bytes", y.vals[i]+" bytes"
+			}
+			out = append(out, fmt.Sprintf("size %s here, %s at %s", sb, sa, x.where))
+		default:
+			out = append(out, fmt.Sprintf("%s %s here, %s at %s", f, y.vals[i], x.vals[i], x.where))
+		}
+	}
+	if len(out) > 1 && strings.HasPrefix(out[len(out)-1], "root or channels") {
+		out = out[:len(out)-1] // what differs above changes the plan too
+	}
+	return strings.Join(out, "; ")
 }
 
 // streamFor returns GPU g's stream NAME, creating it on first use.
