@@ -74,7 +74,8 @@ type Result struct {
 	// BracketedOp is the host time per kernel op of a loop of empty kernels
 	// run through the hw backend itself (the code a replay runs: its
 	// bookkeeping, its thread, its events), the median over runs of each
-	// run's mean (HostOpRuns); it becomes api_overhead. BracketedOpLoop is the same
+	// run's mean (HostOpRuns); it becomes api_overhead and timing_overhead
+	// (see HostSplit). BracketedOpLoop is the same
 	// calls in a bare loop (the median over fifteen rounds of each round's
 	// mean), BracketedOpMedian the median of the bare loop's calls.
 	// BracketedOpBusy is BracketedOpLoop with 4 us kernels instead of empty ones.

@@ -88,32 +88,50 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.raw("}")
 	}
 	j.raw("]")
-	j.key("links", false)
-	j.raw("[")
-	for i, l := range res.Links {
-		if i > 0 {
-			j.raw(",")
+	// Link directions under "links"; joint limits on both directions
+	// (duplex_bandwidth), which count the bytes of both, under
+	// "links_both_ways" where a link has one, so that summing "links"
+	// counts each byte once.
+	for _, both := range []bool{false, true} {
+		n := 0
+		for _, l := range res.Links {
+			if l.Both != both {
+				continue
+			}
+			if n == 0 {
+				if both {
+					j.key("links_both_ways", false)
+				} else {
+					j.key("links", false)
+				}
+				j.raw("[")
+			} else {
+				j.raw(",")
+			}
+			n++
+			lk := m.Links[l.Link]
+			from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
+			if l.Reverse {
+				from, to = to, from
+			}
+			j.raw("\n  {")
+			j.key("name", true)
+			j.str(lk.Name)
+			j.key("from", false)
+			j.str(from)
+			j.key("to", false)
+			j.str(to)
+			j.resource(l.ResourceStats, res.Makespan)
+			j.raw("}")
 		}
-		lk := m.Links[l.Link]
-		from, to := m.Nodes[lk.A].Name, m.Nodes[lk.B].Name
-		if l.Reverse {
-			from, to = to, from
+		switch {
+		case n > 0:
+			j.raw("]")
+		case !both:
+			j.key("links", false)
+			j.raw("[]")
 		}
-		j.raw("\n  {")
-		j.key("name", true)
-		j.str(lk.Name)
-		j.key("from", false)
-		j.str(from)
-		j.key("to", false)
-		j.str(to)
-		if l.Both {
-			j.key("both_ways", false)
-			j.raw("true")
-		}
-		j.resource(l.ResourceStats, res.Makespan)
-		j.raw("}")
 	}
-	j.raw("]")
 	j.key("host_memory", false)
 	j.raw("[")
 	for i, h := range res.HostMemory {

@@ -302,7 +302,10 @@ func (m *Machine) Validate() error {
 		if h.Cores < 0 {
 			add("host %s: cores %d is negative", h.Name, h.Cores)
 		}
-		if h.APIOverhead < 0 || h.StagingSetup < 0 || h.TimingOverhead < 0 {
+		if h.TimingOverhead < 0 {
+			add("host %s: timing overhead is negative", h.Name)
+		}
+		if h.APIOverhead < 0 || h.StagingSetup < 0 {
 			add("host %s: api_overhead and staging_setup must not be negative", h.Name)
 		}
 		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {

@@ -257,17 +257,24 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 // replayMachine is the machine replay predicts on: the scenario's, with
 // each host's timing_overhead charged to the ops the hw backend times, or,
 // given a probe of the host time of a kernel op as the backend runs it
-// (launch, timing event, bookkeeping), with that as api_overhead and no
-// timing overhead of its own.
+// (launch, timing event, bookkeeping), with the probe split between
+// api_overhead and timing_overhead in the topology's proportion (a sync
+// pays api_overhead alone; the backend times no sync). Without a timing
+// overhead in the topology the whole probe is api_overhead.
 func replayMachine(sc *scenarios.Scenario, probe sim.Time) *sim.Machine {
 	m := *sc.Topology.Machine
 	m.Hosts = slices.Clone(m.Hosts)
 	for i := range m.Hosts {
-		switch {
-		case probe > 0:
-			m.Hosts[i].APIOverhead, m.Hosts[i].TimingOverhead = probe, 0
-		case i < len(sc.Topology.TimingOverhead):
-			m.Hosts[i].TimingOverhead = sc.Topology.TimingOverhead[i]
+		h := &m.Hosts[i]
+		if i < len(sc.Topology.TimingOverhead) {
+			h.TimingOverhead = sc.Topology.TimingOverhead[i]
+		}
+		if probe > 0 {
+			api := probe
+			if sum := h.APIOverhead + h.TimingOverhead; h.TimingOverhead > 0 && sum > 0 {
+				api = sim.Time(math.Round(float64(probe) * float64(h.APIOverhead) / float64(sum)))
+			}
+			h.APIOverhead, h.TimingOverhead = api, probe-api
 		}
 	}
 	return &m

@@ -106,3 +106,39 @@ func TestReplayChargesTimingOverhead(t *testing.T) {
 		t.Errorf("gpusim run: makespan %g ns, want %g (the launches without the backend's timing)", res.Makespan, want)
 	}
 }
+
+// TestHostProbeKeepsSyncsUntimed: the probe is the host time of a kernel
+// op as the backend runs it (a launch and its timing event: 10 us on the
+// fake with 3 us of drift), but a sync pays its call alone (5 us): split in
+// the topology's proportion (5 + 5 us), the probe predicts a loop of 1 us
+// kernels each followed by a sync as well as the topology does. All as
+// api_overhead, each sync would cost 5 us too much: +33%.
+func TestHostProbeKeepsSyncsUntimed(t *testing.T) {
+	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
+	cfg := fakeGPU()
+	cfg.Drift = func(time.Duration) time.Duration { return 3 * time.Microsecond }
+	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	write("t.yaml", "name: one\nhosts: [{name: cpu0, api_overhead: 5 us, timing_overhead: 5 us}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
+	scen := write("s.yaml", "name: syncs\ntopology: t.yaml\nthreads:\n  - name: main\n    host: cpu0\n    ops:\n      - repeat: {count: 200, ops: [{kernel: {id: k, stream: gpu0/s, duration: 1 us}}, {sync: {id: y, stream: gpu0/s}}]}\n")
+	for _, args := range [][]string{{}, {"--host-probe"}} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"replay", scen}, args...), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		m := regexp.MustCompile(`makespan error ([-+]?[0-9.]+)%`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("no makespan error in\n%s", out.String())
+		}
+		if x, _ := strconv.ParseFloat(m[1], 64); x < -2 || x > 2 {
+			t.Errorf("replay %v: makespan error %.1f%%, want within 2%%\n%s", args, x, errb.String())
+		}
+	}
+}

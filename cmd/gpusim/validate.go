@@ -205,12 +205,16 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		fmt.Fprintln(w, d)
 	}
 	fmt.Fprintln(w, "\nhosts:")
-	for _, h := range m.Hosts {
+	for i, h := range m.Hosts {
 		cores := "unlimited"
 		if h.Cores > 0 {
 			cores = fmt.Sprint(h.Cores)
 		}
-		fmt.Fprintf(w, "  %-8s cores %s, api_overhead %s, memcpy %s, memory %s, p2p %s\n", h.Name, cores, h.APIOverhead,
+		api := h.APIOverhead.String()
+		if i < len(t.TimingOverhead) && t.TimingOverhead[i] > 0 {
+			api += fmt.Sprintf(" (and timing_overhead %s in replays)", t.TimingOverhead[i])
+		}
+		fmt.Fprintf(w, "  %-8s cores %s, api_overhead %s, memcpy %s, memory %s, p2p %s\n", h.Name, cores, api,
 			units.Format(h.MemcpyBandwidth, units.Bandwidth), units.Format(h.MemoryBandwidth, units.Bandwidth), yesNo(m.Nodes[h.Node].P2P))
 	}
 	fmt.Fprintln(w, "\ngpus:")
