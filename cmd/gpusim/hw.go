@@ -248,7 +248,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return writeReplayJSON(stdout, sc, c)
+		return writeReplayJSON(stdout, sc, c, pred.Machine.Hosts[0], *probe)
 	}
 	writeReplay(stdout, sc, c, *top)
 	return nil
@@ -305,7 +305,7 @@ func writeReplay(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, top int)
 	}
 }
 
-func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison) error {
+func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host sim.Host, probed bool) error {
 	var b strings.Builder
 	num := func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -313,8 +313,10 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison) erro
 		}
 		return fmt.Sprintf("%.6g", x)
 	}
-	fmt.Fprintf(&b, "{\"scenario\":%q,\"topology\":%q,\"predicted_makespan_ns\":%s,\"measured_makespan_ns\":%s,\"makespan_error\":%s,\"median_abs_error\":%s,\"timed_ops\":%d,\"ops\":[",
-		sc.Name, sc.Topology.Machine.Name, c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed)
+	// The host costs the prediction used: the topology's, or the probe's
+	// before the compared run (--host-probe).
+	fmt.Fprintf(&b, "{\"scenario\":%q,\"topology\":%q,\"host_probe\":%t,\"predicted_api_overhead_ns\":%s,\"predicted_timing_overhead_ns\":%s,\"predicted_makespan_ns\":%s,\"measured_makespan_ns\":%s,\"makespan_error\":%s,\"median_abs_error\":%s,\"timed_ops\":%d,\"ops\":[",
+		sc.Name, sc.Topology.Machine.Name, probed, host.APIOverhead.NS(), host.TimingOverhead.NS(), c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed)
 	for i, e := range c.Ops {
 		if i > 0 {
 			b.WriteString(",")
