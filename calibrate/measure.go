@@ -80,6 +80,12 @@ type Result struct {
 	// mean), BracketedOpMedian the median of the bare loop's calls.
 	// BracketedOpBusy is BracketedOpLoop with 4 us kernels instead of empty ones.
 	Launch, BracketedOp, BracketedOpLoop, BracketedOpMedian, BracketedOpBusy, EventRecord, IdleStreamSync, EventRoundTrip float64
+	// CopyCall is the host time of a 4-byte pinned H2D cuMemcpyHtoDAsync
+	// in a bare loop (median): whether copy calls cost what launches do
+	// (the model charges both api_overhead; p2pBandwidthLatencyTest's CPU
+	// latency suggests a peer copy's enqueue is cheaper on H100 hosts).
+	// Recorded in the comments, not a model parameter.
+	CopyCall float64
 	// HostOpRuns are the runs BracketedOp is the median of, in the order
 	// taken: a few before the copies, one after each GPU's measurements and
 	// a few at the end. A host's speed drifts: on the H200 virtual machine
@@ -1047,6 +1053,9 @@ func (c *cal) overheads() error {
 		return err
 	}
 	if r.IdleStreamSync, err = median(func(int) error { return drv.StreamSynchronize(s) }); err != nil {
+		return err
+	}
+	if r.CopyCall, err = median(func(int) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, 4, s) }); err != nil {
 		return err
 	}
 	if r.EventRoundTrip, err = median(func(k int) error {

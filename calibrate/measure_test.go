@@ -66,6 +66,7 @@ func TestRunFindsTheFakesNumbers(t *testing.T) {
 		{"h2d pageable bandwidth", r.H2DPageable[0].Bandwidth, 12e9},
 		// Host calls cost c = 1 us each; an op with its timing event is two.
 		{"launch", r.Launch, 1e-6},
+		{"copy call", r.CopyCall, 1e-6},
 		{"bracketed op", r.BracketedOp, 2e-6},
 		{"kernel overhead", r.KernelOverhead[0], 2e-6},
 		// The memory kernel (timed behind a busy kernel) moves 2 x 256 MiB
@@ -161,7 +162,9 @@ func TestRunErrorNamesTheMeasurement(t *testing.T) {
 	}{
 		{"cuMemHostAlloc", 0, "allocating pinned host buffers: cuMemHostAlloc: "},
 		{"cuEventRecord", 0, "measuring launch and sync overheads on gpu0: cuEventRecord: "},
-		{"cuMemcpyHtoDAsync_v2", 0, "h2d pinned gpu0, 4096 bytes: cuMemcpyHtoDAsync_v2: "},
+		{"cuMemcpyHtoDAsync_v2", 0, "measuring launch and sync overheads on gpu0: cuMemcpyHtoDAsync_v2: "},
+		// After the loop of 1000 4-byte copy calls among the overheads.
+		{"cuMemcpyHtoDAsync_v2", 1000, "h2d pinned gpu0, 4096 bytes: cuMemcpyHtoDAsync_v2: "},
 		{"cuCtxEnablePeerAccess", 0, "enabling peer access gpu0->gpu1: cuCtxEnablePeerAccess: "},
 		{"cuDeviceCanAccessPeer", 0, "asking which GPUs can reach each other's memory: cuDeviceCanAccessPeer: "},
 		{"cuDeviceCanAccessPeer", 2, "asking whether gpu0 can reach gpu1's memory: cuDeviceCanAccessPeer: "},

@@ -345,7 +345,8 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 		runs = runs[k:]
 	}
 	w("Host, per call in a bare loop (median): launch %s; launch and its timing event %s (mean, median of 15 rounds, %s;", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOpLoop))
-	w("  with 4 us kernels %s); event record %s; synchronize on an idle stream %s; record + synchronize %s.", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
+	w("  with 4 us kernels %s); event record %s; synchronize on an idle stream %s; record + synchronize %s;", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
+	w("  4-byte pinned H2D memcpyAsync %s.", timeStr(r.CopyCall))
 	w("Host memcpy, one thread, pageable to pageable: %s.", bwStr(r.HostMemcpy))
 	for g := range r.KernelOverhead {
 		line := fmt.Sprintf("gpu%d: empty kernel on all SMs %s (kernel_overhead)", g, timeStr(r.KernelOverhead[g]))
