@@ -514,18 +514,8 @@ func (st *streamState) Handle() {
 		}
 		switch o.op.Kind {
 		case OpEventWait:
-			if tr := o.targetRec; tr >= 0 {
-				end := r.res.Ops[tr].End
-				if end < 0 { // not ended: o.target is its live state
-					if !o.waiting {
-						o.waiting = true
-						o.target.addWaiter(st)
-					}
-					return
-				}
-				if end >= at && end > rec.Issued {
-					kind, cause, at = CauseEvent, tr, end
-				}
+			if !o.targetDone(st, CauseEvent, &kind, &cause, &at) {
+				return
 			}
 			o.begin(kind, cause)
 			o.finish()
@@ -544,18 +534,8 @@ func (st *streamState) Handle() {
 		case OpCollective:
 			// After the part of its communicator issued before it on
 			// this GPU, on another stream.
-			if tr := o.targetRec; tr >= 0 {
-				end := r.res.Ops[tr].End
-				if end < 0 {
-					if !o.waiting {
-						o.waiting = true
-						o.target.addWaiter(st)
-					}
-					return
-				}
-				if end >= at && end > rec.Issued {
-					kind, cause, at = CauseComm, tr, end
-				}
+			if !o.targetDone(st, CauseComm, &kind, &cause, &at) {
+				return
 			}
 			o.begin(kind, cause)
 			o.coll.arrive(o.rank)
@@ -573,6 +553,29 @@ func (st *streamState) Handle() {
 			return
 		}
 	}
+}
+
+// targetDone reports whether the op o waits for (a wait's record, a
+// collective part's predecessor on its communicator), if any, has ended;
+// if not, st is woken when it does. When it ended after what held o up so
+// far (and after o's issue), it becomes o's cause, of kind k.
+func (o *opState) targetDone(st *streamState, k CauseKind, kind *CauseKind, cause *int, at *Time) bool {
+	tr := o.targetRec
+	if tr < 0 {
+		return true
+	}
+	end := o.r.res.Ops[tr].End
+	if end < 0 { // not ended: o.target is its live state
+		if !o.waiting {
+			o.waiting = true
+			o.target.addWaiter(st)
+		}
+		return false
+	}
+	if end >= *at && end > o.record().Issued {
+		*kind, *cause, *at = k, tr, end
+	}
+	return true
 }
 
 // acquireCE grants o a copy engine if one is free to it and no copy that

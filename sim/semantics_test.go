@@ -1081,8 +1081,8 @@ threads:
 	near(t, "out", op(t, res, "out").End, us(2500), 2)
 	near(t, "in", op(t, res, "in").End, us(2500+6000), 2)
 	// Each direction's statistics count its own bytes, and the joint
-	// limit's (after the directions) both, at its 80 GB/s: busy the 2.5 ms
-	// both ran, with 200 MB of its 80 GB/s x 8.5 ms.
+	// limit's (an entry after the directions) those of both, 500 MB,
+	// against its 80 GB/s.
 	if len(res.Links) != 3 {
 		t.Fatalf("%d entries in the link statistics, want 2 directions and the joint limit", len(res.Links))
 	}

@@ -189,18 +189,9 @@ threads:
       - allreduce: {id: x, gpus: all, bytes: 1 MiB, stream: a}
       - allreduce: {id: y, gpus: all, bytes: 1 MiB, stream: b}
 `)
-	var buf bytes.Buffer
-	if err := sim.WriteTrace(&buf, res); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		TraceEvents []traceEvent `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
+	events := traceEvents(t, res, 0, sim.MaxTime)
 	names := map[[2]int]string{}
-	for _, e := range doc.TraceEvents {
+	for _, e := range events {
 		if e.Ph == "M" && e.Name == "thread_name" {
 			var a struct{ Name string }
 			_ = json.Unmarshal(e.Args, &a)
@@ -208,7 +199,7 @@ threads:
 		}
 	}
 	var ends []string
-	for _, e := range doc.TraceEvents {
+	for _, e := range events {
 		if e.Ph == "s" || e.Ph == "f" {
 			ends = append(ends, e.Ph+" "+names[[2]int{e.Pid, e.Tid}])
 		}
@@ -240,20 +231,10 @@ threads:
       - kernel: {id: k3, stream: gpu0/s, duration: 1 ms}
       - kernel: {id: k4, stream: gpu0/s, duration: 1 ms}
 `)
-	var buf bytes.Buffer
-	if err := sim.WriteTraceWindow(&buf, res, us(1500), us(2500)); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		TraceEvents []traceEvent `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
 	seen := map[string]int{}
 	flows := 0
 	var counters []string
-	for _, e := range doc.TraceEvents {
+	for _, e := range traceEvents(t, res, us(1500), us(2500)) {
 		switch e.Ph {
 		case "X":
 			if e.Dur != "0" || e.Name == "r" || e.Name == "w" {
@@ -288,4 +269,21 @@ threads:
 	if len(counters) == 0 {
 		t.Error("no counter at the window's start")
 	}
+}
+
+// traceEvents writes the trace of res's window [from, to] and reads its
+// events back.
+func traceEvents(t *testing.T, res *sim.Result, from, to sim.Time) []traceEvent {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := sim.WriteTraceWindow(&buf, res, from, to); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	return doc.TraceEvents
 }

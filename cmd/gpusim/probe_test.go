@@ -14,6 +14,43 @@ import (
 	"gpusim/hw"
 )
 
+// slowFake makes the command use the fake GPU with every driver call 3 us
+// slower than its 2 us (a kernel op as the backend runs it: 2 x 5 us),
+// until the test ends.
+func slowFake(t *testing.T) {
+	o := openDriver
+	t.Cleanup(func() { openDriver = o })
+	cfg := fakeGPU()
+	cfg.Drift = func(time.Duration) time.Duration { return 3 * time.Microsecond }
+	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+}
+
+// replayMakespanErr runs gpusim replay with args and returns its makespan
+// error (percent) and its stderr.
+func replayMakespanErr(t *testing.T, args ...string) (float64, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(append([]string{"replay"}, args...), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	m := regexp.MustCompile(`makespan error ([-+]?[0-9.]+)%`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no makespan error in\n%s", out.String())
+	}
+	x, _ := strconv.ParseFloat(m[1], 64)
+	return x, errb.String()
+}
+
+// writeTemp writes text to name in dir and returns its path.
+func writeTemp(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	f := filepath.Join(dir, name)
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestReplayHostProbe: on a host slower than the topology says (every
 // driver call 3 us more than the fake's 2 us: a kernel op, a launch and its
 // timing event, takes 2 x 5 = 10 us where hgx-h200 has 2.7), the launch-bound
@@ -22,25 +59,9 @@ import (
 // about 0.8 ms, -60%); with --host-probe each run is predicted with the
 // 10 us taken just before it, and the makespans agree.
 func TestReplayHostProbe(t *testing.T) {
-	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
-	cfg := fakeGPU()
-	cfg.Drift = func(time.Duration) time.Duration { return 3 * time.Microsecond }
-	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
-	errOf := func(args ...string) (float64, string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := run(append([]string{"replay", "hw-launch-bound"}, args...), &out, &errb); code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-		m := regexp.MustCompile(`makespan error ([-+]?[0-9.]+)%`).FindStringSubmatch(out.String())
-		if m == nil {
-			t.Fatalf("no makespan error in\n%s", out.String())
-		}
-		x, _ := strconv.ParseFloat(m[1], 64)
-		return x, errb.String()
-	}
-	plain, _ := errOf("--repeat", "3")
-	probed, stderr := errOf("--repeat", "3", "--host-probe")
+	slowFake(t)
+	plain, _ := replayMakespanErr(t, "hw-launch-bound", "--repeat", "3")
+	probed, stderr := replayMakespanErr(t, "hw-launch-bound", "--repeat", "3", "--host-probe")
 	t.Logf("plain %.1f%%, probed %.1f%%\n%s", plain, probed, stderr)
 	if plain > -50 {
 		t.Errorf("without the probe: makespan error %.1f%%, want far short (2.7 us a kernel op predicted, 10 measured)", plain)
@@ -60,36 +81,15 @@ func TestReplayHostProbe(t *testing.T) {
 // then the sync's own 5 us call, which outlasts the last kernel's 4 us.
 // Without timing_overhead the replay falls 50% short (1 ms against 2).
 func TestReplayChargesTimingOverhead(t *testing.T) {
-	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
-	cfg := fakeGPU()
-	cfg.Drift = func(time.Duration) time.Duration { return 3 * time.Microsecond }
-	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+	slowFake(t)
 	dir := t.TempDir()
 	topo := func(extra string) string {
-		f := filepath.Join(dir, "t.yaml")
-		yaml := "name: one\nhosts: [{name: cpu0, api_overhead: 5 us" + extra + "}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n"
-		if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return f
+		return writeTemp(t, dir, "t.yaml", "name: one\nhosts: [{name: cpu0, api_overhead: 5 us"+extra+"}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
 	}
-	makespanErr := func(args ...string) float64 {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-		m := regexp.MustCompile(`makespan error ([-+]?[0-9.]+)%`).FindStringSubmatch(out.String())
-		if m == nil {
-			t.Fatalf("no makespan error in\n%s", out.String())
-		}
-		x, _ := strconv.ParseFloat(m[1], 64)
-		return x
-	}
-	if e := makespanErr("replay", "hw-launch-bound", "--topology", topo(", timing_overhead: 5 us")); e < -1 || e > 1 {
+	if e, _ := replayMakespanErr(t, "hw-launch-bound", "--topology", topo(", timing_overhead: 5 us")); e < -1 || e > 1 {
 		t.Errorf("with timing_overhead: makespan error %.1f%%, want within 1%%", e)
 	}
-	if e := makespanErr("replay", "hw-launch-bound", "--topology", topo("")); e > -49 || e < -51 {
+	if e, _ := replayMakespanErr(t, "hw-launch-bound", "--topology", topo("")); e > -49 || e < -51 {
 		t.Errorf("without timing_overhead: makespan error %.1f%%, want -50%%", e)
 	}
 	var out, errb bytes.Buffer
@@ -114,31 +114,13 @@ func TestReplayChargesTimingOverhead(t *testing.T) {
 // kernels each followed by a sync as well as the topology does. All as
 // api_overhead, each sync would cost 5 us too much: +33%.
 func TestHostProbeKeepsSyncsUntimed(t *testing.T) {
-	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
-	cfg := fakeGPU()
-	cfg.Drift = func(time.Duration) time.Duration { return 3 * time.Microsecond }
-	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+	slowFake(t)
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		f := filepath.Join(dir, name)
-		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	write("t.yaml", "name: one\nhosts: [{name: cpu0, api_overhead: 5 us, timing_overhead: 5 us}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
-	scen := write("s.yaml", "name: syncs\ntopology: t.yaml\nthreads:\n  - name: main\n    host: cpu0\n    ops:\n      - repeat: {count: 200, ops: [{kernel: {id: k, stream: gpu0/s, duration: 1 us}}, {sync: {id: y, stream: gpu0/s}}]}\n")
-	for _, args := range [][]string{{}, {"--host-probe"}} {
-		var out, errb bytes.Buffer
-		if code := run(append([]string{"replay", scen}, args...), &out, &errb); code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-		m := regexp.MustCompile(`makespan error ([-+]?[0-9.]+)%`).FindStringSubmatch(out.String())
-		if m == nil {
-			t.Fatalf("no makespan error in\n%s", out.String())
-		}
-		if x, _ := strconv.ParseFloat(m[1], 64); x < -2 || x > 2 {
-			t.Errorf("replay %v: makespan error %.1f%%, want within 2%%\n%s", args, x, errb.String())
+	writeTemp(t, dir, "t.yaml", "name: one\nhosts: [{name: cpu0, api_overhead: 5 us, timing_overhead: 5 us}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
+	scen := writeTemp(t, dir, "s.yaml", "name: syncs\ntopology: t.yaml\nthreads:\n  - name: main\n    host: cpu0\n    ops:\n      - repeat: {count: 200, ops: [{kernel: {id: k, stream: gpu0/s, duration: 1 us}}, {sync: {id: y, stream: gpu0/s}}]}\n")
+	for _, args := range [][]string{{scen}, {scen, "--host-probe"}} {
+		if x, stderr := replayMakespanErr(t, args...); x < -2 || x > 2 {
+			t.Errorf("replay %v: makespan error %.1f%%, want within 2%%\n%s", args, x, stderr)
 		}
 	}
 }
