@@ -272,10 +272,14 @@ func linkLabel(m *sim.Machine, l sim.LinkStats) string {
 	if l.Reverse {
 		a, z = z, a
 	}
-	if lk.Name == "link:"+m.Nodes[lk.A].Name+"-"+m.Nodes[lk.B].Name {
-		return fmt.Sprintf("%s->%s %s", a, z, lk.Kind)
+	arrow, both := "->", ""
+	if l.Both {
+		arrow, both = "<->", " both ways"
 	}
-	return fmt.Sprintf("%s %s->%s", strings.TrimPrefix(lk.Name, "link:"), a, z)
+	if lk.Name == "link:"+m.Nodes[lk.A].Name+"-"+m.Nodes[lk.B].Name {
+		return fmt.Sprintf("%s%s%s %s%s", a, arrow, z, lk.Kind, both)
+	}
+	return fmt.Sprintf("%s %s%s%s%s", strings.TrimPrefix(lk.Name, "link:"), a, arrow, z, both)
 }
 
 // NiceTicks labels about N evenly spaced round values (1, 2 or 5 times a

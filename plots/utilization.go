@@ -94,11 +94,12 @@ func spread(bins []float64, a, b, v float64) {
 }
 
 // busiestLinks returns the indices in res.Links of the n link directions
-// that carried the most bytes, busiest first.
+// (or joint limits on both directions) that carried the most bytes,
+// busiest first.
 func busiestLinks(res *sim.Result, n int) []int {
 	var idx []int
 	for i, l := range res.Links {
-		if l.Used > 0 && !l.Both { // directions only: a joint limit counts both
+		if l.Used > 0 { // directions, and joint limits on both (they count the bytes of both)
 			idx = append(idx, i)
 		}
 	}
