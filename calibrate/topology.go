@@ -91,12 +91,12 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 	}
 	api, timing := r.HostSplit()
 	for i, hn := range seq(root, "hosts") {
-		if api > 0 {
+		switch {
+		case timing > 0:
 			set(hn, "api_overhead", timeStr(api))
-		}
-		if timing > 0 {
 			set(hn, "timing_overhead", timeStr(timing))
-		} else if get(hn, "timing_overhead") != nil {
+		case api > 0: // all of it api_overhead: a base's timing_overhead would count twice
+			set(hn, "api_overhead", timeStr(api))
 			del(hn, "timing_overhead")
 		}
 		if r.HostMemcpy > 0 {
