@@ -162,7 +162,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured) and scatter.png into `DIR`")
 	top := fs.Int("top", 5, "list the `N` ops with the largest error")
 	repeat := fs.Int("repeat", 1, "run on the GPUs `N` times and compare with the run of median makespan")
-	probe := fs.Bool("host-probe", false, "before each run, time 400 empty kernels as calibrate does and predict with that host time per op as api_overhead (for a host whose speed drifts)")
+	probe := fs.Bool("host-probe", false, "before each run, time 400 empty kernels as calibrate does and predict that run with their host time per op (for a host whose speed drifts)")
 	if helpRequested(fs, replaySynopsis, args, stdout) {
 		return nil
 	}
