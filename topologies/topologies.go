@@ -40,9 +40,10 @@ type Topology struct {
 	LinkCounts []int
 	// TimingOverhead is, per host, the host time gpusim's hw backend adds
 	// to each op it runs to time it (an event record and its bookkeeping):
-	// replay adds it to api_overhead to predict the program as the backend
-	// runs it; gpusim run leaves it out, as a program of the user's own has
-	// no such cost. gpusim calibrate measures it.
+	// replay charges it to the kernels, copies, records and waits it
+	// predicts (sim.Host.TimingOverhead), as the backend runs them; gpusim
+	// run leaves it out, as a program of the user's own has no such cost.
+	// gpusim calibrate measures it.
 	TimingOverhead []sim.Time
 }
 
