@@ -31,6 +31,10 @@ type collState struct {
 	tasks   []taskState // back to the plan's pool when done
 	done    int         // tasks ended
 	left    []int       // per rank: unfinished tasks that send or receive for it
+	// first is the record of the first part issued; spans, when the run
+	// records them, the link directions the transfers used and when.
+	first int32
+	spans []CollLinkSpan
 }
 
 // taskState is a task of a running collective: 16 bytes, so that starting
@@ -69,7 +73,7 @@ func (r *run) collective(op *Op) *collState {
 
 func newCollective(r *run, op *Op) *collState {
 	ps := r.planState(op.Coll)
-	c := &collState{r: r, op: op, plan: op.Coll, ps: ps, parts: make([]*opState, len(op.Coll.Ranks)), last: -1}
+	c := &collState{r: r, op: op, plan: op.Coll, ps: ps, parts: make([]*opState, len(op.Coll.Ranks)), last: -1, first: -1}
 	c.startEv.Init(c)
 	c.left = slices.Clone(ps.left)
 	// The tasks' storage: from the pool of finished instances of the same
@@ -224,8 +228,32 @@ func (r *run) taskUses(plan *CollPlan, t *CollTask, uses []use) ([]use, float64)
 
 // addPart registers rank's part.
 func (c *collState) addPart(rank int, o *opState) {
+	if c.first < 0 {
+		c.first = int32(o.rec)
+	}
 	c.parts[rank] = o
 	o.coll, o.rank = c, rank
+}
+
+// span notes that a transfer with uses starts (or ends) now on the link
+// directions it crosses: the first start and the last end of each.
+func (c *collState) span(uses []use, end bool) {
+	now, dirs := c.r.e.now, int32(2*len(c.r.m.Links))
+	for _, u := range uses {
+		if u.res >= dirs {
+			continue // not a link direction
+		}
+		k := 0
+		for k < len(c.spans) && c.spans[k].Dir != u.res {
+			k++
+		}
+		if k == len(c.spans) {
+			c.spans = append(c.spans, CollLinkSpan{Rec: c.first, Dir: u.res, Start: now, End: now})
+		}
+		if end {
+			c.spans[k].End = max(c.spans[k].End, now)
+		}
+	}
 }
 
 // arrive is called when rank's part reaches the head of its stream.
@@ -286,6 +314,8 @@ func (c *collState) release() {
 	}
 	c.ps.pool = append(c.ps.pool, c.tasks)
 	c.tasks = nil
+	c.r.res.CollLinks = append(c.r.res.CollLinks, c.spans...)
+	c.spans = nil
 }
 
 func (c *collState) startTask(i int) {
@@ -316,6 +346,9 @@ func (tr *taskRun) Handle() {
 	tr.f.uses = tr.c.ps.uses[ti.useLo:ti.useHi:ti.useHi]
 	tr.f.bound = tr.bound()
 	tr.running = true
+	if tr.c.r.spans {
+		tr.c.span(tr.f.uses, false)
+	}
 	tr.c.r.s.start(&tr.f, ti.bytes)
 }
 
@@ -340,6 +373,9 @@ func (tr *taskRun) bound() float64 {
 // end with their last task. Its run goes back to the pool.
 func (tr *taskRun) flowDone(*flow) {
 	c, i, ti := tr.c, tr.task, tr.info
+	if c.r.spans {
+		c.span(tr.f.uses, true)
+	}
 	tr.running = false
 	tr.c, tr.info = nil, nil
 	c.tasks[i].run = nil

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -350,5 +351,46 @@ func TestCommunicatorOrderMismatchDeadlocks(t *testing.T) {
 	res := simulate(t, nvPair, scen(", comm: cx", ", comm: cy"))
 	if x, y := op(t, res, "x@gpu0"), op(t, res, "y@gpu1"); x.Start != 0 || y.Start != 0 {
 		t.Errorf("with two communicators x@gpu0 starts at %s and y@gpu1 at %s, want both at once", x.Start, y.Start)
+	}
+}
+
+// TestCollectiveLinkSpans: a run records when each collective's transfers
+// used each link direction (for traces): the two-rank ring all-reduce of
+// TestRingAllReduceOnTwoGPUs crosses the gpu0-gpu1 link (link 2) both ways,
+// from its first step's start (NCCL's 8.4 us, then the step's 3.4 us) to
+// its end. Without the load series nothing is recorded, and a trace draws
+// the collective, by its id, on both directions' tracks.
+func TestCollectiveLinkSpans(t *testing.T) {
+	scen := allreduce("[gpu0, gpu1]", "1 GB", ", algorithm: ring, protocol: simple")
+	res := simulate(t, nvPair, scen)
+	if len(res.CollLinks) != 2 {
+		t.Fatalf("%d link spans, want 2: %+v", len(res.CollLinks), res.CollLinks)
+	}
+	dirs := map[int32]bool{}
+	for _, sp := range res.CollLinks {
+		dirs[sp.Dir] = true
+		near(t, "span start", sp.Start, us(8.4+3.4), 4)
+		near(t, "span end", sp.End, us(8.4+2*(3.4+5000)), 4)
+		if id := res.Ops[sp.Rec].ID; id != "ar@gpu0" {
+			t.Errorf("span of %s, want the first part, ar@gpu0", id)
+		}
+	}
+	if !dirs[4] || !dirs[5] {
+		t.Errorf("directions %v, want 4 and 5 (link 2 both ways)", dirs)
+	}
+	sc := mustLoad(t, nvPair, "topology: topo.yaml\n"+scen)
+	quiet, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(quiet.CollLinks) != 0 {
+		t.Errorf("%d link spans without the load series, want none", len(quiet.CollLinks))
+	}
+	var buf bytes.Buffer
+	if err := sim.WriteTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `"name":"ar","cat":"allreduce"`); n != 2 {
+		t.Errorf("%d slices of ar on link tracks, want 2", n)
 	}
 }

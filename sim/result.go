@@ -163,6 +163,15 @@ func (l LinkStats) LinkName(m *Machine) string {
 	return linkDirName(m, Hop{Link: l.Link, Reverse: l.Reverse})
 }
 
+// CollLinkSpan is the time a collective's transfers used a link direction:
+// from the start of the first to the end of the last that crossed it.
+type CollLinkSpan struct {
+	Rec int32 // the record of the collective's first part
+	// Dir is the link direction: 2*link, +1 from B to A.
+	Dir        int32
+	Start, End Time
+}
+
 // ThreadStats is the time of one host thread.
 type ThreadStats struct {
 	Name string
@@ -215,6 +224,10 @@ type Result struct {
 	GPUs     []GPUStats
 	// Links has one entry per link direction, in link order.
 	Links []LinkStats
+	// CollLinks says, for each collective that ran and each link direction
+	// its transfers crossed, when they first and last moved bytes there
+	// (for traces; recorded with the load series, see Options).
+	CollLinks []CollLinkSpan
 	// HostMemory has one entry per host; GPUMemory per GPU (device-local copies).
 	HostMemory []ResourceStats
 	GPUMemory  []ResourceStats

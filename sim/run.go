@@ -152,6 +152,8 @@ type run struct {
 	// duplex is, per link, the resource of its joint limit on both
 	// directions, or -1; nil when no link has one.
 	duplex []int32
+	// spans: record Result.CollLinks (with the load series).
+	spans bool
 }
 
 func (r *run) route(a, b int) Route {
@@ -236,7 +238,7 @@ type gpuState struct {
 }
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
-	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}, trees: trees}
+	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}, trees: trees, spans: series}
 	r.s = newSolver(&r.e)
 	for _, l := range m.Links {
 		r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"->"+m.Nodes[l.B].Name, l.Bandwidth, series)

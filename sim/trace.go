@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // WriteTrace writes res as a Chrome trace (JSON object format) that
@@ -151,26 +152,46 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 		}
 	}
 	// Transfers on links: each copy is a slice on every link direction it
-	// crosses, on the first lane of that direction free at its start, so that
-	// slices on one track never overlap.
-	lanes := make([][]Time, 2*len(m.Links)) // per direction: end of the last slice of each lane
-	laneTid := func(dir, k int) int { return 1 + dir*64 + k }
-	var copies []int
+	// crosses, and each collective one on every direction its transfers
+	// crossed (from the first start to the last end there), on the first
+	// lane of that direction free at its start, so that slices on one
+	// track never overlap.
+	type onLinks struct {
+		rec        int
+		start, end Time
+		dirs       []int
+		label, cat string
+	}
+	var items []onLinks
 	for i := range res.Ops {
 		if r := &res.Ops[i]; r.Kind == OpCopy && r.End > r.Start && in(r.Start, r.End) {
-			copies = append(copies, i)
+			var dirs []int
+			for _, h := range copyHops(m, r) {
+				dir := 2 * h.Link
+				if h.Reverse {
+					dir++
+				}
+				dirs = append(dirs, dir)
+			}
+			items = append(items, onLinks{rec: i, start: r.Start, end: r.End, dirs: dirs, label: r.ID, cat: "transfer"})
 		}
 	}
-	slices.SortStableFunc(copies, func(a, b int) int { return cmp.Compare(res.Ops[a].Start, res.Ops[b].Start) })
-	for _, i := range copies {
-		r := &res.Ops[i]
-		for _, h := range copyHops(m, r) {
-			dir := 2 * h.Link
-			if h.Reverse {
-				dir++
+	for _, sp := range res.CollLinks {
+		if r := &res.Ops[sp.Rec]; in(sp.Start, sp.End) {
+			label := r.ID
+			if k := strings.LastIndexByte(label, '@'); k > 0 {
+				label = label[:k] // the collective, not its first rank's part
 			}
+			items = append(items, onLinks{rec: int(sp.Rec), start: sp.Start, end: sp.End, dirs: []int{int(sp.Dir)}, label: label, cat: r.Coll.Name})
+		}
+	}
+	slices.SortStableFunc(items, func(a, b onLinks) int { return cmp.Compare(a.start, b.start) })
+	lanes := make([][]Time, 2*len(m.Links)) // per direction: end of the last slice of each lane
+	laneTid := func(dir, k int) int { return 1 + dir*64 + k }
+	for _, it := range items {
+		for _, dir := range it.dirs {
 			k := 0
-			for k < len(lanes[dir]) && lanes[dir][k] > r.Start {
+			for k < len(lanes[dir]) && lanes[dir][k] > it.start {
 				k++
 			}
 			if k == 64 {
@@ -178,11 +199,11 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 			}
 			if k == len(lanes[dir]) {
 				lanes[dir] = append(lanes[dir], 0)
-				t.meta("thread_name", linkPid, laneTid(dir, k), linkDirName(m, h)+laneSuffix(k))
+				t.meta("thread_name", linkPid, laneTid(dir, k), linkDirName(m, Hop{Link: dir / 2, Reverse: dir%2 == 1})+laneSuffix(k))
 				t.meta("thread_sort_index", linkPid, laneTid(dir, k), strconv.Itoa(laneTid(dir, k)))
 			}
-			lanes[dir][k] = r.End
-			t.slice(linkPid, laneTid(dir, k), r.Start, r.End, "", r.ID, "transfer", r)
+			lanes[dir][k] = it.end
+			t.slice(linkPid, laneTid(dir, k), it.start, it.end, "", it.label, it.cat, &res.Ops[it.rec])
 		}
 	}
 	// Link utilization counters.
