@@ -106,6 +106,10 @@ type planState struct {
 	// comm is the id of the communicator of the plan's GPUs (-1 until a
 	// collective of the plan without a named one is issued).
 	comm int
+	// For link spans (see collState.span): the link directions the tasks
+	// cross, and for each use, its direction's index there or -1.
+	spanDirs []int32
+	spanOf   []int32
 }
 
 // taskInfo is a task of a plan as a run reads it, in 64 bytes: the
@@ -167,6 +171,23 @@ func (r *run) planState(plan *CollPlan) *planState {
 		if t.To >= 0 {
 			ti.dst = int32(plan.Ranks[t.To])
 			ps.left[t.To]++
+		}
+	}
+	if r.spans {
+		dirs := int32(2 * len(r.m.Links))
+		slot := map[int32]int32{}
+		ps.spanOf = make([]int32, len(ps.uses))
+		for k, u := range ps.uses {
+			ps.spanOf[k] = -1
+			if u.res < dirs {
+				j, ok := slot[u.res]
+				if !ok {
+					j = int32(len(ps.spanDirs))
+					slot[u.res] = j
+					ps.spanDirs = append(ps.spanDirs, u.res)
+				}
+				ps.spanOf[k] = j
+			}
 		}
 	}
 	r.plans[plan] = ps
@@ -235,23 +256,24 @@ func (c *collState) addPart(rank int, o *opState) {
 	o.coll, o.rank = c, rank
 }
 
-// span notes that a transfer with uses starts (or ends) now on the link
-// directions it crosses: the first start and the last end of each.
-func (c *collState) span(uses []use, end bool) {
-	now, dirs := c.r.e.now, int32(2*len(c.r.m.Links))
-	for _, u := range uses {
-		if u.res >= dirs {
-			continue // not a link direction
+// span notes that task ti's transfer starts (or ends) now on the link
+// directions it crosses: the first start and the last end of each. A span
+// not yet started has Start -1.
+func (c *collState) span(ti *taskInfo, end bool) {
+	ps, now := c.ps, c.r.e.now
+	if c.spans == nil {
+		c.spans = make([]CollLinkSpan, len(ps.spanDirs))
+		for k, d := range ps.spanDirs {
+			c.spans[k] = CollLinkSpan{Rec: c.first, Dir: d, Start: -1}
 		}
-		k := 0
-		for k < len(c.spans) && c.spans[k].Dir != u.res {
-			k++
-		}
-		if k == len(c.spans) {
-			c.spans = append(c.spans, CollLinkSpan{Rec: c.first, Dir: u.res, Start: now, End: now})
-		}
-		if end {
-			c.spans[k].End = max(c.spans[k].End, now)
+	}
+	for _, k := range ps.spanOf[ti.useLo:ti.useHi] {
+		switch sp := &c.spans[max(k, 0)]; {
+		case k < 0:
+		case end:
+			sp.End = max(sp.End, now)
+		case sp.Start < 0:
+			sp.Start, sp.End = now, now
 		}
 	}
 }
@@ -314,7 +336,11 @@ func (c *collState) release() {
 	}
 	c.ps.pool = append(c.ps.pool, c.tasks)
 	c.tasks = nil
-	c.r.res.CollLinks = append(c.r.res.CollLinks, c.spans...)
+	for _, sp := range c.spans {
+		if sp.Start >= 0 {
+			c.r.res.CollLinks = append(c.r.res.CollLinks, sp)
+		}
+	}
 	c.spans = nil
 }
 
@@ -347,7 +373,7 @@ func (tr *taskRun) Handle() {
 	tr.f.bound = tr.bound()
 	tr.running = true
 	if tr.c.r.spans {
-		tr.c.span(tr.f.uses, false)
+		tr.c.span(ti, false)
 	}
 	tr.c.r.s.start(&tr.f, ti.bytes)
 }
@@ -374,7 +400,7 @@ func (tr *taskRun) bound() float64 {
 func (tr *taskRun) flowDone(*flow) {
 	c, i, ti := tr.c, tr.task, tr.info
 	if c.r.spans {
-		c.span(tr.f.uses, true)
+		c.span(ti, true)
 	}
 	tr.running = false
 	tr.c, tr.info = nil, nil

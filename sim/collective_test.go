@@ -358,11 +358,15 @@ func TestCommunicatorOrderMismatchDeadlocks(t *testing.T) {
 // used each link direction (for traces): the two-rank ring all-reduce of
 // TestRingAllReduceOnTwoGPUs crosses the gpu0-gpu1 link (link 2) both ways,
 // from its first step's start (NCCL's 8.4 us, then the step's 3.4 us) to
-// its end. Without the load series nothing is recorded, and a trace draws
-// the collective, by its id, on both directions' tracks.
+// its end. Unless asked for, nothing is recorded; a trace draws the
+// collective, by its id, on both directions' tracks.
 func TestCollectiveLinkSpans(t *testing.T) {
 	scen := allreduce("[gpu0, gpu1]", "1 GB", ", algorithm: ring, protocol: simple")
-	res := simulate(t, nvPair, scen)
+	sc := mustLoad(t, nvPair, "topology: topo.yaml\n"+scen)
+	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{CollLinks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(res.CollLinks) != 2 {
 		t.Fatalf("%d link spans, want 2: %+v", len(res.CollLinks), res.CollLinks)
 	}
@@ -378,13 +382,8 @@ func TestCollectiveLinkSpans(t *testing.T) {
 	if !dirs[4] || !dirs[5] {
 		t.Errorf("directions %v, want 4 and 5 (link 2 both ways)", dirs)
 	}
-	sc := mustLoad(t, nvPair, "topology: topo.yaml\n"+scen)
-	quiet, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(quiet.CollLinks) != 0 {
-		t.Errorf("%d link spans without the load series, want none", len(quiet.CollLinks))
+	if quiet := simulate(t, nvPair, scen); len(quiet.CollLinks) != 0 {
+		t.Errorf("%d link spans not asked for, want none", len(quiet.CollLinks))
 	}
 	var buf bytes.Buffer
 	if err := sim.WriteTrace(&buf, res); err != nil {

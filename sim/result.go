@@ -226,7 +226,7 @@ type Result struct {
 	Links []LinkStats
 	// CollLinks says, for each collective that ran and each link direction
 	// its transfers crossed, when they first and last moved bytes there
-	// (for traces; recorded with the load series, see Options).
+	// (for traces; recorded only when Options.CollLinks asks).
 	CollLinks []CollLinkSpan
 	// HostMemory has one entry per host; GPUMemory per GPU (device-local copies).
 	HostMemory []ResourceStats

@@ -71,7 +71,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		// Only traces and plots draw the load series.
-		res, runErr = sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: *trace == "" && *plotTo == ""})
+		res, runErr = sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: *trace == "" && *plotTo == "", CollLinks: *trace != ""})
 	}
 	var dl *sim.DeadlockError
 	if over := (*sim.OverflowError)(nil); errors.As(runErr, &over) && over.Where != "" {
