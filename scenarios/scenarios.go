@@ -685,6 +685,9 @@ type tpl struct {
 	// streams, for a graph repeat, are those its body runs on, once known
 	// (graphStreamsOf).
 	streams []int
+	// dtype is a collective's dtype as written ("" if none), which the
+	// ops issuing its ranks must agree on.
+	dtype string
 }
 
 const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv"
@@ -799,14 +802,19 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		}
 		if op.Kind == sim.OpCollective && op.OneRank {
 			key += "@" + strconv.Itoa(op.Rank)
-			sig := b.collSignature(&op, t.where)
+			sig := b.collSignature(&op, t.where, t.dtype)
 			if first, seen := b.collSig[op.ID]; seen && !b.collBad[op.ID] {
 				if diff := first.differences(sig); diff != "" {
-					b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree: %s; every rank's op gives the same kind, GPUs in the same order, size, root, algorithm, protocol, channels, sm_share and comm", t.where, op.ID, diff))
+					b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree: %s; every rank's op gives the same kind, GPUs in the same order, size, dtype, root, algorithm, protocol, channels, sm_share and comm", t.where, op.ID, diff))
 					if b.collBad == nil {
 						b.collBad = map[string]bool{}
 					}
 					b.collBad[op.ID] = true
+				} else if first.vals[sigDType] == "" {
+					// The first op left the dtype to the size: the
+					// next that gives one (and agrees on the rest)
+					// stands for them from now on.
+					b.collSig[op.ID] = sig
 				}
 			} else if !seen {
 				b.collSig[op.ID] = sig
@@ -1288,7 +1296,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 			t.bad = true
 		}
 	case models.AllReduce, models.AllGather, models.ReduceScatter, models.Broadcast, models.Reduce, models.AllToAll, models.SendRecv:
-		t.bad = !b.collective(kind, n, om, op)
+		t.bad = !b.collective(kind, n, om, op, &t.dtype)
 	case "signal", "await":
 		op.Kind = sim.OpSignal
 		if kind == "await" {
@@ -1319,7 +1327,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 }
 
 // collective reads a collective op and builds its plan.
-func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op) bool {
+func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op, dtype *string) bool {
 	op.Kind = sim.OpCollective
 	cs := models.CollSpec{Kind: kind}
 	ok := true
@@ -1341,6 +1349,7 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op)
 	}
 	if dn, has := om.Get("dtype"); has {
 		if s, good := dn.Scalar(); good {
+			*dtype = s
 			if d, good := models.ParseDType(s); !good {
 				dn.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
 				ok = false
@@ -1500,16 +1509,19 @@ func (b *builder) collSigRanks(id string) []int {
 // collSig is what the ops issuing the ranks of one collective must agree
 // on, field by field (collSigFields names them), and where the op is.
 type collSig struct {
-	vals  [8]string
+	vals  [9]string
 	where string
 }
 
-var collSigFields = [8]string{"kind", "GPUs", "size", "algorithm", "protocol", "sm_share", "comm", "root or channels"}
+var collSigFields = [9]string{"kind", "GPUs", "size", "dtype", "algorithm", "protocol", "sm_share", "comm", "root or channels"}
+
+// sigDType is the index of the dtype in collSigFields.
+const sigDType = 3
 
 // collSignature is op's collSig: the plan's fields, the rest of the plan
 // (root, channels: what shapes its tasks) as a hash of its tasks, and the
 // communicator.
-func (b *builder) collSignature(op *sim.Op, where string) collSig {
+func (b *builder) collSignature(op *sim.Op, where, dtype string) collSig {
 	c := op.Coll
 	h := fnv.New64a()
 	for _, t := range c.Tasks {
@@ -1523,7 +1535,7 @@ func (b *builder) collSignature(op *sim.Op, where string) collSig {
 	if op.Comm > 0 {
 		comm = b.p.Comms[op.Comm-1]
 	}
-	return collSig{where: where, vals: [8]string{c.Name, "[" + strings.Join(gpus, ", ") + "]", strconv.FormatInt(c.Bytes, 10), c.Algorithm, c.Protocol,
+	return collSig{where: where, vals: [9]string{c.Name, "[" + strings.Join(gpus, ", ") + "]", strconv.FormatInt(c.Bytes, 10), dtype, c.Algorithm, c.Protocol,
 		strconv.FormatFloat(c.SMShare, 'g', -1, 64), comm, fmt.Sprintf("%d %x", c.StartDelay, h.Sum64())}}
 }
 
@@ -1535,6 +1547,7 @@ func (x collSig) differences(y collSig) string {
 	for i, f := range collSigFields {
 		switch {
 		case x.vals[i] == y.vals[i]:
+		case f == "dtype" && (x.vals[i] == "" || y.vals[i] == ""): // one left it to the size
 		case f == "root or channels":
 			out = append(out, "root or channels differ from the op's at "+x.where)
 		case f == "size":

@@ -395,3 +395,22 @@ threads:
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// TestRanksAgreeOnDType: ops issuing the ranks of one collective may leave
+// the dtype to the size, but those that give one must give the same: the
+// first op's none, the second's bf16 and the third's fp32 disagree at the
+// third, against the second's.
+func TestRanksAgreeOnDType(t *testing.T) {
+	rank := func(g, dtype string) string {
+		return "  - {name: t" + g + ", host: cpu0, ops: [{allreduce: {id: g, gpus: [gpu0, gpu1, gpu2], bytes: 1 MiB, stream: c, rank: gpu" + g + dtype + "}}]}\n"
+	}
+	src := "name: d\ntopology: dgx-h100\nthreads:\n" + rank("0", "") + rank("1", ", dtype: bf16") + rank("2", ", dtype: fp32")
+	_, err := Load("s.yaml", []byte(src), Options{})
+	if err == nil || !strings.Contains(err.Error(), `s.yaml:6:`) || !strings.Contains(err.Error(), "dtype fp32 here, bf16 at s.yaml:5:") {
+		t.Errorf("err = %v, want the third rank's fp32 against the second's bf16", err)
+	}
+	// Without the third, the first's silence and the second's bf16 agree.
+	if _, err := Load("s.yaml", []byte("name: d\ntopology: dgx-h100\nthreads:\n"+rank("0", "")+rank("1", ", dtype: bf16")+rank("2", "")), Options{}); err != nil {
+		t.Errorf("err = %v, want none", err)
+	}
+}
