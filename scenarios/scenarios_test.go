@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,13 +164,18 @@ func TestShippedScenariosLoadAndRun(t *testing.T) {
 			t.Errorf("%s: %v", n, err)
 			continue
 		}
-		res, err := sim.Run(sc.Topology.Machine, sc.Program)
+		// As run --trace runs them: collectives' link spans recorded,
+		// and the trace written.
+		res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{CollLinks: true})
 		if err != nil {
 			t.Errorf("%s: %v", n, err)
 			continue
 		}
 		if len(res.Warnings) > 0 {
 			t.Errorf("%s: warnings %v", n, res.Warnings)
+		}
+		if err := sim.WriteTrace(io.Discard, res); err != nil {
+			t.Errorf("%s: trace: %v", n, err)
 		}
 	}
 }
@@ -205,7 +211,10 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, _ = sim.Run(sc.Topology.Machine, sc.Program)
+		if res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{CollLinks: true}); res != nil {
+			_ = sim.WriteTrace(io.Discard, res)
+			_ = err
+		}
 	})
 }
 

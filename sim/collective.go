@@ -268,8 +268,10 @@ func (c *collState) span(ti *taskInfo, end bool) {
 		}
 	}
 	for _, k := range ps.spanOf[ti.useLo:ti.useHi] {
-		switch sp := &c.spans[max(k, 0)]; {
-		case k < 0:
+		if k < 0 {
+			continue // not a link direction
+		}
+		switch sp := &c.spans[k]; {
 		case end:
 			sp.End = max(sp.End, now)
 		case sp.Start < 0:

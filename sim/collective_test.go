@@ -382,6 +382,14 @@ func TestCollectiveLinkSpans(t *testing.T) {
 	if !dirs[4] || !dirs[5] {
 		t.Errorf("directions %v, want 4 and 5 (link 2 both ways)", dirs)
 	}
+	// A one-rank collective copies within its GPU: no link, no span (it
+	// used to index an empty list of spans).
+	one := mustLoad(t, nvPair, "topology: topo.yaml\n"+allreduce("[gpu0]", "1 GB", ""))
+	if res, err := sim.RunOptions(one.Topology.Machine, one.Program, sim.Options{CollLinks: true}); err != nil {
+		t.Errorf("one rank: %v", err)
+	} else if len(res.CollLinks) != 0 {
+		t.Errorf("one rank: %d link spans, want none", len(res.CollLinks))
+	}
 	if quiet := simulate(t, nvPair, scen); len(quiet.CollLinks) != 0 {
 		t.Errorf("%d link spans not asked for, want none", len(quiet.CollLinks))
 	}
