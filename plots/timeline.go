@@ -279,9 +279,16 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 			}
 		}
 	}
-	// The busiest link directions, by bytes, in the machine's order.
+	// The busiest link directions, by bytes, in the machine's order (a
+	// link's joint limit on both directions after its directions).
 	busy := busiestLinks(res, nlinks)
-	sort.Ints(busy)
+	sort.Slice(busy, func(a, b int) bool {
+		la, lb := res.Links[busy[a]], res.Links[busy[b]]
+		if la.Link != lb.Link {
+			return la.Link < lb.Link
+		}
+		return busy[a] < busy[b]
+	})
 	for _, bi := range busy {
 		l := res.Links[bi]
 		li := lane(linkLabel(m, l), "links")

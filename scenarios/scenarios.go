@@ -685,9 +685,15 @@ type tpl struct {
 	// streams, for a graph repeat, are those its body runs on, once known
 	// (graphStreamsOf).
 	streams []int
-	// dtype is a collective's dtype as written ("" if none), which the
-	// ops issuing its ranks must agree on.
-	dtype string
+	// written is what a collective's op wrote of the fields the ops
+	// issuing its ranks must agree on, for messages.
+	written collWritten
+}
+
+// collWritten is what a collective's op wrote of its optional fields, ""
+// for those it left out: dtype canonical, numbers as read.
+type collWritten struct {
+	dtype, algorithm, protocol, channels, smShare, root string
 }
 
 const kinds = "kernel, copy, record, wait, sync, host, signal, await, repeat, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv"
@@ -802,7 +808,7 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		}
 		if op.Kind == sim.OpCollective && op.OneRank {
 			key += "@" + strconv.Itoa(op.Rank)
-			sig := b.collSignature(&op, t.where, t.dtype)
+			sig := b.collSignature(&op, t.where, t.written)
 			if first, seen := b.collSig[op.ID]; seen && !b.collBad[op.ID] {
 				if diff := first.differences(sig); diff != "" {
 					b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: the ops issuing ranks of collective %q disagree: %s; every rank's op gives the same kind, GPUs in the same order, size, dtype, root, algorithm, protocol, channels, sm_share and comm", t.where, op.ID, diff))
@@ -810,9 +816,9 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 						b.collBad = map[string]bool{}
 					}
 					b.collBad[op.ID] = true
-				} else if first.vals[sigDType] == "" {
+				} else if first.vals[sigDType] == "" && sig.vals[sigDType] != "" {
 					// The first op left the dtype to the size: the
-					// next that gives one (and agrees on the rest)
+					// first that gives one (and agrees on the rest)
 					// stands for them from now on.
 					b.collSig[op.ID] = sig
 				}
@@ -1296,7 +1302,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 			t.bad = true
 		}
 	case models.AllReduce, models.AllGather, models.ReduceScatter, models.Broadcast, models.Reduce, models.AllToAll, models.SendRecv:
-		t.bad = !b.collective(kind, n, om, op, &t.dtype)
+		t.bad = !b.collective(kind, n, om, op, &t.written)
 	case "signal", "await":
 		op.Kind = sim.OpSignal
 		if kind == "await" {
@@ -1327,7 +1333,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 }
 
 // collective reads a collective op and builds its plan.
-func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op, dtype *string) bool {
+func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op, w *collWritten) bool {
 	op.Kind = sim.OpCollective
 	cs := models.CollSpec{Kind: kind}
 	ok := true
@@ -1349,11 +1355,14 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	}
 	if dn, has := om.Get("dtype"); has {
 		if s, good := dn.Scalar(); good {
-			*dtype = s
-			if d, good := models.ParseDType(s); !good {
+			d, good := models.ParseDType(s)
+			if !good {
 				dn.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
 				ok = false
-			} else if sz := int64(d.Size()); ok && cs.Bytes%sz != 0 {
+			} else {
+				w.dtype = string(d)
+			}
+			if sz := int64(d.Size()); good && ok && cs.Bytes%sz != 0 {
 				bn, _ := om.Get("bytes")
 				bn.Errorf("%d bytes is not a whole number of %s elements (%d bytes each): NCCL moves a count of elements", cs.Bytes, d, sz)
 				ok = false
@@ -1362,6 +1371,7 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	}
 	if an, has := om.Get("algorithm"); has {
 		cs.Algorithm, _ = an.Enum(models.Algorithms...)
+		w.algorithm = cs.Algorithm
 	}
 	if cn, has := om.Get("comm"); has {
 		if name, good := cn.Name(); good {
@@ -1385,10 +1395,12 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	}
 	if pn, has := om.Get("protocol"); has {
 		cs.Protocol, _ = pn.Enum(models.Protocols...)
+		w.protocol = cs.Protocol
 	}
 	if cn, has := om.Get("channels"); has {
 		v, _ := cn.Int(1, 64)
 		cs.Channels = int(v)
+		w.channels = strconv.Itoa(cs.Channels)
 	}
 	if sn, has := om.Get("sm_share"); has {
 		v, good := sn.Float(0, 1)
@@ -1396,12 +1408,14 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 			sn.Errorf("sm_share must be more than zero: a fraction of the SMs such as 0.1 or 10%%")
 		}
 		cs.SMShare = v
+		w.smShare = strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	if rn, has := om.Get("root"); has {
 		if kind != models.Broadcast && kind != models.Reduce {
 			rn.Errorf("root applies to broadcast and reduce only")
 			ok = false
 		} else if s, good := rn.Name(); good {
+			w.root = s
 			cs.Root = -1
 			for r, g := range cs.GPUs {
 				if b.m.GPUs[g].Name == s {
@@ -1507,21 +1521,26 @@ func (b *builder) collSigRanks(id string) []int {
 }
 
 // collSig is what the ops issuing the ranks of one collective must agree
-// on, field by field (collSigFields names them), and where the op is.
+// on: the plan they build (a hash of all of it), the communicator, and the
+// dtype where both give one; and, to say what differs, the fields as
+// written (collSigFields), and where the op is.
 type collSig struct {
-	vals  [9]string
+	plan  string
+	vals  [10]string
 	where string
 }
 
-var collSigFields = [9]string{"kind", "GPUs", "size", "dtype", "algorithm", "protocol", "sm_share", "comm", "root or channels"}
+var collSigFields = [10]string{"kind", "GPUs", "size", "dtype", "algorithm", "protocol", "channels", "sm_share", "root", "comm"}
 
-// sigDType is the index of the dtype in collSigFields.
-const sigDType = 3
+// sigDType and sigComm are the indices of the dtype and the communicator
+// in collSigFields.
+const (
+	sigDType = 3
+	sigComm  = 9
+)
 
-// collSignature is op's collSig: the plan's fields, the rest of the plan
-// (root, channels: what shapes its tasks) as a hash of its tasks, and the
-// communicator.
-func (b *builder) collSignature(op *sim.Op, where, dtype string) collSig {
+// collSignature is op's collSig; w is what its op wrote.
+func (b *builder) collSignature(op *sim.Op, where string, w collWritten) collSig {
 	c := op.Coll
 	h := fnv.New64a()
 	for _, t := range c.Tasks {
@@ -1531,39 +1550,49 @@ func (b *builder) collSignature(op *sim.Op, where, dtype string) collSig {
 	for i, g := range c.Ranks {
 		gpus[i] = b.m.GPUs[g].Name
 	}
-	comm := "none (its GPUs')"
+	comm := ""
 	if op.Comm > 0 {
 		comm = b.p.Comms[op.Comm-1]
 	}
-	return collSig{where: where, vals: [9]string{c.Name, "[" + strings.Join(gpus, ", ") + "]", strconv.FormatInt(c.Bytes, 10), dtype, c.Algorithm, c.Protocol,
-		strconv.FormatFloat(c.SMShare, 'g', -1, 64), comm, fmt.Sprintf("%d %x", c.StartDelay, h.Sum64())}}
+	return collSig{where: where,
+		plan: fmt.Sprintf("%s %v %d %s %s %g %d %x", c.Name, c.Ranks, c.Bytes, c.Algorithm, c.Protocol, c.SMShare, c.StartDelay, h.Sum64()),
+		vals: [10]string{c.Name, "[" + strings.Join(gpus, ", ") + "]", strconv.FormatInt(c.Bytes, 10), w.dtype, w.algorithm, w.protocol, w.channels, w.smShare, w.root, comm}}
 }
 
 // differences says how y differs from x ("size 2 MiB here, 1 MiB at
-// FILE:LINE:COL"), or "" where they agree. The plan's hash is only said to
-// differ: a root or a channel count the others do not have.
+// FILE:LINE:COL; ..."), or "" where they agree: on the plan (whatever
+// was written for it: an algorithm left to gpusim may be the one another
+// op names), the communicator, and the dtype where both give one.
 func (x collSig) differences(y collSig) string {
+	dtypes := x.vals[sigDType] != y.vals[sigDType] && x.vals[sigDType] != "" && y.vals[sigDType] != ""
+	if x.plan == y.plan && x.vals[sigComm] == y.vals[sigComm] && !dtypes {
+		return ""
+	}
 	var out []string
 	for i, f := range collSigFields {
+		a, b := x.vals[i], y.vals[i]
 		switch {
-		case x.vals[i] == y.vals[i]:
-		case f == "dtype" && (x.vals[i] == "" || y.vals[i] == ""): // one left it to the size
-		case f == "root or channels":
-			out = append(out, "root or channels differ from the op's at "+x.where)
+		case a == b, i == sigDType && !dtypes:
+			continue
 		case f == "size":
-			a, _ := strconv.ParseInt(x.vals[i], 10, 64)
-			b, _ := strconv.ParseInt(y.vals[i], 10, 64)
-			sa, sb := units.Format(float64(a), units.Bytes), units.Format(float64(b), units.Bytes)
-			if sa == sb {
-				sa, sb = x.vals[i]+" bytes", y.vals[i]+" bytes"
+			n, _ := strconv.ParseInt(a, 10, 64)
+			m, _ := strconv.ParseInt(b, 10, 64)
+			if sa, sb := units.Format(float64(n), units.Bytes), units.Format(float64(m), units.Bytes); sa != sb {
+				a, b = sa, sb
+			} else {
+				a, b = a+" bytes", b+" bytes"
 			}
-			out = append(out, fmt.Sprintf("size %s here, %s at %s", sb, sa, x.where))
-		default:
-			out = append(out, fmt.Sprintf("%s %s here, %s at %s", f, y.vals[i], x.vals[i], x.where))
 		}
+		if a == "" {
+			a = "none"
+		}
+		if b == "" {
+			b = "none"
+		}
+		out = append(out, fmt.Sprintf("%s %s here, %s at %s", f, b, a, x.where))
 	}
-	if len(out) > 1 && strings.HasPrefix(out[len(out)-1], "root or channels") {
-		out = out[:len(out)-1] // what differs above changes the plan too
+	if len(out) == 0 {
+		out = append(out, "their plans differ from the op's at "+x.where)
 	}
 	return strings.Join(out, "; ")
 }

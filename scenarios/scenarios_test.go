@@ -423,3 +423,38 @@ func TestRanksAgreeOnDType(t *testing.T) {
 		t.Errorf("err = %v, want none", err)
 	}
 }
+
+// TestRankDisagreementsSayWhatWasWritten: what differs is named as the ops
+// wrote it: a root and a communicator both (neither hidden by the other),
+// channels one op left out ("none"); a dtype in other letters is the
+// same dtype, and an algorithm left out agrees with the one gpusim picks.
+func TestRankDisagreementsSayWhatWasWritten(t *testing.T) {
+	two := func(a, b string) error {
+		op := func(g, extra string) string {
+			return "  - {name: t" + g + ", host: cpu0, ops: [{broadcast: {id: g, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c, rank: gpu" + g + extra + "}}]}\n"
+		}
+		_, err := Load("s.yaml", []byte("name: d\ntopology: dgx-h100\nthreads:\n"+op("0", a)+op("1", b)), Options{})
+		return err
+	}
+	for _, tc := range []struct{ a, b, want string }{
+		{", root: gpu0", ", root: gpu1, comm: x", "root gpu1 here, gpu0 at s.yaml:4:46; comm x here, none at s.yaml:4:46"},
+		{", channels: 2", "", "channels none here, 2 at s.yaml:4:46"},
+		{", dtype: BF16", ", dtype: bf16", ""},
+	} {
+		err := two(tc.a, tc.b)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q and %q: %v, want them to agree", tc.a, tc.b, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "disagree: "+tc.want+"; every")):
+			t.Errorf("%q and %q: %v, want %q", tc.a, tc.b, err, tc.want)
+		}
+	}
+	// Left out, the algorithm is the one gpusim picks: naming it agrees.
+	plan, err := Load("s.yaml", []byte("name: d\ntopology: dgx-h100\nthreads: [{name: t, host: cpu0, ops: [{broadcast: {id: g, gpus: [gpu0, gpu1], bytes: 1 MiB, stream: c}}]}]\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := two("", ", algorithm: "+plan.Program.Threads[0].Ops[0].Coll.Algorithm); err != nil {
+		t.Errorf("an algorithm left out and the one picked: %v, want them to agree", err)
+	}
+}
