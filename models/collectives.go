@@ -78,12 +78,13 @@ var protoWire = [3]float64{2, 1 / 0.92, 1}
 
 // Per-architecture protocol limits for one node (methods.md §1.1): LL's
 // absolute bus bandwidth cap, and the per-channel caps of LL128 rings and of
-// trees, GB/s. Ada (SM89) uses NCCL's Ampere row.
+// trees, GB/s. Ada (SM89) uses NCCL's Ampere row; Blackwell's are NCCL
+// 2.29.7-2.30's (its ring LL128 cap changed within 2.28-2.29, §1.7).
 var (
-	llMaxBw          = map[string]float64{"volta": 39.0, "ampere": 87.7, "ada": 87.7, "hopper": 141.0}
-	perChLL128Bw     = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
-	perChTreeBw      = map[string]float64{"volta": 26.5, "ampere": 24.0, "ada": 24.0, "hopper": 38.7}
-	perChTreeLL128Bw = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7}
+	llMaxBw          = map[string]float64{"volta": 39.0, "ampere": 87.7, "ada": 87.7, "hopper": 141.0, "blackwell": 282.0}
+	perChLL128Bw     = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7, "blackwell": 40}
+	perChTreeBw      = map[string]float64{"volta": 26.5, "ampere": 24.0, "ada": 24.0, "hopper": 38.7, "blackwell": 70.0}
+	perChTreeLL128Bw = map[string]float64{"volta": 20, "ampere": 20, "ada": 20, "hopper": 36.7, "blackwell": 55.6}
 )
 
 // treeCorrection is NCCL's treeCorrectionFactor[proto][log2(bytes/64)]
@@ -105,16 +106,33 @@ func treeCorrectionFactor(proto int, bytes int64) float64 {
 	return treeCorrection[proto][i]
 }
 
-// nvlsChannels is the number of channels NCCL runs NVLS on with Hopper
-// (comm->nvlsChannels, src/transport/nvls.cc; methods.md §1.6).
-const nvlsChannels = 16
+// nvlsChannels is the number of channels NCCL runs NVLS on within a node:
+// 16 on Hopper, 24 on Blackwell (comm->nvlsChannels, src/transport/nvls.cc;
+// methods.md §1.6).
+func nvlsChannels(arch string) int {
+	if arch == "blackwell" {
+		return 24
+	}
+	return 16
+}
 
 // NVLSEfficiency is the fraction of the NVSwitch links' kernel-driven
-// bandwidth that an NVLS all-reduce's algorithm bandwidth reaches. Fitted to
-// the one public measurement of NVSwitch gen3 with Hopper: all_reduce busbw
-// 478.87 GB/s at 8 GiB on 8x H100 (measured.md §1f; the NCCL maintainer's
-// "~480GB/s (algbw ~275GB/s)", §1e): 274 / 370.8 = 0.74.
+// bandwidth that an NVLS all-reduce's algorithm bandwidth reaches with
+// Hopper. Fitted to the one public measurement of NVSwitch gen3 with Hopper:
+// all_reduce busbw 478.87 GB/s at 8 GiB on 8x H100 (measured.md §1f; the
+// NCCL maintainer's "~480GB/s (algbw ~275GB/s)", §1e): 274 / 370.8 = 0.74.
 const NVLSEfficiency = 0.74
+
+// nvlsEfficiency is NVLSEfficiency for an architecture. NCCL's own tuning
+// figure is 0.85 for Hopper and 0.74 for Blackwell (nvlsEfficiency,
+// tuning.cc; methods.md §1.1); with no Blackwell measurement here, the
+// Hopper fit is scaled by NCCL's ratio: 0.74 x 0.74 / 0.85 = 0.644.
+func nvlsEfficiency(arch string) float64 {
+	if arch == "blackwell" {
+		return NVLSEfficiency * 0.74 / 0.85
+	}
+	return NVLSEfficiency
+}
 
 // chunkBytes is the size of the chunks pipelined chains (trees, broadcast,
 // reduce) and NVLS move, per protocol: a few of NCCL's protocol buffer steps.
@@ -146,8 +164,8 @@ type CollSpec struct {
 	// machines, methods.md §2.5-2.6). Each channel is one SM block driving
 	// one ring, so fewer channels claim fewer SMs and move less: every
 	// algorithm and protocol reaches channels/default of the bandwidth the
-	// default count drives (NVLS: channels/16, NCCL's NVLS channel count on
-	// Hopper); more channels than the default add nothing.
+	// default count drives (NVLS: channels/16 on Hopper, /24 on Blackwell,
+	// NCCL's NVLS channel counts); more channels than the default add nothing.
 	Channels int
 	// SMShare overrides the share of SMs the kernels claim (0: one SM per
 	// channel, as NCCL runs one block per channel).
@@ -196,11 +214,17 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 		return nil, fmt.Errorf("root rank %d is not among the %d ranks", spec.Root, n)
 	}
 	p := &planner{m: m, models: models, spec: spec, n: n, nvls: -1}
-	p.arch = "hopper"
 	smMin := math.MaxInt
-	for _, g := range spec.GPUs {
-		if a := archRank(models[g].Arch); a < archRank(p.arch) {
-			p.arch = models[g].Arch
+	// NCCL picks its per-architecture rows by the lowest compute capability
+	// in the communicator (methods.md §1.1); a GPU of no known architecture
+	// counts as Hopper.
+	for i, g := range spec.GPUs {
+		a := models[g].Arch
+		if _, ok := llMaxBw[a]; !ok {
+			a = "hopper"
+		}
+		if i == 0 || archRank(a) < archRank(p.arch) {
+			p.arch = a
 		}
 		smMin = min(smMin, models[g].SMs)
 	}
@@ -218,7 +242,7 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 		p.chans = defaultChans
 	}
 	p.chanShare = math.Min(1, float64(p.chans)/float64(defaultChans))
-	p.nvlsShare = math.Min(1, float64(p.chans)/nvlsChannels)
+	p.nvlsShare = math.Min(1, float64(p.chans)/float64(nvlsChannels(p.arch)))
 	share := spec.SMShare
 	if share <= 0 {
 		share = 1
@@ -232,7 +256,7 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	}
 	if algo == "nvls" && spec.SMShare <= 0 && smMin > 0 {
 		// NVLS runs on at most nvlsChannels channels, one SM each.
-		share = math.Min(1, float64(min(p.chans, nvlsChannels))/float64(smMin))
+		share = math.Min(1, float64(min(p.chans, nvlsChannels(p.arch)))/float64(smMin))
 	}
 	plan := &sim.CollPlan{Name: spec.Kind, Algorithm: algo, Protocol: protoNames[proto], Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
 	if n == 1 {
@@ -273,6 +297,8 @@ func archRank(a string) int {
 		return 1
 	case "ada":
 		return 2
+	case "blackwell":
+		return 4
 	}
 	return 3
 }
@@ -602,7 +628,7 @@ func (p *planner) predict(algo string, proto int) float64 {
 		if kind != AllReduce || p.nvls < 0 || proto != protoSimple {
 			return -1
 		}
-		return nvlsLatency.Seconds() + size/(p.nvlsBW*NVLSEfficiency*p.nvlsShare)
+		return nvlsLatency.Seconds() + size/(p.nvlsBW*nvlsEfficiency(p.arch)*p.nvlsShare)
 	case "direct":
 		if kind != AllToAll {
 			return -1
@@ -822,11 +848,12 @@ func deps(ds ...int) []int {
 func (p *planner) planNVLS(plan *sim.CollPlan) {
 	k := chunks(p.spec.Bytes, protoSimple)
 	chunk := float64(p.spec.Bytes) / float64(k)
-	wire := 1 / NVLSEfficiency
+	eff := nvlsEfficiency(p.arch)
+	wire := 1 / eff
 	// Fewer channels than NCCL's NVLS count drive a share of the links.
 	bound := math.Inf(1)
 	if p.nvlsShare < 1 {
-		bound = p.nvlsBW * NVLSEfficiency * p.nvlsShare
+		bound = p.nvlsBW * eff * p.nvlsShare
 	}
 	prevUp := make([]int, p.n)
 	prevDown := make([]int, p.n)

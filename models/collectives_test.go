@@ -181,3 +181,75 @@ func TestCollectiveSMShareFollowsItsChannels(t *testing.T) {
 		}
 	}
 }
+
+// NCCL picks its per-architecture limits by the lowest compute capability
+// in the communicator (methods.md §1.1): on two B200s the Blackwell row
+// (LL 282 GB/s, LL128 ring 40 and tree 70 GB/s per search channel, NVLS on
+// 24 channels at NCCL's Blackwell/Hopper efficiency ratio 0.74/0.85 times
+// the Hopper fit 0.74); with one H100 among them, Hopper's (141, 36.7,
+// 38.7; NVLS on 16 channels at 0.74). Links of 2000 GB/s make every cap
+// bind; each time follows from these numbers by hand, as in
+// TestChannelsLimitBandwidth.
+func TestBlackwellUsesItsOwnLimits(t *testing.T) {
+	const size = 1 << 30
+	us := 1e-6
+	pair := func(a, b string) *topologies.Topology {
+		tp, err := topologies.Load("pair.yaml", []byte(`
+name: pair
+hosts: [{name: cpu0}]
+gpus:
+  - {name: gpu0, model: `+a+`, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+  - {name: gpu1, model: `+b+`, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+switches: [{name: nvs, kind: nvswitch, nvls: true}]
+links:
+  - {ends: [gpu0, nvs], kind: nvlink, bandwidth: 2000 GB/s, sm_bandwidth: 2000 GB/s}
+  - {ends: [gpu1, nvs], kind: nvlink, bandwidth: 2000 GB/s, sm_bandwidth: 2000 GB/s}
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	// Two ranks: the ring's 2 steps of size/2 after the base latency and 2
+	// hop latencies (LL: 6.6 + 2 x 0.6 us; LL128: 14 + 2 x 1.9 us); the
+	// search channels are half of the 24 run.
+	ringLL := func(rate float64) float64 { return 7.8*us + size/rate }
+	ringLL128 := func(rate float64) float64 { return 17.8*us + size/rate }
+	tree := func(rate float64) float64 { return 16.4*us + 257*(size/256)/rate }
+	nvls := func(rate float64) float64 { return 25*us + 257*(size/256)/rate }
+	const link = 2000e9
+	bw := 0.74 * 0.74 / 0.85
+	for _, tc := range []struct {
+		a, b, algo, proto string
+		channels          int
+		want              float64
+		share             float64 // of the SMs of the GPU with fewer
+	}{
+		{"B200", "B200", "ring", "ll", 0, ringLL(282e9), 24.0 / 148},
+		{"B200", "B200", "ring", "ll128", 0, ringLL128(12 * 40e9), 24.0 / 148},
+		{"B200", "B200", "tree", "simple", 0, tree(0.5 * 12 * 70e9), 24.0 / 148},
+		{"B200", "B200", "nvls", "simple", 0, nvls(link * bw), 24.0 / 148},
+		{"B200", "B200", "nvls", "simple", 16, nvls(link * bw * 16 / 24), 16.0 / 148},
+		{"H100-SXM", "B200", "ring", "ll", 0, ringLL(141e9), 24.0 / 132},
+		{"H100-SXM", "B200", "ring", "ll128", 0, ringLL128(12 * 36.7e9), 24.0 / 132},
+		{"H100-SXM", "B200", "tree", "simple", 0, tree(0.5 * 12 * 38.7e9), 24.0 / 132},
+		{"H100-SXM", "B200", "nvls", "simple", 0, nvls(link * 0.74), 16.0 / 132},
+		{"H100-SXM", "B200", "nvls", "simple", 16, nvls(link * 0.74), 16.0 / 132},
+	} {
+		tp := pair(tc.a, tc.b)
+		spec := models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}, Bytes: size, Algorithm: tc.algo, Protocol: tc.proto, Channels: tc.channels}
+		got := collectiveTime(t, tp, spec).Seconds()
+		if math.Abs(got-tc.want) > 1e-6*tc.want {
+			t.Errorf("%s+%s %s/%s with %d channels: %.6g s, want %.6g s", tc.a, tc.b, tc.algo, tc.proto, tc.channels, got, tc.want)
+		}
+		plan, err := models.BuildCollective(tp.Machine, tp.GPUModels, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(plan.SMShare-tc.share) > 1e-12 {
+			t.Errorf("%s+%s %s with %d channels: claims %g of the SMs, want %g", tc.a, tc.b, tc.algo, tc.channels, plan.SMShare, tc.share)
+		}
+	}
+}

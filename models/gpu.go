@@ -60,8 +60,9 @@ type GPU struct {
 	NVLinkGen string
 	// PCIe is the host link type name ("pcie5x16").
 	PCIe string
-	// Arch is the architecture ("volta", "ampere", "ada", "hopper"), which
-	// picks the collective library's per-architecture limits.
+	// Arch is the architecture ("volta", "ampere", "ada", "hopper",
+	// "blackwell"), which picks the collective library's per-architecture
+	// limits.
 	Arch string
 	// ComputeEfficiency and MemoryEfficiency are the fractions of the peaks
 	// that kernels reach, in (0, 1]; calibration fits them.
@@ -129,6 +130,23 @@ var gpus = []GPU{
 		MemoryBandwidth: 4800 * giga, MemoryBytes: 141 * gb, SMs: 132,
 		CopyEngines: 3, NVLinks: 18, NVLinkGen: "nvlink4", PCIe: "pcie5x16", // as H100-SXM
 		CopyOverhead: 2000 * sim.Nanosecond, // as H100-SXM (same copy engines)
+	},
+	{
+		// NVIDIA HGX B200 datasheet (8 GPUs: FP64 296, FP32 600, TF32 18000,
+		// BF16/FP16 36000, FP8 72000 TFLOP/s and INT8 72000 TOPS, the tensor
+		// figures with sparsity; 1.44 TB HBM3e) and DGX B200 datasheet (64 TB/s
+		// of HBM3e in all): per GPU FP64 37, FP32 75, TF32 1125, BF16/FP16 2250,
+		// FP8 4500 TFLOP/s dense, INT8 4500 TOPS; 180 GB at 8 TB/s; 18 links of
+		// NVLink5 (1.8 TB/s); PCIe Gen5 x16 to the host. 148 SMs (public CUDA
+		// deviceQuery logs of B200; to confirm with gpusim topo discover). No
+		// Blackwell measurement in shared/groundtruth: copy engines, copy
+		// overhead and the efficiencies are H100's until calibrated.
+		Name: "B200", Arch: "blackwell",
+		Peak: map[DType]float64{FP64: 37 * tera, FP32: 75 * tera, TF32: 1125 * tera, FP16: 2250 * tera,
+			BF16: 2250 * tera, FP8: 4500 * tera, INT8: 4500 * tera},
+		MemoryBandwidth: 8000 * giga, MemoryBytes: 180 * gb, SMs: 148,
+		CopyEngines: 3, NVLinks: 18, NVLinkGen: "nvlink5", PCIe: "pcie5x16", // as H100-SXM
+		CopyOverhead: 2000 * sim.Nanosecond, // as H100-SXM
 	},
 	{
 		// NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: FP64 9.7 (FP64
@@ -218,6 +236,10 @@ func LookupGPU(name string) (GPU, bool) {
 	}
 	return GPU{}, false
 }
+
+// NVLS reports whether NCCL runs NVLS (NVLink SHARP) on the GPU behind a
+// switch that reduces: from SM90, Hopper (methods.md §1.4).
+func (g GPU) NVLS() bool { return g.Arch == "hopper" || g.Arch == "blackwell" }
 
 // GPUNames lists the GPU presets.
 func GPUNames() []string {

@@ -92,12 +92,23 @@ var linkTypes = []LinkType{
 	// 370.8 for 18 links, the "effective NVLink bandwidth of 370GB/s" of the
 	// NCCL maintainer (nccl-tests#212, measured.md §1e): 0.824.
 	{Name: "nvlink4", Kind: sim.LinkNVLink, Raw: nvlinkLink, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 200 * sim.Nanosecond, P2P: true},
+	// NVLink5 (Blackwell): 50 GB/s per link per direction, twice NVLink4 (B200:
+	// 1.8 TB/s over 18 links, both directions summed; NVIDIA DGX B200 and HGX
+	// datasheets). No measurement in shared/groundtruth: copy-engine
+	// efficiency and latency assumed as NVLink4 until calibrated.
+	// Kernel-driven: NCCL's SM100_NVLINK_BW, 40.1 GB/s per link (topo.h;
+	// methods.md §2.1): 0.802, as NVLink4's 0.824 is its SM90 figure.
+	{Name: "nvlink5", Kind: sim.LinkNVLink, Raw: 2 * nvlinkLink, Efficiency: 0.875, SMEfficiency: 40.1e9 / (2 * nvlinkLink), Latency: 200 * sim.Nanosecond, P2P: true},
 	// Intel UPI 2.0 (Sapphire Rapids) at 16 GT/s moves 2 bytes per transfer per
 	// direction: 32 GB/s per link. Remote STREAM triad on a 2x Xeon 8462Y+ (3
 	// UPI links) is 101.1 GB/s (measured.md §1b); triad's reads (2/3 of it)
 	// cross one way: 67 GB/s of 96, ~0.7. NVIDIA GPUs do not do P2P across
 	// the inter-socket link (the SYS pairs of measured.md §1c, §6 are staged).
 	{Name: "upi", Kind: sim.LinkSocket, Raw: 32e9, Efficiency: 0.7, SMEfficiency: 0.7, Latency: pcieLatency, P2P: false},
+	// Intel UPI 2.0 at 20 GT/s (Emerald Rapids, Xeon Platinum 8570: 4 links at
+	// 20 GT/s, Intel ARK): 40 GB/s per link per direction; efficiency assumed
+	// as the 16 GT/s links' (no measurement in shared/groundtruth).
+	{Name: "upi20", Kind: sim.LinkSocket, Raw: 40e9, Efficiency: 0.7, SMEfficiency: 0.7, Latency: pcieLatency, P2P: false},
 	// NVLink-C2C: 450 GB/s per direction (GH200, measured.md §6). No
 	// measurement in shared/groundtruth: efficiency and latency assumed as NVLink4.
 	{Name: "nvlink-c2c", Kind: sim.LinkC2C, Raw: 450e9, Efficiency: 0.875, SMEfficiency: 0.824, Latency: 200 * sim.Nanosecond, P2P: true},

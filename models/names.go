@@ -26,6 +26,12 @@ func GPUPresetFor(name string) (preset, note string) {
 	switch {
 	case has("GH200"):
 		return none(" (Grace Hopper: its NVLink-C2C host link is not what NVML's PCIe view shows; start from the shipped gh200 topology)")
+	case has("GB200"):
+		return none(" (Grace Blackwell: its NVLink-C2C host link is not what NVML's PCIe view shows; start from a B200 topology and the shipped gh200 one's host link)")
+	case has("B200"):
+		return "B200", ""
+	case has("B100"), has("B300"):
+		return none(" (the only Blackwell preset is B200; B100 runs at a lower power limit, B300 has other peaks)")
 	case has("H200") && has("NVL"):
 		return "H200-SXM", fmt.Sprintf("%q modelled as H200-SXM: same GPU and HBM3e, but the NVL card runs at a lower power limit, so its peaks are a little lower", name)
 	case has("H200"):

@@ -24,7 +24,10 @@ func TestGPUPresetFor(t *testing.T) {
 		{"NVIDIA L40", "", true},
 		{"NVIDIA GeForce RTX 4090", "RTX-4090", false},
 		{"NVIDIA GeForce RTX 4090 D", "", true},
-		{"NVIDIA B200", "", true},
+		{"NVIDIA B200", "B200", false},
+		{"NVIDIA GB200", "", true},
+		{"NVIDIA B300 SXM6 AC", "", true},
+		{"NVIDIA B100", "", true},
 	} {
 		got, note := GPUPresetFor(c.name)
 		if got != c.want || (note != "") != c.noted {

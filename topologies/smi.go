@@ -12,8 +12,9 @@ import (
 // PCIe link type, and the topology's name.
 type SMIOptions struct {
 	// GPU is the GPU preset ("H100-SXM"); empty infers it from the NVLink
-	// counts where they tell (NV18: H100-SXM, NV12: A100-SXM4-80GB, NV1 and
-	// NV2: V100-SXM2), and is an error where there is no NVLink.
+	// counts where they tell (NV18: H100-SXM, though H200 and B200 show it
+	// too; NV12: A100-SXM4-80GB; NV1 and NV2: V100-SXM2), and is an error
+	// where there is no NVLink.
 	GPU string
 	// PCIe is the GPUs' PCIe link type ("pcie4x16"); empty takes the GPU
 	// preset's.
@@ -79,7 +80,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	if model == "" {
 		switch {
 		case maxNV == 18:
-			model, inferred = "H100-SXM", "NV18 (18 NVLink4 ports: H100 or H200 SXM; pass --gpu H200-SXM for an H200)"
+			model, inferred = "H100-SXM", "NV18 (18 NVLink ports: H100, H200 or B200 SXM; pass --gpu H200-SXM or --gpu B200 for those)"
 		case maxNV == 12:
 			model, inferred = "A100-SXM4-80GB", "NV12 (12 NVLink3 ports: A100 SXM4)"
 		case maxNV >= 1 && maxNV <= 2:
@@ -210,7 +211,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	var switches, links []string
 	if nvswitch {
 		sw := "{name: nvswitch, kind: nvswitch"
-		if g.NVLinkGen == "nvlink4" {
+		if g.NVLS() {
 			sw += ", nvls: true"
 		}
 		switches = append(switches, sw+"}")

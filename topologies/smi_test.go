@@ -84,15 +84,18 @@ func TestImportDGX1(t *testing.T) {
 
 func TestImportNVSwitchMachines(t *testing.T) {
 	for _, c := range []struct {
-		file, model, gen string
-		count, cores     int
-		nvls             bool
+		file, gpu, model, gen string
+		count, cores          int
+		nvls                  bool
 	}{
-		{"dgx-a100.txt", "A100-SXM4-80GB", "nvlink3", 12, 128, false},
-		{"dgx-h100.txt", "H100-SXM", "nvlink4", 18, 52, true},
+		{"dgx-a100.txt", "", "A100-SXM4-80GB", "nvlink3", 12, 128, false},
+		{"dgx-h100.txt", "", "H100-SXM", "nvlink4", 18, 52, true},
+		// A DGX B200 shows the same table (NV18 to every peer): with --gpu
+		// B200 its 18 links are NVLink5, and NCCL runs NVLS on Blackwell.
+		{"dgx-h100.txt", "B200", "B200", "nvlink5", 18, 52, true},
 	} {
-		t.Run(c.file, func(t *testing.T) {
-			text, tp := importFile(t, c.file, SMIOptions{Name: "x"})
+		t.Run(c.file+c.gpu, func(t *testing.T) {
+			text, tp := importFile(t, c.file, SMIOptions{Name: "x", GPU: c.gpu})
 			m := tp.Machine
 			if len(m.GPUs) != 8 || len(m.Hosts) != 2 || m.Hosts[0].Cores != c.cores {
 				t.Fatalf("%d GPUs, %d hosts, %d cores; want 8, 2, %d", len(m.GPUs), len(m.Hosts), m.Hosts[0].Cores, c.cores)

@@ -523,7 +523,7 @@ func TestTopologyErrors(t *testing.T) {
 		want string
 	}{
 		{mixed, `discover: GPU0 is "NVIDIA H100 80GB HBM3" (H100-SXM) but GPU5 is "NVIDIA A100-SXM4-80GB" (A100-SXM4-80GB): discovery supports one GPU model per machine`},
-		{unknown, `discover: no gpusim GPU preset for "NVIDIA H800": set the model by hand, one of H100-SXM, H200-SXM, A100-SXM4-80GB, V100-SXM2, L40S, RTX-4090`},
+		{unknown, `discover: no gpusim GPU preset for "NVIDIA H800": set the model by hand, one of H100-SXM, H200-SXM, B200, A100-SXM4-80GB, V100-SXM2, L40S, RTX-4090`},
 		{&Machine{}, "discover: no GPUs"},
 	} {
 		_, err := c.m.Topology("x")
