@@ -130,6 +130,24 @@ var studies = []study{
 		},
 	},
 	{
+		name: "h100-vs-b200", metric: "step (ms)",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f", ms(r.Makespan)/2) },
+		check: func(ps []point) error {
+			const peaks = 2250 / 989.5 // bf16 TFLOP/s, B200 over H100 SXM (datasheets)
+			h := find(ps, "topo", "dgx-h100", "overlap", "true").Makespan
+			b := find(ps, "topo", "dgx-b200", "overlap", "true").Makespan
+			if r := float64(h) / float64(b); r < 2 || math.Abs(r/peaks-1) > 0.05 {
+				return fmt.Errorf("with overlap, H100/B200 step = %.3f, want at least 2 and within 5%% of %.3f", r, peaks)
+			}
+			hOff := find(ps, "topo", "dgx-h100", "overlap", "false").Makespan
+			bOff := find(ps, "topo", "dgx-b200", "overlap", "false").Makespan
+			if rh, rb := float64(hOff)/float64(h), float64(bOff)/float64(b); rb <= rh {
+				return fmt.Errorf("without/with overlap: B200 %.3f, H100 %.3f; want the B200's larger", rb, rh)
+			}
+			return nil
+		},
+	},
+	{
 		name: "launch-bound", metric: "ms",
 		value: func(r *sim.Result) string { return fmt.Sprintf("%.2f", ms(r.Makespan)) },
 		check: func(ps []point) error {
