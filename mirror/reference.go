@@ -211,4 +211,5 @@ var NotCompared = []Omission{
 	{"launch, API, synchronization and graph overheads (CUDA, PyTorch, Triton, numba; on H200 PyTorch's 20-30 us per all_reduce call)", "§4",
 		"measured with tools gpusim does not mirror, and mostly on GPUs no shipped topology models; the hosts' api_overhead is set from them."},
 	{"hgx-h200, gh200, dgx1-v100, pcie-4x-l40s, pcie-2gpu", "§6", "measured.md has datasheet and topology facts for these machines (inputs of their topologies) but no tool measurements to compare."},
+	{"dgx-b200, gb200-nvl72 (Blackwell)", "§4", "measured.md has no measurement of a Blackwell machine but GB200's raw cuLaunchKernel (3.0 us), an input of gb200-nvl72 (api_overhead); their other figures come from datasheets."},
 }

@@ -27,7 +27,7 @@ func GPUPresetFor(name string) (preset, note string) {
 	case has("GH200"):
 		return none(" (Grace Hopper: its NVLink-C2C host link is not what NVML's PCIe view shows; start from the shipped gh200 topology)")
 	case has("GB200"):
-		return none(" (Grace Blackwell: its NVLink-C2C host link is not what NVML's PCIe view shows; start from a B200 topology and the shipped gh200 one's host link)")
+		return none(" (Grace Blackwell: its NVLink-C2C host link is not what NVML's PCIe view shows; start from the shipped gb200-nvl72 topology)")
 	case has("B200"):
 		return "B200", ""
 	case has("B100"), has("B300"):

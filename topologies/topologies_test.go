@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -204,4 +205,40 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The GB200 NVL72 rack: 72 GPUs, two on each of 36 Graces, every pair over
+// NVLink through the one switch; each GPU takes the rack's per-GPU peaks
+// (the datasheet's rack totals over 72, halved for sparsity: bf16 360 PFLOP/s
+// / 72 / 2 = 2.5), given once and aliased; a Grace reaches its own GPUs over
+// NVLink-C2C at 450 GB/s x 0.875 and the Graces' launches cost 3.0 us.
+func TestGB200NVL72(t *testing.T) {
+	tp, err := LoadShipped("gb200-nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Machine
+	if len(m.GPUs) != 72 || len(m.Hosts) != 36 {
+		t.Fatalf("%d GPUs on %d hosts, want 72 on 36", len(m.GPUs), len(m.Hosts))
+	}
+	for g := range m.GPUs {
+		if h := m.Hosts[m.GPUs[g].Host].Name; h != "grace"+strconv.Itoa(g/2) {
+			t.Errorf("gpu%d on %s, want grace%d", g, h, g/2)
+		}
+		if got := tp.GPUModels[g].Peak[models.BF16]; got != 360e15/72/2 {
+			t.Errorf("gpu%d: bf16 peak %g, want 2.5e15", g, got)
+		}
+	}
+	for _, pair := range [][2]int{{0, 1}, {0, 71}, {35, 36}} {
+		if p := m.PathBetween(pair[0], pair[1]); p.Kind != sim.PathNVLink {
+			t.Errorf("gpu%d -> gpu%d: %v, want NVLink", pair[0], pair[1], p.Kind)
+		}
+	}
+	rt, ok := m.Route(m.Hosts[35].Node, m.GPUs[71].Node)
+	if !ok || len(rt.Hops) != 1 || math.Abs(m.Links[rt.Hops[0].Link].Bandwidth-450e9*0.875) > 1 {
+		t.Errorf("grace35 -> gpu71: %+v, want one NVLink-C2C hop of 393.75 GB/s", rt)
+	}
+	if got := m.Hosts[0].APIOverhead; got != 3*sim.Microsecond {
+		t.Errorf("api_overhead %v, want 3 us", got)
+	}
 }
