@@ -18,7 +18,8 @@ import (
 //
 //	training:  data-parallel (or ZeRO-3 sharded) training, one host thread per
 //	           GPU, gradient buckets all-reduced (or reduce-scattered) on a
-//	           communication stream, optionally fed by a data loader
+//	           communication stream, optionally fed by a data loader, and
+//	           optionally tensor-parallel (Megatron-style) within groups
 //	pipeline:  pipeline-parallel stages on different GPUs, GPipe or 1F1B,
 //	           activations and gradients sent between stages
 
@@ -77,11 +78,17 @@ func (b *builder) gpuList(n spec.Node) ([]int, bool) {
 
 // layer is one layer of a model: its parameters, the FLOPs of its forward
 // pass per sample, and the activation bytes it reads and writes per sample.
+// Under tensor parallelism each of its two blocks (attention, MLP) ends with
+// an all-reduce in the forward pass and one in the backward pass, of tpBytes
+// per sample (given), or tpElems elements of the dtype (presets); a layer
+// with neither is split without one (the LM head, vocabulary-parallel).
 type layer struct {
 	name        string
 	params      float64
 	flops       float64
 	activations float64
+	tpBytes     float64
+	tpElems     float64
 }
 
 // Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
@@ -119,6 +126,11 @@ func transformer(layers, d int, seq float64) []layer {
 			params:      12 * fd * fd,
 			flops:       24*fd*fd*seq + 4*seq*seq*fd,
 			activations: 34 * seq * fd,
+			// Megatron's tensor parallelism all-reduces each block's output,
+			// s d values per sample (Shoeybi et al. 2019, "Megatron-LM",
+			// section 3: two all-reduces in the forward pass of a layer and
+			// two in the backward).
+			tpElems: seq * fd,
 		})
 	}
 	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd})
@@ -129,7 +141,9 @@ func transformer(layers, d int, seq float64) []layer {
 // counts add up to more than most layers is read but not expanded: it
 // returns no layers and the count, so that a count of 100,000 on each of
 // many entries is refused (by the op limit) without its layers in memory.
-func (b *builder) model(n spec.Node, seq float64, most int64) ([]layer, int64, bool) {
+// With tensor parallelism (tensor > 1) each listed layer must say what its
+// all-reduces move (tensor_bytes).
+func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]layer, int64, bool) {
 	if n.IsScalar() {
 		s, _ := n.Scalar()
 		p, ok := transformerPresets[s]
@@ -147,7 +161,7 @@ func (b *builder) model(n spec.Node, seq float64, most int64) ([]layer, int64, b
 	var out []layer
 	total := int64(0)
 	for _, x := range list {
-		lm, ok := x.Map("name", "params", "flops", "activations", "count")
+		lm, ok := x.Map("name", "params", "flops", "activations", "count", "tensor_bytes")
 		if !ok {
 			return nil, 0, false
 		}
@@ -163,6 +177,11 @@ func (b *builder) model(n spec.Node, seq float64, most int64) ([]layer, int64, b
 		}
 		if v, ok := lm.Get("activations"); ok {
 			l.activations, _ = v.Quantity(units.Bytes, spec.NonNeg)
+		}
+		if v, ok := lm.Get("tensor_bytes"); ok {
+			l.tpBytes, _ = v.Quantity(units.Bytes, spec.NonNeg)
+		} else if tensor > 1 {
+			x.Errorf("with tensor: %d each layer needs tensor_bytes: the bytes per sample each of its tensor-parallel all-reduces moves (two in its forward pass, two in its backward; 0 for a layer split without them)", tensor)
 		}
 		count := int64(1)
 		if v, ok := lm.Get("count"); ok {
@@ -224,14 +243,18 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 //	with a data loader: an await, the batch's copy, an event record and
 //	  wait, and a signal (5 ops);
 //
+//	with tensor parallelism, tpLayers layers (those with all-reduces)
+//	  run each pass as two kernels, each followed by an all-reduce: 6
+//	  more ops each;
+//
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
 // one record and wait and then the buckets' collectives (2 + buckets);
 // a record and wait before the optimizer, the optimizer kernel (3), and a
 // device sync if sync_every_step. The data loader's workers spend 3 ops
 // (await, host work, signal) on each of the GPU's steps x accum batches.
-func trainingOps(nr, steps, accum, layers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
-	gpu := trainingThreadOps(steps, accum, layers, buckets, zero3, overlap, loader, syncEvery)
+func trainingOps(nr, steps, accum, layers, tpLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+	gpu := trainingThreadOps(steps, accum, layers, tpLayers, buckets, zero3, overlap, loader, syncEvery)
 	if loader {
 		gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
 	}
@@ -240,12 +263,12 @@ func trainingOps(nr, steps, accum, layers, buckets int64, zero3, overlap, loader
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingOps), without its data loader's.
-func trainingThreadOps(steps, accum, layers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, layers, tpLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
 	}
-	micro := satMul(2*perLayer, layers)
+	micro := satAdd(satMul(2*perLayer, layers), satMul(6, tpLayers))
 	if loader {
 		micro = satAdd(micro, 5)
 	}
@@ -351,7 +374,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor")
 	if !ok {
 		return
 	}
@@ -369,11 +392,26 @@ func (b *builder) training(n, key spec.Node) {
 	if x, ok := tm.Get("seq"); ok {
 		seq, _ = x.Float(1, 1e7)
 	}
+	// Tensor parallelism (Megatron-LM): groups of tensor consecutive GPUs of
+	// the list each split every layer; data parallelism runs across the
+	// groups, among the GPUs of the same place in them.
+	tensor := int64(1)
+	if x, ok := tm.Get("tensor"); ok {
+		if tensor, ok = x.Int(1, int64(len(gpus))); ok && int64(len(gpus))%tensor != 0 {
+			var divs []string
+			for d := 1; d <= len(gpus); d++ {
+				if len(gpus)%d == 0 {
+					divs = append(divs, strconv.Itoa(d))
+				}
+			}
+			x.Errorf("%d does not divide the %d GPUs training into tensor-parallel groups; use one of %s", tensor, len(gpus), strings.Join(divs, ", "))
+		}
+	}
 	var layers []layer
 	var nLayers int64
 	if x, ok := tm.Require("model", "a preset ("+presetNames()+") or a list of layers"); ok {
 		// Each layer is at least two ops (forward and backward kernels).
-		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2); !ok {
+		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2, tensor); !ok {
 			return
 		}
 	} else {
@@ -450,11 +488,17 @@ func (b *builder) training(n, key spec.Node) {
 		return
 	}
 	elt := float64(dtype.Size())
+	tp := float64(tensor)
 	totalParams := 0.0
+	tpLayers := int64(0)
 	for _, l := range layers {
 		totalParams += l.params
+		if tensor > 1 && l.tpBytes+l.tpElems > 0 {
+			tpLayers++
+		}
 	}
 	nr := len(gpus)
+	dp := nr / int(tensor) // data-parallel ranks: the groups
 	// Buckets: backward goes from the last layer to the first; a bucket
 	// closes when its gradients reach the bucket size.
 	type bucketSpec struct {
@@ -464,33 +508,38 @@ func (b *builder) training(n, key spec.Node) {
 	var buckets []bucketSpec
 	acc := 0.0
 	for i := len(layers) - 1; i >= 0; i-- {
-		acc += layers[i].params * elt
+		acc += layers[i].params / tp * elt // a GPU's shard of the layer
 		if acc >= bucket || i == 0 {
 			buckets = append(buckets, bucketSpec{acc, i})
 			acc = 0
 		}
 	}
 	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
-	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
+	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpLayers, counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
 		return
 	}
-	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], counts[3], zero3, overlap, loader != nil, syncEvery)
-	coll := func(kind string, bytes float64) (*sim.CollPlan, bool) {
-		plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare})
-		if err != nil {
-			n.Errorf("%v", err)
-			return nil, false
+	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpLayers, counts[3], zero3, overlap, loader != nil, syncEvery)
+	// The GPUs of tensor group k, and of data-parallel group t (the t-th
+	// GPU of every tensor group).
+	tpGroup := func(k int) []int { return gpus[k*int(tensor) : (k+1)*int(tensor)] }
+	dpGroup := func(t int) []int {
+		out := make([]int, 0, dp)
+		for k := 0; k < dp; k++ {
+			out = append(out, gpus[k*int(tensor)+t])
 		}
-		return plan, true
+		return out
 	}
 	plans := map[string]*sim.CollPlan{}
-	getPlan := func(kind string, bytes float64) *sim.CollPlan {
-		key := kind + strconv.FormatFloat(bytes, 'g', -1, 64)
+	// plan returns the collective over group (named by its key, "dp0",
+	// "tp1") that kind and bytes make, built once.
+	plan := func(group string, ranks []int, kind string, bytes float64) *sim.CollPlan {
+		key := group + "/" + kind + strconv.FormatFloat(bytes, 'g', -1, 64)
 		if p, ok := plans[key]; ok {
 			return p
 		}
-		p, ok := coll(kind, bytes)
-		if !ok {
+		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: ranks, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare})
+		if err != nil {
+			n.Errorf("%v", err)
 			return nil
 		}
 		plans[key] = p
@@ -516,9 +565,51 @@ func (b *builder) training(n, key spec.Node) {
 			free = g.sem(name+"/free", loader.workers*loader.prefetch, false)
 			b.loaderThreads(g, gpu, name, loader, steps*accum, batch, ready, free)
 		}
+		// This GPU's data-parallel group (t) and rank in it, and its tensor
+		// group (k) and rank in it. Without tensor parallelism the one
+		// data-parallel group is every GPU, and ids keep no group suffix.
+		t, k := rank%int(tensor), rank/int(tensor)
+		dpKey, dpSuffix := fmt.Sprintf("dp%d", t), ""
+		if tensor > 1 {
+			dpSuffix = "/" + dpKey
+		}
+		dpRanks, tpRanks := dpGroup(t), tpGroup(k)
+		dpPlan := func(kind string, bytes float64) *sim.CollPlan { return plan(dpKey, dpRanks, kind, bytes) }
+		tpAllReduce := func(id string, bytes float64) {
+			// On the compute stream: the next kernel needs its result.
+			g.collOp(&th, id, plan(fmt.Sprintf("tp%d", k), tpRanks, models.AllReduce, bytes), compute, t)
+		}
 		shard := 1.0
 		if zero3 {
-			shard = 1 / float64(nr)
+			shard = 1 / float64(dp)
+		}
+		// pass issues one layer's forward (passes 1) or backward (2) work:
+		// one kernel, or with tensor parallelism two (attention, MLP; the
+		// backward goes through them in reverse), each followed by its
+		// all-reduce.
+		pass := func(mp, what string, s, m int, l layer, passes float64) bool {
+			flops, bytes := passes*batch*l.flops/tp, passes*(l.params*elt+batch*l.activations)/tp
+			ar := batch * (l.tpBytes + l.tpElems*elt)
+			if tensor == 1 || ar == 0 {
+				d, ok := kernel(gpu, flops, bytes)
+				if ok {
+					g.op(&th, mp+"/"+what+"/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+				}
+				return ok
+			}
+			blocks := []string{"attn", "mlp"}
+			if what == "bwd" {
+				blocks = []string{"mlp", "attn"}
+			}
+			for _, blk := range blocks {
+				d, ok := kernel(gpu, flops/2, bytes/2)
+				if !ok {
+					return false
+				}
+				g.op(&th, mp+"/"+what+"/"+l.name+"/"+blk, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+				tpAllReduce(fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s/%s", s, m, k, what, l.name, blk), ar)
+			}
+			return true
 		}
 		for s := 0; s < steps; s++ {
 			sp := fmt.Sprintf("%s/s%d", name, s)
@@ -534,14 +625,12 @@ func (b *builder) training(n, key spec.Node) {
 				// Forward.
 				for li, l := range layers {
 					if zero3 {
-						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s", s, m, l.name), getPlan(models.AllGather, l.params*elt), comm, rank)
+						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, rank/int(tensor))
 						g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
 					}
-					d, ok := kernel(gpu, batch*l.flops, l.params*elt+batch*l.activations)
-					if !ok {
+					if !pass(mp, "fwd", s, m, l, 1) {
 						return
 					}
-					g.op(&th, mp+"/fwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 				}
 				// Backward, with gradient buckets.
 				last := m == accum-1
@@ -549,30 +638,28 @@ func (b *builder) training(n, key spec.Node) {
 				for li := len(layers) - 1; li >= 0; li-- {
 					l := layers[li]
 					if zero3 {
-						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s", s, m, l.name), getPlan(models.AllGather, l.params*elt), comm, rank)
+						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, rank/int(tensor))
 						g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
 					}
-					d, ok := kernel(gpu, 2*batch*l.flops, 2*l.params*elt+2*batch*l.activations)
-					if !ok {
+					if !pass(mp, "bwd", s, m, l, 2) {
 						return
 					}
-					g.op(&th, mp+"/bwd/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 					if last && overlap && bi < len(buckets) && buckets[bi].after == li {
 						g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d", s, bi), zero3, buckets[bi].bytes, getPlan, comm, rank)
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, rank/int(tensor))
 						bi++
 					}
 				}
 				if last && !overlap {
 					g.after(&th, mp+"/grads", compute, comm)
 					for ; bi < len(buckets); bi++ {
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d", s, bi), zero3, buckets[bi].bytes, getPlan, comm, rank)
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, rank/int(tensor))
 					}
 				}
 			}
 			// Optimizer step after the gradients are in.
 			g.after(&th, sp+"/reduced", comm, compute)
-			d, ok := kernel(gpu, 0, totalParams*shard*optBytes)
+			d, ok := kernel(gpu, 0, totalParams/tp*shard*optBytes)
 			if !ok {
 				return
 			}

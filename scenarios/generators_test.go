@@ -254,8 +254,8 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	for _, gpus := range []string{"1", "all"} {
-		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, count: 5}]", "gpt3-125m"} {
+	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4"} {
+		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
 			for _, bucket := range []string{"50 MB", "120 MB", "1 GB"} {
 				for _, loader := range []string{"", "\n  dataloader: {workers: 3, sample_time: 1 ms, sample_bytes: 1 MiB}"} {
 					for _, steps := range []string{"1", "3"} {
@@ -277,7 +277,7 @@ training:
 								}
 								// The parameters back from the program: the
 								// threads, layers and buckets it has.
-								nr, layers, buckets := int64(0), int64(0), int64(0)
+								nr, layers, tpLayers, buckets := int64(0), int64(0), int64(0), int64(0)
 								var th *sim.Thread
 								for i := range sc.Program.Threads {
 									if x := &sc.Program.Threads[i]; !strings.Contains(x.Name, "loader") {
@@ -290,6 +290,11 @@ training:
 								for _, op := range th.Ops {
 									if strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/") {
 										layers++
+										if strings.HasSuffix(op.ID, "/attn") {
+											// Its two kernels count once.
+											tpLayers++
+											layers--
+										}
 									}
 									if strings.HasPrefix(op.ID, "train/s0/bucket") {
 										buckets++
@@ -302,7 +307,7 @@ training:
 								if accum == "2" {
 									acc = 2
 								}
-								want := trainingOps(nr, st, acc, layers, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
+								want := trainingOps(nr, st, acc, layers, tpLayers, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingOps says %d", scen, got, want)
 								}
@@ -336,7 +341,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 			}
 		}
 	}
-	if n != 2*2*3*2*2*2*4+4*5*2*2 {
+	if n != 4*2*3*2*2*2*4+4*5*2*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -409,6 +414,88 @@ training: {gpus: all, model: [{params: 1e6, flops: 1 GFLOP, activations: 1 MiB, 
 			t.Errorf("%s: %d ops, want %d", tc.name, sc.Program.NumOps(), tc.limit)
 		case tc.err != "" && (err == nil || err.Error() != tc.err):
 			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.err)
+		}
+	}
+}
+
+// Tensor parallelism over pairs of the four GPUs (groups gpu0-gpu1 and
+// gpu2-gpu3; data parallelism between gpu0-gpu2 and gpu1-gpu3), each layer
+// split in two blocks that each end with an all-reduce of its output on the
+// compute stream, as Megatron-LM does.
+func TestTensorParallelStep(t *testing.T) {
+	scen := `
+name: tp
+topology: topo.yaml
+training:
+  gpus: all
+  tensor: 2
+  model: [{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 2}]
+  batch: 100
+  steps: 1
+  bucket: 50 MB
+  algorithm: ring
+  protocol: simple
+  optimizer_bytes_per_param: 0
+`
+	// A GPU computes half of each layer: forward 100 x 10 GFLOP / 2 at 1000
+	// TFLOP/s = 0.5 ms, as two kernels of 0.25 ms; backward twice that.
+	// Each block's all-reduce moves 100 x 1 MB over its pair: a ring of 2
+	// ranks, 8.4 us, then 2 steps of 3.4 us and 50 MB at 100 GB/s. Nothing
+	// overlaps them: 3 ms of kernels and 8 all-reduces. A GPU holds half of
+	// each layer's 25e6 bf16 parameters, 25 MB: the two layers fill one
+	// 50 MB bucket after the backward pass, all-reduced over the data-parallel
+	// pair (8.4 us, then 2 x (3.4 us + 25 MB at 100 GB/s)).
+	tp := 8.4 + 2*(3.4+50e6/100e9*1e6)
+	dp := 8.4 + 2*(3.4+25e6/100e9*1e6)
+	want := sim.Time((3000 + 8*tp + dp) * 1e6)
+	sc, err := loadOn(fourGPUs, scen, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Makespan - want; d < -10 || d > 10 {
+		t.Errorf("step %s, want %s", res.Makespan, want)
+	}
+	// The groups: which GPUs each collective ran on.
+	ranks := map[string][]int{}
+	for _, th := range sc.Program.Threads {
+		for _, op := range th.Ops {
+			if op.Kind == sim.OpCollective {
+				ranks[op.ID] = op.Coll.Ranks
+			}
+		}
+	}
+	for id, want := range map[string][]int{
+		"train/s0/m0/tp0/fwd/L0.0/attn": {0, 1},
+		"train/s0/m0/tp1/bwd/L0.1/mlp":  {2, 3},
+		"train/s0/bucket0/dp0":          {0, 2},
+		"train/s0/bucket0/dp1":          {1, 3},
+	} {
+		if got := ranks[id]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("%s on GPUs %v, want %v (ids: %d)", id, got, want, len(ranks))
+		}
+	}
+}
+
+func TestTensorParallelErrors(t *testing.T) {
+	for _, c := range []struct{ tensor, model, want string }{
+		{"3", "gpt3-125m", "s.yaml:6:11: training.tensor: 3 does not divide the 4 GPUs training into tensor-parallel groups; use one of 1, 2, 4"},
+		{"2", "[{params: 1e6, flops: 1 GFLOP}]", "s.yaml:7:11: training.model[0]: with tensor: 2 each layer needs tensor_bytes"},
+		{"8", "gpt3-125m", "s.yaml:6:11: training.tensor: "},
+	} {
+		scen := `
+name: tp
+topology: topo.yaml
+training:
+  gpus: all
+  tensor: ` + c.tensor + `
+  model: ` + c.model + "\n"
+		_, err := loadOn(fourGPUs, scen, 0)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("tensor %s, model %s: %v; want one line starting %q", c.tensor, c.model, err, c.want)
 		}
 	}
 }
