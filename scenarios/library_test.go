@@ -148,6 +148,25 @@ var studies = []study{
 		},
 	},
 	{
+		name: "tensor-parallel", metric: "gpu0 in all-reduces",
+		value: func(r *sim.Result) string {
+			return fmt.Sprintf("%.1f%%", 100*float64(r.GPUs[0].Comm)/float64(r.Makespan))
+		},
+		check: func(ps []point) error {
+			speedup := func(topo string) float64 {
+				return float64(find(ps, "topo", topo, "tensor", "2").Makespan) / float64(find(ps, "topo", topo, "tensor", "8").Makespan)
+			}
+			h, b := speedup("dgx-h100"), speedup("dgx-b200")
+			if h < 2.8 || h >= 4 {
+				return fmt.Errorf("DGX H100: 8 GPUs %.2fx as fast as 2, want at least 2.8 and under 4", h)
+			}
+			if b < 2.4 || b >= h {
+				return fmt.Errorf("DGX B200: 8 GPUs %.2fx as fast as 2, want at least 2.4 and under the H100's %.2f", b, h)
+			}
+			return nil
+		},
+	},
+	{
 		name: "launch-bound", metric: "ms",
 		value: func(r *sim.Result) string { return fmt.Sprintf("%.2f", ms(r.Makespan)) },
 		check: func(ps []point) error {
