@@ -159,9 +159,9 @@ type CollSpec struct {
 	Bytes int64
 	// Algorithm and Protocol: "" or "auto" lets the tuner choose.
 	Algorithm, Protocol string
-	// Channels overrides the channel count (0: 24 over NVLink, 4 otherwise:
-	// twice the 12 and 2 channels NCCL's search finds on NVLink and PCIe
-	// machines, methods.md §2.5-2.6). Each channel is one SM block driving
+	// Channels overrides the channel count (0: 24 over NVLink, 32 with
+	// Blackwell, 4 otherwise: twice the 12, 16 and 2 channels NCCL's search
+	// finds on such machines, methods.md §2.4-2.6). Each channel is one SM block driving
 	// one ring, so fewer channels claim fewer SMs and move less: every
 	// algorithm and protocol reaches channels/default of the bandwidth the
 	// default count drives (NVLS: channels/16 on Hopper, /24 on Blackwell,
@@ -236,6 +236,13 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	defaultChans := 4
 	if p.nvlink {
 		defaultChans = 24
+		if p.arch == "blackwell" {
+			// NCCL's Blackwell search over 18 NVLink5 links (18 x 40.1 GB/s)
+			// finds 8 rings at 90 GB/s, duplicated to 16 x 45, and runs
+			// twice that (methods.md §2.4-2.5, applied by hand as §2.6 does
+			// for H100's 6 -> 12 -> 24).
+			defaultChans = 32
+		}
 	}
 	p.chans = spec.Channels
 	if p.chans <= 0 {

@@ -184,11 +184,12 @@ func TestCollectiveSMShareFollowsItsChannels(t *testing.T) {
 
 // NCCL picks its per-architecture limits by the lowest compute capability
 // in the communicator (methods.md §1.1): on two B200s the Blackwell row
-// (LL 282 GB/s, LL128 ring 40 and tree 70 GB/s per search channel, NVLS on
-// 24 channels at NCCL's Blackwell/Hopper efficiency ratio 0.74/0.85 times
-// the Hopper fit 0.74); with one H100 among them, Hopper's (141, 36.7,
-// 38.7; NVLS on 16 channels at 0.74). Links of 2000 GB/s make every cap
-// bind; each time follows from these numbers by hand, as in
+// (LL 282 GB/s; per search channel LL128 ring 40, tree 70, tree LL128 55.6
+// GB/s; 32 channels, 16 searched; NVLS on 24 channels at NCCL's
+// Blackwell/Hopper efficiency ratio 0.74/0.85 times the Hopper fit 0.74);
+// with one H100 among them, Hopper's (141; 36.7, 38.7, 36.7; 24 channels,
+// 12 searched; NVLS on 16 channels at 0.74). Links of 2000 GB/s make every
+// cap bind; each time follows from these numbers by hand, as in
 // TestChannelsLimitBandwidth.
 func TestBlackwellUsesItsOwnLimits(t *testing.T) {
 	const size = 1 << 30
@@ -213,11 +214,14 @@ links:
 		return tp
 	}
 	// Two ranks: the ring's 2 steps of size/2 after the base latency and 2
-	// hop latencies (LL: 6.6 + 2 x 0.6 us; LL128: 14 + 2 x 1.9 us); the
-	// search channels are half of the 24 run.
+	// hop latencies (LL: 6.6 + 2 x 0.6 us; LL128: 14 + 2 x 1.9 us). The
+	// tree's 257 chunk times after its base latency and a hop up and down
+	// (Simple: 8.4 + 2 x 4 us; LL128: 14 + 2 x 1.25 us), at half the capped
+	// bus bandwidth (LL128: 7/9 of the links before the cap).
 	ringLL := func(rate float64) float64 { return 7.8*us + size/rate }
 	ringLL128 := func(rate float64) float64 { return 17.8*us + size/rate }
 	tree := func(rate float64) float64 { return 16.4*us + 257*(size/256)/rate }
+	treeLL128 := func(rate float64) float64 { return 16.5*us + 257*(size/256)/rate }
 	nvls := func(rate float64) float64 { return 25*us + 257*(size/256)/rate }
 	const link = 2000e9
 	bw := 0.74 * 0.74 / 0.85
@@ -227,14 +231,17 @@ links:
 		want              float64
 		share             float64 // of the SMs of the GPU with fewer
 	}{
-		{"B200", "B200", "ring", "ll", 0, ringLL(282e9), 24.0 / 148},
-		{"B200", "B200", "ring", "ll128", 0, ringLL128(12 * 40e9), 24.0 / 148},
-		{"B200", "B200", "tree", "simple", 0, tree(0.5 * 12 * 70e9), 24.0 / 148},
+		{"B200", "B200", "ring", "ll", 0, ringLL(282e9), 32.0 / 148},
+		{"B200", "B200", "ring", "ll128", 0, ringLL128(16 * 40e9), 32.0 / 148},
+		{"B200", "B200", "ring", "ll128", 24, ringLL128(12 * 40e9), 24.0 / 148},
+		{"B200", "B200", "tree", "simple", 0, tree(0.5 * 16 * 70e9), 32.0 / 148},
+		{"B200", "B200", "tree", "ll128", 0, treeLL128(0.5 * 16 * 55.6e9), 32.0 / 148},
 		{"B200", "B200", "nvls", "simple", 0, nvls(link * bw), 24.0 / 148},
 		{"B200", "B200", "nvls", "simple", 16, nvls(link * bw * 16 / 24), 16.0 / 148},
 		{"H100-SXM", "B200", "ring", "ll", 0, ringLL(141e9), 24.0 / 132},
 		{"H100-SXM", "B200", "ring", "ll128", 0, ringLL128(12 * 36.7e9), 24.0 / 132},
 		{"H100-SXM", "B200", "tree", "simple", 0, tree(0.5 * 12 * 38.7e9), 24.0 / 132},
+		{"H100-SXM", "B200", "tree", "ll128", 0, treeLL128(0.5 * 12 * 36.7e9), 24.0 / 132},
 		{"H100-SXM", "B200", "nvls", "simple", 0, nvls(link * 0.74), 16.0 / 132},
 		{"H100-SXM", "B200", "nvls", "simple", 16, nvls(link * 0.74), 16.0 / 132},
 	} {
