@@ -108,6 +108,13 @@ func (b *builder) add(t int, op sim.Op) string {
 	return op.ID
 }
 
+// addID appends op to thread t with the given id (the ranks of a
+// collective issued by several threads share one).
+func (b *builder) addID(t int, id string, op sim.Op) {
+	op.ID = id
+	b.p.Threads[t].Ops = append(b.p.Threads[t].Ops, op)
+}
+
 // run simulates the program and indexes the records by id.
 func (b *builder) run() (map[string]*sim.OpRecord, *sim.Result, error) {
 	res, err := sim.Run(b.m, b.p)

@@ -344,3 +344,46 @@ func TestP2PTestTimesTheGPUsNotTheEnqueue(t *testing.T) {
 		t.Errorf("CPU latency %g us, want %g", got, want)
 	}
 }
+
+// Under mpirun -np P each process launches only its own GPUs' calls. With
+// launches of 100 us and a collective of 8 bytes that takes the GPUs far
+// less, the loop is bound by the host: each of the 20 timed iterations
+// costs a process 4/P calls, and its closing stream syncs 4/P more (the
+// last collective ends during the first): 21 x 4/P x 100 us over 20.
+func TestNCCLTestsProcessesShareTheLaunches(t *testing.T) {
+	tp, err := topologies.Load("four.yaml", []byte(`
+name: four
+hosts: [{name: cpu0, api_overhead: 100 us}, {name: cpu1, api_overhead: 100 us}]
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0}
+  - {name: gpu1, model: H100-SXM, host: cpu0}
+  - {name: gpu2, model: H100-SXM, host: cpu1}
+  - {name: gpu3, model: H100-SXM, host: cpu1}
+switches: [{name: nvs, kind: nvswitch}]
+links:
+  - {ends: [gpu0, nvs], type: nvlink4, count: 18}
+  - {ends: [gpu1, nvs], type: nvlink4, count: 18}
+  - {ends: [gpu2, nvs], type: nvlink4, count: 18}
+  - {ends: [gpu3, nvs], type: nvlink4, count: 18}
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+  - {ends: [gpu2, cpu1], type: pcie5x16}
+  - {ends: [gpu3, cpu1], type: pcie5x16}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{1, 2, 4} {
+		rows, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", Procs: procs, MinBytes: 8, MaxBytes: 8, Factor: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 21 * float64(4/procs) * 100 / 20 // us
+		if got := rows[0].Time.Seconds() * 1e6; math.Abs(got-want) > 1e-6 {
+			t.Errorf("%d processes: %.4f us, want %.4f", procs, got, want)
+		}
+	}
+	if _, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", Procs: 3, MinBytes: 8, MaxBytes: 8, Factor: 2}); err == nil || !strings.Contains(err.Error(), "3 processes cannot share 4 GPUs") {
+		t.Errorf("3 processes on 4 GPUs: %v", err)
+	}
+}

@@ -12,12 +12,14 @@ import (
 	"gpusim/topologies"
 )
 
-// nccl-tests (methods.md §4): one process drives every GPU from one thread;
-// per size, one untimed op, then 20 ops enqueued back to back (each a group
-// of one NCCL call per GPU) and a stream synchronize on every GPU, timed by a
-// host clock: the time printed is the wall time over 20, so it includes the
-// host's launch cost when that is the longer. algbw = size / time (1e9 B/s);
-// busbw = algbw x the collective's factor.
+// nccl-tests (methods.md §4): one process drives every GPU from one thread
+// (or, under mpirun -np P, each of P processes its share); per size, one
+// untimed op, then 20 ops enqueued back to back (each a group of one NCCL
+// call per GPU of the process) and a stream synchronize on each of its GPUs,
+// timed by a host clock: the time printed is the wall time over 20 (the mean
+// over processes, -a 1), so it includes the host's launch cost when that is
+// the longer. algbw = size / time (1e9 B/s); busbw = algbw x the
+// collective's factor.
 
 // NCCLTestOps maps nccl-tests operation names to collectives.
 var NCCLTestOps = map[string]string{
@@ -39,6 +41,7 @@ const ncclIters = 20
 type NCCLTestsConfig struct {
 	Op        string // nccl-tests name: all_reduce, ...
 	GPUs      int    // -g: the first n GPUs of the topology
+	Procs     int    // mpirun -np: processes sharing them out in order (0: 1)
 	MinBytes  int64  // -b
 	MaxBytes  int64  // -e
 	Factor    int64  // -f (1: step by StepBytes instead)
@@ -84,6 +87,8 @@ func (c NCCLTestsConfig) Check() error {
 		return fmt.Errorf("-i must be at least 1 when -f is 1")
 	case c.GPUs < 0:
 		return fmt.Errorf("%d GPUs: the number of GPUs cannot be negative", c.GPUs)
+	case c.Procs < 0:
+		return fmt.Errorf("%d processes: give at least 1", c.Procs)
 	case len(c.Sizes()) > 1000:
 		return fmt.Errorf("-b %d -e %d steps through more than 1000 sizes", c.MinBytes, c.MaxBytes)
 	}
@@ -124,6 +129,10 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	if n > len(m.GPUs) {
 		return nil, fmt.Errorf("%d GPUs asked for: topology %s has %d", n, t.Name, len(m.GPUs))
 	}
+	procs := max(cfg.Procs, 1)
+	if n%procs != 0 {
+		return nil, fmt.Errorf("%d processes cannot share %d GPUs evenly (nccl-tests gives each process the same -g)", procs, n)
+	}
 	if cfg.DType == "" {
 		cfg.DType = models.FP32
 	}
@@ -152,7 +161,7 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		tm, err := timeCollective(m, plan, n)
+		tm, err := timeCollective(m, plan, n, procs)
 		if err != nil {
 			return nil, err
 		}
@@ -162,36 +171,57 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	return rows, nil
 }
 
-// timeCollective runs one untimed op, then 20 timed ones and a synchronize of
-// every stream, and returns the wall time of the timed part over 20.
-func timeCollective(m *sim.Machine, plan *sim.CollPlan, n int) (sim.Time, error) {
+// timeCollective runs, on each of procs threads (one per process, on the
+// host of its first GPU, driving n/procs consecutive GPUs), one untimed op,
+// then 20 timed ones and a synchronize of its streams, and returns the mean
+// over the processes of the wall time of the timed part over 20. One
+// process issues the collective whole, as a group of one call per GPU.
+func timeCollective(m *sim.Machine, plan *sim.CollPlan, n, procs int) (sim.Time, error) {
 	b := newBuilder(m, "nccl-tests")
-	th := b.thread(m.GPUs[0].Host)
 	streams := make([]int, n)
 	for i := range streams {
 		streams[i] = b.stream(i, 0)
 	}
-	coll := sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0]}
-	b.add(th, coll)
-	for _, s := range streams {
-		b.add(th, sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: s})
+	per := n / procs
+	ths := make([]int, procs)
+	for p := range ths {
+		ths[p] = b.thread(m.GPUs[p*per].Host)
 	}
-	first := ""
-	for i := 0; i < ncclIters; i++ {
-		id := b.add(th, coll)
-		if i == 0 {
-			first = id + "@" + m.GPUs[0].Name
+	// issue adds one collective, the part of every GPU of process p.
+	issue := func(p int, id string) string {
+		if procs == 1 {
+			return b.add(ths[p], sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0]})
 		}
+		for r := p * per; r < (p+1)*per; r++ {
+			b.addID(ths[p], id, sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0], OneRank: true, Rank: r})
+		}
+		return id
 	}
-	last := ""
-	for _, s := range streams {
-		last = b.add(th, sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: s})
+	first, last := make([]string, procs), make([]string, procs)
+	for p := range ths {
+		issue(p, "warmup")
+		for r := p * per; r < (p+1)*per; r++ {
+			b.add(ths[p], sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: streams[r]})
+		}
+		for i := 0; i < ncclIters; i++ {
+			id := issue(p, "iter"+strconv.Itoa(i))
+			if i == 0 {
+				first[p] = id + "@" + m.GPUs[p*per].Name
+			}
+		}
+		for r := p * per; r < (p+1)*per; r++ {
+			last[p] = b.add(ths[p], sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: streams[r]})
+		}
 	}
 	recs, _, err := b.run()
 	if err != nil {
 		return 0, err
 	}
-	return (recs[last].End - recs[first].Call) / ncclIters, nil
+	var sum sim.Time
+	for p := range ths {
+		sum += recs[last[p]].End - recs[first[p]].Call
+	}
+	return sum / sim.Time(procs) / ncclIters, nil
 }
 
 // WriteNCCLTests prints the table in nccl-tests' layout (out-of-place and
@@ -207,8 +237,13 @@ func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, ro
 	if dt == "" {
 		dt = models.FP32
 	}
-	fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs (predicted)\n", cfg.Op, t.Name, n)
-	fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %s warmup iters: 1 iters: %d\n#\n", n, cfg.MinBytes, cfg.MaxBytes, stepText(cfg), ncclIters)
+	procs := max(cfg.Procs, 1)
+	if procs > 1 {
+		fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs in %d processes (predicted)\n", cfg.Op, t.Name, n, procs)
+	} else {
+		fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs (predicted)\n", cfg.Op, t.Name, n)
+	}
+	fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %s warmup iters: 1 iters: %d\n#\n", n/procs, cfg.MinBytes, cfg.MaxBytes, stepText(cfg), ncclIters)
 	fmt.Fprintln(bw, "#                                                              out-of-place                       in-place          ")
 	fmt.Fprintln(bw, "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong")
 	fmt.Fprintln(bw, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        ")
@@ -283,7 +318,7 @@ func typeName(d models.DType) string {
 // "algbw_gbps", "busbw_gbps", ...}]}.
 func WriteNCCLTestsJSON(w io.Writer, cfg NCCLTestsConfig, n int, rows []NCCLRow) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "{\"op\":%s,\"gpus\":%d,\"rows\":[", strconv.Quote(cfg.Op), n)
+	fmt.Fprintf(bw, "{\"op\":%s,\"gpus\":%d,\"procs\":%d,\"rows\":[", strconv.Quote(cfg.Op), n, max(cfg.Procs, 1))
 	for i, r := range rows {
 		if i > 0 {
 			bw.WriteString(",")

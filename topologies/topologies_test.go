@@ -209,8 +209,8 @@ func FuzzLoad(f *testing.F) {
 
 // The GB200 NVL72 rack: 72 GPUs, two on each of 36 Graces, every pair over
 // NVLink through the one switch; each GPU takes the rack's per-GPU peaks
-// (the datasheet's rack totals over 72, halved for sparsity: bf16 360 PFLOP/s
-// / 72 / 2 = 2.5), given once and aliased; a Grace reaches its own GPUs over
+// (the datasheet's rack totals over 72, tensor rates halved for sparsity:
+// bf16 360 PFLOP/s / 72 / 2 = 2.5), given once and aliased; a Grace reaches its own GPUs over
 // NVLink-C2C at 450 GB/s x 0.875 and the Graces' launches cost 3.0 us.
 func TestGB200NVL72(t *testing.T) {
 	tp, err := LoadShipped("gb200-nvl72")
@@ -225,8 +225,12 @@ func TestGB200NVL72(t *testing.T) {
 		if h := m.Hosts[m.GPUs[g].Host].Name; h != "grace"+strconv.Itoa(g/2) {
 			t.Errorf("gpu%d on %s, want grace%d", g, h, g/2)
 		}
-		if got := tp.GPUModels[g].Peak[models.BF16]; got != 360e15/72/2 {
-			t.Errorf("gpu%d: bf16 peak %g, want 2.5e15", g, got)
+		// The rack's totals over 72: tensor rates halved for sparsity.
+		for d, want := range map[models.DType]float64{models.BF16: 360e15 / 72 / 2, models.FP8: 720e15 / 72 / 2,
+			models.TF32: 180e15 / 72 / 2, models.FP32: 6480e12 / 72, models.FP64: 3240e12 / 72} {
+			if got := tp.GPUModels[g].Peak[d]; math.Abs(got-want) > 1e-6*want {
+				t.Errorf("gpu%d: %s peak %g, want %g", g, d, got, want)
+			}
 		}
 	}
 	for _, pair := range [][2]int{{0, 1}, {0, 71}, {35, 36}} {

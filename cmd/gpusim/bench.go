@@ -13,7 +13,7 @@ import (
 	"gpusim/plots"
 )
 
-const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N | -g N] [-b 8] [-e 8G] [-f 2] [-i BYTES] [-d float] [--algo A] [--proto P] [--json] [--plot FILE]"
+const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N | -g N] [--procs P] [-b 8] [-e 8G] [-f 2] [-i BYTES] [-d float] [--algo A] [--proto P] [--json] [--plot FILE]"
 
 // parseSize reads nccl-tests sizes: a number with an optional K, M, G
 // (powers of 1024) or any gpusim size unit.
@@ -62,6 +62,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	op := fs.String("op", "all_reduce", "the operation: "+strings.Join(mirror.NCCLTestOpNames, ", "))
 	gpus := fs.Int("gpus", 0, "use the first `N` GPUs (default: all)")
 	fs.IntVar(gpus, "g", 0, "same as --gpus")
+	procs := fs.Int("procs", 1, "split the GPUs among `P` processes in order, as mpirun -np P: each drives its share from one thread on its first GPU's host")
 	cfg := mirror.NCCLTestsConfig{MinBytes: 32 << 20, MaxBytes: 32 << 20, Factor: 1, StepBytes: 1 << 20}
 	fs.Var(&sizeFlag{v: &cfg.MinBytes}, "b", "minimum size in bytes (K, M, G: powers of 1024)")
 	fs.Var(&sizeFlag{v: &cfg.MaxBytes}, "e", "maximum size in bytes")
@@ -70,7 +71,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	dtype := fs.String("d", "float", "data type: float, half, bfloat16, double, int8")
 	algo := fs.String("algo", "", "force an algorithm, as NCCL_ALGO: ring, tree, nvls")
 	proto := fs.String("proto", "", "force a protocol, as NCCL_PROTO: simple, ll, ll128")
-	asJSON := fs.Bool("json", false, `print {"op", "gpus", "rows": [...]} instead of the table`)
+	asJSON := fs.Bool("json", false, `print {"op", "gpus", "procs", "rows": [...]} instead of the table`)
 	plotTo := fs.String("plot", "", "also draw busbw and algbw against size into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, ncclSynopsis, args, stdout) {
 		return nil
@@ -90,7 +91,10 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if *gpus < 0 || gpusSet && *gpus == 0 {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: --gpus (-g) %d: give at least 1 GPU (leave the flag out for all of them)", *gpus)}
 	}
-	cfg.GPUs = *gpus
+	cfg.GPUs, cfg.Procs = *gpus, *procs
+	if *procs < 1 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --procs %d: give at least 1 process", *procs)}
+	}
 	if err := cfg.Check(); err != nil {
 		return &usageError{"gpusim nccl-tests: " + err.Error()}
 	}
