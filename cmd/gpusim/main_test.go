@@ -357,3 +357,17 @@ func TestPDFIsTheSameEveryTime(t *testing.T) {
 		t.Errorf("SOURCE_DATE_EPOCH=1700000000: %v", d)
 	}
 }
+
+// replaceName takes a node's name out of a route only where it stands whole.
+func TestReplaceName(t *testing.T) {
+	for _, c := range []struct{ s, old, want string }{
+		{"gpu1 -> nvswitch -> gpu10", "gpu1", "X -> nvswitch -> gpu10"},
+		{"gpu10 -> gpu1", "gpu1", "gpu10 -> X"},
+		{"sw-gpu1 -> gpu1.a -> gpu1", "gpu1", "sw-gpu1 -> gpu1.a -> X"},
+		{"gpu1", "gpu1", "X"},
+	} {
+		if got := replaceName(c.s, c.old, "X"); got != c.want {
+			t.Errorf("replaceName(%q, %q) = %q, want %q", c.s, c.old, got, c.want)
+		}
+	}
+}

@@ -258,24 +258,16 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		r, _ := m.Route(h.Node, g.Node)
 		fmt.Fprintf(w, "  %s -> %s: %s (bottleneck %s)\n", h.Name, g.Name, m.FormatRoute(h.Node, r), units.Format(bottleneck(m, r), units.Bandwidth))
 	}
-	if len(m.GPUs) > 1 {
+	if len(m.GPUs) > 1 && len(m.GPUs) > maxPairList {
+		showPairGroups(w, m)
+	} else if len(m.GPUs) > 1 {
 		fmt.Fprintln(w, "\nGPU pairs:")
 		for a := range m.GPUs {
 			for b := range m.GPUs {
 				if a == b {
 					continue
 				}
-				p := m.PathBetween(a, b)
-				switch p.Kind {
-				case sim.PathStaged:
-					fmt.Fprintf(w, "  %s -> %s: %s through %s: %s, then %s\n", m.GPUs[a].Name, m.GPUs[b].Name, p.Kind, m.Hosts[p.Host].Name,
-						m.FormatRoute(m.GPUs[a].Node, p.ToHost), m.FormatRoute(m.Hosts[p.Host].Node, p.FromHost))
-				case sim.PathNone:
-					fmt.Fprintf(w, "  %s -> %s: unreachable\n", m.GPUs[a].Name, m.GPUs[b].Name)
-				default:
-					fmt.Fprintf(w, "  %s -> %s: %s: %s (bottleneck %s)\n", m.GPUs[a].Name, m.GPUs[b].Name, p.Kind,
-						m.FormatRoute(m.GPUs[a].Node, p.Route), units.Format(bottleneck(m, p.Route), units.Bandwidth))
-				}
+				fmt.Fprintf(w, "  %s -> %s: %s\n", m.GPUs[a].Name, m.GPUs[b].Name, pairPath(m, a, b))
 			}
 		}
 		fmt.Fprintln(w, "\npath kinds:")
@@ -292,13 +284,12 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 			fmt.Fprintf(w, "%*s", width, n)
 		}
 		fmt.Fprintln(w)
-		short := map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "-"}
 		for a := range m.GPUs {
 			fmt.Fprintf(w, "  %*s", width, names[a])
 			for b := range m.GPUs {
 				s := "X"
 				if a != b {
-					s = short[m.PathBetween(a, b).Kind]
+					s = pathShort[m.PathBetween(a, b).Kind]
 				}
 				fmt.Fprintf(w, "%*s", width, s)
 			}
@@ -307,6 +298,97 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		fmt.Fprintln(w, "  (NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)")
 	}
 	_ = sort.Strings
+}
+
+// maxPairList is the most GPUs whose pairs topo show lists one by one, with
+// a matrix of path kinds; beyond it (a rack of 72 GPUs has 5,112 pairs) it
+// groups the pairs whose paths look alike.
+const maxPairList = 16
+
+var pathShort = map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "-"}
+
+// pairPath describes the path from GPU a to GPU b: its kind, route(s) and
+// bottleneck.
+func pairPath(m *sim.Machine, a, b int) string {
+	p := m.PathBetween(a, b)
+	switch p.Kind {
+	case sim.PathStaged:
+		return fmt.Sprintf("%s through %s: %s, then %s", p.Kind, m.Hosts[p.Host].Name,
+			m.FormatRoute(m.GPUs[a].Node, p.ToHost), m.FormatRoute(m.Hosts[p.Host].Node, p.FromHost))
+	case sim.PathNone:
+		return "unreachable"
+	}
+	return fmt.Sprintf("%s: %s (bottleneck %s)", p.Kind, m.FormatRoute(m.GPUs[a].Node, p.Route), units.Format(bottleneck(m, p.Route), units.Bandwidth))
+}
+
+// showPairGroups prints the GPU pairs grouped by the shape of their path:
+// its description with the two GPUs' names taken out, in the order the
+// shapes first appear, each with its count and first pair.
+func showPairGroups(w io.Writer, m *sim.Machine) {
+	type group struct {
+		n    int
+		a, b int
+		desc string
+	}
+	var order []string
+	groups := map[string]*group{}
+	kinds := map[sim.PathKind]int{}
+	for a := range m.GPUs {
+		for b := range m.GPUs {
+			if a == b {
+				continue
+			}
+			desc := pairPath(m, a, b)
+			shape := replaceName(replaceName(desc, m.GPUs[a].Name, "<from>"), m.GPUs[b].Name, "<to>")
+			g, ok := groups[shape]
+			if !ok {
+				g = &group{a: a, b: b, desc: desc}
+				groups[shape] = g
+				order = append(order, shape)
+			}
+			g.n++
+			kinds[m.PathBetween(a, b).Kind]++
+		}
+	}
+	n := len(m.GPUs) * (len(m.GPUs) - 1)
+	fmt.Fprintf(w, "\nGPU pairs (%d, grouped by the shape of their path; more than %d GPUs):\n", n, maxPairList)
+	for _, shape := range order {
+		g := groups[shape]
+		fmt.Fprintf(w, "  %s like %s -> %s: %s\n", plural(g.n, "1 pair", "%d pairs"), m.GPUs[g.a].Name, m.GPUs[g.b].Name, g.desc)
+	}
+	fmt.Fprint(w, "\npath kinds:")
+	for _, k := range []sim.PathKind{sim.PathNVLink, sim.PathP2P, sim.PathStaged, sim.PathNone} {
+		if kinds[k] > 0 {
+			fmt.Fprintf(w, " %s %d", pathShort[k], kinds[k])
+		}
+	}
+	fmt.Fprintln(w, " (NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)")
+}
+
+// replaceName replaces the node name old by new where it stands as a whole
+// word of a route ("gpu1" but not the "gpu1" of "gpu10").
+func replaceName(s, old, new string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(old)
+		whole := (i == 0 || !isNameByte(s[i-1])) && (end == len(s) || !isNameByte(s[end]))
+		b.WriteString(s[:i])
+		if whole {
+			b.WriteString(new)
+		} else {
+			b.WriteString(old)
+		}
+		s = s[end:]
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func bottleneck(m *sim.Machine, r sim.Route) float64 {
