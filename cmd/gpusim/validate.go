@@ -139,7 +139,7 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%-16s %d GPUs  %s\n", n, len(t.Machine.GPUs), firstLine(t.Description))
+			fmt.Fprintf(stdout, "%-16s %-8s %s\n", n, plural(len(t.Machine.GPUs), "1 GPU", "%d GPUs"), firstLine(t.Description))
 		}
 		return nil
 	case "show":
