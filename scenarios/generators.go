@@ -78,10 +78,10 @@ func (b *builder) gpuList(n spec.Node) ([]int, bool) {
 
 // layer is one layer of a model: its parameters, the FLOPs of its forward
 // pass per sample, and the activation bytes it reads and writes per sample.
-// Under tensor parallelism each of its two blocks (attention, MLP) ends with
-// an all-reduce in the forward pass and one in the backward pass, of tpBytes
-// per sample (given), or tpElems elements of the dtype (presets); a layer
-// with neither is split without one (the LM head, vocabulary-parallel).
+// Under tensor parallelism each of its tpBlocks blocks (a transformer
+// layer's attention and MLP: 2) ends with an all-reduce in the forward pass
+// and one in the backward pass, of tpBytes per sample (given), or tpElems
+// elements of the dtype (presets); a layer with neither is split without one.
 type layer struct {
 	name        string
 	params      float64
@@ -89,6 +89,7 @@ type layer struct {
 	activations float64
 	tpBytes     float64
 	tpElems     float64
+	tpBlocks    int
 }
 
 // Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
@@ -130,10 +131,15 @@ func transformer(layers, d int, seq float64) []layer {
 			// s d values per sample (Shoeybi et al. 2019, "Megatron-LM",
 			// section 3: two all-reduces in the forward pass of a layer and
 			// two in the backward).
-			tpElems: seq * fd,
+			tpElems:  seq * fd,
+			tpBlocks: 2,
 		})
 	}
-	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd})
+	// The embedding and LM head, vocabulary-parallel under tensor
+	// parallelism: one all-reduce of s d values a pass (Megatron-LM's
+	// VocabParallelEmbedding output forward, the head's input gradient
+	// backward).
+	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd, tpElems: seq * fd, tpBlocks: 1})
 	return out
 }
 
@@ -165,7 +171,7 @@ func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]l
 		if !ok {
 			return nil, 0, false
 		}
-		l := layer{name: "L" + strconv.Itoa(len(out))}
+		l := layer{name: "L" + strconv.Itoa(len(out)), tpBlocks: 2}
 		if v, ok := lm.Get("name"); ok {
 			l.name, _ = v.Name()
 		}
@@ -179,7 +185,9 @@ func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]l
 			l.activations, _ = v.Quantity(units.Bytes, spec.NonNeg)
 		}
 		if v, ok := lm.Get("tensor_bytes"); ok {
-			l.tpBytes, _ = v.Quantity(units.Bytes, spec.NonNeg)
+			if l.tpBytes, ok = v.Quantity(units.Bytes, spec.NonNeg); ok && l.tpBytes > 1e15 {
+				v.Errorf("%s per sample is more than gpusim's limit of 1 PB", units.Format(l.tpBytes, units.Bytes))
+			}
 		} else if tensor > 1 {
 			x.Errorf("with tensor: %d each layer needs tensor_bytes: the bytes per sample each of its tensor-parallel all-reduces moves (two in its forward pass, two in its backward; 0 for a layer split without them)", tensor)
 		}
@@ -243,9 +251,9 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 //	with a data loader: an await, the batch's copy, an event record and
 //	  wait, and a signal (5 ops);
 //
-//	with tensor parallelism, tpLayers layers (those with all-reduces)
-//	  run each pass as two kernels, each followed by an all-reduce: 6
-//	  more ops each;
+//	with tensor parallelism, a layer of b blocks with all-reduces runs
+//	  each pass as b kernels, each followed by an all-reduce: 2(2b-1)
+//	  more ops a micro-step (tpExtra sums them);
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
@@ -253,8 +261,8 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 // a record and wait before the optimizer, the optimizer kernel (3), and a
 // device sync if sync_every_step. The data loader's workers spend 3 ops
 // (await, host work, signal) on each of the GPU's steps x accum batches.
-func trainingOps(nr, steps, accum, layers, tpLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
-	gpu := trainingThreadOps(steps, accum, layers, tpLayers, buckets, zero3, overlap, loader, syncEvery)
+func trainingOps(nr, steps, accum, layers, tpExtra, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+	gpu := trainingThreadOps(steps, accum, layers, tpExtra, buckets, zero3, overlap, loader, syncEvery)
 	if loader {
 		gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
 	}
@@ -263,12 +271,12 @@ func trainingOps(nr, steps, accum, layers, tpLayers, buckets int64, zero3, overl
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingOps), without its data loader's.
-func trainingThreadOps(steps, accum, layers, tpLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, layers, tpExtra, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
 	}
-	micro := satAdd(satMul(2*perLayer, layers), satMul(6, tpLayers))
+	micro := satAdd(satMul(2*perLayer, layers), tpExtra)
 	if loader {
 		micro = satAdd(micro, 5)
 	}
@@ -490,11 +498,15 @@ func (b *builder) training(n, key spec.Node) {
 	elt := float64(dtype.Size())
 	tp := float64(tensor)
 	totalParams := 0.0
-	tpLayers := int64(0)
+	tpExtra := int64(0) // ops a micro-step that tensor parallelism adds
 	for _, l := range layers {
 		totalParams += l.params
 		if tensor > 1 && l.tpBytes+l.tpElems > 0 {
-			tpLayers++
+			tpExtra += 2 * (2*int64(l.tpBlocks) - 1)
+			if ar := batch * (l.tpBytes + l.tpElems*elt); ar > 1e15 {
+				key.Errorf("layer %s's tensor-parallel all-reduces would move %s each, more than gpusim's limit of 1 PB: lower batch or seq", l.name, units.Format(ar, units.Bytes))
+				return
+			}
 		}
 	}
 	nr := len(gpus)
@@ -515,10 +527,10 @@ func (b *builder) training(n, key spec.Node) {
 		}
 	}
 	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
-	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpLayers, counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
+	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpExtra, counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
 		return
 	}
-	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpLayers, counts[3], zero3, overlap, loader != nil, syncEvery)
+	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpExtra, counts[3], zero3, overlap, loader != nil, syncEvery)
 	// The GPUs of tensor group k, and of data-parallel group t (the t-th
 	// GPU of every tensor group).
 	tpGroup := func(k int) []int { return gpus[k*int(tensor) : (k+1)*int(tensor)] }
@@ -540,7 +552,7 @@ func (b *builder) training(n, key spec.Node) {
 		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: ranks, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare})
 		if err != nil {
 			n.Errorf("%v", err)
-			return nil
+			p = nil // said once: the ops that would use it are left out
 		}
 		plans[key] = p
 		return p
@@ -584,30 +596,28 @@ func (b *builder) training(n, key spec.Node) {
 			shard = 1 / float64(dp)
 		}
 		// pass issues one layer's forward (passes 1) or backward (2) work:
-		// one kernel, or with tensor parallelism two (attention, MLP; the
-		// backward goes through them in reverse), each followed by its
-		// all-reduce.
+		// one kernel, or with tensor parallelism one per block (a
+		// transformer layer's attention and MLP; the backward goes through
+		// them in reverse), each followed by its all-reduce.
 		pass := func(mp, what string, s, m int, l layer, passes float64) bool {
 			flops, bytes := passes*batch*l.flops/tp, passes*(l.params*elt+batch*l.activations)/tp
 			ar := batch * (l.tpBytes + l.tpElems*elt)
-			if tensor == 1 || ar == 0 {
-				d, ok := kernel(gpu, flops, bytes)
-				if ok {
-					g.op(&th, mp+"/"+what+"/"+l.name, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
-				}
-				return ok
-			}
-			blocks := []string{"attn", "mlp"}
-			if what == "bwd" {
-				blocks = []string{"mlp", "attn"}
+			blocks := []string{""}
+			switch {
+			case tensor > 1 && ar > 0 && l.tpBlocks == 2 && what == "bwd":
+				blocks = []string{"/mlp", "/attn"}
+			case tensor > 1 && ar > 0 && l.tpBlocks == 2:
+				blocks = []string{"/attn", "/mlp"}
 			}
 			for _, blk := range blocks {
-				d, ok := kernel(gpu, flops/2, bytes/2)
+				d, ok := kernel(gpu, flops/float64(len(blocks)), bytes/float64(len(blocks)))
 				if !ok {
 					return false
 				}
-				g.op(&th, mp+"/"+what+"/"+l.name+"/"+blk, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
-				tpAllReduce(fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s/%s", s, m, k, what, l.name, blk), ar)
+				g.op(&th, mp+"/"+what+"/"+l.name+blk, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+				if tensor > 1 && ar > 0 {
+					tpAllReduce(fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s%s", s, m, k, what, l.name, blk), ar)
+				}
 			}
 			return true
 		}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -277,7 +278,7 @@ training:
 								}
 								// The parameters back from the program: the
 								// threads, layers and buckets it has.
-								nr, layers, tpLayers, buckets := int64(0), int64(0), int64(0), int64(0)
+								nr, layers, tpExtra, buckets := int64(0), int64(0), int64(0), int64(0)
 								var th *sim.Thread
 								for i := range sc.Program.Threads {
 									if x := &sc.Program.Threads[i]; !strings.Contains(x.Name, "loader") {
@@ -288,13 +289,21 @@ training:
 									}
 								}
 								for _, op := range th.Ops {
+									// A layer's forward is one kernel, or
+									// a kernel and an all-reduce per
+									// block (attn and mlp, or the head's
+									// one); a micro-step's backward
+									// issues as many: the ops beyond one
+									// a layer, twice, are tensor's.
 									if strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/") {
-										layers++
-										if strings.HasSuffix(op.ID, "/attn") {
-											// Its two kernels count once.
-											tpLayers++
-											layers--
+										tpExtra += 2
+										if !strings.HasSuffix(op.ID, "/mlp") {
+											layers++
+											tpExtra -= 2
 										}
+									}
+									if strings.HasPrefix(op.ID, "train/s0/m0/tp") && strings.Contains(op.ID, "/fwd/") {
+										tpExtra += 2
 									}
 									if strings.HasPrefix(op.ID, "train/s0/bucket") {
 										buckets++
@@ -307,7 +316,7 @@ training:
 								if accum == "2" {
 									acc = 2
 								}
-								want := trainingOps(nr, st, acc, layers, tpLayers, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
+								want := trainingOps(nr, st, acc, layers, tpExtra, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingOps says %d", scen, got, want)
 								}
@@ -497,5 +506,77 @@ training:
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("tensor %s, model %s: %v; want one line starting %q", c.tensor, c.model, err, c.want)
 		}
+	}
+}
+
+// What GPT-3 125M (12 layers, d 768, vocabulary 50257) issues on gpu0 under
+// tensor parallelism over pairs with ZeRO-3 across them (groups gpu0-gpu1,
+// gpu2-gpu3; data-parallel gpu0-gpu2), 2 samples of 2048 tokens:
+//   - per layer and pass an all-reduce after each of 2 blocks, and one for
+//     the embedding and head: 4 x 12 + 2 = 50, each 2 x 2048 x 768 bf16
+//     values, over gpu0-gpu1;
+//   - an all-gather of the layer's half before each pass (26), 12 d^2 / 2
+//     or 50257 d / 2 parameters of 2 bytes, over gpu0-gpu2;
+//   - the gradients, (12 x 12 d^2 + 50257 d) / 2 x 2 bytes, reduce-scattered
+//     in one bucket of under 1 GB over gpu0-gpu2;
+//   - an optimizer over a quarter of the parameters (half by tensor, half
+//     by ZeRO-3) at 32 bytes each, on memory of 10^15 B/s.
+func TestTensorParallelWithZeRO3(t *testing.T) {
+	scen := `
+name: tp
+topology: topo.yaml
+training:
+  gpus: all
+  tensor: 2
+  sharding: zero3
+  model: gpt3-125m
+  batch: 2
+  steps: 1
+  bucket: 1 GB
+`
+	sc, err := loadOn(fourGPUs, scen, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d, vocab = 768.0, 50257.0
+	block, head := 12*d*d, vocab*d
+	type coll struct {
+		kind  string
+		bytes int64
+		ranks string
+	}
+	want := map[coll]int{
+		{"allreduce", int64(2 * 2048 * d * 2), "[0 1]"}:              50,
+		{"allgather", int64(block / 2 * 2), "[0 2]"}:                 24,
+		{"allgather", int64(head / 2 * 2), "[0 2]"}:                  2,
+		{"reducescatter", int64((12*block + head) / 2 * 2), "[0 2]"}: 1,
+	}
+	got := map[coll]int{}
+	var th *sim.Thread
+	for i := range sc.Program.Threads {
+		if sc.Program.Threads[i].Name == "train/gpu0" {
+			th = &sc.Program.Threads[i]
+		}
+	}
+	var opt sim.Time
+	for _, op := range th.Ops {
+		if op.Kind == sim.OpCollective {
+			got[coll{op.Coll.Name, op.Coll.Bytes, fmt.Sprint(op.Coll.Ranks)}]++
+		}
+		if op.ID == "train/gpu0/s0/optimizer" {
+			opt = op.Duration
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("collectives on gpu0: %v, want %v", got, want)
+	}
+	for c, n := range want {
+		if got[c] != n {
+			t.Errorf("%d x %s of %d bytes over %s, want %d", got[c], c.kind, c.bytes, c.ranks, n)
+		}
+	}
+	wantOpt := (12*block + head) / 4 * 32 / 1e15 // seconds
+	if d := opt.Seconds() - wantOpt; d < -1e-12 || d > 1e-12 {
+		t.Errorf("optimizer %v, want %.6g s", opt, wantOpt)
 	}
 }
