@@ -131,7 +131,11 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	}
 	procs := max(cfg.Procs, 1)
 	if n%procs != 0 {
-		return nil, fmt.Errorf("%d processes cannot share %d GPUs evenly (nccl-tests gives each process the same -g)", procs, n)
+		gpus := fmt.Sprintf("%d GPUs", n)
+		if n == 1 {
+			gpus = "1 GPU"
+		}
+		return nil, fmt.Errorf("%d processes cannot share %s evenly: --gpus counts all of them (nccl-tests' -np x -g), and each process takes as many", procs, gpus)
 	}
 	if cfg.DType == "" {
 		cfg.DType = models.FP32

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -365,9 +366,51 @@ func TestReplaceName(t *testing.T) {
 		{"gpu10 -> gpu1", "gpu1", "gpu10 -> X"},
 		{"sw-gpu1 -> gpu1.a -> gpu1", "gpu1", "sw-gpu1 -> gpu1.a -> X"},
 		{"gpu1", "gpu1", "X"},
+		{"sw:gpu1 -> gpu1#2 -> gpu1", "gpu1", "sw:gpu1 -> gpu1#2 -> X"},
 	} {
 		if got := replaceName(c.s, c.old, "X"); got != c.want {
 			t.Errorf("replaceName(%q, %q) = %q, want %q", c.s, c.old, got, c.want)
+		}
+	}
+}
+
+// topo show groups the pairs of a machine of more than 16 GPUs by the shape
+// of their path. Here gpu0-gpu9 share sw0 on cpu0 (gpu0-gpu1 also have
+// NVLink), gpu10-gpu19 share sw1 on cpu1, the sockets are joined, and gpu20
+// hangs alone off cpu2: 2 NVLink pairs, 88 + 90 PCIe pairs within a switch,
+// 100 staged pairs each way between the switches, and 40 pairs with gpu20
+// unreachable.
+func TestTopoShowGroupsPairs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: mixed\nhosts: [{name: cpu0}, {name: cpu1}, {name: cpu2}]\ngpus:\n")
+	for g := 0; g < 21; g++ {
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: H100-SXM, host: cpu%d}\n", g, min(g/10, 2))
+	}
+	b.WriteString("switches: [{name: sw0}, {name: sw1}]\nlinks:\n")
+	for g := 0; g < 20; g++ {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, sw%d], type: pcie5x16}\n", g, g/10)
+	}
+	b.WriteString("  - {ends: [sw0, cpu0], type: pcie5x16}\n  - {ends: [sw1, cpu1], type: pcie5x16}\n  - {ends: [gpu20, cpu2], type: pcie5x16}\n")
+	b.WriteString("  - {ends: [cpu0, cpu1], type: upi}\n  - {ends: [gpu0, gpu1], type: nvlink4, count: 4}\n")
+	tp, err := topologies.Load("mixed.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	showTopology(&out, tp)
+	got := out.String()
+	for _, want := range []string{
+		"GPU pairs (420, grouped by the shape of their path; more than 16 GPUs):\n",
+		"  2 pairs like gpu0 -> gpu1: nvlink: gpu0 -> gpu1 ",
+		"  88 pairs like gpu0 -> gpu2: pcie-p2p: gpu0 -> sw0 -> gpu2 ",
+		"  100 pairs like gpu0 -> gpu10: host-staged through cpu0: ",
+		"  40 pairs like gpu0 -> gpu20: unreachable\n", // both ways: no route names them
+		"  100 pairs like gpu10 -> gpu0: host-staged through cpu1: ",
+		"  90 pairs like gpu10 -> gpu11: pcie-p2p: gpu10 -> sw1 -> gpu11 ",
+		"path kinds: NV 2 P2P 178 HOST 200 - 40 ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got[strings.Index(got, "GPU pairs"):])
 		}
 	}
 }

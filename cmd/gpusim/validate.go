@@ -387,9 +387,8 @@ func replaceName(s, old, new string) string {
 	}
 }
 
-func isNameByte(c byte) bool {
-	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
+// isNameByte reports whether c may be part of a node name (spec.ValidName).
+func isNameByte(c byte) bool { return spec.ValidName(string(c)) }
 
 func bottleneck(m *sim.Machine, r sim.Route) float64 {
 	b := 0.0
