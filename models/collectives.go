@@ -161,11 +161,12 @@ type CollSpec struct {
 	Algorithm, Protocol string
 	// Channels overrides the channel count (0: 24 over NVLink, 32 with
 	// Blackwell, 4 otherwise: twice the 12, 16 and 2 channels NCCL's search
-	// finds on such machines, methods.md §2.4-2.6). Each channel is one SM block driving
-	// one ring, so fewer channels claim fewer SMs and move less: every
-	// algorithm and protocol reaches channels/default of the bandwidth the
-	// default count drives (NVLS: channels/16 on Hopper, /24 on Blackwell,
-	// NCCL's NVLS channel counts); more channels than the default add nothing.
+	// finds on such machines, methods.md §2.4-2.6). Each channel is one SM
+	// block driving one ring, so fewer channels claim fewer SMs and move
+	// less: every algorithm and protocol reaches channels/default of the
+	// bandwidth the default count drives (NVLS: channels/16 on Hopper, /24
+	// on Blackwell, NCCL's NVLS channel counts); more channels than the
+	// default add nothing.
 	Channels int
 	// SMShare overrides the share of SMs the kernels claim (0: one SM per
 	// channel, as NCCL runs one block per channel).

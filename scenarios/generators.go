@@ -577,9 +577,10 @@ func (b *builder) training(n, key spec.Node) {
 			free = g.sem(name+"/free", loader.workers*loader.prefetch, false)
 			b.loaderThreads(g, gpu, name, loader, steps*accum, batch, ready, free)
 		}
-		// This GPU's data-parallel group (t) and rank in it, and its tensor
-		// group (k) and rank in it. Without tensor parallelism the one
-		// data-parallel group is every GPU, and ids keep no group suffix.
+		// This GPU's data-parallel group is t, and its rank there k; its
+		// tensor group is k, and its rank there t. Without tensor
+		// parallelism the one data-parallel group is every GPU, and ids keep
+		// no group suffix.
 		t, k := rank%int(tensor), rank/int(tensor)
 		dpKey, dpSuffix := fmt.Sprintf("dp%d", t), ""
 		if tensor > 1 {
@@ -635,7 +636,7 @@ func (b *builder) training(n, key spec.Node) {
 				// Forward.
 				for li, l := range layers {
 					if zero3 {
-						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, rank/int(tensor))
+						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 						g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
 					}
 					if !pass(mp, "fwd", s, m, l, 1) {
@@ -648,7 +649,7 @@ func (b *builder) training(n, key spec.Node) {
 				for li := len(layers) - 1; li >= 0; li-- {
 					l := layers[li]
 					if zero3 {
-						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, rank/int(tensor))
+						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 						g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
 					}
 					if !pass(mp, "bwd", s, m, l, 2) {
@@ -656,14 +657,14 @@ func (b *builder) training(n, key spec.Node) {
 					}
 					if last && overlap && bi < len(buckets) && buckets[bi].after == li {
 						g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, rank/int(tensor))
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, k)
 						bi++
 					}
 				}
 				if last && !overlap {
 					g.after(&th, mp+"/grads", compute, comm)
 					for ; bi < len(buckets); bi++ {
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, rank/int(tensor))
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, k)
 					}
 				}
 			}

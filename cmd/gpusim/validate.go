@@ -258,7 +258,7 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		r, _ := m.Route(h.Node, g.Node)
 		fmt.Fprintf(w, "  %s -> %s: %s (bottleneck %s)\n", h.Name, g.Name, m.FormatRoute(h.Node, r), units.Format(bottleneck(m, r), units.Bandwidth))
 	}
-	if len(m.GPUs) > 1 && len(m.GPUs) > maxPairList {
+	if len(m.GPUs) > maxPairList {
 		showPairGroups(w, m)
 	} else if len(m.GPUs) > 1 {
 		fmt.Fprintln(w, "\nGPU pairs:")
