@@ -19,7 +19,8 @@ import (
 //	training:  data-parallel (or ZeRO-3 sharded) training, one host thread per
 //	           GPU, gradient buckets all-reduced (or reduce-scattered) on a
 //	           communication stream, optionally fed by a data loader, and
-//	           optionally tensor-parallel (Megatron-style) within groups
+//	           optionally tensor-parallel (Megatron-style) within groups and
+//	           with mixture-of-experts layers spread over expert-parallel groups
 //	pipeline:  pipeline-parallel stages on different GPUs, GPipe or 1F1B,
 //	           activations and gradients sent between stages
 
@@ -90,6 +91,14 @@ type layer struct {
 	tpBytes     float64
 	tpElems     float64
 	tpBlocks    int
+	// d is a preset block's d_model (0: a listed layer, or the head).
+	d float64
+	// An MoE layer's experts (experts:): the parameters of the experts this
+	// GPU holds, the FLOPs per sample they spend on the tokens routed to
+	// them, and the values per sample each all-to-all sends.
+	moe                       bool
+	expertParams, expertFlops float64
+	a2aElems                  float64
 }
 
 // Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
@@ -133,6 +142,7 @@ func transformer(layers, d int, seq float64) []layer {
 			// two in the backward).
 			tpElems:  seq * fd,
 			tpBlocks: 2,
+			d:        fd,
 		})
 	}
 	// The embedding and LM head, vocabulary-parallel under tensor
@@ -254,15 +264,18 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 //	with tensor parallelism, a layer of b blocks with all-reduces runs
 //	  each pass as b kernels, each followed by an all-reduce: 2(2b-1)
 //	  more ops a micro-step (tpExtra sums them);
+//	an MoE layer runs each pass as two kernels and two all-to-alls: 6
+//	  more ops a micro-step;
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
-// one record and wait and then the buckets' collectives (2 + buckets);
+// one record and wait and then the buckets' collectives (2 + buckets),
+// and the same for each MoE layer's expert gradients (3, or 1, each);
 // a record and wait before the optimizer, the optimizer kernel (3), and a
 // device sync if sync_every_step. The data loader's workers spend 3 ops
 // (await, host work, signal) on each of the GPU's steps x accum batches.
-func trainingOps(nr, steps, accum, layers, tpExtra, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
-	gpu := trainingThreadOps(steps, accum, layers, tpExtra, buckets, zero3, overlap, loader, syncEvery)
+func trainingOps(nr, steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+	gpu := trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, zero3, overlap, loader, syncEvery)
 	if loader {
 		gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
 	}
@@ -271,20 +284,20 @@ func trainingOps(nr, steps, accum, layers, tpExtra, buckets int64, zero3, overla
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingOps), without its data loader's.
-func trainingThreadOps(steps, accum, layers, tpExtra, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
 	}
-	micro := satAdd(satMul(2*perLayer, layers), tpExtra)
+	micro := satAdd(satAdd(satMul(2*perLayer, layers), tpExtra), satMul(6, moeLayers))
 	if loader {
 		micro = satAdd(micro, 5)
 	}
 	step := satMul(accum, micro)
 	if overlap {
-		step = satAdd(step, satMul(3, buckets))
+		step = satAdd(step, satMul(3, satAdd(buckets, moeLayers)))
 	} else {
-		step = satAdd(step, satAdd(2, buckets))
+		step = satAdd(step, satAdd(2, satAdd(buckets, moeLayers)))
 	}
 	step = satAdd(step, 3)
 	if syncEvery {
@@ -382,7 +395,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "experts")
 	if !ok {
 		return
 	}
@@ -417,7 +430,9 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	var layers []layer
 	var nLayers int64
+	preset := false
 	if x, ok := tm.Require("model", "a preset ("+presetNames()+") or a list of layers"); ok {
+		preset = x.IsScalar()
 		// Each layer is at least two ops (forward and backward kernels).
 		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2, tensor); !ok {
 			return
@@ -487,6 +502,12 @@ func (b *builder) training(n, key spec.Node) {
 			return
 		}
 	}
+	var moe *moeSpec
+	if x, ok := tm.Get("experts"); ok {
+		if moe, ok = b.moeSpec(x); !ok {
+			return
+		}
+	}
 	if n.ErrCount() > 0 {
 		return
 	}
@@ -497,10 +518,19 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	elt := float64(dtype.Size())
 	tp := float64(tensor)
-	totalParams := 0.0
+	nr := len(gpus)
+	dp := nr / int(tensor) // data-parallel ranks: the groups
+	moeLayers := int64(0)
+	if moe != nil {
+		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, dp, seq, elt); !ok {
+			return
+		}
+	}
+	totalParams, expertParams := 0.0, 0.0
 	tpExtra := int64(0) // ops a micro-step that tensor parallelism adds
 	for _, l := range layers {
 		totalParams += l.params
+		expertParams += l.expertParams
 		if tensor > 1 && l.tpBytes+l.tpElems > 0 {
 			tpExtra += 2 * (2*int64(l.tpBlocks) - 1)
 			if ar := batch * (l.tpBytes + l.tpElems*elt); ar > 1e15 {
@@ -509,8 +539,6 @@ func (b *builder) training(n, key spec.Node) {
 			}
 		}
 	}
-	nr := len(gpus)
-	dp := nr / int(tensor) // data-parallel ranks: the groups
 	// Buckets: backward goes from the last layer to the first; a bucket
 	// closes when its gradients reach the bucket size.
 	type bucketSpec struct {
@@ -527,10 +555,10 @@ func (b *builder) training(n, key spec.Node) {
 		}
 	}
 	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
-	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpExtra, counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
+	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
 		return
 	}
-	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpExtra, counts[3], zero3, overlap, loader != nil, syncEvery)
+	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery)
 	// The GPUs of tensor group k, and of data-parallel group t (the t-th
 	// GPU of every tensor group).
 	tpGroup := func(k int) []int { return gpus[k*int(tensor) : (k+1)*int(tensor)] }
@@ -596,12 +624,62 @@ func (b *builder) training(n, key spec.Node) {
 		if zero3 {
 			shard = 1 / float64(dp)
 		}
+		// With experts (and tensor 1): this GPU's expert-parallel group ep
+		// (consecutive ranks) and rank there, and the group of the GPUs
+		// holding the same experts (edp), whose gradients they all-reduce.
+		var ep, epRank, edp, edpRank int
+		var epRanks, edpRanks []int
+		if moe != nil {
+			P := moe.parallel
+			ep, epRank, edp, edpRank = rank/P, rank%P, rank%P, rank/P
+			epRanks = gpus[ep*P : (ep+1)*P]
+			for j := edp; j < nr; j += P {
+				edpRanks = append(edpRanks, gpus[j])
+			}
+		}
+		expertGrads := func(s int, l layer) {
+			g.collOp(&th, fmt.Sprintf("train/s%d/experts/%s/edp%d", s, l.name, edp), plan(fmt.Sprintf("edp%d", edp), edpRanks, models.AllReduce, l.expertParams*elt), comm, edpRank)
+		}
 		// pass issues one layer's forward (passes 1) or backward (2) work:
 		// one kernel, or with tensor parallelism one per block (a
 		// transformer layer's attention and MLP; the backward goes through
 		// them in reverse), each followed by its all-reduce.
 		pass := func(mp, what string, s, m int, l layer, passes float64) bool {
 			flops, bytes := passes*batch*l.flops/tp, passes*(l.params*elt+batch*l.activations)/tp
+			if l.moe {
+				// Attention, then the tokens sent to their experts and back
+				// (all-to-alls on the compute stream: the next kernel needs
+				// them); the backward in reverse.
+				a2a := batch * l.a2aElems * elt
+				attn := func() bool {
+					d, ok := kernel(gpu, flops, bytes)
+					if ok {
+						g.op(&th, mp+"/"+what+"/"+l.name+"/attn", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+					}
+					return ok
+				}
+				experts := func() bool {
+					d, ok := kernel(gpu, passes*batch*l.expertFlops, passes*(l.expertParams*elt+2*a2a))
+					if ok {
+						g.op(&th, mp+"/"+what+"/"+l.name+"/experts", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+					}
+					return ok
+				}
+				allToAll := func(which string) {
+					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/ep%d/%s/%s/%s", s, m, ep, what, l.name, which), plan(fmt.Sprintf("ep%d", ep), epRanks, models.AllToAll, a2a), compute, epRank)
+				}
+				if what == "fwd" {
+					ok := attn()
+					allToAll("dispatch")
+					ok = ok && experts()
+					allToAll("combine")
+					return ok
+				}
+				allToAll("combine")
+				ok := experts()
+				allToAll("dispatch")
+				return ok && attn()
+			}
 			ar := batch * (l.tpBytes + l.tpElems*elt)
 			blocks := []string{""}
 			switch {
@@ -660,17 +738,26 @@ func (b *builder) training(n, key spec.Node) {
 						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, k)
 						bi++
 					}
+					if last && overlap && l.moe {
+						g.after(&th, fmt.Sprintf("%s/expert-grads/%d", mp, li), compute, comm)
+						expertGrads(s, l)
+					}
 				}
 				if last && !overlap {
 					g.after(&th, mp+"/grads", compute, comm)
 					for ; bi < len(buckets); bi++ {
 						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, k)
 					}
+					for li := len(layers) - 1; li >= 0; li-- {
+						if layers[li].moe {
+							expertGrads(s, layers[li])
+						}
+					}
 				}
 			}
 			// Optimizer step after the gradients are in.
 			g.after(&th, sp+"/reduced", comm, compute)
-			d, ok := kernel(gpu, 0, totalParams/tp*shard*optBytes)
+			d, ok := kernel(gpu, 0, (totalParams/tp*shard+expertParams)*optBytes)
 			if !ok {
 				return
 			}
@@ -748,6 +835,113 @@ func (b *builder) loaderSpec(n spec.Node) (*loaderSpec, bool) {
 		}
 	}
 	return l, n.ErrCount() == 0
+}
+
+// moeSpec is a mixture of experts (experts:): each MoE layer's MLP is
+// count experts, each token routed to topK of them; expert-parallel groups
+// of parallel data-parallel ranks hold count/parallel experts each; every
+// every-th transformer layer is an MoE layer (Megatron-LM's
+// moe-layer-freq).
+type moeSpec struct {
+	count, topK, parallel, every int
+	key                          spec.Node // for errors about the whole
+	parallelKey                  *spec.Node
+}
+
+func (b *builder) moeSpec(n spec.Node) (*moeSpec, bool) {
+	em, ok := n.Map("count", "top_k", "parallel", "every")
+	if !ok {
+		return nil, false
+	}
+	e := &moeSpec{topK: 2, every: 1, key: n}
+	if x, ok := em.Require("count", "the experts of each MoE layer, such as 8"); ok {
+		v, _ := x.Int(1, 100000)
+		e.count = int(v)
+	}
+	if x, ok := em.Get("top_k"); ok {
+		v, _ := x.Int(1, 100000)
+		e.topK = int(v)
+	}
+	if x, ok := em.Get("parallel"); ok {
+		v, _ := x.Int(1, 100000)
+		e.parallel, e.parallelKey = int(v), &x
+	}
+	if x, ok := em.Get("every"); ok {
+		v, _ := x.Int(1, 100000)
+		e.every = int(v)
+	}
+	if n.ErrCount() == 0 && e.topK > e.count {
+		n.Errorf("top_k %d is more than the %d experts", e.topK, e.count)
+	}
+	return e, n.ErrCount() == 0
+}
+
+// moeLayers makes every every-th transformer block of a preset model an MoE
+// layer: its attention stays dense; its MLP (8 d^2 parameters, 16 d^2 FLOPs
+// a token) becomes count experts of that size, each token going to top_k of
+// them (GShard, Lepikhin et al. 2020; Switch, Fedus et al. 2021), spread over
+// expert-parallel groups of parallel data-parallel ranks. Routing is taken
+// as balanced: each GPU's experts process top_k times its own tokens. It
+// returns how many layers it made MoE layers.
+func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int64, zero3 bool, dp int, seq, elt float64) (int64, bool) {
+	switch {
+	case !preset:
+		e.key.Errorf("experts need a preset model (%s): gpusim makes their blocks' MLPs the experts", presetNames())
+	case tensor > 1:
+		e.key.Errorf("experts with tensor: %d are not modelled: use tensor: 1 (the experts are spread over data-parallel ranks)", tensor)
+	case zero3:
+		e.key.Errorf("experts with sharding: zero3 are not modelled: use sharding: none")
+	}
+	if e.key.ErrCount() > 0 {
+		return 0, false
+	}
+	if e.parallel == 0 {
+		e.parallel = gcd(dp, e.count)
+	}
+	if dp%e.parallel != 0 || e.count%e.parallel != 0 {
+		var divs []string
+		for d := 1; d <= min(dp, e.count); d++ {
+			if dp%d == 0 && e.count%d == 0 {
+				divs = append(divs, strconv.Itoa(d))
+			}
+		}
+		where := e.key
+		if e.parallelKey != nil {
+			where = *e.parallelKey
+		}
+		where.Errorf("parallel %d must divide both the %d data-parallel ranks and the %d experts; use one of %s", e.parallel, dp, e.count, strings.Join(divs, ", "))
+		return 0, false
+	}
+	n, blocks := int64(0), 0
+	for i := range layers {
+		l := &layers[i]
+		if l.d == 0 {
+			continue
+		}
+		if blocks++; blocks%e.every != 0 {
+			continue
+		}
+		d := l.d
+		l.moe = true
+		l.params -= 8 * d * d
+		l.flops -= 16 * d * d * seq
+		l.expertParams = 8 * d * d * float64(e.count/e.parallel)
+		l.expertFlops = float64(e.topK) * 16 * d * d * seq
+		l.a2aElems = float64(e.topK) * seq * d
+		n++
+	}
+	if n == 0 {
+		e.key.Errorf("every: %d leaves none of the model's %d blocks an MoE layer", e.every, blocks)
+		return 0, false
+	}
+	return n, true
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // loaderThreads adds the workers of one GPU's data loader: worker k prepares

@@ -255,13 +255,19 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4"} {
+	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"} {
 		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
+			if strings.Contains(gpus, "experts") && model[0] == '[' {
+				continue // experts split a preset's MLPs
+			}
 			for _, bucket := range []string{"50 MB", "120 MB", "1 GB"} {
 				for _, loader := range []string{"", "\n  dataloader: {workers: 3, sample_time: 1 ms, sample_bytes: 1 MiB}"} {
 					for _, steps := range []string{"1", "3"} {
 						for _, accum := range []string{"1", "2"} {
 							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false"} {
+								if strings.Contains(gpus, "experts") && other == "sharding: zero3" {
+									continue // not modelled together
+								}
 								scen := `
 name: t
 topology: topo.yaml
@@ -278,7 +284,7 @@ training:
 								}
 								// The parameters back from the program: the
 								// threads, layers and buckets it has.
-								nr, layers, tpExtra, buckets := int64(0), int64(0), int64(0), int64(0)
+								nr, layers, tpExtra, moeLayers, buckets := int64(0), int64(0), int64(0), int64(0), int64(0)
 								var th *sim.Thread
 								for i := range sc.Program.Threads {
 									if x := &sc.Program.Threads[i]; !strings.Contains(x.Name, "loader") {
@@ -295,12 +301,15 @@ training:
 									// one); a micro-step's backward
 									// issues as many: the ops beyond one
 									// a layer, twice, are tensor's.
-									if strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/") {
+									// An MoE layer's forward is attn
+									// and experts kernels.
+									switch fwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/"); {
+									case fwd && strings.HasSuffix(op.ID, "/experts"):
+										moeLayers++
+									case fwd && strings.HasSuffix(op.ID, "/mlp"):
 										tpExtra += 2
-										if !strings.HasSuffix(op.ID, "/mlp") {
-											layers++
-											tpExtra -= 2
-										}
+									case fwd:
+										layers++
 									}
 									if strings.HasPrefix(op.ID, "train/s0/m0/tp") && strings.Contains(op.ID, "/fwd/") {
 										tpExtra += 2
@@ -316,7 +325,7 @@ training:
 								if accum == "2" {
 									acc = 2
 								}
-								want := trainingOps(nr, st, acc, layers, tpExtra, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
+								want := trainingOps(nr, st, acc, layers, tpExtra, moeLayers, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingOps says %d", scen, got, want)
 								}
@@ -350,7 +359,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 			}
 		}
 	}
-	if n != 4*2*3*2*2*2*4+4*5*2*2 {
+	if n != 4*2*3*2*2*2*4+2*3*2*2*2*3+4*5*2*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -578,5 +587,101 @@ training:
 	wantOpt := (12*block + head) / 4 * 32 / 1e15 // seconds
 	if d := opt.Seconds() - wantOpt; d < -1e-12 || d > 1e-12 {
 		t.Errorf("optimizer %v, want %.6g s", opt, wantOpt)
+	}
+}
+
+// GPT-3 125M (12 blocks, d 768, vocabulary 50257) with every second block's
+// MLP made 4 experts, 2 per token, over expert-parallel pairs (gpu0-gpu1,
+// gpu2-gpu3; gpu0 and gpu2 hold the same experts), 2 samples of 2048 tokens,
+// on GPUs of exactly 10^15 FLOP/s and B/s. On gpu0, per MoE layer (L1, L3,
+// ..., L11) and pass: an all-to-all sending 2 samples x 2 experts x 2048
+// tokens x 768 bf16 values to the experts and one back, over gpu0-gpu1 (24
+// in all); per MoE layer the gradients of its 2 local experts (8 d^2
+// parameters each) all-reduced over gpu0-gpu2; the dense gradients (4 d^2
+// per MoE block, 12 d^2 per other block, 50257 d in the head) in one bucket
+// over all four. The forward of an MoE layer: attention 2 x (8 d^2 s + 4 s^2
+// d) FLOPs, experts 2 x 2 x 16 d^2 s; the optimizer reads and writes 32
+// bytes of every parameter gpu0 holds.
+func TestMixtureOfExperts(t *testing.T) {
+	scen := `
+name: moe
+topology: topo.yaml
+training:
+  gpus: all
+  model: gpt3-125m
+  experts: {count: 4, top_k: 2, parallel: 2, every: 2}
+  batch: 2
+  steps: 1
+  bucket: 1 GB
+`
+	sc, err := loadOn(fourGPUs, scen, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d, vocab, s = 768.0, 50257.0, 2048.0
+	type coll struct {
+		kind  string
+		bytes int64
+		ranks string
+	}
+	dense := 6*4*d*d + 6*12*d*d + vocab*d
+	want := map[coll]int{
+		{"alltoall", int64(2 * 2 * s * d * 2), "[0 1]"}:  24,
+		{"allreduce", int64(2 * 8 * d * d * 2), "[0 2]"}: 6,
+		{"allreduce", int64(dense * 2), "[0 1 2 3]"}:     1,
+	}
+	got := map[coll]int{}
+	durations := map[string]sim.Time{}
+	for _, th := range sc.Program.Threads {
+		if th.Name != "train/gpu0" {
+			continue
+		}
+		for _, op := range th.Ops {
+			if op.Kind == sim.OpCollective {
+				got[coll{op.Coll.Name, op.Coll.Bytes, fmt.Sprint(op.Coll.Ranks)}]++
+			}
+			durations[op.ID] = op.Duration
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("collectives on gpu0: %v, want %v", got, want)
+	}
+	for c, n := range want {
+		if got[c] != n {
+			t.Errorf("%d x %s of %d bytes over %s, want %d", got[c], c.kind, c.bytes, c.ranks, n)
+		}
+	}
+	for id, want := range map[string]float64{
+		"train/gpu0/s0/m0/fwd/L1/attn":    2 * (8*d*d*s + 4*s*s*d) / 1e15,
+		"train/gpu0/s0/m0/fwd/L1/experts": 2 * 2 * 16 * d * d * s / 1e15,
+		"train/gpu0/s0/m0/bwd/L1/experts": 2 * 2 * 2 * 16 * d * d * s / 1e15,
+		"train/gpu0/s0/m0/fwd/L0":         2 * (24*d*d*s + 4*s*s*d) / 1e15,
+		"train/gpu0/s0/optimizer":         (dense + 6*2*8*d*d) * 32 / 1e15,
+	} {
+		got, ok := durations[id]
+		if !ok {
+			t.Errorf("no op %s", id)
+			continue
+		}
+		if diff := got.Seconds() - want; diff < -1e-12 || diff > 1e-12 {
+			t.Errorf("%s: %v, want %.6g s", id, got, want)
+		}
+	}
+}
+
+func TestMixtureOfExpertsErrors(t *testing.T) {
+	for _, c := range []struct{ extra, model, want string }{
+		{"experts: {count: 8}", "[{params: 1e6, flops: 1 GFLOP}]", "s.yaml:5:12: training.experts: experts need a preset model"},
+		{"experts: {count: 8}\n  tensor: 2", "gpt3-125m", "s.yaml:5:12: training.experts: experts with tensor: 2 are not modelled"},
+		{"experts: {count: 8}\n  sharding: zero3", "gpt3-125m", "s.yaml:5:12: training.experts: experts with sharding: zero3 are not modelled"},
+		{"experts: {count: 6, parallel: 4}", "gpt3-125m", "s.yaml:5:33: training.experts.parallel: parallel 4 must divide both the 4 data-parallel ranks and the 6 experts; use one of 1, 2"},
+		{"experts: {count: 8, every: 13}", "gpt3-125m", "s.yaml:5:12: training.experts: every: 13 leaves none of the model's 12 blocks an MoE layer"},
+		{"experts: {count: 2, top_k: 3}", "gpt3-125m", "s.yaml:5:12: training.experts: top_k 3 is more than the 2 experts"},
+	} {
+		scen := "\nname: e\ntopology: topo.yaml\ntraining:\n  " + c.extra + "\n  gpus: all\n  model: " + c.model + "\n"
+		_, err := loadOn(fourGPUs, scen, 0)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line starting %q", c.extra, err, c.want)
+		}
 	}
 }
