@@ -53,6 +53,12 @@ func idleInput(res *sim.Result, g int) float64 {
 	return float64(res.GPUs[g].IdleInput) / float64(res.Makespan)
 }
 
+// commShare is the share of the makespan GPU g spent in collectives with no
+// kernel running.
+func commShare(res *sim.Result, g int) float64 {
+	return float64(res.GPUs[g].Comm) / float64(res.Makespan)
+}
+
 func computeShare(res *sim.Result, g int) float64 {
 	return float64(res.GPUs[g].Compute) / float64(res.Makespan)
 }
@@ -149,9 +155,7 @@ var studies = []study{
 	},
 	{
 		name: "tensor-parallel", metric: "gpu0 in all-reduces",
-		value: func(r *sim.Result) string {
-			return fmt.Sprintf("%.1f%%", 100*float64(r.GPUs[0].Comm)/float64(r.Makespan))
-		},
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f%%", 100*commShare(r, 0)) },
 		check: func(ps []point) error {
 			speedup := func(topo string) float64 {
 				return float64(find(ps, "topo", topo, "tensor", "2").Makespan) / float64(find(ps, "topo", topo, "tensor", "8").Makespan)
@@ -162,6 +166,23 @@ var studies = []study{
 			}
 			if b < 2.4 || b >= h {
 				return fmt.Errorf("DGX B200: 8 GPUs %.2fx as fast as 2, want at least 2.4 and under the H100's %.2f", b, h)
+			}
+			return nil
+		},
+	},
+	{
+		name: "mixture-of-experts", metric: "gpu0 in collectives",
+		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f%%", 100*commShare(r, 0)) },
+		check: func(ps []point) error {
+			h, b, p := find(ps, "topo", "dgx-h100"), find(ps, "topo", "dgx-b200"), find(ps, "topo", "pcie-8x-4090")
+			if ch, cb := commShare(h, 0), commShare(b, 0); ch >= 0.25 || cb >= 0.25 || cb <= ch {
+				return fmt.Errorf("collectives take %.1f%% of the H100's step and %.1f%% of the B200's; want both under 25%%, the B200's more", 100*ch, 100*cb)
+			}
+			if cp := commShare(p, 0); cp < 1.0/3 {
+				return fmt.Errorf("collectives take %.1f%% of the RTX 4090's step, want at least a third", 100*cp)
+			}
+			if r := float64(p.Makespan) / float64(h.Makespan); r < 5 {
+				return fmt.Errorf("RTX 4090 / DGX H100 = %.2f, want at least 5", r)
 			}
 			return nil
 		},
