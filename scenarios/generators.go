@@ -522,7 +522,7 @@ func (b *builder) training(n, key spec.Node) {
 	dp := nr / int(tensor) // data-parallel ranks: the groups
 	moeLayers := int64(0)
 	if moe != nil {
-		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, dp, seq, elt); !ok {
+		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, dp, batch, seq, elt); !ok {
 			return
 		}
 	}
@@ -577,7 +577,13 @@ func (b *builder) training(n, key spec.Node) {
 		if p, ok := plans[key]; ok {
 			return p
 		}
-		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: ranks, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare})
+		spec := models.CollSpec{Kind: kind, GPUs: ranks, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare}
+		if kind == models.AllToAll {
+			// Forced algorithms and protocols are the all-reduces' (and
+			// ZeRO-3's); the experts' all-to-alls keep NCCL's own.
+			spec.Algorithm, spec.Protocol = "", ""
+		}
+		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
 		if err != nil {
 			n.Errorf("%v", err)
 			p = nil // said once: the ops that would use it are left out
@@ -669,16 +675,22 @@ func (b *builder) training(n, key spec.Node) {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/ep%d/%s/%s/%s", s, m, ep, what, l.name, which), plan(fmt.Sprintf("ep%d", ep), epRanks, models.AllToAll, a2a), compute, epRank)
 				}
 				if what == "fwd" {
-					ok := attn()
+					if !attn() {
+						return false
+					}
 					allToAll("dispatch")
-					ok = ok && experts()
+					if !experts() {
+						return false
+					}
 					allToAll("combine")
-					return ok
+					return true
 				}
 				allToAll("combine")
-				ok := experts()
+				if !experts() {
+					return false
+				}
 				allToAll("dispatch")
-				return ok && attn()
+				return attn()
 			}
 			ar := batch * (l.tpBytes + l.tpElems*elt)
 			blocks := []string{""}
@@ -839,8 +851,8 @@ func (b *builder) loaderSpec(n spec.Node) (*loaderSpec, bool) {
 
 // moeSpec is a mixture of experts (experts:): each MoE layer's MLP is
 // count experts, each token routed to topK of them; expert-parallel groups
-// of parallel data-parallel ranks hold count/parallel experts each; every
-// every-th transformer layer is an MoE layer (Megatron-LM's
+// of parallel data-parallel ranks hold count/parallel experts each; one
+// transformer block in every is an MoE layer, from the first (Megatron-LM's
 // moe-layer-freq).
 type moeSpec struct {
 	count, topK, parallel, every int
@@ -876,14 +888,14 @@ func (b *builder) moeSpec(n spec.Node) (*moeSpec, bool) {
 	return e, n.ErrCount() == 0
 }
 
-// moeLayers makes every every-th transformer block of a preset model an MoE
-// layer: its attention stays dense; its MLP (8 d^2 parameters, 16 d^2 FLOPs
+// moeLayers makes blocks 0, every, 2 every, ... of a preset model MoE
+// layers (Megatron-LM's moe-layer-freq): its attention stays dense; its MLP (8 d^2 parameters, 16 d^2 FLOPs
 // a token) becomes count experts of that size, each token going to top_k of
 // them (GShard, Lepikhin et al. 2020; Switch, Fedus et al. 2021), spread over
 // expert-parallel groups of parallel data-parallel ranks. Routing is taken
 // as balanced: each GPU's experts process top_k times its own tokens. It
 // returns how many layers it made MoE layers.
-func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int64, zero3 bool, dp int, seq, elt float64) (int64, bool) {
+func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int64, zero3 bool, dp int, batch, seq, elt float64) (int64, bool) {
 	switch {
 	case !preset:
 		e.key.Errorf("experts need a preset model (%s): gpusim makes their blocks' MLPs the experts", presetNames())
@@ -918,7 +930,7 @@ func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int6
 		if l.d == 0 {
 			continue
 		}
-		if blocks++; blocks%e.every != 0 {
+		if blocks++; (blocks-1)%e.every != 0 {
 			continue
 		}
 		d := l.d
@@ -928,11 +940,11 @@ func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int6
 		l.expertParams = 8 * d * d * float64(e.count/e.parallel)
 		l.expertFlops = float64(e.topK) * 16 * d * d * seq
 		l.a2aElems = float64(e.topK) * seq * d
+		if a2a := batch * l.a2aElems * elt; a2a > 1e15 {
+			e.key.Errorf("each all-to-all would send %s from a GPU, more than gpusim's limit of 1 PB: lower batch, seq or top_k", units.Format(a2a, units.Bytes))
+			return 0, false
+		}
 		n++
-	}
-	if n == 0 {
-		e.key.Errorf("every: %d leaves none of the model's %d blocks an MoE layer", e.every, blocks)
-		return 0, false
 	}
 	return n, true
 }

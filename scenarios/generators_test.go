@@ -591,19 +591,28 @@ training:
 }
 
 // GPT-3 125M (12 blocks, d 768, vocabulary 50257) with every second block's
-// MLP made 4 experts, 2 per token, over expert-parallel pairs (gpu0-gpu1,
-// gpu2-gpu3; gpu0 and gpu2 hold the same experts), 2 samples of 2048 tokens,
-// on GPUs of exactly 10^15 FLOP/s and B/s. On gpu0, per MoE layer (L1, L3,
-// ..., L11) and pass: an all-to-all sending 2 samples x 2 experts x 2048
-// tokens x 768 bf16 values to the experts and one back, over gpu0-gpu1 (24
-// in all); per MoE layer the gradients of its 2 local experts (8 d^2
-// parameters each) all-reduced over gpu0-gpu2; the dense gradients (4 d^2
-// per MoE block, 12 d^2 per other block, 50257 d in the head) in one bucket
-// over all four. The forward of an MoE layer: attention 2 x (8 d^2 s + 4 s^2
-// d) FLOPs, experts 2 x 2 x 16 d^2 s; the optimizer reads and writes 32
-// bytes of every parameter gpu0 holds.
+// MLP (L0, L2, ..., L10) made 4 experts, 2 per token, over expert-parallel
+// pairs (gpu0-gpu1, gpu2-gpu3; gpu0 and gpu2 hold the same experts, as do
+// gpu1 and gpu3), 2 samples of 2048 tokens, on GPUs of exactly 10^15
+// FLOP/s and B/s. On each GPU, per MoE layer and pass: an all-to-all sending
+// 2 samples x 2 experts x 2048 tokens x 768 bf16 values to the experts and
+// one back, over its pair, on its compute stream (24 in all); per MoE layer
+// the gradients of its 2 local experts (8 d^2 parameters each) all-reduced
+// with the other GPU holding them; the dense gradients (4 d^2 per MoE block,
+// 12 d^2 per other block, 50257 d in the head) in one bucket over all four;
+// the same with the gradients overlapped or not. The forward of an MoE
+// layer: attention 2 x (8 d^2 s + 4 s^2 d) FLOPs, experts 2 x 2 x 16 d^2 s;
+// the optimizer reads and writes 32 bytes of every parameter a GPU holds.
 func TestMixtureOfExperts(t *testing.T) {
-	scen := `
+	const d, vocab, s = 768.0, 50257.0, 2048.0
+	dense := 6*4*d*d + 6*12*d*d + vocab*d
+	type coll struct {
+		kind, stream string
+		bytes        int64
+		ranks        string
+	}
+	for _, overlap := range []string{"true", "false"} {
+		sc, err := loadOn(fourGPUs, `
 name: moe
 topology: topo.yaml
 training:
@@ -613,58 +622,58 @@ training:
   batch: 2
   steps: 1
   bucket: 1 GB
-`
-	sc, err := loadOn(fourGPUs, scen, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const d, vocab, s = 768.0, 50257.0, 2048.0
-	type coll struct {
-		kind  string
-		bytes int64
-		ranks string
-	}
-	dense := 6*4*d*d + 6*12*d*d + vocab*d
-	want := map[coll]int{
-		{"alltoall", int64(2 * 2 * s * d * 2), "[0 1]"}:  24,
-		{"allreduce", int64(2 * 8 * d * d * 2), "[0 2]"}: 6,
-		{"allreduce", int64(dense * 2), "[0 1 2 3]"}:     1,
-	}
-	got := map[coll]int{}
-	durations := map[string]sim.Time{}
-	for _, th := range sc.Program.Threads {
-		if th.Name != "train/gpu0" {
-			continue
+  overlap: `+overlap+"\n", 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, op := range th.Ops {
-			if op.Kind == sim.OpCollective {
-				got[coll{op.Coll.Name, op.Coll.Bytes, fmt.Sprint(op.Coll.Ranks)}]++
+		for _, gpu := range []struct {
+			name          string
+			pair, holders string
+		}{{"gpu0", "[0 1]", "[0 2]"}, {"gpu1", "[0 1]", "[1 3]"}} {
+			want := map[coll]int{
+				{"alltoall", gpu.name + "/compute", int64(2 * 2 * s * d * 2), gpu.pair}:  24,
+				{"allreduce", gpu.name + "/comm", int64(2 * 8 * d * d * 2), gpu.holders}: 6,
+				{"allreduce", gpu.name + "/comm", int64(dense * 2), "[0 1 2 3]"}:         1,
 			}
-			durations[op.ID] = op.Duration
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("collectives on gpu0: %v, want %v", got, want)
-	}
-	for c, n := range want {
-		if got[c] != n {
-			t.Errorf("%d x %s of %d bytes over %s, want %d", got[c], c.kind, c.bytes, c.ranks, n)
-		}
-	}
-	for id, want := range map[string]float64{
-		"train/gpu0/s0/m0/fwd/L1/attn":    2 * (8*d*d*s + 4*s*s*d) / 1e15,
-		"train/gpu0/s0/m0/fwd/L1/experts": 2 * 2 * 16 * d * d * s / 1e15,
-		"train/gpu0/s0/m0/bwd/L1/experts": 2 * 2 * 2 * 16 * d * d * s / 1e15,
-		"train/gpu0/s0/m0/fwd/L0":         2 * (24*d*d*s + 4*s*s*d) / 1e15,
-		"train/gpu0/s0/optimizer":         (dense + 6*2*8*d*d) * 32 / 1e15,
-	} {
-		got, ok := durations[id]
-		if !ok {
-			t.Errorf("no op %s", id)
-			continue
-		}
-		if diff := got.Seconds() - want; diff < -1e-12 || diff > 1e-12 {
-			t.Errorf("%s: %v, want %.6g s", id, got, want)
+			got := map[coll]int{}
+			durations := map[string]sim.Time{}
+			for _, th := range sc.Program.Threads {
+				if th.Name != "train/"+gpu.name {
+					continue
+				}
+				for _, op := range th.Ops {
+					if op.Kind == sim.OpCollective {
+						stream := sc.Program.StreamName(sc.Topology.Machine, op.Streams[op.Rank])
+						got[coll{op.Coll.Name, stream, op.Coll.Bytes, fmt.Sprint(op.Coll.Ranks)}]++
+					}
+					durations[op.ID] = op.Duration
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("overlap %s: collectives of %s: %v, want %v", overlap, gpu.name, got, want)
+			}
+			for c, n := range want {
+				if got[c] != n {
+					t.Errorf("overlap %s: %d x %s on %s of %d bytes over %s, want %d", overlap, got[c], c.kind, c.stream, c.bytes, c.ranks, n)
+				}
+			}
+			p := "train/" + gpu.name + "/s0"
+			for id, want := range map[string]float64{
+				p + "/m0/fwd/L0/attn":    2 * (8*d*d*s + 4*s*s*d) / 1e15,
+				p + "/m0/fwd/L0/experts": 2 * 2 * 16 * d * d * s / 1e15,
+				p + "/m0/bwd/L0/experts": 2 * 2 * 2 * 16 * d * d * s / 1e15,
+				p + "/m0/fwd/L1":         2 * (24*d*d*s + 4*s*s*d) / 1e15,
+				p + "/optimizer":         (dense + 6*2*8*d*d) * 32 / 1e15,
+			} {
+				got, ok := durations[id]
+				if !ok {
+					t.Errorf("no op %s", id)
+					continue
+				}
+				if diff := got.Seconds() - want; diff < -1e-12 || diff > 1e-12 {
+					t.Errorf("%s: %v, want %.6g s", id, got, want)
+				}
+			}
 		}
 	}
 }
@@ -675,7 +684,7 @@ func TestMixtureOfExpertsErrors(t *testing.T) {
 		{"experts: {count: 8}\n  tensor: 2", "gpt3-125m", "s.yaml:5:12: training.experts: experts with tensor: 2 are not modelled"},
 		{"experts: {count: 8}\n  sharding: zero3", "gpt3-125m", "s.yaml:5:12: training.experts: experts with sharding: zero3 are not modelled"},
 		{"experts: {count: 6, parallel: 4}", "gpt3-125m", "s.yaml:5:33: training.experts.parallel: parallel 4 must divide both the 4 data-parallel ranks and the 6 experts; use one of 1, 2"},
-		{"experts: {count: 8, every: 13}", "gpt3-125m", "s.yaml:5:12: training.experts: every: 13 leaves none of the model's 12 blocks an MoE layer"},
+		{"experts: {count: 8}\n  batch: 1000000\n  seq: 1000000", "gpt3-125m", "s.yaml:5:12: training.experts: each all-to-all would send "},
 		{"experts: {count: 2, top_k: 3}", "gpt3-125m", "s.yaml:5:12: training.experts: top_k 3 is more than the 2 experts"},
 	} {
 		scen := "\nname: e\ntopology: topo.yaml\ntraining:\n  " + c.extra + "\n  gpus: all\n  model: " + c.model + "\n"
@@ -683,5 +692,19 @@ func TestMixtureOfExpertsErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line starting %q", c.extra, err, c.want)
 		}
+	}
+	// A forced algorithm is the all-reduces'; the all-to-alls keep theirs.
+	sc, err := loadOn(fourGPUs, "name: e\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m, experts: {count: 4}, algorithm: ring}\n", 0)
+	if err != nil {
+		t.Fatalf("experts with algorithm: ring: %v", err)
+	}
+	algos := map[string]bool{}
+	for _, op := range sc.Program.Threads[0].Ops {
+		if op.Kind == sim.OpCollective {
+			algos[op.Coll.Name+"/"+op.Coll.Algorithm] = true
+		}
+	}
+	if len(algos) != 2 || !algos["allreduce/ring"] || !algos["alltoall/direct"] {
+		t.Errorf("experts with algorithm: ring: collectives %v, want allreduce/ring and alltoall/direct", algos)
 	}
 }
