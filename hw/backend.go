@@ -1256,7 +1256,7 @@ func where(op *sim.Op) string {
 // result reads the timing events and assembles the records.
 func (b *backend) result() (*sim.Result, error) {
 	m, p, drv := b.m, b.p, b.drv
-	res := &sim.Result{Machine: m, Program: p}
+	res := &sim.Result{Machine: m, Program: p, Warnings: append([]string(nil), p.Warnings...)}
 	base := make([]int, len(p.Threads))
 	n := 0
 	for ti := range p.Threads {

@@ -569,6 +569,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
+	b.trainingMemory(g.where, gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, optBytes, batch, seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
@@ -779,6 +780,41 @@ func (b *builder) training(n, key spec.Node) {
 			}
 		}
 		b.p.Threads = append(b.p.Threads, th)
+	}
+}
+
+// trainingMemory warns, once, when a GPU of the training would need more
+// memory than it has. Each GPU holds its share of the model state
+// (weights, gradients and optimizer state: half optimizer_bytes_per_param,
+// 16 bytes with mixed-precision Adam, ZeRO's 2 + 2 + 12; the dense part
+// split by tensor and, with zero3, by the data-parallel ranks; its
+// experts) and one micro-batch's activations kept for the backward pass
+// (Korthikanti et al. 2022, eq. 2: s d (10 + 24/t) bytes a sample per
+// transformer block under t-way tensor parallelism, without recomputation;
+// other layers' activations / t). Workspace, fragmentation and the
+// framework are left out, so a warning means it cannot fit.
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3 bool, optBytes, batch, seq float64) {
+	shard := 1.0
+	if zero3 {
+		shard = 1 / dp
+	}
+	params := dense/tp*shard + experts
+	act := 0.0
+	for _, l := range layers {
+		if l.d > 0 {
+			act += seq * l.d * (10 + 24/tp)
+		} else {
+			act += l.activations / tp
+		}
+	}
+	state, acts := params*optBytes/2, batch*act
+	for _, gpu := range gpus {
+		gm := b.sc.Topology.GPUModels[gpu]
+		if gm.MemoryBytes > 0 && state+acts > float64(gm.MemoryBytes) {
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: a GPU needs about %.4g GB (model state %.4g GB: %.4g parameters x %g bytes; activations %.4g GB), more than the %.4g GB of %s (%s): it would not fit; use tensor:, sharding: zero3 or a smaller batch",
+				where, (state+acts)/1e9, state/1e9, params, optBytes/2, acts/1e9, float64(gm.MemoryBytes)/1e9, b.m.GPUs[gpu].Name, gm.Name))
+			return
+		}
 	}
 }
 

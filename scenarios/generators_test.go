@@ -708,3 +708,37 @@ func TestMixtureOfExpertsErrors(t *testing.T) {
 		t.Errorf("experts with algorithm: ring: collectives %v, want allreduce/ring and alltoall/direct", algos)
 	}
 }
+
+// A training that cannot fit in GPU memory is run, with a warning. GPT-3 13B
+// (40 blocks, d 5140, vocabulary 50257): 40 x 12 d^2 + 50257 d parameters at
+// 16 bytes each (mixed-precision Adam), and for one sample 40 x 34 s d + 2 s
+// d bytes of activations, do not fit in an H100's 80 GB; split 4 ways by
+// tensor parallelism (state / 4, block activations s d (10 + 24/4), the
+// head's / 4) or sharded 4 ways by ZeRO-3 (state / 4) they do.
+func TestTrainingMemoryWarning(t *testing.T) {
+	const d, s = 5140.0, 2048.0
+	params := 40*12*d*d + 50257*d
+	for _, c := range []struct {
+		extra string
+		want  string // "": no warning
+	}{
+		{"", fmt.Sprintf("s.yaml:5:3: training: a GPU needs about %.4g GB (model state %.4g GB: %.4g parameters x 16 bytes; activations %.4g GB), more than the 80 GB of gpu0 (H100-SXM): it would not fit",
+			(params*16+40*34*s*d+2*s*d)/1e9, params*16/1e9, params, (40*34*s*d+2*s*d)/1e9)},
+		{"tensor: 4", ""},
+		{"sharding: zero3", ""},
+	} {
+		res := runWith(t, fourGPUs, "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  model: gpt3-13b\n  batch: 1\n  steps: 1\n  "+c.extra+"\n", nil)
+		var warned []string
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "would not fit") {
+				warned = append(warned, w)
+			}
+		}
+		switch {
+		case c.want == "" && len(warned) > 0:
+			t.Errorf("%q: %q, want no memory warning", c.extra, warned)
+		case c.want != "" && (len(warned) != 1 || !strings.HasPrefix(warned[0], c.want)):
+			t.Errorf("%q: %q, want one starting %q", c.extra, warned, c.want)
+		}
+	}
+}

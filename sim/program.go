@@ -198,6 +198,9 @@ type Program struct {
 	Semaphores []Semaphore
 	// Comms names the communicators collectives name (Op.Comm).
 	Comms []string
+	// Warnings are what the program's builder noticed about it (a training
+	// that would not fit in GPU memory); a run reports them first.
+	Warnings []string
 }
 
 // NumOps returns the number of ops in all threads.

@@ -243,7 +243,8 @@ type gpuState struct {
 }
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
-	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}, trees: trees}
+	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p, Warnings: append([]string(nil), p.Warnings...)}, trees: trees,
+		warnMore: make([]int, len(p.Warnings))} // warnMore[i] counts repeats of Warnings[i]
 	r.s = newSolver(&r.e)
 	for _, l := range m.Links {
 		r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"->"+m.Nodes[l.B].Name, l.Bandwidth, series)

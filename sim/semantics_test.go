@@ -1016,6 +1016,30 @@ threads:
 	}
 }
 
+// The program's own warnings (its builder's) come first, and the run's
+// repeats are still counted on the run's warnings.
+func TestProgramWarningsComeFirst(t *testing.T) {
+	sc := mustLoad(t, twoGPUs, `
+name: warned
+topology: topo.yaml
+threads:
+  - name: main
+    ops:
+      - repeat: {count: 3, ops: [{wait: {id: w, event: never, stream: gpu0/s}}]}
+`)
+	sc.Program.Warnings = []string{"built so"}
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 2 || res.Warnings[0] != "built so" || !strings.HasSuffix(res.Warnings[1], "(and 2 more times from this place)") {
+		t.Errorf("warnings %q, want the program's, then w#0's with 2 more", res.Warnings)
+	}
+	if len(sc.Program.Warnings) != 1 {
+		t.Errorf("the run changed the program's warnings: %q", sc.Program.Warnings)
+	}
+}
+
 // A warning given by every op a repeat makes of one op is given once, with
 // the count of the others; the same warning from another place is its own.
 func TestRepeatedWarningsAreCounted(t *testing.T) {
