@@ -76,6 +76,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		for _, w := range sc.Program.Warnings {
+			fmt.Fprintln(stderr, "warning: "+w)
+		}
 		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s)\n", name, sc.Name, sc.Topology.Name,
 			plural(len(sc.Program.Threads), "1 thread", "%d threads"), plural(sc.Program.NumOps(), "1 op", "%d ops"),
 			plural(len(sc.Program.Streams), "1 stream", "%d streams"))
