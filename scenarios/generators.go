@@ -263,7 +263,8 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 //
 //	with tensor parallelism, a layer of b blocks with all-reduces runs
 //	  each pass as b kernels, each followed by an all-reduce: 2(2b-1)
-//	  more ops a micro-step (tpExtra sums them);
+//	  more ops a micro-step, or with sequence parallelism each between
+//	  an all-gather and a reduce-scatter: 2(3b-1) (tpExtra sums them);
 //	an MoE layer runs each pass as two kernels and two all-to-alls: 6
 //	  more ops a micro-step;
 //
@@ -395,7 +396,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "experts")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts")
 	if !ok {
 		return
 	}
@@ -426,6 +427,15 @@ func (b *builder) training(n, key spec.Node) {
 				}
 			}
 			x.Errorf("%d does not divide the %d GPUs training into tensor-parallel groups; use one of %s", tensor, len(gpus), strings.Join(divs, ", "))
+		}
+	}
+	// Sequence parallelism (Korthikanti et al. 2022): each block's
+	// all-reduce becomes an all-gather of its input and a reduce-scatter of
+	// its output, and the activations between blocks are split too.
+	seqPar := false
+	if x, ok := tm.Get("sequence_parallel"); ok {
+		if seqPar, ok = x.Bool(); ok && seqPar && tensor == 1 {
+			x.Errorf("needs tensor: 2 or more: sequence parallelism splits the activations of tensor-parallel groups")
 		}
 	}
 	var layers []layer
@@ -532,7 +542,11 @@ func (b *builder) training(n, key spec.Node) {
 		totalParams += l.params
 		expertParams += l.expertParams
 		if tensor > 1 && l.tpBytes+l.tpElems > 0 {
-			tpExtra += 2 * (2*int64(l.tpBlocks) - 1)
+			perBlock := int64(2) // the kernel and its all-reduce
+			if seqPar {
+				perBlock = 3 // an all-gather, the kernel, a reduce-scatter
+			}
+			tpExtra += 2 * (perBlock*int64(l.tpBlocks) - 1)
 			if ar := batch * (l.tpBytes + l.tpElems*elt); ar > 1e15 {
 				key.Errorf("layer %s's tensor-parallel all-reduces would move %s each, more than gpusim's limit of 1 PB: lower batch or seq", l.name, units.Format(ar, units.Bytes))
 				return
@@ -569,7 +583,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
-	b.trainingMemory(g.where, gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, optBytes, batch, seq)
+	b.trainingMemory(g.where, gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, optBytes, batch, seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
@@ -623,9 +637,9 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		dpRanks, tpRanks := dpGroup(t), tpGroup(k)
 		dpPlan := func(kind string, bytes float64) *sim.CollPlan { return plan(dpKey, dpRanks, kind, bytes) }
-		tpAllReduce := func(id string, bytes float64) {
+		tpColl := func(id, kind string, bytes float64) {
 			// On the compute stream: the next kernel needs its result.
-			g.collOp(&th, id, plan(fmt.Sprintf("tp%d", k), tpRanks, models.AllReduce, bytes), compute, t)
+			g.collOp(&th, id, plan(fmt.Sprintf("tp%d", k), tpRanks, kind, bytes), compute, t)
 		}
 		shard := 1.0
 		if zero3 {
@@ -702,13 +716,21 @@ func (b *builder) training(n, key spec.Node) {
 				blocks = []string{"/attn", "/mlp"}
 			}
 			for _, blk := range blocks {
+				id := fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s%s", s, m, k, what, l.name, blk)
+				split := tensor > 1 && ar > 0
+				if split && seqPar {
+					tpColl(id+"/gather", models.AllGather, ar)
+				}
 				d, ok := kernel(gpu, flops/float64(len(blocks)), bytes/float64(len(blocks)))
 				if !ok {
 					return false
 				}
 				g.op(&th, mp+"/"+what+"/"+l.name+blk, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
-				if tensor > 1 && ar > 0 {
-					tpAllReduce(fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s%s", s, m, k, what, l.name, blk), ar)
+				switch {
+				case split && seqPar:
+					tpColl(id+"/scatter", models.ReduceScatter, ar)
+				case split:
+					tpColl(id, models.AllReduce, ar)
 				}
 			}
 			return true
@@ -789,11 +811,12 @@ func (b *builder) training(n, key spec.Node) {
 // 16 bytes with mixed-precision Adam, ZeRO's 2 + 2 + 12; the dense part
 // split by tensor and, with zero3, by the data-parallel ranks; its
 // experts) and one micro-batch's activations kept for the backward pass
-// (Korthikanti et al. 2022, eq. 2: s d (10 + 24/t) bytes a sample per
-// transformer block under t-way tensor parallelism, without recomputation;
-// other layers' activations / t). Workspace, fragmentation and the
+// (Korthikanti et al. 2022, eq. 2 and 4: s d (10 + 24/t) bytes a sample
+// per transformer block under t-way tensor parallelism, 34 s d / t with
+// sequence parallelism, without recomputation; other layers' activations /
+// t). Workspace, fragmentation and the
 // framework are left out, so a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3 bool, optBytes, batch, seq float64) {
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3, seqPar bool, optBytes, batch, seq float64) {
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
@@ -801,9 +824,12 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense
 	params := dense/tp*shard + experts
 	act := 0.0
 	for _, l := range layers {
-		if l.d > 0 {
+		switch {
+		case l.d > 0 && seqPar:
+			act += seq * l.d * 34 / tp
+		case l.d > 0:
 			act += seq * l.d * (10 + 24/tp)
-		} else {
+		default:
 			act += l.activations / tp
 		}
 	}

@@ -255,7 +255,7 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"} {
+	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"} {
 		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
 			if strings.Contains(gpus, "experts") && model[0] == '[' {
 				continue // experts split a preset's MLPs
@@ -498,11 +498,51 @@ training:
 	}
 }
 
+// With sequence parallelism each block's all-reduce of 100 MB over its
+// pair becomes an all-gather before its kernel and a reduce-scatter after
+// it, each a ring of 2 ranks: 8.4 us, then one step of 3.4 us and 50 MB at
+// 100 GB/s. The rest is TestTensorParallelStep's: 3 ms of kernels, 8 blocks
+// a step, one 50 MB data-parallel bucket.
+func TestSequenceParallelStep(t *testing.T) {
+	scen := `
+name: sp
+topology: topo.yaml
+training:
+  gpus: all
+  tensor: 2
+  sequence_parallel: true
+  model: [{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 2}]
+  batch: 100
+  steps: 1
+  bucket: 50 MB
+  algorithm: ring
+  protocol: simple
+  optimizer_bytes_per_param: 0
+`
+	half := 8.4 + 3.4 + 50e6/100e9*1e6
+	dp := 8.4 + 2*(3.4+25e6/100e9*1e6)
+	want := sim.Time((3000 + 8*2*half + dp) * 1e6)
+	res := runWith(t, fourGPUs, scen, nil)
+	if d := res.Makespan - want; d < -10 || d > 10 {
+		t.Errorf("step %s, want %s", res.Makespan, want)
+	}
+	kinds := map[string]int{}
+	for _, r := range res.Ops {
+		if r.Coll != nil && r.GPU == 0 {
+			kinds[r.Coll.Name]++
+		}
+	}
+	if kinds["allgather"] != 8 || kinds["reducescatter"] != 8 || kinds["allreduce"] != 1 {
+		t.Errorf("collectives on gpu0: %v, want 8 all-gathers, 8 reduce-scatters and the bucket's all-reduce", kinds)
+	}
+}
+
 func TestTensorParallelErrors(t *testing.T) {
 	for _, c := range []struct{ tensor, model, want string }{
 		{"3", "gpt3-125m", "s.yaml:6:11: training.tensor: 3 does not divide the 4 GPUs training into tensor-parallel groups; use one of 1, 2, 4"},
 		{"2", "[{params: 1e6, flops: 1 GFLOP}]", "s.yaml:7:11: training.model[0]: with tensor: 2 each layer needs tensor_bytes"},
 		{"8", "gpt3-125m", "s.yaml:6:11: training.tensor: "},
+		{"1\n  sequence_parallel: true", "gpt3-125m", "s.yaml:7:22: training.sequence_parallel: needs tensor: 2 or more"},
 	} {
 		scen := `
 name: tp
@@ -726,8 +766,18 @@ func TestTrainingMemoryWarning(t *testing.T) {
 			(params*16+40*34*s*d+2*s*d)/1e9, params*16/1e9, params, (40*34*s*d+2*s*d)/1e9)},
 		{"tensor: 4", ""},
 		{"sharding: zero3", ""},
+		// GPT-3 6.7B (32 blocks, d 4096) over pairs, 5 samples: 53.2 GB of
+		// state and 5 x 32 x 22 s d of activations, 82.8 GB in all; with
+		// sequence parallelism 5 x 32 x 17 s d, 76.0 GB.
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 5", fmt.Sprintf("s.yaml:5:3: training: a GPU needs about %.4g GB",
+			((32*12*4096*4096+50257*4096)/2*16+5*(32*22*s*4096+2*s*4096/2))/1e9)},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 5\n  sequence_parallel: true", ""},
 	} {
-		res := runWith(t, fourGPUs, "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  model: gpt3-13b\n  batch: 1\n  steps: 1\n  "+c.extra+"\n", nil)
+		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  steps: 1\n  " + c.extra + "\n"
+		if !strings.Contains(c.extra, "model:") {
+			scen += "  model: gpt3-13b\n  batch: 1\n"
+		}
+		res := runWith(t, fourGPUs, scen, nil)
 		var warned []string
 		for _, w := range res.Warnings {
 			if strings.Contains(w, "would not fit") {
