@@ -47,7 +47,11 @@ type GPU struct {
 	Peak map[DType]float64
 	// MemoryBandwidth is the peak device memory bandwidth, bytes/s.
 	MemoryBandwidth float64
-	// MemoryBytes is the device memory capacity.
+	// MemoryBytes is the device memory capacity. Datasheets' "80 GB" of HBM
+	// are GiB: an H200's "141 GB" reports 139.8 GiB to cuDeviceTotalMem
+	// (docs/measured/2026-11-29-h200, calibrated.yaml), an H100's "80 GB"
+	// 81,559 MiB to nvidia-smi (public nvidia-smi logs; to confirm with
+	// gpusim calibrate).
 	MemoryBytes int64
 	// SMs is the number of streaming multiprocessors.
 	SMs int
@@ -77,7 +81,6 @@ type GPU struct {
 const (
 	tera = 1e12
 	giga = 1e9
-	gb   = int64(1e9)
 	gib  = int64(1) << 30
 )
 
@@ -111,7 +114,7 @@ var gpus = []GPU{
 		Name: "H100-SXM", Arch: "hopper",
 		Peak: map[DType]float64{FP64: 67 * tera, FP32: 67 * tera, TF32: 494.5 * tera, FP16: 989.5 * tera,
 			BF16: 989.5 * tera, FP8: 1979 * tera, INT8: 1979 * tera},
-		MemoryBandwidth: 3350 * giga, MemoryBytes: 80 * gb, SMs: 132,
+		MemoryBandwidth: 3350 * giga, MemoryBytes: 80 * gib, SMs: 132,
 		// asyncEngineCount 3: CUDA deviceQuery "Concurrent copy and kernel
 		// execution: Yes with 3 copy engine(s)" (public deviceQuery logs of
 		// H100; not in shared/groundtruth, to confirm with gpusim topo discover).
@@ -127,7 +130,7 @@ var gpus = []GPU{
 		Name: "H200-SXM", Arch: "hopper",
 		Peak: map[DType]float64{FP64: 67 * tera, FP32: 67 * tera, TF32: 494.5 * tera, FP16: 989.5 * tera,
 			BF16: 989.5 * tera, FP8: 1979 * tera, INT8: 1979 * tera},
-		MemoryBandwidth: 4800 * giga, MemoryBytes: 141 * gb, SMs: 132,
+		MemoryBandwidth: 4800 * giga, MemoryBytes: 1398 * gib / 10, SMs: 132, // 139.8 GiB measured
 		CopyEngines: 3, NVLinks: 18, NVLinkGen: "nvlink4", PCIe: "pcie5x16", // as H100-SXM
 		CopyOverhead: 2000 * sim.Nanosecond, // as H100-SXM (same copy engines)
 	},
@@ -144,7 +147,7 @@ var gpus = []GPU{
 		Name: "B200", Arch: "blackwell",
 		Peak: map[DType]float64{FP64: 37 * tera, FP32: 75 * tera, TF32: 1125 * tera, FP16: 2250 * tera,
 			BF16: 2250 * tera, FP8: 4500 * tera, INT8: 4500 * tera},
-		MemoryBandwidth: 8000 * giga, MemoryBytes: 180 * gb, SMs: 148,
+		MemoryBandwidth: 8000 * giga, MemoryBytes: 180 * gib, SMs: 148,
 		CopyEngines: 3, NVLinks: 18, NVLinkGen: "nvlink5", PCIe: "pcie5x16", // as H100-SXM
 		CopyOverhead: 2000 * sim.Nanosecond, // as H100-SXM
 	},
@@ -156,7 +159,7 @@ var gpus = []GPU{
 		Name: "A100-SXM4-80GB", Arch: "ampere",
 		Peak: map[DType]float64{FP64: 19.5 * tera, FP32: 19.5 * tera, TF32: 156 * tera, FP16: 312 * tera,
 			BF16: 312 * tera, INT8: 624 * tera},
-		MemoryBandwidth: 2039 * giga, MemoryBytes: 80 * gb, SMs: 108,
+		MemoryBandwidth: 2039 * giga, MemoryBytes: 80 * gib, SMs: 108,
 		// asyncEngineCount 3 (public deviceQuery logs of A100; to confirm).
 		CopyEngines: 3, NVLinks: 12, NVLinkGen: "nvlink3", PCIe: "pcie4x16",
 		// Local 16-byte copy latency 2.48-3.34 us, the diagonal of the
@@ -174,7 +177,7 @@ var gpus = []GPU{
 		Name:            "V100-SXM2",
 		Arch:            "volta",
 		Peak:            map[DType]float64{FP64: 7.8 * tera, FP32: 15.7 * tera, FP16: 125 * tera},
-		MemoryBandwidth: 900 * giga, MemoryBytes: 32 * gb, SMs: 80,
+		MemoryBandwidth: 900 * giga, MemoryBytes: 32 * gib, SMs: 80,
 		// asyncEngineCount 6 (public deviceQuery logs of V100 SXM2; to confirm).
 		CopyEngines: 6, NVLinks: 6, NVLinkGen: "nvlink2", PCIe: "pcie3x16",
 		// No V100 latency matrix in shared/groundtruth: assumed as A100.
@@ -188,7 +191,7 @@ var gpus = []GPU{
 		Name: "L40S", Arch: "ada",
 		Peak: map[DType]float64{FP64: 1.43 * tera, FP32: 91.6 * tera, TF32: 183 * tera, FP16: 362.05 * tera,
 			BF16: 362.05 * tera, FP8: 733 * tera, INT8: 733 * tera},
-		MemoryBandwidth: 864 * giga, MemoryBytes: 48 * gb, SMs: 142,
+		MemoryBandwidth: 864 * giga, MemoryBytes: 48 * gib, SMs: 142,
 		// asyncEngineCount 2 (public deviceQuery logs of Ada GPUs; to confirm).
 		CopyEngines: 2, PCIe: "pcie4x16",
 		// No L40S latency matrix in shared/groundtruth: assumed as A100.
@@ -203,7 +206,7 @@ var gpus = []GPU{
 		Name: "RTX-4090", Arch: "ada",
 		Peak: map[DType]float64{FP64: 1.29 * tera, FP32: 82.6 * tera, TF32: 82.6 * tera, FP16: 165.2 * tera,
 			BF16: 165.2 * tera, FP8: 330.3 * tera, INT8: 660.6 * tera},
-		MemoryBandwidth: 1008 * giga, MemoryBytes: 24 * gb, SMs: 128,
+		MemoryBandwidth: 1008 * giga, MemoryBytes: 24 * gib, SMs: 128,
 		// asyncEngineCount 2 (public deviceQuery logs of RTX 4090; to confirm).
 		CopyEngines: 2, PCIe: "pcie4x16",
 		CopyOverhead: 3100 * sim.Nanosecond, // assumed as A100

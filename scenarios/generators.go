@@ -99,6 +99,9 @@ type layer struct {
 	moe                       bool
 	expertParams, expertFlops float64
 	a2aElems                  float64
+	// keep is the activation bytes per sample a layer keeps for its
+	// backward pass where it is not activations (the head's logits).
+	keep float64
 }
 
 // Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
@@ -149,7 +152,11 @@ func transformer(layers, d int, seq float64) []layer {
 	// parallelism: one all-reduce of s d values a pass (Megatron-LM's
 	// VocabParallelEmbedding output forward, the head's input gradient
 	// backward).
-	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd, tpElems: seq * fd, tpBlocks: 1})
+	// It keeps 4 s (d + V) bytes a sample for the backward pass, most of it
+	// the fp32 logits (Korthikanti et al. 2022, section 4.3: 4 s b h / t x
+	// (1 + v / h) for the output layer).
+	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd, tpElems: seq * fd, tpBlocks: 1,
+		keep: 4 * seq * (fd + vocab)})
 	return out
 }
 
@@ -583,7 +590,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
-	b.trainingMemory(g.where, gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, optBytes, batch, seq)
+	b.trainingMemory(key.Pos(), gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, optBytes, batch, seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
@@ -811,12 +818,13 @@ func (b *builder) training(n, key spec.Node) {
 // 16 bytes with mixed-precision Adam, ZeRO's 2 + 2 + 12; the dense part
 // split by tensor and, with zero3, by the data-parallel ranks; its
 // experts) and one micro-batch's activations kept for the backward pass
-// (Korthikanti et al. 2022, eq. 2 and 4: s d (10 + 24/t) bytes a sample
+// (Korthikanti et al. 2022, eq. 2 and 3: s d (10 + 24/t) bytes a sample
 // per transformer block under t-way tensor parallelism, 34 s d / t with
-// sequence parallelism, without recomputation; other layers' activations /
-// t). Workspace, fragmentation and the
-// framework are left out, so a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3, seqPar bool, optBytes, batch, seq float64) {
+// sequence parallelism, without recomputation or the attention scores
+// that fused attention does not keep; the head's logits; other layers'
+// activations, all / t). Workspace, fragmentation and the framework are
+// left out: a warning means it cannot fit.
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3, seqPar, moe bool, optBytes, batch, seq float64) {
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
@@ -829,19 +837,49 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense
 			act += seq * l.d * 34 / tp
 		case l.d > 0:
 			act += seq * l.d * (10 + 24/tp)
+		case l.keep > 0:
+			act += l.keep / tp
 		default:
 			act += l.activations / tp
 		}
 	}
 	state, acts := params*optBytes/2, batch*act
+	need := state + acts
+	worst, over := -1, 0
 	for _, gpu := range gpus {
 		gm := b.sc.Topology.GPUModels[gpu]
-		if gm.MemoryBytes > 0 && state+acts > float64(gm.MemoryBytes) {
-			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: a GPU needs about %.4g GB (model state %.4g GB: %.4g parameters x %g bytes; activations %.4g GB), more than the %.4g GB of %s (%s): it would not fit; use tensor:, sharding: zero3 or a smaller batch",
-				where, (state+acts)/1e9, state/1e9, params, optBytes/2, acts/1e9, float64(gm.MemoryBytes)/1e9, b.m.GPUs[gpu].Name, gm.Name))
-			return
+		if gm.MemoryBytes <= 0 || need <= float64(gm.MemoryBytes) {
+			continue
+		}
+		if over++; worst < 0 || gm.MemoryBytes < b.sc.Topology.GPUModels[worst].MemoryBytes {
+			worst = gpu
 		}
 	}
+	if worst < 0 {
+		return
+	}
+	others := ""
+	switch {
+	case over == 2:
+		others = " and 1 more GPU"
+	case over > 2:
+		others = fmt.Sprintf(" and %d more GPUs", over-1)
+	}
+	var ways []string
+	switch {
+	case moe:
+		ways = append(ways, "more expert-parallel ranks (experts: parallel)")
+	default:
+		ways = append(ways, "more tensor parallelism (tensor:)")
+		if !zero3 {
+			ways = append(ways, "sharding: zero3")
+		}
+	}
+	ways = append(ways, "a smaller batch")
+	gib := float64(int64(1) << 30)
+	gm := b.sc.Topology.GPUModels[worst]
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: a GPU needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
+		where, need/gib, state/gib, params/1e9, optBytes/2, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
 }
 
 // collOp issues one rank's part of a collective with the given id.

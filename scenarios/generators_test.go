@@ -255,7 +255,7 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"} {
+	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  tensor: 2\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"} {
 		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
 			if strings.Contains(gpus, "experts") && model[0] == '[' {
 				continue // experts split a preset's MLPs
@@ -359,7 +359,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 			}
 		}
 	}
-	if n != 4*2*3*2*2*2*4+2*3*2*2*2*3+4*5*2*2 {
+	if n != 5*2*3*2*2*2*4+2*3*2*2*2*3+4*5*2*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -534,6 +534,22 @@ training:
 	}
 	if kinds["allgather"] != 8 || kinds["reducescatter"] != 8 || kinds["allreduce"] != 1 {
 		t.Errorf("collectives on gpu0: %v, want 8 all-gathers, 8 reduce-scatters and the bucket's all-reduce", kinds)
+	}
+	// Each block's kernel between its gather and its scatter, in both passes.
+	var order []string
+	for _, r := range res.Ops {
+		if r.GPU == 0 && (r.Coll != nil || r.Kind == sim.OpKernel) && strings.Contains(r.ID, "L0.0") {
+			order = append(order, r.ID)
+		}
+	}
+	wantOrder := []string{
+		"train/s0/m0/tp0/fwd/L0.0/attn/gather@gpu0", "train/gpu0/s0/m0/fwd/L0.0/attn", "train/s0/m0/tp0/fwd/L0.0/attn/scatter@gpu0",
+		"train/s0/m0/tp0/fwd/L0.0/mlp/gather@gpu0", "train/gpu0/s0/m0/fwd/L0.0/mlp", "train/s0/m0/tp0/fwd/L0.0/mlp/scatter@gpu0",
+		"train/s0/m0/tp0/bwd/L0.0/mlp/gather@gpu0", "train/gpu0/s0/m0/bwd/L0.0/mlp", "train/s0/m0/tp0/bwd/L0.0/mlp/scatter@gpu0",
+		"train/s0/m0/tp0/bwd/L0.0/attn/gather@gpu0", "train/gpu0/s0/m0/bwd/L0.0/attn", "train/s0/m0/tp0/bwd/L0.0/attn/scatter@gpu0",
+	}
+	if strings.Join(order, " ") != strings.Join(wantOrder, " ") {
+		t.Errorf("gpu0's work for L0.0:\n%s\nwant\n%s", strings.Join(order, "\n"), strings.Join(wantOrder, "\n"))
 	}
 }
 
@@ -749,34 +765,44 @@ func TestMixtureOfExpertsErrors(t *testing.T) {
 	}
 }
 
-// A training that cannot fit in GPU memory is run, with a warning. GPT-3 13B
-// (40 blocks, d 5140, vocabulary 50257): 40 x 12 d^2 + 50257 d parameters at
-// 16 bytes each (mixed-precision Adam), and for one sample 40 x 34 s d + 2 s
-// d bytes of activations, do not fit in an H100's 80 GB; split 4 ways by
-// tensor parallelism (state / 4, block activations s d (10 + 24/4), the
-// head's / 4) or sharded 4 ways by ZeRO-3 (state / 4) they do.
+// A training that cannot fit in GPU memory is run, with a warning. A GPU
+// holds 16 bytes a parameter (mixed-precision Adam) of its share of the
+// model, and one sample's activations: 34 s d a block (s d (10 + 24/t) with
+// t-way tensor parallelism, 34 s d / t with sequence parallelism) and the
+// head's 4 s (d + V) / t. An H100 has 80 GiB.
 func TestTrainingMemoryWarning(t *testing.T) {
-	const d, s = 5140.0, 2048.0
-	params := 40*12*d*d + 50257*d
+	const s, vocab, gib = 2048.0, 50257.0, float64(1 << 30)
+	model := func(blocks, d float64) float64 { return blocks*12*d*d + vocab*d }
+	head := func(d, tp float64) float64 { return 4 * s * (d + vocab) / tp }
+	// GPT-3 13B (40 blocks, d 5140), one sample a GPU.
+	p13 := model(40, 5140)
+	a13 := 40*34*s*5140 + head(5140, 1)
+	// GPT-3 6.7B (32 blocks, d 4096) over pairs, 6 samples: 22 s d a block
+	// without sequence parallelism, 17 s d with it (90.0 and 81.9 GB).
+	p67 := model(32, 4096) / 2
+	a67 := 6 * (32*22*s*4096 + head(4096, 2))
+	// GPT-3 350M (24 blocks, d 1024) with 64 experts of 8 d^2 in each block,
+	// all on every GPU.
+	p350 := 24*4*1024*1024 + vocab*1024 + 24*8*1024*1024*64.0
+	a350 := 24*34*s*1024 + head(1024, 1)
+	msg := func(params, acts float64, advice string) string {
+		return fmt.Sprintf("s.yaml:4:1: training: a GPU needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM) and 3 more GPUs: it would not fit; try %s",
+			(params*16+acts)/gib, params*16/gib, params/1e9, acts/gib, advice)
+	}
 	for _, c := range []struct {
 		extra string
 		want  string // "": no warning
 	}{
-		{"", fmt.Sprintf("s.yaml:5:3: training: a GPU needs about %.4g GB (model state %.4g GB: %.4g parameters x 16 bytes; activations %.4g GB), more than the 80 GB of gpu0 (H100-SXM): it would not fit",
-			(params*16+40*34*s*d+2*s*d)/1e9, params*16/1e9, params, (40*34*s*d+2*s*d)/1e9)},
-		{"tensor: 4", ""},
-		{"sharding: zero3", ""},
-		// GPT-3 6.7B (32 blocks, d 4096) over pairs, 5 samples: 53.2 GB of
-		// state and 5 x 32 x 22 s d of activations, 82.8 GB in all; with
-		// sequence parallelism 5 x 32 x 17 s d, 76.0 GB.
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 5", fmt.Sprintf("s.yaml:5:3: training: a GPU needs about %.4g GB",
-			((32*12*4096*4096+50257*4096)/2*16+5*(32*22*s*4096+2*s*4096/2))/1e9)},
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 5\n  sequence_parallel: true", ""},
+		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), sharding: zero3, a smaller batch")},
+		{"model: gpt3-13b\n  tensor: 4", ""},
+		{"model: gpt3-13b\n  sharding: zero3", ""},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), sharding: zero3, a smaller batch")},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  sequence_parallel: true", ""},
+		{"model: gpt3-350m\n  experts: {count: 64, parallel: 1}", msg(p350, a350, "more expert-parallel ranks (experts: parallel), a smaller batch")},
+		{"model: gpt3-350m\n  experts: {count: 64, parallel: 4}", ""},
 	} {
-		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  steps: 1\n  " + c.extra + "\n"
-		if !strings.Contains(c.extra, "model:") {
-			scen += "  model: gpt3-13b\n  batch: 1\n"
-		}
+		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  steps: 1\n  batch: 1\n  " + c.extra + "\n"
+		scen = strings.Replace(scen, "  batch: 1\n", "", strings.Count(c.extra, "batch:"))
 		res := runWith(t, fourGPUs, scen, nil)
 		var warned []string
 		for _, w := range res.Warnings {
@@ -787,8 +813,37 @@ func TestTrainingMemoryWarning(t *testing.T) {
 		switch {
 		case c.want == "" && len(warned) > 0:
 			t.Errorf("%q: %q, want no memory warning", c.extra, warned)
-		case c.want != "" && (len(warned) != 1 || !strings.HasPrefix(warned[0], c.want)):
-			t.Errorf("%q: %q, want one starting %q", c.extra, warned, c.want)
+		case c.want != "" && (len(warned) != 1 || warned[0] != c.want):
+			t.Errorf("%q:\n%q\nwant\n%q", c.extra, warned, c.want)
 		}
+	}
+}
+
+// With GPUs of several sizes the warning names the smallest one that could
+// not hold the training, and counts the others. GPT-3 2.7B (32 blocks, d
+// 2560), two samples: 16 x 2.645e9 bytes of state and 2 x (32 x 34 s d + 4
+// s (d + V)) of activations, 50.8 GiB: more than the L40S's 48 and the RTX
+// 4090's 24, less than the H100's 80.
+func TestTrainingMemoryWarningNamesTheSmallestGPU(t *testing.T) {
+	topo := `
+name: mixed
+hosts: [{name: cpu0}]
+gpus:
+  - {name: big0, model: H100-SXM}
+  - {name: mid1, model: L40S}
+  - {name: big2, model: H100-SXM}
+  - {name: small3, model: RTX-4090}
+switches: [{name: sw}]
+links:
+  - {ends: [big0, sw], bandwidth: 50 GB/s}
+  - {ends: [mid1, sw], bandwidth: 50 GB/s}
+  - {ends: [big2, sw], bandwidth: 50 GB/s}
+  - {ends: [small3, sw], bandwidth: 50 GB/s}
+  - {ends: [sw, cpu0], bandwidth: 50 GB/s}
+`
+	res := runWith(t, topo, "name: m\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-2.7b, batch: 2, steps: 1}\n", nil)
+	const want = "more than the 24 GiB of small3 (RTX-4090) and 1 more GPU: it would not fit"
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], want) {
+		t.Errorf("warnings %q, want the first to say %q", res.Warnings, want)
 	}
 }

@@ -1027,7 +1027,8 @@ threads:
     ops:
       - repeat: {count: 3, ops: [{wait: {id: w, event: never, stream: gpu0/s}}]}
 `)
-	sc.Program.Warnings = []string{"built so"}
+	sc.Program.Warnings = make([]string, 1, 4) // room to grow: the run must not append to it
+	sc.Program.Warnings[0] = "built so"
 	res, err := sim.Run(sc.Topology.Machine, sc.Program)
 	if err != nil {
 		t.Fatal(err)
