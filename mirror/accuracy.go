@@ -88,7 +88,7 @@ func (c *cache) p2pTest(topo, name string) (*Matrix, error) {
 }
 
 func (c *cache) ncclRow(topo string, cfg NCCLTestsConfig, size int64) (NCCLRow, error) {
-	key := fmt.Sprintf("%s %s %d", topo, cfg.Op, cfg.GPUs)
+	key := fmt.Sprintf("%s %s %d %d", topo, cfg.Op, cfg.GPUs, cfg.Procs)
 	rows, ok := c.nccl[key]
 	if !ok {
 		t, err := topology(topo)
@@ -203,9 +203,22 @@ func ncclBus(topo, op string, gpus int, size int64) func(*cache) (float64, error
 	}
 }
 
-func ncclTimeUS(topo, op string, gpus int, size int64) func(*cache) (float64, error) {
+// ncclBusProcs is nccl-tests' bus bandwidth under mpirun -np procs.
+func ncclBusProcs(topo, op string, gpus, procs int, size int64) func(*cache) (float64, error) {
 	return func(c *cache) (float64, error) {
-		r, err := c.ncclRow(topo, NCCLTestsConfig{Op: op, GPUs: gpus}, size)
+		r, err := c.ncclRow(topo, NCCLTestsConfig{Op: op, GPUs: gpus, Procs: procs}, size)
+		return r.BusBW, err
+	}
+}
+
+func ncclTimeUS(topo, op string, gpus int, size int64) func(*cache) (float64, error) {
+	return ncclTimeUSProcs(topo, op, gpus, 1, size)
+}
+
+// ncclTimeUSProcs is nccl-tests' time under mpirun -np procs.
+func ncclTimeUSProcs(topo, op string, gpus, procs int, size int64) func(*cache) (float64, error) {
+	return func(c *cache) (float64, error) {
+		r, err := c.ncclRow(topo, NCCLTestsConfig{Op: op, GPUs: gpus, Procs: procs}, size)
 		return r.Time.Seconds() * 1e6, err
 	}
 }
@@ -213,6 +226,15 @@ func ncclTimeUS(topo, op string, gpus int, size int64) func(*cache) (float64, er
 // Report computes every reference's prediction and error.
 type Report struct {
 	Rows []ReportRow
+	// Predictions are the figures awaiting a measurement.
+	Predictions []PredictionRow
+}
+
+// PredictionRow is a figure gpusim predicts for a machine no measurement
+// here covers yet.
+type PredictionRow struct {
+	Prediction
+	Predicted float64
 }
 
 // ReportRow is one line of the accuracy report.
@@ -233,6 +255,13 @@ func Accuracy() (*Report, error) {
 			return nil, fmt.Errorf("%s %s %s: %v", ref.Topology, ref.Tool, ref.What, err)
 		}
 		rep.Rows = append(rep.Rows, ReportRow{Reference: ref, Predicted: v, Error: (v - ref.Measured) / ref.Measured})
+	}
+	for _, p := range Predictions {
+		v, err := p.predict(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %s: %v", p.Topology, p.Tool, p.What, err)
+		}
+		rep.Predictions = append(rep.Predictions, PredictionRow{Prediction: p, Predicted: v})
 	}
 	return rep, nil
 }
@@ -292,6 +321,18 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		if row.Note != "" {
 			fmt.Fprintf(w, "- **%s %s %s** (%+.1f%%): %s\n", row.Topology, row.Tool, row.What, 100*row.Error, row.Note)
 		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## Predictions awaiting a measurement")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "What gpusim predicts, with the same mirrors, for shipped topologies that no figure of")
+	fmt.Fprintln(w, "`measured.md` covers yet (their numbers come from datasheets and from H100's fits, as their files")
+	fmt.Fprintln(w, "say), written down before anyone measures them:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| topology | tool | what | size | gpusim | how |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, p := range r.Predictions {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s %s | %s |\n", p.Topology, p.Tool, p.What, sizeText(p.Bytes), trim(p.Predicted), p.Unit, p.How)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "## Not compared")

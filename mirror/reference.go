@@ -181,6 +181,42 @@ var References = []Reference{
 		Note: "8 bytes over host-staged (SHM) rings: NCCL's latency there is larger than its PCI table gives."},
 }
 
+// Prediction is a figure to predict for a machine no measurement covers yet.
+type Prediction struct {
+	Topology, Tool, What string
+	Bytes                int64
+	Unit                 string
+	// How says how the tool was run.
+	How     string
+	predict func(*cache) (float64, error)
+}
+
+// Predictions are the figures docs/accuracy.md records for machines that
+// shared/groundtruth has not measured: the figures an engineer would
+// measure first on them.
+var Predictions = []Prediction{
+	{Topology: "dgx-b200", Tool: "nvbandwidth", What: "host_to_device_memcpy_ce", Bytes: 512 << 20, Unit: "GB/s", How: "median over the GPUs",
+		predict: nvbRow("dgx-b200", "host_to_device_memcpy_ce", 512<<20)},
+	{Topology: "dgx-b200", Tool: "nvbandwidth", What: "device_to_device_memcpy_read_ce", Bytes: 512 << 20, Unit: "GB/s", How: "median over the pairs",
+		predict: nvbRow("dgx-b200", "device_to_device_memcpy_read_ce", 512<<20)},
+	{Topology: "dgx-b200", Tool: "p2pBandwidthLatencyTest", What: "bidirectional P2P=Enabled", Bytes: 160e6, Unit: "GB/s", How: "median over the pairs",
+		predict: p2pOff("dgx-b200", "bidirectional_p2p_enabled")},
+	{Topology: "dgx-b200", Tool: "nccl-tests", What: "all_reduce busbw", Bytes: 8 << 30, Unit: "GB/s", How: "8 GPUs, one process",
+		predict: ncclBus("dgx-b200", "all_reduce", 8, 8<<30)},
+	{Topology: "dgx-b200", Tool: "nccl-tests", What: "all_reduce busbw", Bytes: 64 << 20, Unit: "GB/s", How: "8 GPUs, one process",
+		predict: ncclBus("dgx-b200", "all_reduce", 8, 64<<20)},
+	{Topology: "dgx-b200", Tool: "nccl-tests", What: "all_gather busbw", Bytes: 8 << 30, Unit: "GB/s", How: "8 GPUs, one process",
+		predict: ncclBus("dgx-b200", "all_gather", 8, 8<<30)},
+	{Topology: "dgx-b200", Tool: "nccl-tests", What: "all_reduce time", Bytes: 8, Unit: "us", How: "8 GPUs, one process",
+		predict: ncclTimeUS("dgx-b200", "all_reduce", 8, 8)},
+	{Topology: "gb200-nvl72", Tool: "nvbandwidth", What: "host_to_device_memcpy_ce", Bytes: 512 << 20, Unit: "GB/s", How: "median over the GPUs (NVLink-C2C)",
+		predict: nvbRow("gb200-nvl72", "host_to_device_memcpy_ce", 512<<20)},
+	{Topology: "gb200-nvl72", Tool: "nccl-tests", What: "all_reduce busbw", Bytes: 8 << 30, Unit: "GB/s", How: "72 GPUs, one process a GPU",
+		predict: ncclBusProcs("gb200-nvl72", "all_reduce", 72, 72, 8<<30)},
+	{Topology: "gb200-nvl72", Tool: "nccl-tests", What: "all_reduce time", Bytes: 8, Unit: "us", How: "72 GPUs, one process a GPU",
+		predict: ncclTimeUSProcs("gb200-nvl72", "all_reduce", 72, 72, 8)},
+}
+
 // Omission is a figure of measured.md, on a machine a shipped topology
 // models, that the report does not compare, with the reason.
 type Omission struct {
@@ -211,5 +247,5 @@ var NotCompared = []Omission{
 	{"launch, API, synchronization and graph overheads (CUDA, PyTorch, Triton, numba; on H200 PyTorch's 20-30 us per all_reduce call)", "§4",
 		"measured with tools gpusim does not mirror, and mostly on GPUs no shipped topology models; the hosts' api_overhead is set from them."},
 	{"hgx-h200, gh200, dgx1-v100, pcie-4x-l40s, pcie-2gpu", "§6", "measured.md has datasheet and topology facts for these machines (inputs of their topologies) but no tool measurements to compare."},
-	{"dgx-b200, gb200-nvl72 (Blackwell)", "§4", "measured.md has no measurement of a Blackwell machine but GB200's raw cuLaunchKernel (3.0 us), an input of gb200-nvl72 (api_overhead); their other figures come from datasheets."},
+	{"dgx-b200, gb200-nvl72 (Blackwell)", "§4", "measured.md has no measurement of a Blackwell machine but GB200's raw cuLaunchKernel (3.0 us), an input of gb200-nvl72 (api_overhead); their other figures come from datasheets, and what gpusim predicts for them is listed above."},
 }
