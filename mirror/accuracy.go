@@ -197,10 +197,7 @@ func p2pDiag(topo, name string) func(*cache) (float64, error) {
 }
 
 func ncclBus(topo, op string, gpus int, size int64) func(*cache) (float64, error) {
-	return func(c *cache) (float64, error) {
-		r, err := c.ncclRow(topo, NCCLTestsConfig{Op: op, GPUs: gpus}, size)
-		return r.BusBW, err
-	}
+	return ncclBusProcs(topo, op, gpus, 1, size)
 }
 
 // ncclBusProcs is nccl-tests' bus bandwidth under mpirun -np procs.

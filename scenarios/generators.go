@@ -427,13 +427,7 @@ func (b *builder) training(n, key spec.Node) {
 	tensor := int64(1)
 	if x, ok := tm.Get("tensor"); ok {
 		if tensor, ok = x.Int(1, int64(len(gpus))); ok && int64(len(gpus))%tensor != 0 {
-			var divs []string
-			for d := 1; d <= len(gpus); d++ {
-				if len(gpus)%d == 0 {
-					divs = append(divs, strconv.Itoa(d))
-				}
-			}
-			x.Errorf("%d does not divide the %d GPUs training into tensor-parallel groups; use one of %s", tensor, len(gpus), strings.Join(divs, ", "))
+			x.Errorf("%d does not divide the %d GPUs training into tensor-parallel groups; use one of %s", tensor, len(gpus), commonDivisors(len(gpus), len(gpus)))
 		}
 	}
 	// Sequence parallelism (Korthikanti et al. 2022): each block's
@@ -672,6 +666,14 @@ func (b *builder) training(n, key spec.Node) {
 		// one kernel, or with tensor parallelism one per block (a
 		// transformer layer's attention and MLP; the backward goes through
 		// them in reverse), each followed by its all-reduce.
+		// kern issues a kernel of the roofline time of flops and bytes.
+		kern := func(id string, flops, bytes float64) bool {
+			d, ok := kernel(gpu, flops, bytes)
+			if ok {
+				g.op(&th, id, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+			}
+			return ok
+		}
 		pass := func(mp, what string, s, m int, l layer, passes float64) bool {
 			flops, bytes := passes*batch*l.flops/tp, passes*(l.params*elt+batch*l.activations)/tp
 			if l.moe {
@@ -679,19 +681,9 @@ func (b *builder) training(n, key spec.Node) {
 				// (all-to-alls on the compute stream: the next kernel needs
 				// them); the backward in reverse.
 				a2a := batch * l.a2aElems * elt
-				attn := func() bool {
-					d, ok := kernel(gpu, flops, bytes)
-					if ok {
-						g.op(&th, mp+"/"+what+"/"+l.name+"/attn", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
-					}
-					return ok
-				}
+				attn := func() bool { return kern(mp+"/"+what+"/"+l.name+"/attn", flops, bytes) }
 				experts := func() bool {
-					d, ok := kernel(gpu, passes*batch*l.expertFlops, passes*(l.expertParams*elt+2*a2a))
-					if ok {
-						g.op(&th, mp+"/"+what+"/"+l.name+"/experts", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
-					}
-					return ok
+					return kern(mp+"/"+what+"/"+l.name+"/experts", passes*batch*l.expertFlops, passes*(l.expertParams*elt+2*a2a))
 				}
 				allToAll := func(which string) {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/ep%d/%s/%s/%s", s, m, ep, what, l.name, which), plan(fmt.Sprintf("ep%d", ep), epRanks, models.AllToAll, a2a), compute, epRank)
@@ -728,11 +720,9 @@ func (b *builder) training(n, key spec.Node) {
 				if split && seqPar {
 					tpColl(id+"/gather", models.AllGather, ar)
 				}
-				d, ok := kernel(gpu, flops/float64(len(blocks)), bytes/float64(len(blocks)))
-				if !ok {
+				if !kern(mp+"/"+what+"/"+l.name+blk, flops/float64(len(blocks)), bytes/float64(len(blocks))) {
 					return false
 				}
-				g.op(&th, mp+"/"+what+"/"+l.name+blk, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 				switch {
 				case split && seqPar:
 					tpColl(id+"/scatter", models.ReduceScatter, ar)
@@ -989,10 +979,11 @@ func (b *builder) moeSpec(n spec.Node) (*moeSpec, bool) {
 }
 
 // moeLayers makes blocks 0, every, 2 every, ... of a preset model MoE
-// layers (Megatron-LM's moe-layer-freq): its attention stays dense; its MLP (8 d^2 parameters, 16 d^2 FLOPs
-// a token) becomes count experts of that size, each token going to top_k of
-// them (GShard, Lepikhin et al. 2020; Switch, Fedus et al. 2021), spread over
-// expert-parallel groups of parallel data-parallel ranks. Routing is taken
+// layers (Megatron-LM's moe-layer-freq): each one's attention stays dense;
+// its MLP (8 d^2 parameters, 16 d^2 FLOPs a token) becomes count experts of
+// that size, each token going to top_k of them (GShard, Lepikhin et al.
+// 2020; Switch, Fedus et al. 2021), spread over expert-parallel groups of
+// parallel data-parallel ranks. Routing is taken
 // as balanced: each GPU's experts process top_k times its own tokens. It
 // returns how many layers it made MoE layers.
 func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int64, zero3 bool, dp int, batch, seq, elt float64) (int64, bool) {
@@ -1011,17 +1002,11 @@ func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int6
 		e.parallel = gcd(dp, e.count)
 	}
 	if dp%e.parallel != 0 || e.count%e.parallel != 0 {
-		var divs []string
-		for d := 1; d <= min(dp, e.count); d++ {
-			if dp%d == 0 && e.count%d == 0 {
-				divs = append(divs, strconv.Itoa(d))
-			}
-		}
 		where := e.key
 		if e.parallelKey != nil {
 			where = *e.parallelKey
 		}
-		where.Errorf("parallel %d must divide both the %d data-parallel ranks and the %d experts; use one of %s", e.parallel, dp, e.count, strings.Join(divs, ", "))
+		where.Errorf("parallel %d must divide both the %d data-parallel ranks and the %d experts; use one of %s", e.parallel, dp, e.count, commonDivisors(dp, e.count))
 		return 0, false
 	}
 	n, blocks := int64(0), 0
@@ -1047,6 +1032,17 @@ func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int6
 		n++
 	}
 	return n, true
+}
+
+// commonDivisors lists the numbers that divide both a and b, "1, 2, 4".
+func commonDivisors(a, b int) string {
+	var out []string
+	for d := 1; d <= min(a, b); d++ {
+		if a%d == 0 && b%d == 0 {
+			out = append(out, strconv.Itoa(d))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func gcd(a, b int) int {
