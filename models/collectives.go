@@ -173,6 +173,10 @@ type CollSpec struct {
 	SMShare float64
 	// Root is the root rank of broadcast and reduce.
 	Root int
+	// InPlace: the receive buffer is the send buffer (as DDP's and
+	// Megatron's all-reduces use it). It matters with one rank only: NCCL
+	// copies an out-of-place buffer and does nothing in place.
+	InPlace bool
 }
 
 // ring is one channel's cycle over the ranks with its bandwidth.
@@ -257,6 +261,14 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 		if smMin > 0 {
 			share = math.Min(1, float64(p.chans)/float64(smMin))
 		}
+	}
+	if p2p := spec.Kind == SendRecv || spec.Kind == AllToAll; !p2p && (spec.Bytes == 0 || n == 1 && spec.InPlace) {
+		// NCCL discards an empty collective, and a one-rank one in place,
+		// before it picks an algorithm: nothing reaches the streams
+		// (taskAppend and ncclLaunchOneRank in enqueue.cc). Sends and
+		// receives (all-to-all is a group of them) still meet, even empty.
+		// A plan without tasks is such a call.
+		return &sim.CollPlan{Name: spec.Kind, Algorithm: "none", Protocol: "none", Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}, nil
 	}
 	algo, proto, err := p.choose()
 	if err != nil {

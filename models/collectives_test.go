@@ -260,3 +260,37 @@ links:
 		}
 	}
 }
+
+// TestWhatNCCLDiscards: an empty collective, and one rank in place, are
+// plans without tasks (NCCL returns before it enqueues anything); sends
+// and receives still meet when empty, and one rank out of place copies its
+// buffer.
+func TestWhatNCCLDiscards(t *testing.T) {
+	tp, err := topologies.Load("two-on-nvswitch.yaml", []byte(twoOnNVSwitch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		spec  models.CollSpec
+		tasks bool
+	}{
+		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}}, false},
+		{models.CollSpec{Kind: models.AllGather, GPUs: []int{0, 1}, Algorithm: "nvls"}, false},
+		{models.CollSpec{Kind: models.Broadcast, GPUs: []int{0, 1}, Root: 1}, false},
+		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{1}, Bytes: 1 << 20, InPlace: true}, false},
+		{models.CollSpec{Kind: models.ReduceScatter, GPUs: []int{0}, Bytes: 1 << 20, InPlace: true, Algorithm: "nvls"}, false},
+		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{1}, Bytes: 1 << 20}, true},
+		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}, Bytes: 1 << 20, InPlace: true}, true},
+		{models.CollSpec{Kind: models.SendRecv, GPUs: []int{0, 1}}, true},
+		{models.CollSpec{Kind: models.AllToAll, GPUs: []int{0, 1}}, true},
+	} {
+		plan, err := models.BuildCollective(tp.Machine, tp.GPUModels, c.spec)
+		if err != nil {
+			t.Errorf("%+v: %v", c.spec, err)
+			continue
+		}
+		if got := len(plan.Tasks) > 0; got != c.tasks || (got == (plan.Algorithm == "none")) {
+			t.Errorf("%+v: %d tasks, algorithm %s; want tasks: %v", c.spec, len(plan.Tasks), plan.Algorithm, c.tasks)
+		}
+	}
+}

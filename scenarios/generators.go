@@ -593,7 +593,9 @@ func (b *builder) training(n, key spec.Node) {
 		if p, ok := plans[key]; ok {
 			return p
 		}
-		spec := models.CollSpec{Kind: kind, GPUs: ranks, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare}
+		// In place, as DDP, FSDP and Megatron call NCCL: over one rank
+		// (a data-parallel degree of 1), NCCL does nothing.
+		spec := models.CollSpec{Kind: kind, GPUs: ranks, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, SMShare: commShare, InPlace: true}
 		if kind == models.AllToAll {
 			// Forced algorithms and protocols are the all-reduces' (and
 			// ZeRO-3's); the experts' all-to-alls keep NCCL's own.

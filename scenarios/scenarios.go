@@ -1055,7 +1055,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 	case "await":
 		keys = []string{"id", "semaphore"}
 	default: // collectives
-		keys = []string{"id", "gpus", "bytes", "dtype", "stream", "streams", "algorithm", "protocol", "channels", "sm_share", "root", "rank", "comm"}
+		keys = []string{"id", "gpus", "bytes", "dtype", "stream", "streams", "algorithm", "protocol", "channels", "sm_share", "root", "rank", "comm", "in_place"}
 	}
 	om, ok := n.Map(keys...)
 	if !ok {
@@ -1409,6 +1409,9 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 		}
 		cs.SMShare = v
 		w.smShare = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	if ipn, has := om.Get("in_place"); has {
+		cs.InPlace, _ = ipn.Bool()
 	}
 	if rn, has := om.Get("root"); has {
 		if kind != models.Broadcast && kind != models.Reduce {

@@ -284,6 +284,15 @@ func (c *collState) span(ti *taskInfo, end bool) {
 func (c *collState) arrive(rank int) {
 	r := c.r
 	o := c.parts[rank]
+	if len(c.plan.Tasks) == 0 {
+		// A call NCCL discards: the part ends here, without the others.
+		c.parts[rank] = nil
+		if c.arrived++; c.arrived == len(c.parts) && r.colls[c.op.ID] == c {
+			delete(r.colls, c.op.ID)
+		}
+		o.finish()
+		return
+	}
 	g := r.gpus[c.plan.Ranks[rank]]
 	o.kuse[0] = use{res: int32(g.smRes), coef: c.plan.SMShare}
 	o.kflow = flow{owner: o, bound: 1, noEnd: true, uses: o.kuse[:], ev: Event{slot: -1}}

@@ -401,3 +401,66 @@ func TestCollectiveLinkSpans(t *testing.T) {
 		t.Errorf("%d slices of ar on link tracks, want 2", n)
 	}
 }
+
+// TestDiscardedCollectives: NCCL discards an empty collective and a
+// one-rank one in place before anything reaches a stream (taskAppend and
+// ncclLaunchOneRank in NCCL's enqueue.cc). Here gpu0's stream is busy with
+// a 10 us kernel when a zero-byte all-reduce over both GPUs is issued at
+// 1 us (the host's API overhead): its part on gpu1 ends at once, without
+// waiting for gpu0's; gpu0's part ends behind the kernel, with no time of
+// its own. The call launches nothing: the next op is called at once. A
+// one-rank in-place all-reduce of 1 GB takes no time; out of place it
+// copies the buffer within the GPU (read and write at H100's 3.35 TB/s
+// HBM, over 2: at least 0.6 ms).
+func TestDiscardedCollectives(t *testing.T) {
+	topo := strings.Replace(nvPair, "api_overhead: 0 us", "api_overhead: 1 us", 1)
+	res := simulate(t, topo, `
+name: discard
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/comm, duration: 10 us}
+      - allreduce: {id: empty, gpus: [gpu0, gpu1], bytes: 0, stream: comm}
+      - allreduce: {id: inplace, gpus: [gpu1], bytes: 1 GB, stream: comm, in_place: true}
+      - allreduce: {id: copy, gpus: [gpu1], bytes: 1 GB, stream: comm}
+`)
+	k := op(t, res, "k")
+	near(t, "kernel end", k.End, us(11), 0)
+	e0, e1 := op(t, res, "empty@gpu0"), op(t, res, "empty@gpu1")
+	if e1.Call != us(1) || e1.HostEnd != us(1) || e1.Start != us(1) || e1.End != us(1) {
+		t.Errorf("empty@gpu1: call %s, host end %s, start %s, end %s; want all at 1 us", e1.Call, e1.HostEnd, e1.Start, e1.End)
+	}
+	if e0.Start != k.End || e0.End != k.End {
+		t.Errorf("empty@gpu0: %s-%s, want both at the kernel's end %s", e0.Start, e0.End, k.End)
+	}
+	in := op(t, res, "inplace@gpu1")
+	if in.Call != us(1) || in.Start != in.End || in.End != us(1) {
+		t.Errorf("inplace@gpu1: call %s, %s-%s; want all at 1 us", in.Call, in.Start, in.End)
+	}
+	cp := op(t, res, "copy@gpu1")
+	if cp.Call != us(1) || cp.End-cp.Start < us(600) {
+		t.Errorf("copy@gpu1: call %s, %s-%s; want a call at 1 us and a copy of at least 600 us", cp.Call, cp.Start, cp.End)
+	}
+	// Nor does a discarded collective wait for its communicator: issued
+	// on other streams behind a 1 GB all-reduce over the same GPUs, it ends
+	// at its call (two launches of 1 us: at 2 us).
+	after := simulate(t, topo, `
+name: discard
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: x, gpus: [gpu0, gpu1], bytes: 1 GB, stream: a}
+      - allreduce: {id: empty, gpus: [gpu0, gpu1], bytes: 0, stream: b}
+`)
+	for _, g := range []string{"gpu0", "gpu1"} {
+		if e := op(t, after, "empty@"+g); e.Start != us(2) || e.End != us(2) || e.Target >= 0 {
+			t.Errorf("empty@%s after x: %s-%s, waits for %d; want both at 2 us, waiting for nothing", g, e.Start, e.End, e.Target)
+		}
+	}
+	for _, id := range []string{"empty@gpu0", "empty@gpu1", "inplace@gpu1"} {
+		o := op(t, res, id)
+		if o.Coll == nil || o.Coll.Algorithm != "none" || len(o.Coll.Tasks) != 0 {
+			t.Errorf("%s: plan %+v, want one without tasks (algorithm none)", id, o.Coll)
+		}
+	}
+}

@@ -141,7 +141,11 @@ type CollPlan struct {
 	SMShare float64
 	// StartDelay is the fixed latency before the first transfer.
 	StartDelay Time
-	Tasks      []CollTask
+	// Tasks are the transfers. A plan without any is a call NCCL discards
+	// (an empty one, or one rank in place): its call launches nothing, and
+	// each rank's part ends as it reaches the head of its stream, without
+	// waiting for the other ranks or its communicator.
+	Tasks []CollTask
 }
 
 // CollTask is one transfer of a collective plan.

@@ -813,7 +813,10 @@ func (t *threadState) start(op *Op) {
 			return
 		}
 		calls := Time(1)
-		if op.Kind == OpCollective && !op.OneRank {
+		switch {
+		case op.Kind == OpCollective && len(op.Coll.Tasks) == 0:
+			calls = 0 // NCCL discards it and launches no kernel
+		case op.Kind == OpCollective && !op.OneRank:
 			calls = Time(len(op.Coll.Ranks)) // one library call per GPU, in a group
 		}
 		h := &r.m.Hosts[t.t.Host]
@@ -981,7 +984,9 @@ func (t *threadState) issueCollective(op *Op) {
 		o := r.newOp(rec, op, t, r.streams[op.Streams[i]])
 		c.addPart(i, o)
 		parts = append(parts, o)
-		r.commOrder(c, o, g)
+		if len(op.Coll.Tasks) > 0 { // NCCL discards the others
+			r.commOrder(c, o, g)
+		}
 	}
 	for _, o := range parts {
 		o.stream.enqueue(o)
