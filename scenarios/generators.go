@@ -183,6 +183,7 @@ func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]l
 	}
 	var out []layer
 	total := int64(0)
+	names := map[string]int{} // layer name -> the line of the layer that made it
 	for _, x := range list {
 		lm, ok := x.Map("name", "params", "flops", "activations", "count", "tensor_bytes")
 		if !ok {
@@ -215,11 +216,19 @@ func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]l
 		if total = satAdd(total, count); total > most {
 			continue
 		}
+		clash := false
 		for k := int64(0); k < count; k++ {
 			c := l
 			if count > 1 {
 				c.name = l.name + "." + strconv.FormatInt(k, 10)
 			}
+			if line, seen := names[c.name]; seen && !clash && l.name != "" {
+				// Said once for the layer: its ops would take the ids of
+				// the other's.
+				clash = true
+				x.Errorf("layer name %s is taken by the layer at line %d; layer names name their ops and must differ (count: N names a layer's copies NAME.0 to NAME.N-1)", c.name, line)
+			}
+			names[c.name] = x.Raw().Line
 			out = append(out, c)
 		}
 	}
