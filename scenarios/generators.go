@@ -283,6 +283,8 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 //	  an all-gather and a reduce-scatter: 2(3b-1) (tpExtra sums them);
 //	an MoE layer runs each pass as two kernels and two all-to-alls: 6
 //	  more ops a micro-step;
+//	with full recomputation, a third pass (a forward before each
+//	  layer's backward) without ZeRO-3's gather;
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
@@ -291,8 +293,8 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 // a record and wait before the optimizer, the optimizer kernel (3), and a
 // device sync if sync_every_step. The data loader's workers spend 3 ops
 // (await, host work, signal) on each of the GPU's steps x accum batches.
-func trainingOps(nr, steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
-	gpu := trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, zero3, overlap, loader, syncEvery)
+func trainingOps(nr, steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery, recompute bool) int64 {
+	gpu := trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, zero3, overlap, loader, syncEvery, recompute)
 	if loader {
 		gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
 	}
@@ -301,12 +303,18 @@ func trainingOps(nr, steps, accum, layers, tpExtra, moeLayers, buckets int64, ze
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingOps), without its data loader's.
-func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery, recompute bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
 	}
 	micro := satAdd(satAdd(satMul(2*perLayer, layers), tpExtra), satMul(6, moeLayers))
+	if recompute {
+		// A forward pass again, less ZeRO-3's gather (the backward's
+		// serves it): half of tensor's and the experts' ops beyond one
+		// kernel a layer.
+		micro = satAdd(micro, satAdd(satAdd(layers, tpExtra/2), satMul(3, moeLayers)))
+	}
 	if loader {
 		micro = satAdd(micro, 5)
 	}
@@ -412,7 +420,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute")
 	if !ok {
 		return
 	}
@@ -522,6 +530,16 @@ func (b *builder) training(n, key spec.Node) {
 			return
 		}
 	}
+	// Full recomputation (Megatron's --recompute-granularity full, or a
+	// checkpoint around each layer) runs each layer's forward again before
+	// its backward and keeps only its input; selective recomputation
+	// (Korthikanti et al. 2022) recomputes the attention scores, which
+	// fused attention does anyway and the default already leaves out.
+	recompute := false
+	if x, ok := tm.Get("recompute"); ok {
+		s, _ := x.Enum("none", "selective", "full")
+		recompute = s == "full"
+	}
 	var moe *moeSpec
 	if x, ok := tm.Get("experts"); ok {
 		if moe, ok = b.moeSpec(x); !ok {
@@ -579,10 +597,10 @@ func (b *builder) training(n, key spec.Node) {
 		}
 	}
 	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
-	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery), "a count") {
+	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery, recompute), "a count") {
 		return
 	}
-	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery)
+	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery, recompute)
 	// The GPUs of tensor group k, and of data-parallel group t (the t-th
 	// GPU of every tensor group).
 	tpGroup := func(k int) []int { return gpus[k*int(tensor) : (k+1)*int(tensor)] }
@@ -593,7 +611,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
-	b.trainingMemory(key.Pos(), gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, optBytes, batch, seq)
+	b.trainingMemory(key.Pos(), gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
@@ -773,6 +791,9 @@ func (b *builder) training(n, key spec.Node) {
 						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 						g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
 					}
+					if recompute && !pass(mp, "recompute", s, m, l, 1) {
+						return
+					}
 					if !pass(mp, "bwd", s, m, l, 2) {
 						return
 					}
@@ -821,29 +842,46 @@ func (b *builder) training(n, key spec.Node) {
 // experts) and one micro-batch's activations kept for the backward pass
 // (Korthikanti et al. 2022, eq. 2 and 3: s d (10 + 24/t) bytes a sample
 // per transformer block under t-way tensor parallelism, 34 s d / t with
-// sequence parallelism, without recomputation or the attention scores
-// that fused attention does not keep; the head's logits; other layers'
-// activations, all / t). Workspace, fragmentation and the framework are
-// left out: a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3, seqPar, moe bool, optBytes, batch, seq float64) {
+// sequence parallelism, without the attention scores that fused attention
+// does not keep; the head's logits; other layers' activations, all / t;
+// with full recomputation, see below). Workspace, fragmentation and the
+// framework are left out: a warning means it cannot fit.
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
 	}
 	params := dense/tp*shard + experts
-	act := 0.0
+	act, most := 0.0, 0.0
 	for _, l := range layers {
+		a := 0.0
 		switch {
 		case l.d > 0 && seqPar:
-			act += seq * l.d * 34 / tp
+			a = seq * l.d * 34 / tp
 		case l.d > 0:
-			act += seq * l.d * (10 + 24/tp)
+			a = seq * l.d * (10 + 24/tp)
 		case l.keep > 0:
-			act += l.keep / tp
+			a = l.keep / tp
 		default:
-			act += l.activations / tp
+			a = l.activations / tp
+		}
+		if !recompute || l.keep > 0 {
+			act += a // the head is not recomputed: its logits stay
+			continue
+		}
+		// Full recomputation keeps a block's input, 2 s d (2 s d / t
+		// with sequence parallelism; Korthikanti et al. 2022, Table 2),
+		// and needs one layer's activations at a time for its backward;
+		// a listed layer's input size is not known and counts nothing.
+		most = max(most, a)
+		switch {
+		case l.d > 0 && seqPar:
+			act += 2 * seq * l.d / tp
+		case l.d > 0:
+			act += 2 * seq * l.d
 		}
 	}
+	act += most
 	state, acts := params*optBytes/2, batch*act
 	need := state + acts
 	worst, over := -1, 0
@@ -866,6 +904,9 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense
 	case over > 2:
 		others = fmt.Sprintf(" and %d more GPUs", over-1)
 	}
+	// What could help: less model state on each GPU; and less activation
+	// memory, unless the state alone is too much.
+	gm := b.sc.Topology.GPUModels[worst]
 	var ways []string
 	switch {
 	case moe:
@@ -876,9 +917,16 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense
 			ways = append(ways, "sharding: zero3")
 		}
 	}
-	ways = append(ways, "a smaller batch")
+	if state < float64(gm.MemoryBytes) {
+		if tp > 1 && !seqPar {
+			ways = append(ways, "sequence_parallel: true")
+		}
+		if !recompute {
+			ways = append(ways, "recompute: full")
+		}
+		ways = append(ways, "a smaller batch")
+	}
 	gib := float64(int64(1) << 30)
-	gm := b.sc.Topology.GPUModels[worst]
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: a GPU needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
 		where, need/gib, state/gib, params/1e9, optBytes/2, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
 }

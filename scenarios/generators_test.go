@@ -264,8 +264,8 @@ func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 				for _, loader := range []string{"", "\n  dataloader: {workers: 3, sample_time: 1 ms, sample_bytes: 1 MiB}"} {
 					for _, steps := range []string{"1", "3"} {
 						for _, accum := range []string{"1", "2"} {
-							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false"} {
-								if strings.Contains(gpus, "experts") && other == "sharding: zero3" {
+							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3"} {
+								if strings.Contains(gpus, "experts") && strings.Contains(other, "sharding: zero3") {
 									continue // not modelled together
 								}
 								scen := `
@@ -325,7 +325,7 @@ training:
 								if accum == "2" {
 									acc = 2
 								}
-								want := trainingOps(nr, st, acc, layers, tpExtra, moeLayers, buckets, other == "sharding: zero3", other != "overlap: false", loader != "", other != "sync_every_step: false")
+								want := trainingOps(nr, st, acc, layers, tpExtra, moeLayers, buckets, strings.Contains(other, "sharding: zero3"), other != "overlap: false", loader != "", other != "sync_every_step: false", strings.Contains(other, "recompute: full"))
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingOps says %d", scen, got, want)
 								}
@@ -359,7 +359,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 			}
 		}
 	}
-	if n != 5*2*3*2*2*2*4+2*3*2*2*2*3+4*5*2*2 {
+	if n != 5*2*3*2*2*2*6+2*3*2*2*2*4+4*5*2*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -495,6 +495,53 @@ training:
 		if got := ranks[id]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 			t.Errorf("%s on GPUs %v, want %v (ids: %d)", id, got, want, len(ranks))
 		}
+	}
+}
+
+// With full recomputation each layer's forward runs again before its
+// backward, its all-reduces too: TestTensorParallelStep's step plus 1 ms of
+// kernels and 4 all-reduces (two layers of two blocks), in the order
+// forward L0.0, L0.1; recompute L0.1, backward L0.1; recompute L0.0,
+// backward L0.0.
+func TestFullRecomputationStep(t *testing.T) {
+	scen := `
+name: tp
+topology: topo.yaml
+training:
+  gpus: all
+  tensor: 2
+  model: [{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 2}]
+  batch: 100
+  steps: 1
+  bucket: 50 MB
+  algorithm: ring
+  protocol: simple
+  optimizer_bytes_per_param: 0
+  recompute: full
+`
+	tp := 8.4 + 2*(3.4+50e6/100e9*1e6)
+	dp := 8.4 + 2*(3.4+25e6/100e9*1e6)
+	want := sim.Time((4000 + 12*tp + dp) * 1e6)
+	sc, err := loadOn(fourGPUs, scen, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Makespan - want; d < -10 || d > 10 {
+		t.Errorf("step %s, want %s", res.Makespan, want)
+	}
+	var kernels []string
+	for _, op := range sc.Program.Threads[0].Ops {
+		if op.Kind == sim.OpKernel {
+			kernels = append(kernels, strings.TrimPrefix(op.ID, "train/gpu0/s0/m0/"))
+		}
+	}
+	wantOrder := "fwd/L0.0/attn fwd/L0.0/mlp fwd/L0.1/attn fwd/L0.1/mlp recompute/L0.1/attn recompute/L0.1/mlp bwd/L0.1/mlp bwd/L0.1/attn recompute/L0.0/attn recompute/L0.0/mlp bwd/L0.0/mlp bwd/L0.0/attn train/gpu0/s0/optimizer"
+	if got := strings.Join(kernels, " "); got != wantOrder {
+		t.Errorf("kernels\n%s\nwant\n%s", got, wantOrder)
 	}
 }
 
@@ -783,6 +830,13 @@ func TestTrainingMemoryWarning(t *testing.T) {
 	// without sequence parallelism, 17 s d with it (90.0 and 81.9 GB).
 	p67 := model(32, 4096) / 2
 	a67 := 6 * (32*22*s*4096 + head(4096, 2))
+	// With full recomputation a block keeps its input, 2 s d, and one
+	// block's activations are live at a time; the head keeps its logits.
+	a13r := 40*2*s*5140 + 34*s*5140 + head(5140, 1)
+	// (So 6 samples of GPT-3 6.7B over pairs need 49.5 + 5.3 GiB: it fits.)
+	// With sequence parallelism too, inputs and the live block split by
+	// t = 2: 60 samples need 49.5 + 35.4 GiB.
+	a67rsp60 := 60 * (32*2*s*4096/2 + 17*s*4096 + head(4096, 2))
 	// GPT-3 350M (24 blocks, d 1024) with 64 experts of 8 d^2 in each block,
 	// all on every GPU.
 	p350 := 24*4*1024*1024 + vocab*1024 + 24*8*1024*1024*64.0
@@ -795,12 +849,16 @@ func TestTrainingMemoryWarning(t *testing.T) {
 		extra string
 		want  string // "": no warning
 	}{
-		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), sharding: zero3, a smaller batch")},
+		// The state alone is more than 80 GiB: only what shrinks it helps.
+		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), sharding: zero3")},
+		{"model: gpt3-13b\n  recompute: full", msg(p13, a13r, "more tensor parallelism (tensor:), sharding: zero3")},
 		{"model: gpt3-13b\n  tensor: 4", ""},
 		{"model: gpt3-13b\n  sharding: zero3", ""},
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), sharding: zero3, a smaller batch")},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), sharding: zero3, sequence_parallel: true, recompute: full, a smaller batch")},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  recompute: full", ""},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 60\n  recompute: full\n  sequence_parallel: true", msg(p67, a67rsp60, "more tensor parallelism (tensor:), sharding: zero3, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  sequence_parallel: true", ""},
-		{"model: gpt3-350m\n  experts: {count: 64, parallel: 1}", msg(p350, a350, "more expert-parallel ranks (experts: parallel), a smaller batch")},
+		{"model: gpt3-350m\n  experts: {count: 64, parallel: 1}", msg(p350, a350, "more expert-parallel ranks (experts: parallel)")},
 		{"model: gpt3-350m\n  experts: {count: 64, parallel: 4}", ""},
 	} {
 		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  steps: 1\n  batch: 1\n  " + c.extra + "\n"

@@ -53,6 +53,18 @@ func idleInput(res *sim.Result, g int) float64 {
 	return float64(res.GPUs[g].IdleInput) / float64(res.Makespan)
 }
 
+// memoryWarning is "needs about N GiB" from a run's memory warning, or "".
+func memoryWarning(res *sim.Result) string {
+	for _, w := range res.Warnings {
+		if i := strings.Index(w, "needs about "); i >= 0 && strings.Contains(w, "would not fit") {
+			if j := strings.Index(w[i:], " GiB"); j >= 0 {
+				return w[i : i+j+4]
+			}
+		}
+	}
+	return ""
+}
+
 // commShare is the share of the makespan GPU g spent in collectives with no
 // kernel running.
 func commShare(res *sim.Result, g int) float64 {
@@ -183,6 +195,36 @@ var studies = []study{
 			}
 			if r := float64(p.Makespan) / float64(h.Makespan); r < 5 {
 				return fmt.Errorf("RTX 4090 / DGX H100 = %.2f, want at least 5", r)
+			}
+			return nil
+		},
+	},
+	{
+		name: "activation-recompute", metric: "fits in 80 GiB",
+		value: func(r *sim.Result) string {
+			if w := memoryWarning(r); w != "" {
+				return "no: " + w
+			}
+			return "yes"
+		},
+		check: func(ps []point) error {
+			for _, c := range []struct {
+				recompute, batch string
+				fits             bool
+			}{{"none", "4", true}, {"none", "8", false}, {"full", "16", true}} {
+				if w := memoryWarning(find(ps, "recompute", c.recompute, "batch", c.batch)); (w == "") != c.fits {
+					return fmt.Errorf("recompute %s, batch %s: fits %v (%q), want %v", c.recompute, c.batch, w == "", w, c.fits)
+				}
+			}
+			for _, batch := range []string{"2", "4", "8", "16"} {
+				none, full := find(ps, "recompute", "none", "batch", batch).Makespan, find(ps, "recompute", "full", "batch", batch).Makespan
+				if r := float64(full) / float64(none); r < 1.275 || r >= 1.345 {
+					return fmt.Errorf("batch %s: full/none = %.3f, want 28%% to 34%% more", batch, r)
+				}
+			}
+			perSample := float64(find(ps, "recompute", "full", "batch", "16").Makespan) / 16 / (float64(find(ps, "recompute", "none", "batch", "4").Makespan) / 4)
+			if perSample < 1.15 || perSample > 1.25 {
+				return fmt.Errorf("a sample at 16 with recomputation / at 4 without = %.3f, want 1.15 to 1.25", perSample)
 			}
 			return nil
 		},
