@@ -612,6 +612,7 @@ func (b *builder) training(n, key spec.Node) {
 		return out
 	}
 	b.trainingMemory(key.Pos(), gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
+	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
@@ -832,6 +833,31 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		b.p.Threads = append(b.p.Threads, th)
 	}
+}
+
+// trainingWork states what the training achieves: samples of each step
+// over all replicas, tokens (a preset's), and the model FLOPs, 3 x the
+// forward pass's (the experts' for the tokens routed to them; not the
+// recomputation), against the GPUs' peak in the dtype.
+func (b *builder) trainingWork(gpus []int, layers []layer, preset bool, dtype models.DType, steps, samplesPerStep int, seq float64) {
+	fwd := 0.0
+	for _, l := range layers {
+		fwd += l.flops + l.expertFlops
+	}
+	samples := float64(steps) * float64(samplesPerStep)
+	w := &sim.Work{Steps: steps, Samples: samples, ModelFLOPs: 3 * fwd * samples, DType: string(dtype), GPUs: len(gpus)}
+	if preset {
+		w.Tokens = samples * seq
+	}
+	for _, g := range gpus {
+		peak, ok := b.sc.Topology.GPUModels[g].Peak[dtype]
+		if !ok {
+			w.PeakFLOPs = 0
+			break
+		}
+		w.PeakFLOPs += peak
+	}
+	b.p.Work = w
 }
 
 // trainingMemory warns, once, when a GPU of the training would need more

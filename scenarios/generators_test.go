@@ -907,3 +907,48 @@ links:
 		t.Errorf("warnings %q, want the first to say %q", res.Warnings, want)
 	}
 }
+
+// A training states its work: on one GPU of 1000 TFLOP/s at full
+// efficiency, with no memory time, optimizer or collectives to speak of,
+// 4 layers of 10 GFLOP a sample make 3 x 40 GFLOP a sample of model FLOPs;
+// 2 steps of 3 micro-steps of 8 samples are 48 samples, 5.76 TFLOP, which
+// the GPU computes in 5.76 ms: MFU 1. Recomputing every layer adds a
+// forward pass that model FLOPs do not count: MFU 3/4. A preset's tokens
+// are its samples times seq.
+func TestTrainingWork(t *testing.T) {
+	for _, c := range []struct {
+		extra string
+		mfu   float64
+	}{{"", 1}, {"\n  recompute: full", 0.75}} {
+		scen := "name: w\ntopology: topo.yaml\ntraining:\n  gpus: 1\n  model: [{params: 25e6, flops: 10 GFLOP, count: 4}]\n  batch: 8\n  steps: 2\n  accumulation: 3\n  optimizer_bytes_per_param: 0" + c.extra + "\n"
+		res := runWith(t, fourGPUs, scen, nil)
+		w := res.Program.Work
+		if w == nil || w.Steps != 2 || w.Samples != 48 || w.Tokens != 0 || w.ModelFLOPs != 5.76e12 || w.PeakFLOPs != 1e15 || w.DType != "bf16" || w.GPUs != 1 {
+			t.Fatalf("%q: work %+v, want 2 steps, 48 samples, no tokens, 5.76e12 FLOP, 1e15 FLOP/s of bf16 on 1 GPU", c.extra, w)
+		}
+		if mfu, ok := w.MFU(res.Makespan); !ok || math.Abs(mfu-c.mfu) > 1e-6 {
+			t.Errorf("%q: MFU %v (%v) over %s, want %v", c.extra, mfu, ok, res.Makespan, c.mfu)
+		}
+	}
+	sc, err := loadOn(fourGPUs, "name: w\ntopology: topo.yaml\ntraining: {gpus: all, tensor: 2, model: gpt3-125m, seq: 1024, batch: 3, steps: 2}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two replicas of 3 samples, two steps; GPT-3 125M: 12 blocks of d 768.
+	const s, d, v = 1024.0, 768.0, 50257.0
+	fwd := 12*(24*d*d*s+4*s*s*d) + 2*v*d*s
+	if w := sc.Program.Work; w.Samples != 12 || w.Tokens != 12*1024 || math.Abs(w.ModelFLOPs/(3*12*fwd)-1) > 1e-12 || w.PeakFLOPs != 4e15 {
+		t.Errorf("gpt3-125m: work %+v, want 12 samples, 12288 tokens, %g FLOP, 4e15 FLOP/s", w, 3*12*fwd)
+	}
+	// With every MLP (16 d^2 s FLOPs a sample) made experts of which each
+	// token takes 2, the model FLOPs are the ones the tokens meet: twice
+	// each MLP's. Four replicas of 3 samples, two steps.
+	sc, err = loadOn(fourGPUs, "name: w\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m, seq: 1024, batch: 3, steps: 2, experts: {count: 4, top_k: 2}}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moe := fwd + 12*16*d*d*s
+	if w := sc.Program.Work; w.Samples != 24 || math.Abs(w.ModelFLOPs/(3*24*moe)-1) > 1e-12 {
+		t.Errorf("gpt3-125m with experts: work %+v, want 24 samples, %g FLOP", w, 3*24*moe)
+	}
+}

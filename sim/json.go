@@ -145,6 +145,34 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.raw("}")
 	}
 	j.raw("]")
+	if wk := p.Work; wk != nil {
+		j.key("work", false)
+		j.raw("{")
+		j.key("steps", true)
+		j.int(int64(wk.Steps))
+		j.key("samples", false)
+		j.num(wk.Samples)
+		j.key("tokens", false)
+		j.num(wk.Tokens)
+		j.key("model_flops", false)
+		j.num(wk.ModelFLOPs)
+		j.key("peak_flops", false)
+		j.num(wk.PeakFLOPs)
+		j.key("dtype", false)
+		j.str(wk.DType)
+		secs := res.Makespan.Seconds()
+		j.key("samples_per_s", false)
+		j.num(wk.Samples / secs)
+		j.key("tokens_per_s", false)
+		j.num(wk.Tokens / secs)
+		j.key("mfu", false)
+		if mfu, ok := wk.MFU(res.Makespan); ok {
+			j.num(mfu)
+		} else {
+			j.raw("null")
+		}
+		j.raw("}")
+	}
 	j.key("critical_path", false)
 	j.raw("[")
 	for i, s := range res.CriticalPath {

@@ -205,6 +205,35 @@ type Program struct {
 	// Warnings are what the program's builder noticed about it (a training
 	// that would not fit in GPU memory); a run reports them first.
 	Warnings []string
+	// Work is what the program achieves, where its builder knows it (a
+	// training's samples and model FLOPs); nil otherwise.
+	Work *Work
+}
+
+// Work is the useful work of a program, from which results state
+// throughput and model FLOPs utilization.
+type Work struct {
+	Steps   int
+	Samples float64 // over the run
+	Tokens  float64 // over the run; 0 where tokens do not apply
+	// ModelFLOPs is the model's FLOPs over the run: its forward and
+	// backward passes, 3 x the forward's, without recomputation (PaLM's
+	// MFU, Chowdhery et al. 2022, Appendix B).
+	ModelFLOPs float64
+	// PeakFLOPs is the GPUs' peak FLOP/s in DType, summed (datasheets,
+	// dense); 0 if one has no such rate.
+	PeakFLOPs float64
+	DType     string
+	GPUs      int
+}
+
+// MFU is the model FLOPs utilization of a run of the given makespan:
+// ModelFLOPs / (makespan x PeakFLOPs); false without a peak or a time.
+func (w *Work) MFU(makespan Time) (float64, bool) {
+	if w == nil || w.PeakFLOPs <= 0 || makespan <= 0 || w.ModelFLOPs <= 0 {
+		return 0, false
+	}
+	return w.ModelFLOPs / (makespan.Seconds() * w.PeakFLOPs), true
 }
 
 // NumOps returns the number of ops in all threads.

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -34,6 +36,9 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		fmt.Fprintf(w, "vars: %s\n", strings.Join(vs, " "))
 	}
 	fmt.Fprintf(w, "bottleneck: %s\n", res.Bottleneck())
+	if line := workLine(p.Work, span); line != "" {
+		fmt.Fprintln(w, line)
+	}
 
 	fmt.Fprintln(w, "\nGPUs (share of the makespan):")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -207,4 +212,47 @@ func peerCopies(res *sim.Result, gpu string) int {
 		}
 	}
 	return n
+}
+
+// workLine says what a training achieved: time a step, throughput and model
+// FLOPs utilization; "" for a program that does not say its work.
+func workLine(wk *sim.Work, span sim.Time) string {
+	if wk == nil || wk.Steps <= 0 || span <= 0 {
+		return ""
+	}
+	secs := span.Seconds()
+	perStep := wk.Samples / float64(wk.Steps)
+	line := fmt.Sprintf("training: %s of %s: %s a step, ", plural(wk.Steps, "1 step", "%d steps"), count(perStep, "sample"), units.Format(secs/float64(wk.Steps), units.Duration))
+	if wk.Tokens > 0 {
+		line += fmt.Sprintf("%s tokens/s", rate(wk.Tokens/secs))
+	} else {
+		line += fmt.Sprintf("%s samples/s", rate(wk.Samples/secs))
+	}
+	if mfu, ok := wk.MFU(span); ok {
+		gpus := plural(wk.GPUs, "the GPU's", "the %d GPUs'")
+		line += fmt.Sprintf("; MFU %.1f%% of %s %s %s peak", 100*mfu, gpus, units.Format(wk.PeakFLOPs, units.FLOPRate), wk.DType)
+	}
+	return line
+}
+
+// count is "1 sample", "8 samples" or "2.5 samples".
+func count(v float64, what string) string {
+	if v == 1 {
+		return "1 " + what
+	}
+	if v == math.Trunc(v) && v < 1e15 {
+		return strconv.FormatInt(int64(v), 10) + " " + what + "s"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64) + " " + what + "s"
+}
+
+// rate writes a throughput with three significant digits and k or M.
+func rate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"gpusim/sim"
+)
+
+// The training line: 16 samples (32,768 tokens) in 2 steps over 1 s are
+// 500 ms a step and 32.8k tokens/s; 1 PFLOP of model FLOPs in 1 s on 2
+// PFLOP/s of peak is an MFU of 50%. Without tokens it counts samples, and
+// without a peak it says no MFU.
+func TestWorkLine(t *testing.T) {
+	w := &sim.Work{Steps: 2, Samples: 16, Tokens: 32768, ModelFLOPs: 1e15, PeakFLOPs: 2e15, DType: "bf16", GPUs: 2}
+	for _, c := range []struct {
+		w    *sim.Work
+		want string
+	}{
+		{w, "training: 2 steps of 8 samples: 500 ms a step, 32.8k tokens/s; MFU 50.0% of the 2 GPUs' 2 PFLOP/s bf16 peak"},
+		{&sim.Work{Steps: 1, Samples: 1, ModelFLOPs: 1e12, PeakFLOPs: 1e15, DType: "fp8", GPUs: 1}, "training: 1 step of 1 sample: 1 s a step, 1 samples/s; MFU 0.1% of the GPU's 1 PFLOP/s fp8 peak"},
+		{&sim.Work{Steps: 4, Samples: 4e6, ModelFLOPs: 1e12, GPUs: 1}, "training: 4 steps of 1000000 samples: 250 ms a step, 4M samples/s"},
+		{nil, ""},
+	} {
+		if got := workLine(c.w, sim.Second); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// --json carries the work of a training, with its rates over the makespan
+// and MFU = model FLOPs / (makespan x peak); a program without one has no
+// "work" key.
+func TestJSONWork(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "dp-scaling", "--set", "gpus=2", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Makespan float64 `json:"makespan_ns"`
+		Work     *struct {
+			Steps           int
+			Samples, Tokens float64
+			ModelFLOPs      float64 `json:"model_flops"`
+			PeakFLOPs       float64 `json:"peak_flops"`
+			DType           string
+			SamplesPerS     float64 `json:"samples_per_s"`
+			TokensPerS      float64 `json:"tokens_per_s"`
+			MFU             float64
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	w, secs := doc.Work, doc.Makespan/1e9
+	if w == nil || w.Steps < 1 || w.Samples <= 0 || w.Tokens <= 0 || w.DType == "" {
+		t.Fatalf("work %+v", w)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"samples_per_s", w.SamplesPerS, w.Samples / secs},
+		{"tokens_per_s", w.TokensPerS, w.Tokens / secs},
+		{"mfu", w.MFU, w.ModelFLOPs / secs / w.PeakFLOPs},
+		// Two H100s: twice the datasheet's 989.5 TFLOP/s of dense bf16.
+		{"peak_flops", w.PeakFLOPs, 2 * 989.5e12},
+	} {
+		if math.Abs(c.got/c.want-1) > 1e-9 {
+			t.Errorf("%s = %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"run", "quickstart", "--json"}, &out, &errb); code != 0 || bytes.Contains(out.Bytes(), []byte(`"work"`)) {
+		t.Errorf("quickstart: exit %d, a work key: %v", code, bytes.Contains(out.Bytes(), []byte(`"work"`)))
+	}
+}
