@@ -19,8 +19,9 @@ import (
 //	training:  data-parallel (or ZeRO-3 sharded) training, one host thread per
 //	           GPU, gradient buckets all-reduced (or reduce-scattered) on a
 //	           communication stream, optionally fed by a data loader, and
-//	           optionally tensor-parallel (Megatron-style) within groups and
-//	           with mixture-of-experts layers spread over expert-parallel groups
+//	           optionally tensor-parallel (Megatron-style) within groups, in
+//	           pipeline stages (1F1B), and with mixture-of-experts layers
+//	           spread over expert-parallel groups
 //	pipeline:  pipeline-parallel stages on different GPUs, GPipe or 1F1B,
 //	           activations and gradients sent between stages
 
@@ -268,9 +269,18 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 	return true
 }
 
-// trainingOps is the number of ops training: expands to, for nr GPUs and
-// layers layers, as training below issues them. On each GPU, each step
-// has accum micro-steps of:
+// stageCount is what the ops of a pipeline stage's GPUs depend on: how
+// many GPUs, its layers, the ops a micro-step tensor parallelism adds to
+// them, its gradient buckets, the sends and receives of its 1F1B schedule
+// a step (comm), and whether it loads the batches.
+type stageCount struct {
+	gpus, layers, tpExtra, buckets, comm int64
+	loader                               bool
+}
+
+// trainingStageOps is the number of ops training: expands to, as training
+// below issues them, for each pipeline stage's GPUs (stageCount). On each
+// GPU, each step has accum micro-steps of:
 //
 //	a forward and a backward kernel per layer, each after an all-gather
 //	  and an event record and wait with zero3 (1 or 4 ops);
@@ -291,18 +301,26 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 // one record and wait and then the buckets' collectives (2 + buckets),
 // and the same for each MoE layer's expert gradients (3, or 1, each);
 // a record and wait before the optimizer, the optimizer kernel (3), and a
-// device sync if sync_every_step. The data loader's workers spend 3 ops
-// (await, host work, signal) on each of the GPU's steps x accum batches.
-func trainingOps(nr, steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery, recompute bool) int64 {
-	gpu := trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, zero3, overlap, loader, syncEvery, recompute)
-	if loader {
-		gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
+// device sync if sync_every_step; with pipeline stages, the sends and
+// receives of the stage's 1F1B schedule. The data loader's workers (on
+// the first stage) spend 3 ops (await, host work, signal) on each of the
+// GPU's steps x accum batches.
+
+func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, overlap, syncEvery, recompute bool) int64 {
+	total := int64(0)
+	for _, c := range stages {
+		gpu := trainingThreadOps(steps, accum, c.layers, c.tpExtra, moeLayers, c.buckets, zero3, overlap, c.loader, syncEvery, recompute)
+		gpu = satAdd(gpu, satMul(steps, c.comm))
+		if c.loader {
+			gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
+		}
+		total = satAdd(total, satMul(c.gpus, gpu))
 	}
-	return satMul(nr, gpu)
+	return total
 }
 
 // trainingThreadOps is the ops of one GPU's training thread (see
-// trainingOps), without its data loader's.
+// trainingStageOps), without its data loader's and its pipeline sends.
 func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery, recompute bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
@@ -420,7 +438,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes")
 	if !ok {
 		return
 	}
@@ -446,6 +464,22 @@ func (b *builder) training(n, key spec.Node) {
 		if tensor, ok = x.Int(1, int64(len(gpus))); ok && int64(len(gpus))%tensor != 0 {
 			x.Errorf("%d does not divide the %d GPUs training into tensor-parallel groups; use one of %s", tensor, len(gpus), commonDivisors(len(gpus), len(gpus)))
 		}
+	}
+	// Pipeline parallelism (Megatron-LM's 1F1B without interleaving): pipe
+	// stages of consecutive GPUs, each of tensor x data-parallel GPUs and
+	// consecutive layers; the micro-steps (accumulation) are its
+	// micro-batches.
+	pipe := int64(1)
+	pipeX, hasPipe := tm.Get("pipeline")
+	if hasPipe {
+		if pipe, ok = pipeX.Int(1, int64(len(gpus))); ok && int64(len(gpus))%(tensor*pipe) != 0 {
+			pipeX.Errorf("%d stages of tensor-parallel groups of %d do not divide the %d GPUs training; use one of %s", pipe, tensor, len(gpus), commonDivisors(len(gpus)/int(tensor), len(gpus)/int(tensor)))
+		}
+	}
+	pipeBytes := -1.0 // what a stage sends the next a sample: a preset's s d values
+	pipeBytesX, hasPipeBytes := tm.Get("pipeline_bytes")
+	if hasPipeBytes {
+		pipeBytes, _ = pipeBytesX.Quantity(units.Bytes, spec.NonNeg)
 	}
 	// Sequence parallelism (Korthikanti et al. 2022): each block's
 	// all-reduce becomes an all-gather of its input and a reduce-scatter of
@@ -546,6 +580,18 @@ func (b *builder) training(n, key spec.Node) {
 			return
 		}
 	}
+	switch {
+	case pipe > 1 && zero3:
+		pipeX.Errorf("pipeline stages with sharding: zero3 are not modelled (Megatron-LM and DeepSpeed do not combine them): use sharding: none")
+	case pipe > 1 && moe != nil:
+		pipeX.Errorf("pipeline stages with experts are not modelled: use pipeline: 1")
+	case pipe > 1 && !preset && pipeBytes < 0:
+		pipeX.Errorf("with listed layers the pipeline needs pipeline_bytes: what a stage sends the next for each sample (a preset sends s x d_model values)")
+	case hasPipeBytes && pipe == 1:
+		pipeBytesX.Errorf("pipeline_bytes needs pipeline: 2 or more stages")
+	case layers != nil && int64(len(layers)) < pipe+int64(btoi(preset)):
+		pipeX.Errorf("%d stages need at least as many layers; the model has %d", pipe, len(layers)-btoi(preset))
+	}
 	if n.ErrCount() > 0 {
 		return
 	}
@@ -557,7 +603,9 @@ func (b *builder) training(n, key spec.Node) {
 	elt := float64(dtype.Size())
 	tp := float64(tensor)
 	nr := len(gpus)
-	dp := nr / int(tensor) // data-parallel ranks: the groups
+	nst := int(pipe)
+	perStage := nr / nst         // the GPUs of a stage
+	dp := perStage / int(tensor) // data-parallel ranks: a stage's tensor groups
 	moeLayers := int64(0)
 	if moe != nil {
 		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, dp, batch, seq, elt); !ok {
@@ -565,53 +613,76 @@ func (b *builder) training(n, key spec.Node) {
 		}
 	}
 	totalParams, expertParams := 0.0, 0.0
-	tpExtra := int64(0) // ops a micro-step that tensor parallelism adds
 	for _, l := range layers {
 		totalParams += l.params
 		expertParams += l.expertParams
-		if tensor > 1 && l.tpBytes+l.tpElems > 0 {
-			perBlock := int64(2) // the kernel and its all-reduce
-			if seqPar {
-				perBlock = 3 // an all-gather, the kernel, a reduce-scatter
-			}
-			tpExtra += 2 * (perBlock*int64(l.tpBlocks) - 1)
-			if ar := batch * (l.tpBytes + l.tpElems*elt); ar > 1e15 {
-				key.Errorf("layer %s's tensor-parallel all-reduces would move %s each, more than gpusim's limit of 1 PB: lower batch or seq", l.name, units.Format(ar, units.Bytes))
-				return
-			}
+		if ar := batch * (l.tpBytes + l.tpElems*elt); tensor > 1 && ar > 1e15 {
+			key.Errorf("layer %s's tensor-parallel all-reduces would move %s each, more than gpusim's limit of 1 PB: lower batch or seq", l.name, units.Format(ar, units.Bytes))
+			return
 		}
 	}
-	// Buckets: backward goes from the last layer to the first; a bucket
-	// closes when its gradients reach the bucket size.
+	// Stage st holds layers[lo[st]:lo[st+1]]: a preset's blocks split as
+	// evenly as they go, its head (and embedding) on the last stage; listed
+	// layers the same way.
+	lo := make([]int, nst+1)
+	for st := range lo {
+		lo[st] = st * (len(layers) - btoi(preset)) / nst
+	}
+	lo[nst] = len(layers)
+	// Buckets: backward goes from a stage's last layer to its first; a
+	// bucket closes when its gradients reach the bucket size.
 	type bucketSpec struct {
 		bytes float64
 		after int // the layer whose backward closes it
 	}
-	var buckets []bucketSpec
-	acc := 0.0
-	for i := len(layers) - 1; i >= 0; i-- {
-		acc += layers[i].params / tp * elt // a GPU's shard of the layer
-		if acc >= bucket || i == 0 {
-			buckets = append(buckets, bucketSpec{acc, i})
-			acc = 0
+	buckets := make([][]bucketSpec, nst)
+	stages := make([]stageCount, nst)
+	stageParams := make([]float64, nst)
+	for st := range stages {
+		acc := 0.0
+		for i := lo[st+1] - 1; i >= lo[st]; i-- {
+			acc += layers[i].params / tp * elt // a GPU's shard of the layer
+			if acc >= bucket || i == lo[st] {
+				buckets[st] = append(buckets[st], bucketSpec{acc, i})
+				acc = 0
+			}
 		}
+		c := stageCount{gpus: int64(perStage), layers: int64(lo[st+1] - lo[st]), buckets: int64(len(buckets[st])), loader: loader != nil && st == 0}
+		for _, l := range layers[lo[st]:lo[st+1]] {
+			stageParams[st] += l.params
+			if tensor > 1 && l.tpBytes+l.tpElems > 0 {
+				perBlock := int64(2) // the kernel and its all-reduce
+				if seqPar {
+					perBlock = 3 // an all-gather, the kernel, a reduce-scatter
+				}
+				c.tpExtra += 2 * (perBlock*int64(l.tpBlocks) - 1)
+			}
+		}
+		if nst > 1 {
+			// The 1F1B schedule's sends and receives: its ops less the
+			// kernels and the sync.
+			c.comm = stageOps(pipe, int64(st), int64(accum), false) - 2*int64(accum) - 1
+		}
+		stages[st] = c
 	}
-	counts := [...]int64{int64(steps), int64(accum), int64(len(layers)), int64(len(buckets))}
-	if !b.checkOps(key, trainingOps(int64(nr), counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery, recompute), "a count") {
+	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, zero3, overlap, syncEvery, recompute), "a count") {
 		return
 	}
-	threadOps := trainingThreadOps(counts[0], counts[1], counts[2], tpExtra, moeLayers, counts[3], zero3, overlap, loader != nil, syncEvery, recompute)
-	// The GPUs of tensor group k, and of data-parallel group t (the t-th
-	// GPU of every tensor group).
-	tpGroup := func(k int) []int { return gpus[k*int(tensor) : (k+1)*int(tensor)] }
-	dpGroup := func(t int) []int {
+	// The GPUs of stage st's tensor group k, and of its data-parallel group
+	// t (the t-th GPU of each of its tensor groups): the list's GPU
+	// st x perStage + k x tensor + t.
+	tpGroup := func(st, k int) []int {
+		base := st*perStage + k*int(tensor)
+		return gpus[base : base+int(tensor)]
+	}
+	dpGroup := func(st, t int) []int {
 		out := make([]int, 0, dp)
 		for k := 0; k < dp; k++ {
-			out = append(out, gpus[k*int(tensor)+t])
+			out = append(out, gpus[st*perStage+k*int(tensor)+t])
 		}
 		return out
 	}
-	b.trainingMemory(key.Pos(), gpus, layers, totalParams, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
+	b.trainingMemory(key.Pos(), gpus, layers, lo, accum, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
@@ -646,31 +717,46 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return d, true
 	}
+	// What a stage sends the next for a micro-batch, and back: a preset's
+	// s x d values a sample (split by tensor with sequence parallelism).
+	if pipeBytes < 0 && preset {
+		pipeBytes = seq * layers[0].d * elt
+		if seqPar {
+			pipeBytes /= tp
+		}
+	}
+	pipeMsg := int64(batch * pipeBytes)
+	mods := b.sc.Topology.GPUModels
+	sends, xchgs := map[[3]int]*sim.CollPlan{}, map[[2]int]*sim.CollPlan{}
 	for rank, gpu := range gpus {
+		st, r := rank/perStage, rank%perStage
 		name := "train/" + b.m.GPUs[gpu].Name
-		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, threadOps)}
+		threadOps := trainingThreadOps(int64(steps), int64(accum), stages[st].layers, stages[st].tpExtra, moeLayers, stages[st].buckets, zero3, overlap, stages[st].loader, syncEvery, recompute)
+		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, satAdd(threadOps, satMul(int64(steps), stages[st].comm)))}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
 		var ready, free int
-		if loader != nil {
+		if stages[st].loader {
 			ready = g.sem(name+"/ready", 0, true)
 			free = g.sem(name+"/free", loader.workers*loader.prefetch, false)
 			b.loaderThreads(g, gpu, name, loader, steps*accum, batch, ready, free)
 		}
-		// This GPU's data-parallel group is t, and its rank there k; its
-		// tensor group is k, and its rank there t. Without tensor
-		// parallelism the one data-parallel group is every GPU, and ids keep
-		// no group suffix.
-		t, k := rank%int(tensor), rank/int(tensor)
-		dpKey, dpSuffix := fmt.Sprintf("dp%d", t), ""
-		if tensor > 1 {
+		// This GPU's data-parallel group is t of its stage, and its rank
+		// there k; its tensor group is k of its stage, and its rank there t.
+		// Groups are numbered over all stages (tp: rank / tensor; dp: stage
+		// x tensor + t). Without tensor or pipeline parallelism the one
+		// data-parallel group is every GPU, and ids keep no group suffix.
+		t, k := r%int(tensor), r/int(tensor)
+		dpIdx, tpIdx := st*int(tensor)+t, rank/int(tensor)
+		dpKey, dpSuffix := fmt.Sprintf("dp%d", dpIdx), ""
+		if tensor > 1 || nst > 1 {
 			dpSuffix = "/" + dpKey
 		}
-		dpRanks, tpRanks := dpGroup(t), tpGroup(k)
+		dpRanks, tpRanks := dpGroup(st, t), tpGroup(st, k)
 		dpPlan := func(kind string, bytes float64) *sim.CollPlan { return plan(dpKey, dpRanks, kind, bytes) }
 		tpColl := func(id, kind string, bytes float64) {
 			// On the compute stream: the next kernel needs its result.
-			g.collOp(&th, id, plan(fmt.Sprintf("tp%d", k), tpRanks, kind, bytes), compute, t)
+			g.collOp(&th, id, plan(fmt.Sprintf("tp%d", tpIdx), tpRanks, kind, bytes), compute, t)
 		}
 		shard := 1.0
 		if zero3 {
@@ -745,7 +831,7 @@ func (b *builder) training(n, key spec.Node) {
 				blocks = []string{"/attn", "/mlp"}
 			}
 			for _, blk := range blocks {
-				id := fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s%s", s, m, k, what, l.name, blk)
+				id := fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s%s", s, m, tpIdx, what, l.name, blk)
 				split := tensor > 1 && ar > 0
 				if split && seqPar {
 					tpColl(id+"/gather", models.AllGather, ar)
@@ -762,67 +848,159 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			return true
 		}
+		// forward issues micro-batch m's forward pass over the stage's
+		// layers (with its batch's load on the first stage), backward its
+		// backward pass, with the gradients' collectives after the last.
+		forward := func(s, m int) bool {
+			mp := fmt.Sprintf("%s/s%d/m%d", name, s, m)
+			if stages[st].loader {
+				g.op(&th, mp+"/next-batch", sim.Op{Kind: sim.OpAwait, Sem: ready})
+				g.op(&th, mp+"/h2d", sim.Op{Kind: sim.OpCopy, Stream: copyStream, Src: b.m.Hosts[b.m.GPUs[gpu].Host].Node,
+					Dst: b.m.GPUs[gpu].Node, Bytes: int64(batch * loader.sampleBytes), Memory: loader.memory})
+				g.after(&th, mp+"/batch-in", copyStream, compute)
+				g.op(&th, mp+"/release", sim.Op{Kind: sim.OpSignal, Sem: free, Count: 1})
+			}
+			for li := lo[st]; li < lo[st+1]; li++ {
+				l := layers[li]
+				if zero3 {
+					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
+					g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
+				}
+				if !pass(mp, "fwd", s, m, l, 1) {
+					return false
+				}
+			}
+			return true
+		}
+		backward := func(s, m int) bool {
+			mp := fmt.Sprintf("%s/s%d/m%d", name, s, m)
+			last := m == accum-1
+			bi := 0
+			bs := buckets[st]
+			for li := lo[st+1] - 1; li >= lo[st]; li-- {
+				l := layers[li]
+				if zero3 {
+					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
+					g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
+				}
+				if recompute && !pass(mp, "recompute", s, m, l, 1) {
+					return false
+				}
+				if !pass(mp, "bwd", s, m, l, 2) {
+					return false
+				}
+				if last && overlap && bi < len(bs) && bs[bi].after == li {
+					g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
+					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
+					bi++
+				}
+				if last && overlap && l.moe {
+					g.after(&th, fmt.Sprintf("%s/expert-grads/%d", mp, li), compute, comm)
+					expertGrads(s, l)
+				}
+			}
+			if last && !overlap {
+				g.after(&th, mp+"/grads", compute, comm)
+				for ; bi < len(bs); bi++ {
+					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
+				}
+				for li := lo[st+1] - 1; li >= lo[st]; li-- {
+					if layers[li].moe {
+						expertGrads(s, layers[li])
+					}
+				}
+			}
+			return true
+		}
+		// Between stages, on the compute stream: this GPU's counterpart
+		// (the same place r) on the stage before and after. A one-way
+		// transfer's sender issues rank 0, its receiver rank 1; an
+		// exchange between stages q and q+1 has q's GPU as rank 0.
+		peer := func(q int) int { return gpus[q*perStage+r] }
+		send := func(s, m, from, to int, what string, rank int) {
+			key := [3]int{from, to, r}
+			if sends[key] == nil {
+				sends[key] = models.SendPlan(b.m, mods, peer(from), peer(to), pipeMsg)
+			}
+			g.collOp(&th, fmt.Sprintf("train/s%d/%s%d.%d/m%d", s, what, to, r, m), sends[key], compute, rank)
+		}
+		exchange := func(s, q, i, rank int) {
+			key := [2]int{q, r}
+			if xchgs[key] == nil {
+				xchgs[key] = models.ExchangePlan(b.m, mods, peer(q), peer(q+1), pipeMsg, pipeMsg)
+			}
+			g.collOp(&th, fmt.Sprintf("train/s%d/xchg%d.%d/i%d", s, q, r, i), xchgs[key], compute, rank)
+		}
 		for s := 0; s < steps; s++ {
 			sp := fmt.Sprintf("%s/s%d", name, s)
-			for m := 0; m < accum; m++ {
-				mp := fmt.Sprintf("%s/m%d", sp, m)
-				if loader != nil {
-					g.op(&th, mp+"/next-batch", sim.Op{Kind: sim.OpAwait, Sem: ready})
-					g.op(&th, mp+"/h2d", sim.Op{Kind: sim.OpCopy, Stream: copyStream, Src: b.m.Hosts[b.m.GPUs[gpu].Host].Node,
-						Dst: b.m.GPUs[gpu].Node, Bytes: int64(batch * loader.sampleBytes), Memory: loader.memory})
-					g.after(&th, mp+"/batch-in", copyStream, compute)
-					g.op(&th, mp+"/release", sim.Op{Kind: sim.OpSignal, Sem: free, Count: 1})
-				}
-				// Forward.
-				for li, l := range layers {
-					if zero3 {
-						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
-						g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
-					}
-					if !pass(mp, "fwd", s, m, l, 1) {
+			if nst == 1 {
+				for m := 0; m < accum; m++ {
+					if !forward(s, m) || !backward(s, m) {
 						return
 					}
 				}
-				// Backward, with gradient buckets.
-				last := m == accum-1
-				bi := 0
-				for li := len(layers) - 1; li >= 0; li-- {
-					l := layers[li]
-					if zero3 {
-						g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
-						g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
-					}
-					if recompute && !pass(mp, "recompute", s, m, l, 1) {
-						return
-					}
-					if !pass(mp, "bwd", s, m, l, 2) {
-						return
-					}
-					if last && overlap && bi < len(buckets) && buckets[bi].after == li {
-						g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, k)
-						bi++
-					}
-					if last && overlap && l.moe {
-						g.after(&th, fmt.Sprintf("%s/expert-grads/%d", mp, li), compute, comm)
-						expertGrads(s, l)
+			} else {
+				// Megatron-LM's 1F1B without interleaving, as pipeline:
+				// runs it (forward_backward_pipelining_without_interleaving).
+				recvForward := func(m int) {
+					if st > 0 {
+						send(s, m, st-1, st, "act", 1)
 					}
 				}
-				if last && !overlap {
-					g.after(&th, mp+"/grads", compute, comm)
-					for ; bi < len(buckets); bi++ {
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, buckets[bi].bytes, dpPlan, comm, k)
+				sendForward := func(m int) {
+					if st < nst-1 {
+						send(s, m, st, st+1, "act", 0)
 					}
-					for li := len(layers) - 1; li >= 0; li-- {
-						if layers[li].moe {
-							expertGrads(s, layers[li])
-						}
+				}
+				recvBackward := func(m int) {
+					if st < nst-1 {
+						send(s, m, st+1, st, "grad", 1)
 					}
+				}
+				sendBackward := func(m int) {
+					if st > 0 {
+						send(s, m, st, st-1, "grad", 0)
+					}
+				}
+				warm := min(nst-st-1, accum)
+				remaining := accum - warm
+				for m := 0; m < warm; m++ {
+					recvForward(m)
+					if !forward(s, m) {
+						return
+					}
+					sendForward(m)
+				}
+				if remaining > 0 {
+					recvForward(warm)
+				}
+				for i := 0; i < remaining; i++ {
+					if !forward(s, warm+i) {
+						return
+					}
+					if st < nst-1 {
+						exchange(s, st, i, 0) // send_forward_recv_backward
+					}
+					if !backward(s, i) {
+						return
+					}
+					if i == remaining-1 {
+						sendBackward(i)
+					} else if st > 0 {
+						exchange(s, st-1, i, 1) // send_backward_recv_forward
+					}
+				}
+				for i := 0; i < warm; i++ {
+					recvBackward(remaining + i)
+					if !backward(s, remaining+i) {
+						return
+					}
+					sendBackward(remaining + i)
 				}
 			}
 			// Optimizer step after the gradients are in.
 			g.after(&th, sp+"/reduced", comm, compute)
-			d, ok := kernel(gpu, 0, (totalParams/tp*shard+expertParams)*optBytes)
+			d, ok := kernel(gpu, 0, (stageParams[st]/tp*shard+expertParams)*optBytes)
 			if !ok {
 				return
 			}
@@ -872,54 +1050,67 @@ func (b *builder) trainingWork(gpus []int, layers []layer, preset bool, dtype mo
 // does not keep; the head's logits; other layers' activations, all / t;
 // with full recomputation, see below). Workspace, fragmentation and the
 // framework are left out: a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense, experts, tp, dp float64, zero3, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, accum int, experts, tp, dp float64, zero3, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
 	}
-	params := dense/tp*shard + experts
-	act, most := 0.0, 0.0
-	for _, l := range layers {
-		a := 0.0
-		switch {
-		case l.d > 0 && seqPar:
-			a = seq * l.d * 34 / tp
-		case l.d > 0:
-			a = seq * l.d * (10 + 24/tp)
-		case l.keep > 0:
-			a = l.keep / tp
-		default:
-			a = l.activations / tp
-		}
-		if !recompute || l.keep > 0 {
-			act += a // the head is not recomputed: its logits stay
-			continue
-		}
-		// Full recomputation keeps a block's input, 2 s d (2 s d / t
-		// with sequence parallelism; Korthikanti et al. 2022, Table 2),
-		// and needs one layer's activations at a time for its backward;
-		// a listed layer's input size is not known and counts nothing.
-		most = max(most, a)
-		switch {
-		case l.d > 0 && seqPar:
-			act += 2 * seq * l.d / tp
-		case l.d > 0:
-			act += 2 * seq * l.d
-		}
-	}
-	act += most
-	state, acts := params*optBytes/2, batch*act
-	need := state + acts
+	nst := len(lo) - 1
+	perStage := len(gpus) / nst
 	worst, over := -1, 0
-	for _, gpu := range gpus {
-		gm := b.sc.Topology.GPUModels[gpu]
-		if gm.MemoryBytes <= 0 || need <= float64(gm.MemoryBytes) {
-			continue
+	var params, state, acts float64 // the worst GPU's
+	worstStage := 0
+	for st := 0; st < nst; st++ {
+		dense := 0.0
+		act, most := 0.0, 0.0
+		for _, l := range layers[lo[st]:lo[st+1]] {
+			dense += l.params
+			a := 0.0
+			switch {
+			case l.d > 0 && seqPar:
+				a = seq * l.d * 34 / tp
+			case l.d > 0:
+				a = seq * l.d * (10 + 24/tp)
+			case l.keep > 0:
+				a = l.keep / tp
+			default:
+				a = l.activations / tp
+			}
+			if !recompute || l.keep > 0 {
+				act += a // the head is not recomputed: its logits stay
+				continue
+			}
+			// Full recomputation keeps a block's input, 2 s d (2 s d / t
+			// with sequence parallelism; Korthikanti et al. 2022, Table
+			// 2), and needs one layer's activations at a time for its
+			// backward; a listed layer's input size is not known and
+			// counts nothing.
+			most = max(most, a)
+			switch {
+			case l.d > 0 && seqPar:
+				act += 2 * seq * l.d / tp
+			case l.d > 0:
+				act += 2 * seq * l.d
+			}
 		}
-		if over++; worst < 0 || gm.MemoryBytes < b.sc.Topology.GPUModels[worst].MemoryBytes {
-			worst = gpu
+		act += most
+		// 1F1B keeps the activations of min(stages - st, micro-batches)
+		// micro-batches on stage st (Narayanan et al. 2021, section 2.2.1).
+		inflight := float64(min(nst-st, accum))
+		stParams := dense/tp*shard + experts
+		stState, stActs := stParams*optBytes/2, batch*act*inflight
+		need := stState + stActs
+		for _, gpu := range gpus[st*perStage : (st+1)*perStage] {
+			gm := b.sc.Topology.GPUModels[gpu]
+			if gm.MemoryBytes <= 0 || need <= float64(gm.MemoryBytes) {
+				continue
+			}
+			if over++; worst < 0 || gm.MemoryBytes < b.sc.Topology.GPUModels[worst].MemoryBytes {
+				worst, params, state, acts, worstStage = gpu, stParams, stState, stActs, st
+			}
 		}
 	}
+	need := state + acts
 	if worst < 0 {
 		return
 	}
@@ -940,6 +1131,9 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense
 	default:
 		ways = append(ways, "more tensor parallelism (tensor:)")
 		if !zero3 {
+			ways = append(ways, "more pipeline stages (pipeline:)")
+		}
+		if !zero3 && nst == 1 {
 			ways = append(ways, "sharding: zero3")
 		}
 	}
@@ -953,8 +1147,12 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, dense
 		ways = append(ways, "a smaller batch")
 	}
 	gib := float64(int64(1) << 30)
-	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: a GPU needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
-		where, need/gib, state/gib, params/1e9, optBytes/2, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
+	what := "a GPU"
+	if nst > 1 {
+		what = fmt.Sprintf("a GPU of pipeline stage %d", worstStage)
+	}
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: %s needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
+		where, what, need/gib, state/gib, params/1e9, optBytes/2, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
 }
 
 // collOp issues one rank's part of a collective with the given id.
@@ -1117,6 +1315,13 @@ func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int6
 		n++
 	}
 	return n, true
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // commonDivisors lists the numbers that divide both a and b, "1, 2, 4".

@@ -251,11 +251,12 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 }
 
 // TestGeneratorOpCountsMatchTheirExpansion checks the op counts the
-// generators are refused by (trainingOps, pipelineOps) against the ops
+// generators are refused by (trainingStageOps, pipelineOps) against the ops
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	for _, gpus := range []string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  tensor: 2\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"} {
+	pipes := []string{"all\n  pipeline: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 4\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_bytes: 1 kB"}
+	for _, gpus := range append([]string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  tensor: 2\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"}, pipes...) {
 		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
 			if strings.Contains(gpus, "experts") && model[0] == '[' {
 				continue // experts split a preset's MLPs
@@ -265,7 +266,7 @@ func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 					for _, steps := range []string{"1", "3"} {
 						for _, accum := range []string{"1", "2"} {
 							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3"} {
-								if strings.Contains(gpus, "experts") && strings.Contains(other, "sharding: zero3") {
+								if (strings.Contains(gpus, "experts") || strings.Contains(gpus, "pipeline")) && strings.Contains(other, "sharding: zero3") {
 									continue // not modelled together
 								}
 								scen := `
@@ -283,40 +284,19 @@ training:
 									t.Fatalf("%s: %v", scen, err)
 								}
 								// The parameters back from the program: the
-								// threads, layers and buckets it has.
-								nr, layers, tpExtra, moeLayers, buckets := int64(0), int64(0), int64(0), int64(0), int64(0)
-								var th *sim.Thread
+								// threads, and each stage's layers and buckets
+								// (those of its first thread).
+								var threads []*sim.Thread
 								for i := range sc.Program.Threads {
 									if x := &sc.Program.Threads[i]; !strings.Contains(x.Name, "loader") {
-										nr++
-										if th == nil {
-											th = x
-										}
+										threads = append(threads, x)
 									}
 								}
-								for _, op := range th.Ops {
-									// A layer's forward is one kernel, or
-									// a kernel and an all-reduce per
-									// block (attn and mlp, or the head's
-									// one); a micro-step's backward
-									// issues as many: the ops beyond one
-									// a layer, twice, are tensor's.
-									// An MoE layer's forward is attn
-									// and experts kernels.
-									switch fwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/"); {
-									case fwd && strings.HasSuffix(op.ID, "/experts"):
-										moeLayers++
-									case fwd && strings.HasSuffix(op.ID, "/mlp"):
-										tpExtra += 2
-									case fwd:
-										layers++
-									}
-									if strings.HasPrefix(op.ID, "train/s0/m0/tp") && strings.Contains(op.ID, "/fwd/") {
-										tpExtra += 2
-									}
-									if strings.HasPrefix(op.ID, "train/s0/bucket") {
-										buckets++
-									}
+								nst := 1
+								if strings.Contains(gpus, "pipeline: 2") {
+									nst = 2
+								} else if strings.Contains(gpus, "pipeline: 4") {
+									nst = 4
 								}
 								st, acc := int64(1), int64(1)
 								if steps == "3" {
@@ -325,9 +305,45 @@ training:
 								if accum == "2" {
 									acc = 2
 								}
-								want := trainingOps(nr, st, acc, layers, tpExtra, moeLayers, buckets, strings.Contains(other, "sharding: zero3"), other != "overlap: false", loader != "", other != "sync_every_step: false", strings.Contains(other, "recompute: full"))
+								per := len(threads) / nst
+								var stages []stageCount
+								moeLayers := int64(0)
+								for k := 0; k < nst; k++ {
+									th := threads[k*per]
+									c := stageCount{gpus: int64(per), loader: loader != "" && k == 0}
+									moeLayers = 0
+									for _, op := range th.Ops {
+										// A layer's forward is one kernel, or
+										// a kernel and an all-reduce per
+										// block (attn and mlp, or the head's
+										// one); a micro-step's backward
+										// issues as many: the ops beyond one
+										// a layer, twice, are tensor's.
+										// An MoE layer's forward is attn
+										// and experts kernels.
+										switch fwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/"); {
+										case fwd && strings.HasSuffix(op.ID, "/experts"):
+											moeLayers++
+										case fwd && strings.HasSuffix(op.ID, "/mlp"):
+											c.tpExtra += 2
+										case fwd:
+											c.layers++
+										}
+										if strings.HasPrefix(op.ID, "train/s0/m0/tp") && strings.Contains(op.ID, "/fwd/") {
+											c.tpExtra += 2
+										}
+										if strings.HasPrefix(op.ID, "train/s0/bucket") {
+											c.buckets++
+										}
+									}
+									if nst > 1 {
+										c.comm = stageOps(int64(nst), int64(k), acc, false) - 2*acc - 1
+									}
+									stages = append(stages, c)
+								}
+								want := trainingStageOps(stages, st, acc, moeLayers, strings.Contains(other, "sharding: zero3"), other != "overlap: false", other != "sync_every_step: false", strings.Contains(other, "recompute: full"))
 								if got := int64(sc.Program.NumOps()); got != want {
-									t.Errorf("%s: %d ops, trainingOps says %d", scen, got, want)
+									t.Errorf("%s: %d ops, trainingStageOps says %d", scen, got, want)
 								}
 								n++
 							}
@@ -359,7 +375,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 			}
 		}
 	}
-	if n != 5*2*3*2*2*2*6+2*3*2*2*2*4+4*5*2*2 {
+	if n != 5*2*3*2*2*2*6+2*3*2*2*2*4+3*2*3*2*2*2*4+4*5*2*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -850,13 +866,13 @@ func TestTrainingMemoryWarning(t *testing.T) {
 		want  string // "": no warning
 	}{
 		// The state alone is more than 80 GiB: only what shrinks it helps.
-		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), sharding: zero3")},
-		{"model: gpt3-13b\n  recompute: full", msg(p13, a13r, "more tensor parallelism (tensor:), sharding: zero3")},
+		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3")},
+		{"model: gpt3-13b\n  recompute: full", msg(p13, a13r, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3")},
 		{"model: gpt3-13b\n  tensor: 4", ""},
 		{"model: gpt3-13b\n  sharding: zero3", ""},
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), sharding: zero3, sequence_parallel: true, recompute: full, a smaller batch")},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3, sequence_parallel: true, recompute: full, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  recompute: full", ""},
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 60\n  recompute: full\n  sequence_parallel: true", msg(p67, a67rsp60, "more tensor parallelism (tensor:), sharding: zero3, a smaller batch")},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 60\n  recompute: full\n  sequence_parallel: true", msg(p67, a67rsp60, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  sequence_parallel: true", ""},
 		{"model: gpt3-350m\n  experts: {count: 64, parallel: 1}", msg(p350, a350, "more expert-parallel ranks (experts: parallel)")},
 		{"model: gpt3-350m\n  experts: {count: 64, parallel: 4}", ""},
@@ -950,5 +966,136 @@ func TestTrainingWork(t *testing.T) {
 	moe := fwd + 12*16*d*d*s
 	if w := sc.Program.Work; w.Samples != 24 || math.Abs(w.ModelFLOPs/(3*24*moe)-1) > 1e-12 {
 		t.Errorf("gpt3-125m with experts: work %+v, want 24 samples, %g FLOP", w, 3*24*moe)
+	}
+}
+
+// Pipeline stages in a training run Megatron's 1F1B as pipeline: does: four
+// stages of one layer of 10 GFLOP a sample, 100 samples a micro-batch, take
+// 1 ms forward and 2 ms backward on 1000 TFLOP/s, so 8 micro-batches take
+// (8 + 3) x 3 ms and each stage idles (p - 1) / (m + p - 1) = 3/11 of it;
+// with one replica the gradients are not exchanged, and nothing else
+// takes time. Sends of 1 kB cost microseconds, as pipeline:'s do.
+func TestPipelinedTraining(t *testing.T) {
+	scen := `
+name: pp
+topology: topo.yaml
+training:
+  gpus: all
+  pipeline: 4
+  pipeline_bytes: 10 B
+  model: [{params: 25e6, flops: 10 GFLOP, count: 4}]
+  batch: 100
+  accumulation: 8
+  steps: 1
+  optimizer_bytes_per_param: 0
+`
+	res := runWith(t, fourGPUs, scen, nil)
+	// The pipeline: generator runs the same schedule of kernels and sends.
+	alone := runWith(t, fourGPUs, "name: p\ntopology: topo.yaml\npipeline: {gpus: 4, schedule: 1f1b, microbatches: 8, forward: 1 ms, backward: 2 ms, activation_bytes: 1000 B}\n", nil)
+	if d := res.Makespan - 33*sim.Millisecond; d < 0 || d > 500*sim.Microsecond || res.Makespan != alone.Makespan {
+		t.Errorf("step %s, want 33 ms and the sends' microseconds, as pipeline: takes (%s)", res.Makespan, alone.Makespan)
+	}
+	for g := range 4 {
+		if got := 1 - float64(res.GPUs[g].Compute)/float64(res.Makespan); math.Abs(got-3.0/11) > 0.005 {
+			t.Errorf("gpu%d idles %.4f, want 3/11", g, got)
+		}
+	}
+	// Each stage holds one layer: gpu2 computes only L0.2.
+	for _, op := range res.Program.Threads[2].Ops {
+		if op.Kind == sim.OpKernel && op.Duration > 0 && !strings.Contains(op.ID, "/L0.2") {
+			t.Errorf("%s on the third stage, which holds L0.2 only", op.ID)
+		}
+	}
+}
+
+// Tensor groups within stages, and data-parallel groups within them: eight
+// GPUs as 2 stages x 2 replicas x tensor 2 are, in the list's order (here
+// gpu4 to gpu7, then gpu0 to gpu3), stage 0's replica 0 (gpu4, gpu5) and
+// replica 1 (gpu6, gpu7), then stage 1's. Activations go to the same place
+// of the next stage (with 2 micro-batches and 2 stages the second goes in
+// the steady phase's exchange); each stage's gradients are all-reduced
+// between its replicas.
+func TestPipelineTensorAndDataGroups(t *testing.T) {
+	eight := strings.Replace(fourGPUs, "gpus:\n", "gpus:\n  - {name: gpu4, model: H100-SXM}\n  - {name: gpu5, model: H100-SXM}\n  - {name: gpu6, model: H100-SXM}\n  - {name: gpu7, model: H100-SXM}\n", 1)
+	for g := 4; g < 8; g++ {
+		eight += "  - {ends: [gpu" + itoa(g) + ", nvs], bandwidth: 100 GB/s}\n  - {ends: [gpu" + itoa(g) + ", pcie], bandwidth: 50 GB/s}\n"
+	}
+	sc, err := loadOn(eight, "name: pp\ntopology: topo.yaml\ntraining: {gpus: all, tensor: 2, pipeline: 2, model: gpt3-125m, seq: 256, accumulation: 2, steps: 1}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks := map[string][]int{}
+	for _, th := range sc.Program.Threads {
+		for _, op := range th.Ops {
+			if op.Kind == sim.OpCollective {
+				ranks[op.ID] = op.Coll.Ranks
+			}
+		}
+	}
+	// gpt3-125m's 12 blocks: L0-L5 on stage 0, L6-L11 and the head on 1.
+	for id, want := range map[string][]int{
+		"train/s0/m0/tp0/fwd/L0/attn": {4, 5},
+		"train/s0/m0/tp1/fwd/L5/mlp":  {6, 7},
+		"train/s0/m0/tp2/fwd/L6/attn": {0, 1},
+		"train/s0/m1/tp3/bwd/head":    {2, 3},
+		"train/s0/act1.0/m0":          {4, 0},
+		"train/s0/xchg0.3/i0":         {7, 3},
+		"train/s0/grad0.1/m1":         {1, 5},
+		"train/s0/bucket0/dp0":        {4, 6},
+		"train/s0/bucket0/dp3":        {1, 3},
+	} {
+		got := ranks[id]
+		if len(got) != len(want) {
+			t.Errorf("%s on GPUs %v, want %v", id, got, want)
+			continue
+		}
+		for i := range got {
+			if sc.Topology.Machine.GPUs[got[i]].Name != "gpu"+itoa(want[i]) {
+				t.Errorf("%s on GPUs %v, want gpu%v", id, got, want)
+				break
+			}
+		}
+	}
+}
+
+// With pipeline stages each GPU holds its stage's layers and, under 1F1B,
+// the activations of min(stages - s, micro-batches) micro-batches on stage
+// s (Narayanan et al. 2021): GPT-3 13B (40 blocks, d 5140) in 4 stages of
+// 10 blocks, 8 micro-batches of 3 samples. Stage 0 keeps 4 micro-batches:
+// 16 x 10 x 12 d^2 bytes of state and 3 x 4 x 10 x 34 s d of activations,
+// 87.2 GiB, over 80; stage 1 keeps 3 (77.2 GiB), and the last holds the
+// head but one micro-batch.
+func TestPipelineMemory(t *testing.T) {
+	const s, d, gib = 2048.0, 5140.0, float64(1 << 30)
+	params := 10 * 12 * d * d
+	acts := 3 * 4 * 10 * 34 * s * d
+	want := fmt.Sprintf("s.yaml:4:1: training: a GPU of pipeline stage 0 needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more tensor parallelism (tensor:), more pipeline stages (pipeline:), recompute: full, a smaller batch",
+		(16*params+acts)/gib, 16*params/gib, params/1e9, acts/gib)
+	res := runWith(t, fourGPUs, "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  pipeline: 4\n  model: gpt3-13b\n  batch: 3\n  accumulation: 8\n  steps: 1\n", nil)
+	if len(res.Warnings) != 1 || res.Warnings[0] != want {
+		t.Errorf("warnings %q\nwant %q", res.Warnings, want)
+	}
+}
+
+// What pipeline stages in a training refuse, each at the key's value
+// (columns counted by hand in the one-line training below).
+func TestPipelinedTrainingErrors(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"pipeline: 3", "s.yaml:4:53: training.pipeline: 3 stages of tensor-parallel groups of 1 do not divide the 4 GPUs training; use one of 1, 2, 4"},
+		{"pipeline: 2, tensor: 4", "s.yaml:4:53: training.pipeline: 2 stages of tensor-parallel groups of 4 do not divide the 4 GPUs training; use one of 1"},
+		{"pipeline: 2, sharding: zero3", "s.yaml:4:53: training.pipeline: pipeline stages with sharding: zero3 are not modelled"},
+		{"pipeline: 2, experts: {count: 4}", "s.yaml:4:53: training.pipeline: pipeline stages with experts are not modelled"},
+		{"pipeline: 2, model: [{params: 1e6, flops: 1 GFLOP, count: 2}]", "s.yaml:4:35: training.pipeline: with listed layers the pipeline needs pipeline_bytes"},
+		{"pipeline_bytes: 1 MB", "s.yaml:4:59: training.pipeline_bytes: pipeline_bytes needs pipeline: 2 or more stages"},
+		{"pipeline: 4, pipeline_bytes: 1 MB, model: [{params: 1e6, flops: 1 GFLOP, count: 3}]", "s.yaml:4:35: training.pipeline: 4 stages need at least as many layers; the model has 3"},
+	} {
+		scen := "name: e\ntopology: topo.yaml\ntraining:\n  {gpus: all, steps: 1, model: gpt3-125m, " + c.extra + "}\n"
+		if strings.Contains(c.extra, "model:") {
+			scen = strings.Replace(scen, "model: gpt3-125m, ", "", 1)
+		}
+		_, err := loadOn(fourGPUs, scen, 0)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line starting %q", c.extra, err, c.want)
+		}
 	}
 }

@@ -53,6 +53,11 @@ func idleInput(res *sim.Result, g int) float64 {
 	return float64(res.GPUs[g].IdleInput) / float64(res.Makespan)
 }
 
+// tokensPerS is a training's tokens a second.
+func tokensPerS(res *sim.Result) float64 {
+	return res.Program.Work.Tokens / res.Makespan.Seconds()
+}
+
 // memoryWarning is "needs about N GiB" from a run's memory warning, or "".
 func memoryWarning(res *sim.Result) string {
 	for _, w := range res.Warnings {
@@ -225,6 +230,38 @@ var studies = []study{
 			perSample := float64(find(ps, "recompute", "full", "batch", "16").Makespan) / 16 / (float64(find(ps, "recompute", "none", "batch", "4").Makespan) / 4)
 			if perSample < 1.15 || perSample > 1.25 {
 				return fmt.Errorf("a sample at 16 with recomputation / at 4 without = %.3f, want 1.15 to 1.25", perSample)
+			}
+			return nil
+		},
+	},
+	{
+		name: "pipeline-stages", metric: "tokens/s, MFU, fits",
+		value: func(r *sim.Result) string {
+			mfu, _ := r.Program.Work.MFU(r.Makespan)
+			fits := "fits"
+			if w := memoryWarning(r); w != "" {
+				fits = "no: " + w
+			}
+			return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
+		},
+		check: func(ps []point) error {
+			tps := func(topo, stages string) float64 { return tokensPerS(find(ps, "topo", topo, "stages", stages)) }
+			for _, st := range []string{"1", "2", "4", "8"} {
+				if w := memoryWarning(find(ps, "topo", "dgx-h100", "stages", st)); w != "" {
+					return fmt.Errorf("DGX H100, %s stages: %s, want it to fit", st, w)
+				}
+				fits := memoryWarning(find(ps, "topo", "pcie-8x-4090", "stages", st)) == ""
+				if want := st == "4" || st == "8"; fits != want {
+					return fmt.Errorf("RTX 4090, %s stages: fits %v, want %v", st, fits, want)
+				}
+			}
+			for _, pair := range [][2]string{{"1", "2"}, {"2", "4"}, {"4", "8"}} {
+				if a, b := tps("dgx-h100", pair[0]), tps("dgx-h100", pair[1]); a <= b {
+					return fmt.Errorf("DGX H100: %s stages %.0f tokens/s, %s stages %.0f; want fewer stages faster", pair[0], a, pair[1], b)
+				}
+			}
+			if r := tps("pcie-8x-4090", "4") / tps("pcie-8x-4090", "8"); r < 1.25 || r > 1.35 {
+				return fmt.Errorf("RTX 4090: 4 stages / 8 stages = %.3f tokens/s, want about 1.3", r)
 			}
 			return nil
 		},
