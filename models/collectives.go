@@ -262,17 +262,23 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 			share = math.Min(1, float64(p.chans)/float64(smMin))
 		}
 	}
-	if p2p := spec.Kind == SendRecv || spec.Kind == AllToAll; !p2p && (spec.Bytes == 0 || n == 1 && spec.InPlace) {
-		// NCCL discards an empty collective, and a one-rank one in place,
-		// before it picks an algorithm: nothing reaches the streams
-		// (taskAppend and ncclLaunchOneRank in enqueue.cc). Sends and
-		// receives (all-to-all is a group of them) still meet, even empty.
-		// A plan without tasks is such a call.
+	// NCCL discards an empty collective, and a one-rank one in place,
+	// before it picks an algorithm: nothing reaches the streams (taskAppend
+	// and ncclLaunchOneRank in enqueue.cc). Sends and receives (all-to-all
+	// is a group of them) still meet, even empty. A plan without tasks is
+	// such a call. A forced algorithm or protocol the ranks cannot run is
+	// refused all the same, as it is at other sizes.
+	p2p := spec.Kind == SendRecv || spec.Kind == AllToAll
+	discard := !p2p && (spec.Bytes == 0 || n == 1 && spec.InPlace)
+	if discard && n == 1 {
 		return &sim.CollPlan{Name: spec.Kind, Algorithm: "none", Protocol: "none", Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}, nil
 	}
 	algo, proto, err := p.choose()
 	if err != nil {
 		return nil, err
+	}
+	if discard {
+		return &sim.CollPlan{Name: spec.Kind, Algorithm: "none", Protocol: "none", Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}, nil
 	}
 	if algo == "nvls" && spec.SMShare <= 0 && smMin > 0 {
 		// NVLS runs on at most nvlsChannels channels, one SM each.

@@ -275,7 +275,8 @@ func TestWhatNCCLDiscards(t *testing.T) {
 		tasks bool
 	}{
 		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}}, false},
-		{models.CollSpec{Kind: models.AllGather, GPUs: []int{0, 1}, Algorithm: "nvls"}, false},
+		{models.CollSpec{Kind: models.AllGather, GPUs: []int{0, 1}}, false},
+		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}, Algorithm: "nvls"}, false},
 		{models.CollSpec{Kind: models.Broadcast, GPUs: []int{0, 1}, Root: 1}, false},
 		{models.CollSpec{Kind: models.AllReduce, GPUs: []int{1}, Bytes: 1 << 20, InPlace: true}, false},
 		{models.CollSpec{Kind: models.ReduceScatter, GPUs: []int{0}, Bytes: 1 << 20, InPlace: true, Algorithm: "nvls"}, false},
@@ -291,6 +292,17 @@ func TestWhatNCCLDiscards(t *testing.T) {
 		}
 		if got := len(plan.Tasks) > 0; got != c.tasks || (got == (plan.Algorithm == "none")) {
 			t.Errorf("%+v: %d tasks, algorithm %s; want tasks: %v", c.spec, len(plan.Tasks), plan.Algorithm, c.tasks)
+		}
+	}
+	// A forced algorithm the ranks cannot run is refused at zero bytes as
+	// at any other size: two GPUs on PCIe have no NVLS.
+	pcie, err := topologies.LoadShipped("pcie-2gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bytes := range []int64{0, 1 << 20} {
+		if _, err := models.BuildCollective(pcie.Machine, pcie.GPUModels, models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1}, Bytes: bytes, Algorithm: "nvls"}); err == nil {
+			t.Errorf("nvls over PCIe, %d bytes: accepted", bytes)
 		}
 	}
 }

@@ -184,7 +184,11 @@ func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]l
 	}
 	var out []layer
 	total := int64(0)
-	names := map[string]int{} // layer name -> the line of the layer that made it
+	type madeAt struct {
+		line  int
+		named bool // by the file (not L<index>)
+	}
+	names := map[string]madeAt{} // layer name -> the layer that made it
 	for _, x := range list {
 		lm, ok := x.Map("name", "params", "flops", "activations", "count", "tensor_bytes")
 		if !ok {
@@ -223,13 +227,18 @@ func (b *builder) model(n spec.Node, seq float64, most int64, tensor int64) ([]l
 			if count > 1 {
 				c.name = l.name + "." + strconv.FormatInt(k, 10)
 			}
-			if line, seen := names[c.name]; seen && !clash && l.name != "" {
+			if at, seen := names[c.name]; seen && !clash && l.name != "" {
 				// Said once for the layer: its ops would take the ids of
 				// the other's.
 				clash = true
-				x.Errorf("layer name %s is taken by the layer at line %d; layer names name their ops and must differ (count: N names a layer's copies NAME.0 to NAME.N-1)", c.name, line)
+				unnamed := ""
+				if !at.named {
+					unnamed = fmt.Sprintf(" (unnamed, so named %s by its place)", c.name)
+				}
+				x.Errorf("layer name %s is taken by the layer at line %d%s; layer names name their ops and must differ (count: N names a layer's copies NAME.0 to NAME.N-1)", c.name, at.line, unnamed)
 			}
-			names[c.name] = x.Raw().Line
+			_, named := lm.Get("name")
+			names[c.name] = madeAt{x.Raw().Line, named}
 			out = append(out, c)
 		}
 	}
@@ -272,10 +281,15 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 // stageCount is what the ops of a pipeline stage's GPUs depend on: how
 // many GPUs, its layers, the ops a micro-step tensor parallelism adds to
 // them, its gradient buckets, the sends and receives of its 1F1B schedule
-// a step (comm), and whether it loads the batches.
+// a step (comm), what full recomputation adds, and whether it loads the
+// batches.
 type stageCount struct {
 	gpus, layers, tpExtra, buckets, comm int64
-	loader                               bool
+	// recompute is the ops of a micro-step's recomputation: a forward
+	// pass of every layer but the head, without ZeRO-3's gather (the
+	// backward's serves it).
+	recompute int64
+	loader    bool
 }
 
 // trainingStageOps is the number of ops training: expands to, as training
@@ -294,7 +308,7 @@ type stageCount struct {
 //	an MoE layer runs each pass as two kernels and two all-to-alls: 6
 //	  more ops a micro-step;
 //	with full recomputation, a third pass (a forward before each
-//	  layer's backward) without ZeRO-3's gather;
+//	  layer's backward but the head's) without ZeRO-3's gather;
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
@@ -306,10 +320,10 @@ type stageCount struct {
 // the first stage) spend 3 ops (await, host work, signal) on each of the
 // GPU's steps x accum batches.
 
-func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, overlap, syncEvery, recompute bool) int64 {
+func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, overlap, syncEvery bool) int64 {
 	total := int64(0)
 	for _, c := range stages {
-		gpu := trainingThreadOps(steps, accum, c.layers, c.tpExtra, moeLayers, c.buckets, zero3, overlap, c.loader, syncEvery, recompute)
+		gpu := trainingThreadOps(steps, accum, c.layers, c.tpExtra, moeLayers, c.buckets, c.recompute, zero3, overlap, c.loader, syncEvery)
 		gpu = satAdd(gpu, satMul(steps, c.comm))
 		if c.loader {
 			gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
@@ -321,18 +335,13 @@ func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3,
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingStageOps), without its data loader's and its pipeline sends.
-func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets int64, zero3, overlap, loader, syncEvery, recompute bool) int64 {
+func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, recompute int64, zero3, overlap, loader, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
 	}
 	micro := satAdd(satAdd(satMul(2*perLayer, layers), tpExtra), satMul(6, moeLayers))
-	if recompute {
-		// A forward pass again, less ZeRO-3's gather (the backward's
-		// serves it): half of tensor's and the experts' ops beyond one
-		// kernel a layer.
-		micro = satAdd(micro, satAdd(satAdd(layers, tpExtra/2), satMul(3, moeLayers)))
-	}
+	micro = satAdd(micro, recompute)
 	if loader {
 		micro = satAdd(micro, 5)
 	}
@@ -472,14 +481,17 @@ func (b *builder) training(n, key spec.Node) {
 	pipe := int64(1)
 	pipeX, hasPipe := tm.Get("pipeline")
 	if hasPipe {
-		if pipe, ok = pipeX.Int(1, int64(len(gpus))); ok && int64(len(gpus))%(tensor*pipe) != 0 {
+		// Said only when tensor divides the GPUs (else tensor said it).
+		if pipe, ok = pipeX.Int(1, int64(len(gpus))); ok && tensor >= 1 && int64(len(gpus))%tensor == 0 && int64(len(gpus))%(tensor*pipe) != 0 {
 			pipeX.Errorf("%d stages of tensor-parallel groups of %d do not divide the %d GPUs training; use one of %s", pipe, tensor, len(gpus), commonDivisors(len(gpus)/int(tensor), len(gpus)/int(tensor)))
 		}
 	}
 	pipeBytes := -1.0 // what a stage sends the next a sample: a preset's s d values
 	pipeBytesX, hasPipeBytes := tm.Get("pipeline_bytes")
 	if hasPipeBytes {
-		pipeBytes, _ = pipeBytesX.Quantity(units.Bytes, spec.NonNeg)
+		if pipeBytes, ok = pipeBytesX.Quantity(units.Bytes, spec.NonNeg); ok && pipeBytes > 1e15 {
+			pipeBytesX.Errorf("%s a sample is more than gpusim's limit of 1 PB", units.Format(pipeBytes, units.Bytes))
+		}
 	}
 	// Sequence parallelism (Korthikanti et al. 2022): each block's
 	// all-reduce becomes an all-gather of its input and a reduce-scatter of
@@ -650,12 +662,20 @@ func (b *builder) training(n, key spec.Node) {
 		c := stageCount{gpus: int64(perStage), layers: int64(lo[st+1] - lo[st]), buckets: int64(len(buckets[st])), loader: loader != nil && st == 0}
 		for _, l := range layers[lo[st]:lo[st+1]] {
 			stageParams[st] += l.params
-			if tensor > 1 && l.tpBytes+l.tpElems > 0 {
+			tpOps := int64(0) // a pass's ops beyond its one kernel
+			switch {
+			case l.moe:
+				tpOps = 3 // two kernels and two all-to-alls
+			case tensor > 1 && l.tpBytes+l.tpElems > 0:
 				perBlock := int64(2) // the kernel and its all-reduce
 				if seqPar {
 					perBlock = 3 // an all-gather, the kernel, a reduce-scatter
 				}
-				c.tpExtra += 2 * (perBlock*int64(l.tpBlocks) - 1)
+				tpOps = perBlock*int64(l.tpBlocks) - 1
+				c.tpExtra += 2 * tpOps
+			}
+			if recompute && l.keep == 0 {
+				c.recompute += 1 + tpOps
 			}
 		}
 		if nst > 1 {
@@ -665,7 +685,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		stages[st] = c
 	}
-	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, zero3, overlap, syncEvery, recompute), "a count") {
+	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, zero3, overlap, syncEvery), "a count") {
 		return
 	}
 	// The GPUs of stage st's tensor group k, and of its data-parallel group
@@ -725,13 +745,17 @@ func (b *builder) training(n, key spec.Node) {
 			pipeBytes /= tp
 		}
 	}
+	if batch*pipeBytes > 1e15 {
+		key.Errorf("each pipeline send would move %s, more than gpusim's limit of 1 PB: lower batch or pipeline_bytes", units.Format(batch*pipeBytes, units.Bytes))
+		return
+	}
 	pipeMsg := int64(batch * pipeBytes)
 	mods := b.sc.Topology.GPUModels
 	sends, xchgs := map[[3]int]*sim.CollPlan{}, map[[2]int]*sim.CollPlan{}
 	for rank, gpu := range gpus {
 		st, r := rank/perStage, rank%perStage
 		name := "train/" + b.m.GPUs[gpu].Name
-		threadOps := trainingThreadOps(int64(steps), int64(accum), stages[st].layers, stages[st].tpExtra, moeLayers, stages[st].buckets, zero3, overlap, stages[st].loader, syncEvery, recompute)
+		threadOps := trainingThreadOps(int64(steps), int64(accum), stages[st].layers, stages[st].tpExtra, moeLayers, stages[st].buckets, stages[st].recompute, zero3, overlap, stages[st].loader, syncEvery)
 		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, satAdd(threadOps, satMul(int64(steps), stages[st].comm)))}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
@@ -804,7 +828,7 @@ func (b *builder) training(n, key spec.Node) {
 				allToAll := func(which string) {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/ep%d/%s/%s/%s", s, m, ep, what, l.name, which), plan(fmt.Sprintf("ep%d", ep), epRanks, models.AllToAll, a2a), compute, epRank)
 				}
-				if what == "fwd" {
+				if what != "bwd" { // a forward pass, or its recomputation
 					if !attn() {
 						return false
 					}
@@ -883,7 +907,7 @@ func (b *builder) training(n, key spec.Node) {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 					g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
 				}
-				if recompute && !pass(mp, "recompute", s, m, l, 1) {
+				if recompute && l.keep == 0 && !pass(mp, "recompute", s, m, l, 1) { // not the head
 					return false
 				}
 				if !pass(mp, "bwd", s, m, l, 2) {
@@ -1093,19 +1117,21 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 				act += 2 * seq * l.d
 			}
 		}
-		act += most
 		// 1F1B keeps the activations of min(stages - st, micro-batches)
-		// micro-batches on stage st (Narayanan et al. 2021, section 2.2.1).
+		// micro-batches on stage st (Narayanan et al. 2021, section 2.2.1);
+		// the one layer recomputed is live for one of them at a time.
 		inflight := float64(min(nst-st, accum))
 		stParams := dense/tp*shard + experts
-		stState, stActs := stParams*optBytes/2, batch*act*inflight
+		stState, stActs := stParams*optBytes/2, batch*(act*inflight+most)
 		need := stState + stActs
 		for _, gpu := range gpus[st*perStage : (st+1)*perStage] {
 			gm := b.sc.Topology.GPUModels[gpu]
 			if gm.MemoryBytes <= 0 || need <= float64(gm.MemoryBytes) {
 				continue
 			}
-			if over++; worst < 0 || gm.MemoryBytes < b.sc.Topology.GPUModels[worst].MemoryBytes {
+			// The smallest GPU over, and of those the one needing most.
+			over++
+			if w := b.sc.Topology.GPUModels; worst < 0 || gm.MemoryBytes < w[worst].MemoryBytes || gm.MemoryBytes == w[worst].MemoryBytes && need > state+acts {
 				worst, params, state, acts, worstStage = gpu, stParams, stState, stActs, st
 			}
 		}
@@ -1121,21 +1147,29 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 	case over > 2:
 		others = fmt.Sprintf(" and %d more GPUs", over-1)
 	}
-	// What could help: less model state on each GPU; and less activation
+	// What could help: less model state on each GPU, where GPUs are left
+	// to split it over (data-parallel replicas); and less activation
 	// memory, unless the state alone is too much.
 	gm := b.sc.Topology.GPUModels[worst]
 	var ways []string
+	blocks := len(layers)
+	if layers[blocks-1].keep > 0 {
+		blocks-- // the head goes with the last stage
+	}
 	switch {
 	case moe:
 		ways = append(ways, "more expert-parallel ranks (experts: parallel)")
-	default:
+	case dp > 1:
 		ways = append(ways, "more tensor parallelism (tensor:)")
-		if !zero3 {
+		if !zero3 && blocks > nst {
 			ways = append(ways, "more pipeline stages (pipeline:)")
 		}
 		if !zero3 && nst == 1 {
 			ways = append(ways, "sharding: zero3")
 		}
+	}
+	if len(ways) == 0 && state >= float64(gm.MemoryBytes) {
+		ways = append(ways, "more GPUs, or GPUs with more memory")
 	}
 	if state < float64(gm.MemoryBytes) {
 		if tp > 1 && !seqPar {

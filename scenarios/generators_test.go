@@ -339,9 +339,25 @@ training:
 									if nst > 1 {
 										c.comm = stageOps(int64(nst), int64(k), acc, false) - 2*acc - 1
 									}
+									if strings.Contains(other, "recompute: full") {
+										// A forward pass again of every layer
+										// but a preset's head (on the last
+										// stage, with its one all-reduce, or
+										// gather and scatter, under tensor).
+										c.recompute = c.layers + c.tpExtra/2 + 3*moeLayers
+										if model == "gpt3-125m" && k == nst-1 {
+											c.recompute--
+											switch {
+											case strings.Contains(gpus, "sequence_parallel"):
+												c.recompute -= 2
+											case strings.Contains(gpus, "tensor"):
+												c.recompute--
+											}
+										}
+									}
 									stages = append(stages, c)
 								}
-								want := trainingStageOps(stages, st, acc, moeLayers, strings.Contains(other, "sharding: zero3"), other != "overlap: false", other != "sync_every_step: false", strings.Contains(other, "recompute: full"))
+								want := trainingStageOps(stages, st, acc, moeLayers, strings.Contains(other, "sharding: zero3"), other != "overlap: false", other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingStageOps says %d", scen, got, want)
 								}
@@ -558,6 +574,47 @@ training:
 	wantOrder := "fwd/L0.0/attn fwd/L0.0/mlp fwd/L0.1/attn fwd/L0.1/mlp recompute/L0.1/attn recompute/L0.1/mlp bwd/L0.1/mlp bwd/L0.1/attn recompute/L0.0/attn recompute/L0.0/mlp bwd/L0.0/mlp bwd/L0.0/attn train/gpu0/s0/optimizer"
 	if got := strings.Join(kernels, " "); got != wantOrder {
 		t.Errorf("kernels\n%s\nwant\n%s", got, wantOrder)
+	}
+}
+
+// Full recomputation reruns the blocks, not the head (it keeps its
+// logits): under tensor 2, GPT-3 125M recomputes its 12 blocks with their
+// two all-reduces each, and an MoE layer's recomputation runs in forward
+// order (attention, dispatch, experts, combine).
+func TestRecomputationSkipsTheHead(t *testing.T) {
+	sc, err := loadOn(fourGPUs, "name: r\ntopology: topo.yaml\ntraining: {gpus: 2, tensor: 2, model: gpt3-125m, seq: 128, steps: 1, recompute: full}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels, colls := 0, 0
+	for _, op := range sc.Program.Threads[0].Ops {
+		if !strings.Contains(op.ID, "/recompute/") {
+			continue
+		}
+		if strings.Contains(op.ID, "/head") {
+			t.Errorf("%s: the head is not recomputed", op.ID)
+		}
+		if op.Kind == sim.OpKernel {
+			kernels++
+		} else {
+			colls++
+		}
+	}
+	if kernels != 24 || colls != 24 {
+		t.Errorf("%d kernels and %d all-reduces recomputed, want 24 and 24 (12 blocks of attention and MLP)", kernels, colls)
+	}
+	sc, err = loadOn(fourGPUs, "name: r\ntopology: topo.yaml\ntraining: {gpus: 2, model: gpt3-125m, seq: 128, steps: 1, recompute: full, experts: {count: 2, top_k: 1, every: 12}}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, op := range sc.Program.Threads[0].Ops {
+		if i := strings.Index(op.ID, "/recompute/L0/"); i >= 0 {
+			order = append(order, op.ID[i+len("/recompute/L0/"):])
+		}
+	}
+	if got := strings.Join(order, " "); got != "attn dispatch experts combine" {
+		t.Errorf("L0's recomputation: %s, want attn dispatch experts combine", got)
 	}
 }
 
@@ -1064,16 +1121,45 @@ func TestPipelineTensorAndDataGroups(t *testing.T) {
 // 10 blocks, 8 micro-batches of 3 samples. Stage 0 keeps 4 micro-batches:
 // 16 x 10 x 12 d^2 bytes of state and 3 x 4 x 10 x 34 s d of activations,
 // 87.2 GiB, over 80; stage 1 keeps 3 (77.2 GiB), and the last holds the
-// head but one micro-batch.
+// head but one micro-batch. With four stages on four GPUs nothing is left
+// to split the state further: the warning suggests shrinking the
+// activations. With full recomputation a block keeps its input, 2 s d,
+// for each micro-batch in flight, and one block's 34 s d are live at a
+// time: 16 samples fit on stage 0 (47.2 + 16 x (4 x 10 x 2 s d + 34 s d)
+// = 65.1 GiB). On two GPUs, two stages of 20 blocks and one micro-batch:
+// stage 1 (with the head) needs more than stage 0 and is the one named;
+// its 16 bytes a parameter alone are more than 80 GiB, and no GPU is left
+// to split them.
 func TestPipelineMemory(t *testing.T) {
-	const s, d, gib = 2048.0, 5140.0, float64(1 << 30)
+	const s, d, v, gib = 2048.0, 5140.0, 50257.0, float64(1 << 30)
+	msg := func(stage int, params, acts float64, gpu, advice string) string {
+		return fmt.Sprintf("s.yaml:4:1: training: a GPU of pipeline stage %d needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of %s: it would not fit; try %s",
+			stage, (16*params+acts)/gib, 16*params/gib, params/1e9, acts/gib, gpu, advice)
+	}
 	params := 10 * 12 * d * d
-	acts := 3 * 4 * 10 * 34 * s * d
-	want := fmt.Sprintf("s.yaml:4:1: training: a GPU of pipeline stage 0 needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more tensor parallelism (tensor:), more pipeline stages (pipeline:), recompute: full, a smaller batch",
-		(16*params+acts)/gib, 16*params/gib, params/1e9, acts/gib)
-	res := runWith(t, fourGPUs, "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  pipeline: 4\n  model: gpt3-13b\n  batch: 3\n  accumulation: 8\n  steps: 1\n", nil)
-	if len(res.Warnings) != 1 || res.Warnings[0] != want {
-		t.Errorf("warnings %q\nwant %q", res.Warnings, want)
+	last := 20*12*d*d + v*d
+	for _, c := range []struct{ extra, want string }{
+		{"gpus: all\n  batch: 3\n  accumulation: 8", msg(0, params, 3*4*10*34*s*d, "gpu0 (H100-SXM)", "recompute: full, a smaller batch")},
+		{"gpus: all\n  batch: 16\n  accumulation: 8\n  recompute: full", ""},
+		{"gpus: 2\n  pipeline: 2\n  batch: 1\n  accumulation: 1", msg(1, last, 20*34*s*d+4*s*(d+v), "gpu1 (H100-SXM) and 1 more GPU", "more GPUs, or GPUs with more memory")},
+	} {
+		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  pipeline: 4\n  model: gpt3-13b\n  steps: 1\n  " + c.extra + "\n"
+		if strings.Contains(c.extra, "pipeline:") {
+			scen = strings.Replace(scen, "  pipeline: 4\n", "", 1)
+		}
+		res := runWith(t, fourGPUs, scen, nil)
+		var warned []string
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "would not fit") {
+				warned = append(warned, w)
+			}
+		}
+		switch {
+		case c.want == "" && len(warned) > 0:
+			t.Errorf("%q: %q, want no memory warning", c.extra, warned)
+		case c.want != "" && (len(warned) != 1 || warned[0] != c.want):
+			t.Errorf("%q:\n%q\nwant\n%q", c.extra, warned, c.want)
+		}
 	}
 }
 
@@ -1088,6 +1174,13 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		{"pipeline: 2, model: [{params: 1e6, flops: 1 GFLOP, count: 2}]", "s.yaml:4:35: training.pipeline: with listed layers the pipeline needs pipeline_bytes"},
 		{"pipeline_bytes: 1 MB", "s.yaml:4:59: training.pipeline_bytes: pipeline_bytes needs pipeline: 2 or more stages"},
 		{"pipeline: 4, pipeline_bytes: 1 MB, model: [{params: 1e6, flops: 1 GFLOP, count: 3}]", "s.yaml:4:35: training.pipeline: 4 stages need at least as many layers; the model has 3"},
+		// A tensor that is not a divisor is said once, at tensor (a
+		// tensor of 0 divided by zero). 1e30 B is 9.095e17 TiB; 2 x 1 PB,
+		// 1819 TiB.
+		{"tensor: 0, pipeline: 2", "s.yaml:4:51: training.tensor: 0 is out of range"},
+		{"tensor: 3, pipeline: 2", "s.yaml:4:51: training.tensor: 3 does not divide the 4 GPUs"},
+		{"pipeline: 2, pipeline_bytes: 1e30 B", "s.yaml:4:72: training.pipeline_bytes: 9.095e+17 TiB a sample is more than gpusim's limit of 1 PB"},
+		{"pipeline: 2, pipeline_bytes: 1 PB, batch: 2", "s.yaml:3:1: training: each pipeline send would move 1819 TiB, more than gpusim's limit of 1 PB"},
 	} {
 		scen := "name: e\ntopology: topo.yaml\ntraining:\n  {gpus: all, steps: 1, model: gpt3-125m, " + c.extra + "}\n"
 		if strings.Contains(c.extra, "model:") {

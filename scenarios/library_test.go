@@ -223,8 +223,8 @@ var studies = []study{
 			}
 			for _, batch := range []string{"2", "4", "8", "16"} {
 				none, full := find(ps, "recompute", "none", "batch", batch).Makespan, find(ps, "recompute", "full", "batch", batch).Makespan
-				if r := float64(full) / float64(none); r < 1.275 || r >= 1.345 {
-					return fmt.Errorf("batch %s: full/none = %.3f, want 28%% to 34%% more", batch, r)
+				if r := float64(full) / float64(none); r < 1.265 || r >= 1.345 {
+					return fmt.Errorf("batch %s: full/none = %.3f, want 27%% to 34%% more", batch, r)
 				}
 			}
 			perSample := float64(find(ps, "recompute", "full", "batch", "16").Makespan) / 16 / (float64(find(ps, "recompute", "none", "batch", "4").Makespan) / 4)

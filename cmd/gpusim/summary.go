@@ -246,13 +246,17 @@ func count(v float64, what string) string {
 	return strconv.FormatFloat(v, 'g', 6, 64) + " " + what + "s"
 }
 
-// rate writes a throughput with three significant digits and k or M.
+// rate writes a throughput with three significant digits and k, M or G,
+// rounded before the unit is chosen (999,600 is "1M", not "1e+03k").
 func rate(v float64) string {
-	switch {
-	case v >= 1e6:
-		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
-	case v >= 1e3:
-		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	for _, u := range []struct {
+		f    float64
+		name string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if v >= u.f && v < 1e3*u.f || u.f == 1e9 && v >= u.f {
+			return strconv.FormatFloat(v/u.f, 'f', -1, 64) + u.name
+		}
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }

@@ -28,6 +28,12 @@ func TestWorkLine(t *testing.T) {
 			t.Errorf("got  %q\nwant %q", got, c.want)
 		}
 	}
+	// Three significant digits, rounded before the unit is chosen.
+	for v, want := range map[float64]string{0.5: "0.5", 999.6: "1k", 12345: "12.3k", 999600: "1M", 5e9: "5G", 2.5e13: "25000G"} {
+		if got := rate(v); got != want {
+			t.Errorf("rate(%g) = %q, want %q", v, got, want)
+		}
+	}
 }
 
 // --json carries the work of a training, with its rates over the makespan
