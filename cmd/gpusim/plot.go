@@ -164,6 +164,17 @@ var sweepMetrics = []struct {
 	{"idle_mean", "mean GPU idle", "mean idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
 	{"idle_max", "largest GPU idle", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
 	{"busiest_link_util", "busiest link's utilization", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
+	{"tokens_per_s", "tokens a second", "training throughput (tokens/s)", func(r *sweepRow) float64 { return optional(r.TokensPerS, 1) }},
+	{"samples_per_s", "samples a second", "training throughput (samples/s)", func(r *sweepRow) float64 { return optional(r.SamplesPerS, 1) }},
+	{"mfu", "MFU", "model FLOPs utilization (%)", func(r *sweepRow) float64 { return optional(r.MFU, 100) }},
+}
+
+// optional is scale x *v, or NaN (no point drawn) for none.
+func optional(v *float64, scale float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return scale * *v
 }
 
 func sweepMetricNames() string {
@@ -199,6 +210,18 @@ func plotSweep(dir string, t *sweepTable, metric string) error {
 	}
 	if ok == 0 {
 		return fmt.Errorf("%s: no point of the sweep ran (see the error column): there is nothing to plot", filepath.Join(dir, "sweep.png"))
+	}
+	for _, m := range sweepMetrics {
+		if m.name != metric {
+			continue
+		}
+		has := false
+		for i := range t.Rows {
+			has = has || t.Rows[i].Error == "" && !math.IsNaN(m.value(&t.Rows[i]))
+		}
+		if !has {
+			return fmt.Errorf("%s: no point of the sweep has a %s (a training: scenario's, tokens for a preset model): there is nothing to plot", filepath.Join(dir, "sweep.png"), metric)
+		}
 	}
 	if err := plotDir(dir); err != nil {
 		return err

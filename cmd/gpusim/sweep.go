@@ -50,6 +50,11 @@ type sweepRow struct {
 	LinkUtil   float64    `json:"busiest_link_util"`
 	Bottleneck string     `json:"bottleneck"`
 	Error      string     `json:"error,omitempty"`
+	// A training's rates and model FLOPs utilization (sim.Work), where the
+	// point has them.
+	SamplesPerS *float64 `json:"samples_per_s,omitempty"`
+	TokensPerS  *float64 `json:"tokens_per_s,omitempty"`
+	MFU         *float64 `json:"mfu,omitempty"`
 	// Warnings are the simulator's warnings for the point (JSON only; a
 	// resumed or merged CSV row has none).
 	Warnings []string `json:"warnings,omitempty"`
@@ -473,7 +478,27 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 		row.Link, row.LinkUtil = name, l.Utilization(res.Makespan)
 	}
 	row.Bottleneck = res.Bottleneck()
+	if w := sc.Program.Work; w != nil && res.Makespan > 0 {
+		secs := res.Makespan.Seconds()
+		row.SamplesPerS = ptr(w.Samples / secs)
+		if w.Tokens > 0 {
+			row.TokensPerS = ptr(w.Tokens / secs)
+		}
+		if mfu, ok := w.MFU(res.Makespan); ok {
+			row.MFU = ptr(mfu)
+		}
+	}
 	return row
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// optF writes an optional number of the CSV: "" for none.
+func optF(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmtF(*v)
 }
 
 // idleOfGPUs returns the mean and the largest idle fraction of the GPUs
@@ -542,7 +567,7 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 			idle = append(idle, g.GPU+"="+fmtF(g.Idle))
 		}
 		rec := append(append([]string{strconv.Itoa(r.Index)}, r.Values...), fmtF(r.MakespanS), fmtF(r.IdleMean), fmtF(r.IdleMax),
-			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error)
+			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error, optF(r.SamplesPerS), optF(r.TokensPerS), optF(r.MFU))
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -567,23 +592,64 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 	for _, v := range t.Vars {
 		fmt.Fprint(tw, v+"\t")
 	}
-	fmt.Fprintln(tw, "makespan\tidle mean\tidle max\tbusiest link\tutil\tbottleneck")
+	// A training's throughput and MFU, where a point has them: tokens a
+	// second if any point counts tokens, else samples.
+	work, tokens := false, false
+	for _, r := range t.Rows {
+		work = work || r.SamplesPerS != nil
+		tokens = tokens || r.TokensPerS != nil
+	}
+	rateCol := ""
+	if work {
+		rateCol = "samples/s\tMFU\t"
+		if tokens {
+			rateCol = "tokens/s\tMFU\t"
+		}
+	}
+	fmt.Fprintln(tw, "makespan\t"+rateCol+"idle mean\tidle max\tbusiest link\tutil\tbottleneck")
 	for _, r := range t.Rows {
 		fmt.Fprintf(tw, "%d\t", r.Index)
 		for _, v := range r.Values {
 			fmt.Fprint(tw, v+"\t")
 		}
 		if r.Error != "" {
-			fmt.Fprintf(tw, "error\t\t\t\t\t%s\n", r.Error)
+			fmt.Fprintf(tw, "error\t%s\t\t\t\t%s\n", strings.Repeat("\t", 2*btoi(work)), r.Error)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f%%\t%s\t%.0f%%\t%s\n", sim.Time(r.MakespanS*1e12+0.5), 100*r.IdleMean, 100*r.IdleMax, r.Link, 100*r.LinkUtil, r.Bottleneck)
+		fmt.Fprintf(tw, "%s\t", sim.Time(r.MakespanS*1e12+0.5))
+		if work {
+			v := r.SamplesPerS
+			if tokens {
+				v = r.TokensPerS
+			}
+			mfu := "-"
+			if r.MFU != nil {
+				mfu = fmt.Sprintf("%.1f%%", 100**r.MFU)
+			}
+			rt := "-"
+			if v != nil {
+				rt = rate(*v)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", rt, mfu)
+		}
+		fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t%s\t%.0f%%\t%s\n", 100*r.IdleMean, 100*r.IdleMax, r.Link, 100*r.LinkUtil, r.Bottleneck)
 	}
 	tw.Flush()
 }
 
-// sweepCols are the columns of a sweep's CSV after the point and its vars.
-var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error"}
+// sweepCols are the columns of a sweep's CSV after the point and its vars;
+// a CSV of an older gpusim ends at "error" (oldSweepCols), without a
+// training's rates.
+var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu"}
+
+const oldSweepCols = 8
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // filePos is a place in a file read back: lines count from 1 with the
 // file's first (a CSV's # line); columns count characters, not bytes, from
@@ -770,11 +836,15 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	if h[0] != "point" {
 		return nil, fmt.Errorf("%s:%d:1: header column %q; want the header: %s", name, hline, h[0], wantHeader)
 	}
-	nv := len(h) - 1 - len(sweepCols)
+	cols := sweepCols
+	if h[len(h)-1] == "error" {
+		cols = sweepCols[:oldSweepCols] // an older gpusim's
+	}
+	nv := len(h) - 1 - len(cols)
 	if nv < 1 {
 		return nil, fmt.Errorf("%s:%d:1: %d columns in the header; want %s (at least %d)", name, hline, len(h), wantHeader, len(sweepCols)+2)
 	}
-	for k, c := range sweepCols {
+	for k, c := range cols {
 		if h[1+nv+k] != c {
 			return nil, fmt.Errorf("%s:%d:%d: header column %q; want %q there: the header is %s", name, hline, hcol(1+nv+k), h[1+nv+k], c, wantHeader)
 		}
@@ -851,6 +921,15 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 		}
 		r.Link = f[4]
 		r.Bottleneck, r.Error = f[6], f[7]
+		for k, dst := range []**float64{&r.SamplesPerS, &r.TokensPerS, &r.MFU} {
+			if k := oldSweepCols + k; k < len(f) && f[k] != "" {
+				v, err := num(1+nv+k, f[k])
+				if err != nil {
+					return nil, err
+				}
+				*dst = &v
+			}
+		}
 		t.Rows = append(t.Rows, r)
 	}
 	return t, nil
@@ -863,6 +942,9 @@ var sweepColWant = map[string]string{
 	"idle_max":          "a fraction from 0 to 1",
 	"idle_per_gpu":      "GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1",
 	"busiest_link_util": "a fraction at least 0",
+	"samples_per_s":     "a training's samples a second, a number at least 0, or nothing",
+	"tokens_per_s":      "a training's tokens a second, a number at least 0, or nothing",
+	"mfu":               "a training's model FLOPs utilization, a fraction at least 0, or nothing",
 }
 
 // parseSweepJSON reads a table printed by --json, with the place of each
@@ -1016,7 +1098,8 @@ func checkSweepRows(t *sweepTable) error {
 			k     int
 			v     float64
 			upTo1 bool
-		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, false}} {
+		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, false},
+			{9 + nv, deref(r.SamplesPerS), false}, {10 + nv, deref(r.TokensPerS), false}, {11 + nv, deref(r.MFU), false}} {
 			why := "is out of range"
 			if math.IsNaN(c.v) {
 				why = "is not a number"
@@ -1027,6 +1110,14 @@ func checkSweepRows(t *sweepTable) error {
 		}
 	}
 	return nil
+}
+
+// deref is *v, or 0 for none.
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 // sweepDiffers names what of t's header differs from u's ("scenario",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -587,7 +588,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		{"cut short", sweepCSVHead + sweepCSVRow0 + "1,x,2,0.7",
 			"DIR/f.csv:4:10: 4 fields (the file ends in this row: was it cut short?)" + want11},
 		{"no header", "# gpusim sweep st: complete, 3 of 4 points\n" + sweepCSVRow0,
-			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n"},
+			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu\n"},
 		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
 			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set` + "\n"},
 		{"not in the shard", "# gpusim sweep st: complete, 2 of 4 points shard 0/2\n" + sweepCSVHead[strings.Index(sweepCSVHead, "\n")+1:] + sweepCSVRow0 + sweepCSVRow1,
@@ -845,5 +846,63 @@ func TestSweepMergeRefusesImpossibleTables(t *testing.T) {
 		if code != 2 || errb != tc.want {
 			t.Errorf("sweep merge %s: exit %d, stderr %q; want 2, %q", tc.file, code, errb, tc.want)
 		}
+	}
+}
+
+// A training sweep carries each point's throughput and MFU: in --json, in
+// the CSV (merged shards give the whole sweep's JSON byte for byte), in
+// the table, and as --metric for --plot; the rates are the point's tokens
+// and model FLOPs over its makespan (tensor-parallel: one sample of 2048
+// tokens in one step).
+func TestSweepCarriesTrainingRates(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	whole, errb, code := runCmd(t, "sweep", "tensor-parallel", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var tab sweepTable
+	if err := json.Unmarshal([]byte(whole), &tab); err != nil || len(tab.Rows) != 6 {
+		t.Fatalf("JSON with %d rows (%v), want 6", len(tab.Rows), err)
+	}
+	for _, r := range tab.Rows {
+		batch := 1.0
+		if r.TokensPerS == nil || r.SamplesPerS == nil || r.MFU == nil {
+			t.Fatalf("point %d: no rates: %+v", r.Index, r)
+		}
+		if got, want := *r.TokensPerS, batch*2048/r.MakespanS; math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("point %d: %g tokens/s, want %g", r.Index, got, want)
+		}
+		if got, want := *r.SamplesPerS, batch/r.MakespanS; math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("point %d: %g samples/s, want %g", r.Index, got, want)
+		}
+		if *r.MFU <= 0 || *r.MFU >= 0.7 {
+			t.Errorf("point %d: MFU %g, want in (0, 0.7): kernels reach 70%% of the peak", r.Index, *r.MFU)
+		}
+	}
+	var shards []string
+	for i := 0; i < 2; i++ {
+		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
+		if _, e, code := runCmd(t, "sweep", "tensor-parallel", "--shard", fmt.Sprintf("%d/2", i), "--csv", csv); code != 0 {
+			t.Fatalf("shard %d/2: exit %d: %s", i, code, e)
+		}
+		shards = append(shards, csv)
+	}
+	merged, errb, code := runCmd(t, append([]string{"sweep", "merge", "--json"}, shards...)...)
+	if code != 0 || merged != whole {
+		t.Errorf("merged shards: exit %d (%s), JSON differs from the whole sweep's: %v", code, errb, merged != whole)
+	}
+	text, _, _ := runCmd(t, "sweep", "tensor-parallel", "-j", "1")
+	if !strings.Contains(text, "makespan    tokens/s  MFU") {
+		t.Errorf("the table has no tokens/s and MFU columns:\n%s", text)
+	}
+	if _, _, code := runCmd(t, "sweep", "merge", shards[0], "--plot", dir, "--metric", "mfu"); code != 0 {
+		t.Errorf("--metric mfu: exit %d", code)
+	}
+	// A sweep with no training has nothing to draw for it.
+	_, errb, code = runCmd(t, "sweep", "pinned-vs-pageable", "--plot", dir, "--metric", "tokens_per_s")
+	if code == 0 || !strings.Contains(errb, "no point of the sweep has a tokens_per_s") {
+		t.Errorf("tokens_per_s of copies: exit %d, %q", code, errb)
 	}
 }
