@@ -267,6 +267,32 @@ var studies = []study{
 		},
 	},
 	{
+		name: "parallel-layout", metric: "tokens/s, MFU",
+		value: func(r *sim.Result) string {
+			mfu, _ := r.Program.Work.MFU(r.Makespan)
+			return fmt.Sprintf("%.0fk, %.1f%%", tokensPerS(r)/1e3, 100*mfu)
+		},
+		check: func(ps []point) error {
+			layouts := []string{"tensor=8 stages=1", "tensor=4 stages=2", "tensor=2 stages=4", "tensor=1 stages=8"}
+			best := func(topo string) (string, float64) {
+				top, v := "", 0.0
+				for _, l := range layouts {
+					if x := tokensPerS(find(ps, "topo", topo, "layout", l)); x > v {
+						top, v = l, x
+					}
+				}
+				return top, v / tokensPerS(find(ps, "topo", topo, "layout", layouts[0]))
+			}
+			if l, r := best("dgx-h100"); l != "tensor=2 stages=4" || r < 1.3 {
+				return fmt.Errorf("DGX H100: %s moves the most tokens, %.2fx tensor 8; want tensor=2 stages=4, at least 1.3x", l, r)
+			}
+			if l, r := best("pcie-8x-4090"); l != "tensor=1 stages=8" || r < 2.4 {
+				return fmt.Errorf("RTX 4090: %s moves the most tokens, %.2fx tensor 8; want tensor=1 stages=8, at least 2.4x", l, r)
+			}
+			return nil
+		},
+	},
+	{
 		name: "launch-bound", metric: "ms",
 		value: func(r *sim.Result) string { return fmt.Sprintf("%.2f", ms(r.Makespan)) },
 		check: func(ps []point) error {

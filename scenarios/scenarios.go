@@ -93,10 +93,26 @@ type Scenario struct {
 	SweepAt string
 }
 
-// SweepVar is one swept var and its values.
+// SweepVar is one swept var and its values. A group's values are
+// mappings of vars to values, swept together ({tensor: 4, stages: 2}):
+// Sets holds them, Vars names the vars they set, and each value is written
+// "tensor=4 stages=2".
 type SweepVar struct {
 	Name   string
 	Values []string
+	Sets   []map[string]string
+	Vars   []string
+}
+
+// Sets reports whether the sweep sets var k: it is swept, or a group sets
+// it.
+func Sets(sweep []SweepVar, k string) (by string, ok bool) {
+	for _, sv := range sweep {
+		if sv.Name == k || slices.Contains(sv.Vars, k) {
+			return sv.Name, true
+		}
+	}
+	return "", false
 }
 
 // Point is one combination of swept values, in the order of the sweep's vars.
@@ -132,14 +148,23 @@ func CountPoints(sweep []SweepVar, limit int) int {
 	return n
 }
 
-// swept reports whether the scenario sweeps var k.
+// swept reports whether the scenario sweeps var k, alone or in a group.
 func (b *builder) swept(k string) bool {
-	for _, sv := range b.sc.Sweep {
-		if sv.Name == k {
-			return true
+	_, ok := Sets(b.sc.Sweep, k)
+	return ok
+}
+
+// sameKeys reports whether a and b hold the same names, in any order.
+func sameKeys(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, k := range a {
+		if !slices.Contains(b, k) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // Set returns the point as --set overrides for Load.
@@ -207,16 +232,16 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	// not define takes its first value by default.
 	var sweptAt []spec.Node // each swept var's key, for messages
 	fromSweep := map[string]bool{}
-	if len(opt.Point) > 0 {
-		set := map[string]string{}
-		for k, v := range opt.Set {
-			set[k] = v
-		}
-		for k, v := range opt.Point {
-			set[k] = v
-		}
-		opt.Set = set
+	// A copy: a group's value given (by a point or --set) is replaced by
+	// the values of its vars.
+	set := map[string]string{}
+	for k, v := range opt.Set {
+		set[k] = v
 	}
+	for k, v := range opt.Point {
+		set[k] = v
+	}
+	opt.Set = set
 	if sn, ok := top.Get("sweep"); ok {
 		b.sc.SweepAt = top.KeyNode("sweep").Pos()
 		sm, _ := sn.MapAny()
@@ -236,14 +261,88 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			}
 			sv := SweepVar{Name: k}
 			var valueAt []spec.Node
-			for _, x := range list {
-				if s, ok := x.Scalar(); ok {
-					sv.Values = append(sv.Values, s)
-					valueAt = append(valueAt, x)
+			for i, x := range list {
+				if t := x.Target(); t == nil || t.Kind != yaml.MappingNode {
+					if s, ok := x.Scalar(); ok {
+						if sv.Vars != nil {
+							x.Errorf("a value of %s, whose first value sets vars (%s): give each value as a mapping of them", k, strings.Join(sv.Vars, ", "))
+							continue
+						}
+						sv.Values = append(sv.Values, s)
+						valueAt = append(valueAt, x)
+					}
+					continue
+				}
+				// A group: the mapping's vars take its values together.
+				xm, _ := x.MapAny()
+				set := map[string]string{}
+				for _, gk := range xm.Keys() {
+					gv, _ := xm.Get(gk)
+					if _, ok := xm.KeyNode(gk).Name(); !ok {
+						continue
+					}
+					if gs, ok := gv.Scalar(); ok {
+						set[gk] = gs
+					}
+				}
+				switch keys := xm.Keys(); {
+				case i == 0:
+					sv.Vars = keys
+				case len(sv.Values) == 0 || sv.Sets == nil:
+					x.Errorf("a mapping among plain values of %s: give every value as a mapping of the same vars, or none", k)
+					continue
+				case !sameKeys(keys, sv.Vars):
+					x.Errorf("this value of %s sets %s; each must set the vars its first sets: %s", k, strings.Join(keys, ", "), strings.Join(sv.Vars, ", "))
+					continue
+				}
+				if slices.Contains(sv.Vars, k) {
+					xm.KeyNode(k).Errorf("a group's vars cannot include the group itself (%s)", k)
+					continue
+				}
+				var parts []string // in the order of the first value's vars
+				for _, gk := range sv.Vars {
+					parts = append(parts, gk+"="+set[gk])
+				}
+				sv.Values = append(sv.Values, strings.Join(parts, " "))
+				sv.Sets = append(sv.Sets, set)
+				valueAt = append(valueAt, x)
+			}
+			if by, ok := Sets(b.sc.Sweep, k); ok {
+				kn.Errorf("%s is swept already, by %s", k, by)
+				continue
+			}
+			for _, gk := range sv.Vars {
+				if by, ok := Sets(b.sc.Sweep, gk); ok {
+					kn.Errorf("%s sets %s, which %s sweeps already", k, gk, by)
 				}
 			}
 			b.sc.Sweep = append(b.sc.Sweep, sv)
 			sweptAt = append(sweptAt, kn)
+			if sv.Sets != nil {
+				// A group's vars take its first value's by default, and a
+				// point's (or --set of the group) from its mapping.
+				for _, gk := range sv.Vars {
+					if _, defined := b.sc.Vars[gk]; !defined && len(sv.Sets) > 0 {
+						b.sc.Vars[gk] = sv.Sets[0][gk]
+						b.sc.VarNames = append(b.sc.VarNames, gk)
+						from[gk] = "sweep: at " + at(valueAt[0])
+					}
+				}
+				if v, ok := opt.Set[k]; ok {
+					delete(opt.Set, k)
+					i := slices.Index(sv.Values, v)
+					if i < 0 {
+						setErrs = append(setErrs, fmt.Sprintf("--set %s: %q is not a value of %s's %s; its values: %s", k, v, file, k, strings.Join(sv.Values, "; ")))
+						continue
+					}
+					for _, gk := range sv.Vars {
+						opt.Set[gk] = sv.Sets[i][gk]
+						from[gk] = "sweep: at " + at(valueAt[i])
+						fromSweep[gk] = true
+					}
+				}
+				continue
+			}
 			if _, defined := b.sc.Vars[k]; !defined && len(sv.Values) > 0 {
 				b.sc.Vars[k] = sv.Values[0]
 				b.sc.VarNames = append(b.sc.VarNames, k)
@@ -300,8 +399,15 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		return msg
 	}
 	for i, sv := range b.sc.Sweep {
-		if !used[sv.Name] {
+		switch {
+		case sv.Sets == nil && !used[sv.Name]:
 			sweptAt[i].Errorf("%s", unused(sv.Name, "the scenario"))
+		case sv.Sets != nil:
+			for _, gk := range sv.Vars {
+				if !used[gk] {
+					sweptAt[i].Errorf("%s sets %s: %s", sv.Name, gk, unused(gk, "the scenario"))
+				}
+			}
 		}
 	}
 	for _, k := range sortedKeys(opt.Set) {

@@ -87,6 +87,61 @@ threads:
 	}
 }
 
+// A swept var whose values are mappings sweeps their vars together: each
+// point (or --set of the group, with one of its values as the table
+// writes it) sets them all; the first value is the default. What does not
+// fit the shape is refused where it is.
+func TestGroupedSweepValues(t *testing.T) {
+	src := `
+name: group
+topology: pcie-2gpu
+sweep:
+  shape:
+    - {n: 2, d: 1 us}
+    - {d: 5 us, n: 4}
+threads:
+  - name: main
+    ops: [{repeat: {count: "${n}", ops: [{kernel: {stream: gpu0/s, duration: "${d}"}}]}}]
+`
+	sc := load(t, src, nil)
+	if len(sc.Sweep) != 1 || sc.Sweep[0].Name != "shape" || strings.Join(sc.Sweep[0].Values, "; ") != "n=2 d=1 us; n=4 d=5 us" {
+		t.Fatalf("sweep %+v, want shape: n=2 d=1 us; n=4 d=5 us (in the first value's order)", sc.Sweep)
+	}
+	ops := sc.Program.Threads[0].Ops
+	if len(ops) != 2 || ops[0].Duration != sim.Microsecond || sc.Vars["n"] != "2" {
+		t.Errorf("default: %d ops of %s, vars %v; want the first value: 2 of 1 us", len(ops), ops[0].Duration, sc.Vars)
+	}
+	for _, opt := range []Options{{Point: map[string]string{"shape": "n=4 d=5 us"}}, {Set: map[string]string{"shape": "n=4 d=5 us"}}} {
+		sc, err := Load("s.yaml", []byte(src), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops := sc.Program.Threads[0].Ops; len(ops) != 4 || ops[0].Duration != 5*sim.Microsecond {
+			t.Errorf("%+v: %d ops of %s, want 4 of 5 us", opt, len(ops), ops[0].Duration)
+		}
+	}
+	if by, ok := Sets(sc.Sweep, "d"); !ok || by != "shape" {
+		t.Errorf("Sets(d) = %q, %v; want shape", by, ok)
+	}
+	_, err := Load("s.yaml", []byte(src), Options{Set: map[string]string{"shape": "n=3 d=1 us"}})
+	if want := `--set shape: "n=3 d=1 us" is not a value of s.yaml's shape; its values: n=2 d=1 us; n=4 d=5 us`; err == nil || err.Error() != want {
+		t.Errorf("a value not in the group: %v, want %s", err, want)
+	}
+	for _, c := range []struct{ sweep, want string }{
+		{"shape: [{n: 2, d: 1 us}, 3]", "s.yaml:5:28: sweep.shape[1]: a value of shape, whose first value sets vars (n, d): give each value as a mapping of them"},
+		{"shape: [3, {n: 2, d: 1 us}]", "s.yaml:5:14: sweep.shape[1]: a mapping among plain values of shape"},
+		{"shape: [{n: 2, d: 1 us}, {n: 3}]", "s.yaml:5:28: sweep.shape[1]: this value of shape sets n; each must set the vars its first sets: n, d"},
+		{"shape: [{n: 2, d: 1 us}]\n  n: [1, 2]", "s.yaml:6:3: sweep.n: n is swept already, by shape"},
+		{"shape: [{n: 2, d: 1 us, e: 3}]", "s.yaml:5:3: sweep.shape: shape sets e: nothing in the scenario refers to ${e}"},
+	} {
+		bad := strings.Replace(src, "  shape:\n    - {n: 2, d: 1 us}\n    - {d: 5 us, n: 4}\n", "  "+c.sweep+"\n", 1)
+		_, err := Load("s.yaml", []byte(bad), Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %s", c.sweep, err, c.want)
+		}
+	}
+}
+
 func TestRooflineKernelDuration(t *testing.T) {
 	sc := load(t, `
 name: roofline

@@ -138,11 +138,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(base.Sweep) == 0 {
 		return fmt.Errorf("%s: no sweep: block; add one mapping vars to lists of values, such as sweep: {batch: [64 MiB, 256 MiB]}", base.File)
 	}
-	for k := range set {
-		for _, sv := range base.Sweep {
-			if sv.Name == k {
-				return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
-			}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if by, ok := scenarios.Sets(base.Sweep, k); ok && by == k {
+			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
+		} else if ok {
+			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept, by %s; set only vars that are not", k, k, by)}
 		}
 	}
 	if n := scenarios.CountPoints(base.Sweep, maxPoints+1); n > maxPoints {

@@ -906,3 +906,21 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 		t.Errorf("tokens_per_s of copies: exit %d, %q", code, errb)
 	}
 }
+
+// A var a group sweeps is swept: --set of it is refused, naming the group;
+// the group's values are the table's, and merged shards of it read back.
+func TestSweepGroupedValues(t *testing.T) {
+	_, errb, code := runCmd(t, "sweep", "parallel-layout", "--set", "tensor=2")
+	if want := "gpusim sweep: --set tensor: tensor is swept, by layout; set only vars that are not\n"; code != 2 || !strings.HasSuffix(errb, want) {
+		t.Errorf("exit %d, %q; want 2 and %q", code, errb, want)
+	}
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "s.csv")
+	if _, e, code := runCmd(t, "sweep", "parallel-layout", "--shard", "1/4", "--csv", csv); code != 0 {
+		t.Fatalf("shard: exit %d: %s", code, e)
+	}
+	out, e, code := runCmd(t, "sweep", "merge", csv)
+	if code != 0 || !strings.Contains(out, "dgx-h100      tensor=4 stages=2") || !strings.Contains(out, "pcie-8x-4090  tensor=4 stages=2") {
+		t.Errorf("merge: exit %d (%s):\n%s\nwant points 1 and 5, tensor=4 stages=2 on each machine", code, e, out)
+	}
+}
