@@ -936,19 +936,25 @@ func TestTrainingMemoryWarning(t *testing.T) {
 	} {
 		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  steps: 1\n  batch: 1\n  " + c.extra + "\n"
 		scen = strings.Replace(scen, "  batch: 1\n", "", strings.Count(c.extra, "batch:"))
-		res := runWith(t, fourGPUs, scen, nil)
-		var warned []string
-		for _, w := range res.Warnings {
-			if strings.Contains(w, "would not fit") {
-				warned = append(warned, w)
-			}
+		checkMemoryWarning(t, c.extra, runWith(t, fourGPUs, scen, nil), c.want)
+	}
+}
+
+// checkMemoryWarning requires the run's one memory warning to be want, or
+// none for "".
+func checkMemoryWarning(t *testing.T, what string, res *sim.Result, want string) {
+	t.Helper()
+	var warned []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "would not fit") {
+			warned = append(warned, w)
 		}
-		switch {
-		case c.want == "" && len(warned) > 0:
-			t.Errorf("%q: %q, want no memory warning", c.extra, warned)
-		case c.want != "" && (len(warned) != 1 || warned[0] != c.want):
-			t.Errorf("%q:\n%q\nwant\n%q", c.extra, warned, c.want)
-		}
+	}
+	switch {
+	case want == "" && len(warned) > 0:
+		t.Errorf("%q: %q, want no memory warning", what, warned)
+	case want != "" && (len(warned) != 1 || warned[0] != want):
+		t.Errorf("%q:\n%q\nwant\n%q", what, warned, want)
 	}
 }
 
@@ -1147,19 +1153,7 @@ func TestPipelineMemory(t *testing.T) {
 		if strings.Contains(c.extra, "pipeline:") {
 			scen = strings.Replace(scen, "  pipeline: 4\n", "", 1)
 		}
-		res := runWith(t, fourGPUs, scen, nil)
-		var warned []string
-		for _, w := range res.Warnings {
-			if strings.Contains(w, "would not fit") {
-				warned = append(warned, w)
-			}
-		}
-		switch {
-		case c.want == "" && len(warned) > 0:
-			t.Errorf("%q: %q, want no memory warning", c.extra, warned)
-		case c.want != "" && (len(warned) != 1 || warned[0] != c.want):
-			t.Errorf("%q:\n%q\nwant\n%q", c.extra, warned, c.want)
-		}
+		checkMemoryWarning(t, c.extra, runWith(t, fourGPUs, scen, nil), c.want)
 	}
 }
 
