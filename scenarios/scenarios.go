@@ -213,8 +213,10 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	at := func(n spec.Node) string {
 		return strings.TrimPrefix(n.Pos(), file+":")
 	}
+	var varsMap *spec.Map // vars:, for messages about its keys
 	if vn, ok := top.Get("vars"); ok {
 		vm, _ := vn.MapAny()
+		varsMap = vm
 		for _, k := range vm.Keys() {
 			v, _ := vm.Get(k)
 			kn := vm.KeyNode(k)
@@ -231,6 +233,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	// Swept vars: each a list of values; a var the sweep names but vars do
 	// not define takes its first value by default.
 	var sweptAt []spec.Node // each swept var's key, for messages
+	var sweptBad []bool     // whether its values were refused
 	fromSweep := map[string]bool{}
 	// A copy: a group's value given (by a point or --set) is replaced by
 	// the values of its vars.
@@ -261,51 +264,103 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			}
 			sv := SweepVar{Name: k}
 			var valueAt []spec.Node
+			// A group's values are mappings of its vars (the first value
+			// says which it is); members holds each value's value nodes,
+			// firstKeys the first value's key nodes, for messages.
+			group, bad := false, false
+			var members []map[string]spec.Node
+			firstKeys, firstSet := map[string]spec.Node{}, map[string]string{}
 			for i, x := range list {
-				if t := x.Target(); t == nil || t.Kind != yaml.MappingNode {
+				isMap := x.Target() != nil && x.Target().Kind == yaml.MappingNode
+				if i == 0 {
+					group = isMap
+				}
+				switch {
+				case !isMap && group:
+					if len(sv.Vars) > 0 { // else the first value was refused
+						x.Errorf("a plain value of %s, whose first value is a mapping of vars (%s): give each value as a mapping of them", k, strings.Join(sv.Vars, ", "))
+					}
+					bad = true
+					continue
+				case !isMap:
 					if s, ok := x.Scalar(); ok {
-						if sv.Vars != nil {
-							x.Errorf("a value of %s, whose first value sets vars (%s): give each value as a mapping of them", k, strings.Join(sv.Vars, ", "))
-							continue
-						}
 						sv.Values = append(sv.Values, s)
 						valueAt = append(valueAt, x)
 					}
 					continue
+				case !group:
+					x.Errorf("a mapping among the plain values of %s: give every value as a mapping of the same vars, or none", k)
+					bad = true
+					// Its vars are taken as defined, so that what uses
+					// them does not add an error of its own.
+					xm, _ := x.MapAny()
+					for _, gk := range xm.Keys() {
+						gv, _ := xm.Get(gk)
+						if gs, ok := gv.Scalar(); ok {
+							if _, defined := b.sc.Vars[gk]; !defined {
+								b.sc.Vars[gk] = gs
+							}
+						}
+					}
+					continue
 				}
-				// A group: the mapping's vars take its values together.
 				xm, _ := x.MapAny()
-				set := map[string]string{}
+				var keys []string
+				set, nodes := map[string]string{}, map[string]spec.Node{}
+				good := true
 				for _, gk := range xm.Keys() {
+					if gk == k {
+						if i == 0 {
+							xm.KeyNode(gk).Errorf("a group's vars cannot include the group itself (%s)", k)
+						}
+						good = false
+						continue
+					}
+					keys = append(keys, gk)
+					if i == 0 {
+						firstKeys[gk] = xm.KeyNode(gk)
+					}
 					gv, _ := xm.Get(gk)
 					if _, ok := xm.KeyNode(gk).Name(); !ok {
+						good = false
 						continue
 					}
 					if gs, ok := gv.Scalar(); ok {
-						set[gk] = gs
+						set[gk], nodes[gk] = gs, gv
+					} else {
+						good = false
 					}
 				}
-				switch keys := xm.Keys(); {
-				case i == 0:
-					sv.Vars = keys
-				case len(sv.Values) == 0 || sv.Sets == nil:
-					x.Errorf("a mapping among plain values of %s: give every value as a mapping of the same vars, or none", k)
+				switch {
+				case len(keys) == 0 && good:
+					x.Errorf("an empty mapping: give the vars this value of %s sets, such as {tensor: 4, stages: 2}", k)
+					bad = true
 					continue
+				case i == 0 || sv.Vars == nil:
+					sv.Vars, firstSet = keys, set
 				case !sameKeys(keys, sv.Vars):
 					x.Errorf("this value of %s sets %s; each must set the vars its first sets: %s", k, strings.Join(keys, ", "), strings.Join(sv.Vars, ", "))
+					bad = true
 					continue
 				}
-				if slices.Contains(sv.Vars, k) {
-					xm.KeyNode(k).Errorf("a group's vars cannot include the group itself (%s)", k)
+				if !good {
+					bad = true
 					continue
 				}
 				var parts []string // in the order of the first value's vars
 				for _, gk := range sv.Vars {
 					parts = append(parts, gk+"="+set[gk])
 				}
-				sv.Values = append(sv.Values, strings.Join(parts, " "))
+				label := strings.Join(parts, " ")
+				if j := slices.Index(sv.Values, label); j >= 0 {
+					x.Errorf("this value of %s is written %s, as the one at %s is: give each once", k, label, at(valueAt[j]))
+					bad = true
+					continue
+				}
+				sv.Values = append(sv.Values, label)
 				sv.Sets = append(sv.Sets, set)
 				valueAt = append(valueAt, x)
+				members = append(members, nodes)
 			}
 			if by, ok := Sets(b.sc.Sweep, k); ok {
 				kn.Errorf("%s is swept already, by %s", k, by)
@@ -313,32 +368,65 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			}
 			for _, gk := range sv.Vars {
 				if by, ok := Sets(b.sc.Sweep, gk); ok {
-					kn.Errorf("%s sets %s, which %s sweeps already", k, gk, by)
+					firstKeys[gk].Errorf("%s sets %s, which %s sweeps already", k, gk, by)
+					bad = true
 				}
 			}
 			b.sc.Sweep = append(b.sc.Sweep, sv)
 			sweptAt = append(sweptAt, kn)
-			if sv.Sets != nil {
+			sweptBad = append(sweptBad, bad)
+			if group {
 				// A group's vars take its first value's by default, and a
-				// point's (or --set of the group) from its mapping.
-				for _, gk := range sv.Vars {
-					if _, defined := b.sc.Vars[gk]; !defined && len(sv.Sets) > 0 {
-						b.sc.Vars[gk] = sv.Sets[0][gk]
-						b.sc.VarNames = append(b.sc.VarNames, gk)
-						from[gk] = "sweep: at " + at(valueAt[0])
+				// point's (or --set of the group) from its mapping; vars:
+				// may not give them another, nor name the group.
+				if varsMap != nil {
+					if _, ok := varsMap.Get(k); ok {
+						varsMap.KeyNode(k).Errorf("%s is a group of swept vars (%s), not a var: remove it here", k, strings.Join(sv.Vars, ", "))
 					}
+					for _, gk := range sv.Vars {
+						if _, ok := varsMap.Get(gk); ok {
+							varsMap.KeyNode(gk).Errorf("%s is set by the sweep's %s, with the others of its group; its first value is the default: remove %s here, or put the mapping to use by default first", gk, k, gk)
+						}
+					}
+				}
+				if len(sv.Sets) == 0 {
+					// Every value was refused: its vars are taken as
+					// defined, so that what uses them adds no error.
+					for _, gk := range sv.Vars {
+						if _, defined := b.sc.Vars[gk]; !defined {
+							b.sc.Vars[gk] = firstSet[gk]
+						}
+					}
+					continue
+				}
+				for _, gk := range sv.Vars {
+					if _, defined := b.sc.Vars[gk]; !defined {
+						b.sc.VarNames = append(b.sc.VarNames, gk)
+					}
+					b.sc.Vars[gk] = sv.Sets[0][gk]
+					from[gk] = "sweep: at " + at(members[0][gk])
 				}
 				if v, ok := opt.Set[k]; ok {
 					delete(opt.Set, k)
+					_, viaPoint := opt.Point[k]
 					i := slices.Index(sv.Values, v)
 					if i < 0 {
 						setErrs = append(setErrs, fmt.Sprintf("--set %s: %q is not a value of %s's %s; its values: %s", k, v, file, k, strings.Join(sv.Values, "; ")))
 						continue
 					}
 					for _, gk := range sv.Vars {
+						if _, dup := opt.Set[gk]; dup {
+							setErrs = append(setErrs, fmt.Sprintf("--set %s: %s sets it too (to %s); give one of them", gk, k, sv.Sets[i][gk]))
+							continue
+						}
 						opt.Set[gk] = sv.Sets[i][gk]
-						from[gk] = "sweep: at " + at(valueAt[i])
-						fromSweep[gk] = true
+						if viaPoint {
+							from[gk] = "sweep: at " + at(members[i][gk])
+							fromSweep[gk] = true
+						} else {
+							from[gk] = "--set " + k
+							fromSweep[gk] = true // not the plain "--set"
+						}
 					}
 				}
 				continue
@@ -400,6 +488,8 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	}
 	for i, sv := range b.sc.Sweep {
 		switch {
+		case sweptBad[i]:
+			// Its values were refused: whether anything uses it is moot.
 		case sv.Sets == nil && !used[sv.Name]:
 			sweptAt[i].Errorf("%s", unused(sv.Name, "the scenario"))
 		case sv.Sets != nil:

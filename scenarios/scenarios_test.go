@@ -120,23 +120,43 @@ threads:
 			t.Errorf("%+v: %d ops of %s, want 4 of 5 us", opt, len(ops), ops[0].Duration)
 		}
 	}
+	// --set of the group and of one of its vars is one --set too many; a
+	// value of a member it got from the sweep says where.
+	_, err := Load("s.yaml", []byte(src), Options{Set: map[string]string{"shape": "n=4 d=5 us", "n": "3"}})
+	if want := "--set n: shape sets it too (to 4); give one of them"; err == nil || err.Error() != want {
+		t.Errorf("--set of a group and its var: %v, want %s", err, want)
+	}
+	_, err = Load("s.yaml", []byte(strings.Replace(src, "{d: 5 us, n: 4}", "{d: 5 us, n: -1}", 1)), Options{Point: map[string]string{"shape": "n=-1 d=5 us"}})
+	if err == nil || !strings.Contains(err.Error(), "from sweep: at 7:20") {
+		t.Errorf("a bad member value: %v, want it placed at 7:20, the value", err)
+	}
+	// vars: may not give a group's var another default, nor name the group.
+	for _, v := range []string{"{n: 3}", "{shape: x}"} {
+		_, err = Load("s.yaml", []byte(strings.Replace(src, "sweep:", "vars: "+v+"\nsweep:", 1)), Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "s.yaml:4:8: vars.") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("vars: %s: %v, want one line at 4:8", v, err)
+		}
+	}
 	if by, ok := Sets(sc.Sweep, "d"); !ok || by != "shape" {
 		t.Errorf("Sets(d) = %q, %v; want shape", by, ok)
 	}
-	_, err := Load("s.yaml", []byte(src), Options{Set: map[string]string{"shape": "n=3 d=1 us"}})
+	_, err = Load("s.yaml", []byte(src), Options{Set: map[string]string{"shape": "n=3 d=1 us"}})
 	if want := `--set shape: "n=3 d=1 us" is not a value of s.yaml's shape; its values: n=2 d=1 us; n=4 d=5 us`; err == nil || err.Error() != want {
 		t.Errorf("a value not in the group: %v, want %s", err, want)
 	}
 	for _, c := range []struct{ sweep, want string }{
-		{"shape: [{n: 2, d: 1 us}, 3]", "s.yaml:5:28: sweep.shape[1]: a value of shape, whose first value sets vars (n, d): give each value as a mapping of them"},
-		{"shape: [3, {n: 2, d: 1 us}]", "s.yaml:5:14: sweep.shape[1]: a mapping among plain values of shape"},
+		{"shape: [{n: 2, d: 1 us}, 3]", "s.yaml:5:28: sweep.shape[1]: a plain value of shape, whose first value is a mapping of vars (n, d): give each value as a mapping of them"},
+		{"shape: [3, {n: 2, d: 1 us}]", "s.yaml:5:14: sweep.shape[1]: a mapping among the plain values of shape: give every value as a mapping of the same vars, or none"},
 		{"shape: [{n: 2, d: 1 us}, {n: 3}]", "s.yaml:5:28: sweep.shape[1]: this value of shape sets n; each must set the vars its first sets: n, d"},
 		{"shape: [{n: 2, d: 1 us}]\n  n: [1, 2]", "s.yaml:6:3: sweep.n: n is swept already, by shape"},
-		{"shape: [{n: 2, d: 1 us, e: 3}]", "s.yaml:5:3: sweep.shape: shape sets e: nothing in the scenario refers to ${e}"},
+		{"shape: [{n: 2, d: 1 us, e: 3}]", "s.yaml:5:3: sweep.shape: shape sets e: nothing in the scenario refers to ${e}, so its value would change nothing; the vars it uses: n, d"},
+		{"shape: [{}, {n: 2, d: 1 us}]", "s.yaml:5:11: sweep.shape[0]: an empty mapping: give the vars this value of shape sets, such as {tensor: 4, stages: 2}"},
+		{"shape: [{n: 2, d: 1 us}, {d: 1 us, n: 2}]", "s.yaml:5:28: sweep.shape[1]: this value of shape is written n=2 d=1 us, as the one at 5:11 is: give each once"},
+		{"shape: [{shape: 1, n: 2, d: 1 us}, {shape: 2, n: 3, d: 1 us}]", "s.yaml:5:12: sweep.shape[0].shape: a group's vars cannot include the group itself (shape)"},
 	} {
 		bad := strings.Replace(src, "  shape:\n    - {n: 2, d: 1 us}\n    - {d: 5 us, n: 4}\n", "  "+c.sweep+"\n", 1)
 		_, err := Load("s.yaml", []byte(bad), Options{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
+		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v\nwant %s", c.sweep, err, c.want)
 		}
 	}

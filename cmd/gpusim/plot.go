@@ -169,6 +169,11 @@ var sweepMetrics = []struct {
 	{"mfu", "MFU", "model FLOPs utilization (%)", func(r *sweepRow) float64 { return optional(r.MFU, 100) }},
 }
 
+// trainingMetric reports whether --metric name is a training's.
+func trainingMetric(name string) bool {
+	return name == "tokens_per_s" || name == "samples_per_s" || name == "mfu"
+}
+
 // optional is scale x *v, or NaN (no point drawn) for none.
 func optional(v *float64, scale float64) float64 {
 	if v == nil {
@@ -220,7 +225,7 @@ func plotSweep(dir string, t *sweepTable, metric string) error {
 			has = has || t.Rows[i].Error == "" && !math.IsNaN(m.value(&t.Rows[i]))
 		}
 		if !has {
-			return fmt.Errorf("%s: no point of the sweep has a %s (a training: scenario's, tokens for a preset model): there is nothing to plot", filepath.Join(dir, "sweep.png"), metric)
+			return fmt.Errorf("%s: no point of the sweep has %s (a training's, tokens_per_s a preset model's; an older gpusim's CSV has none): there is nothing to plot", filepath.Join(dir, "sweep.png"), metric)
 		}
 	}
 	if err := plotDir(dir); err != nil {

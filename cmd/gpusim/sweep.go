@@ -79,6 +79,18 @@ type sweepTable struct {
 	Partial bool              `json:"partial"`
 	Rows    []sweepRow        `json:"rows"`
 	at      *tableAt          // where a table read back from a file is (not written)
+	// old marks a CSV of an older gpusim, without a training's rates.
+	old bool
+}
+
+// hasRates reports whether a row of t has a training's rates.
+func (t *sweepTable) hasRates() bool {
+	for _, r := range t.Rows {
+		if r.SamplesPerS != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func cmdSweep(args []string, stdout, stderr io.Writer) error {
@@ -138,6 +150,15 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(base.Sweep) == 0 {
 		return fmt.Errorf("%s: no sweep: block; add one mapping vars to lists of values, such as sweep: {batch: [64 MiB, 256 MiB]}", base.File)
 	}
+	// A training's metric of a sweep that trains nothing (or counts no
+	// tokens) is refused before its points run.
+	if w := base.Program.Work; trainingMetric(*metric) && (w == nil || *metric == "tokens_per_s" && w.Tokens == 0) {
+		what := "no training: block"
+		if w != nil {
+			what = "a training of listed layers, which counts samples, not tokens"
+		}
+		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model has tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
+	}
 	for _, k := range slices.Sorted(maps.Keys(set)) {
 		if by, ok := scenarios.Sets(base.Sweep, k); ok && by == k {
 			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
@@ -190,6 +211,12 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 				// Its rows of other points would be dropped from
 				// the file written over it.
 				return fmt.Errorf("%s: it holds %s; this run is %s: want the --csv FILE of %s (each shard resumes its own file)", prev.at.where("shard"), shardName(prev.Shard), shardName(table.Shard), shardName(table.Shard))
+			}
+			if prev.old && base.Program.Work != nil && len(prev.Rows) > 0 {
+				// Its rows lack the training's rates: they run again,
+				// so that the table is the one a run in one go writes.
+				fmt.Fprintf(stderr, "note: %s is an older gpusim's, without a training's rates: its %s run again\n", *csvOut, plural(len(prev.Rows), "1 point", "%d points"))
+				prev.Rows = nil
 			}
 			for _, r := range prev.Rows {
 				for k, v := range points[r.Index] {
@@ -837,8 +864,13 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 		return nil, fmt.Errorf("%s:%d:1: header column %q; want the header: %s", name, hline, h[0], wantHeader)
 	}
 	cols := sweepCols
-	if h[len(h)-1] == "error" {
+	switch last := h[len(h)-1]; {
+	case last == "error":
 		cols = sweepCols[:oldSweepCols] // an older gpusim's
+		t.old = true
+	case last != "mfu" && len(h) > 1:
+		// Some of the rates' columns, or others after them.
+		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu (or at error, as an older gpusim wrote it)", name, hline, hcol(len(h)-1), last)
 	}
 	nv := len(h) - 1 - len(cols)
 	if nv < 1 {
@@ -1311,11 +1343,21 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}
-	var all []sweepRow // in the order of the files and their lines
+	var all []sweepRow            // in the order of the files and their lines
+	var oldFile, ratesFile string // a CSV without the rates, and one with
 	for _, f := range files {
 		t, err := readSweepFile(f)
 		if err != nil {
 			return err
+		}
+		if t.old && oldFile == "" {
+			oldFile = f
+		}
+		if t.hasRates() && ratesFile == "" {
+			ratesFile = f
+		}
+		if oldFile != "" && ratesFile != "" {
+			return fmt.Errorf("%s: an older gpusim's CSV, without a training's rates, and %s has them: its points would lack them in the merged table; run that shard again (--resume reruns its points)", oldFile, ratesFile)
 		}
 		if merged == nil {
 			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total, Set: t.Set, at: t.at}

@@ -900,10 +900,44 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	if _, _, code := runCmd(t, "sweep", "merge", shards[0], "--plot", dir, "--metric", "mfu"); code != 0 {
 		t.Errorf("--metric mfu: exit %d", code)
 	}
-	// A sweep with no training has nothing to draw for it.
+	// A sweep with no training has nothing to draw for it: refused before
+	// its points run.
 	_, errb, code = runCmd(t, "sweep", "pinned-vs-pageable", "--plot", dir, "--metric", "tokens_per_s")
-	if code == 0 || !strings.Contains(errb, "no point of the sweep has a tokens_per_s") {
-		t.Errorf("tokens_per_s of copies: exit %d, %q", code, errb)
+	if want := "gpusim sweep: --metric tokens_per_s: scenarios/pinned-vs-pageable.yaml has no training: block; "; code != 2 || !strings.HasPrefix(errb, want) {
+		t.Errorf("tokens_per_s of copies: exit %d, %q; want 2 and %q", code, errb, want)
+	}
+	// An older gpusim's CSV (without the rates' columns) reads, but is not
+	// merged with shards that have them; --resume of it runs its points
+	// again, and the file is then the one a run in one go writes.
+	whole0, _ := os.ReadFile(shards[0])
+	oldCSV := filepath.Join(dir, "old.csv")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(whole0), "\n"), "\n") {
+		if strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+			continue
+		}
+		f := strings.Split(l, ",")
+		lines = append(lines, strings.Join(f[:len(f)-3], ","))
+	}
+	os.WriteFile(oldCSV, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	if out, errb, code := runCmd(t, "sweep", "merge", oldCSV); code != 0 || strings.Contains(out, "MFU") {
+		t.Errorf("an old CSV alone: exit %d (%s), a table with MFU:\n%s", code, errb, out)
+	}
+	_, errb, code = runCmd(t, "sweep", "merge", oldCSV, shards[1])
+	if want := oldCSV + ": an older gpusim's CSV, without a training's rates, and " + shards[1] + " has them"; code != 2 || !strings.HasPrefix(errb, want) {
+		t.Errorf("old and new shards: exit %d, %q; want 2 and %q", code, errb, want)
+	}
+	// A header with some of the rates' columns is refused at its last.
+	part := filepath.Join(dir, "part.csv")
+	os.WriteFile(part, []byte("# gpusim sweep x: complete, 1 of 1 points\npoint,a,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s\n0,1,1,0,0,,,0,,,1\n"), 0o644)
+	_, errb, code = runCmd(t, "sweep", "merge", part)
+	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu (or at error, as an older gpusim wrote it)` + "\n"; code != 2 || errb != want {
+		t.Errorf("a header with some rates: exit %d, %q; want 2 and %q", code, errb, want)
+	}
+	_, errb, code = runCmd(t, "sweep", "tensor-parallel", "--shard", "0/2", "--csv", oldCSV, "--resume")
+	if again, _ := os.ReadFile(oldCSV); code != 0 || !strings.Contains(errb, "its 3 points run again") || string(again) != string(whole0) {
+		t.Errorf("--resume of an old CSV: exit %d, %q; the file:\n%s\nwant the shard's:\n%s", code, errb, again, whole0)
 	}
 }
 
