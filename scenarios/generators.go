@@ -103,6 +103,12 @@ type layer struct {
 	// keep is the activation bytes per sample a layer keeps for its
 	// backward pass where it is not activations (the head's logits).
 	keep float64
+	// edge marks a preset's embedding and head, which full recomputation
+	// leaves out; noTPFwd and noTPBwd drop its tensor-parallel
+	// collective from a pass (with pipeline stages the embedding's, on
+	// the first stage, is the forward's, and the head's, on the last, the
+	// backward's).
+	edge, noTPFwd, noTPBwd bool
 }
 
 // Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
@@ -124,10 +130,11 @@ var transformerPresets = map[string][2]int{ // layers, d_model
 	"gpt3-2.7b": {32, 2560},
 	"gpt3-6.7b": {32, 4096},
 	"gpt3-13b":  {40, 5140},
+	"gpt3-175b": {96, 12288},
 }
 
 func presetNames() string {
-	return "gpt3-125m, gpt3-350m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b"
+	return "gpt3-125m, gpt3-350m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b"
 }
 
 func transformer(layers, d int, seq float64) []layer {
@@ -157,7 +164,7 @@ func transformer(layers, d int, seq float64) []layer {
 	// the fp32 logits (Korthikanti et al. 2022, section 4.3: 4 s b h / t x
 	// (1 + v / h) for the output layer).
 	out = append(out, layer{name: "head", params: vocab * fd, flops: 2 * vocab * fd * seq, activations: 2 * seq * fd, tpElems: seq * fd, tpBlocks: 1,
-		keep: 4 * seq * (fd + vocab)})
+		keep: 4 * seq * (fd + vocab), edge: true})
 	return out
 }
 
@@ -634,11 +641,29 @@ func (b *builder) training(n, key spec.Node) {
 		}
 	}
 	// Stage st holds layers[lo[st]:lo[st+1]]: a preset's blocks split as
-	// evenly as they go, its head (and embedding) on the last stage; listed
-	// layers the same way.
+	// evenly as they go, listed layers the same way. A preset in stages
+	// has its word embedding on the first stage and the head, which ties
+	// its weights to them, on the last (Megatron-LM), each with a copy of
+	// the V d weights; the embedding's output is all-reduced under tensor
+	// parallelism in the forward pass, the head's input gradient in the
+	// backward, and the two copies' gradients between the stages.
+	if preset && nst > 1 {
+		head := &layers[len(layers)-1]
+		head.noTPFwd = true
+		embed := layer{name: "embed", params: head.params, tpElems: head.tpElems, tpBlocks: 1, edge: true, noTPBwd: true}
+		layers = append([]layer{embed}, layers...)
+	}
 	lo := make([]int, nst+1)
-	for st := range lo {
-		lo[st] = st * (len(layers) - btoi(preset)) / nst
+	first := 0 // the first block
+	blocks := len(layers)
+	if preset {
+		blocks--
+		if nst > 1 {
+			first, blocks = 1, blocks-1
+		}
+	}
+	for st := 1; st < nst; st++ {
+		lo[st] = first + st*blocks/nst
 	}
 	lo[nst] = len(layers)
 	// Buckets: backward goes from a stage's last layer to its first; a
@@ -662,26 +687,38 @@ func (b *builder) training(n, key spec.Node) {
 		c := stageCount{gpus: int64(perStage), layers: int64(lo[st+1] - lo[st]), buckets: int64(len(buckets[st])), loader: loader != nil && st == 0}
 		for _, l := range layers[lo[st]:lo[st+1]] {
 			stageParams[st] += l.params
-			tpOps := int64(0) // a pass's ops beyond its one kernel
+			fwdOps, bwdOps := int64(0), int64(0) // a pass's ops beyond its one kernel
 			switch {
 			case l.moe:
-				tpOps = 3 // two kernels and two all-to-alls
+				fwdOps = 3 // two kernels and two all-to-alls
 			case tensor > 1 && l.tpBytes+l.tpElems > 0:
 				perBlock := int64(2) // the kernel and its all-reduce
 				if seqPar {
 					perBlock = 3 // an all-gather, the kernel, a reduce-scatter
 				}
-				tpOps = perBlock*int64(l.tpBlocks) - 1
-				c.tpExtra += 2 * tpOps
+				fwdOps = perBlock*int64(l.tpBlocks) - 1
+				bwdOps = fwdOps
+				if l.noTPFwd {
+					fwdOps = int64(l.tpBlocks) - 1
+				}
+				if l.noTPBwd {
+					bwdOps = int64(l.tpBlocks) - 1
+				}
+				c.tpExtra += fwdOps + bwdOps
 			}
-			if recompute && l.keep == 0 {
-				c.recompute += 1 + tpOps
+			if recompute && !l.edge {
+				c.recompute += 1 + fwdOps
 			}
 		}
 		if nst > 1 {
 			// The 1F1B schedule's sends and receives: its ops less the
-			// kernels and the sync.
+			// kernels and the sync; and on the first and last stages the
+			// tied embedding's gradients, a record, a wait and an
+			// all-reduce.
 			c.comm = stageOps(pipe, int64(st), int64(accum), false) - 2*int64(accum) - 1
+			if preset && (st == 0 || st == nst-1) {
+				c.comm += 3
+			}
 		}
 		stages[st] = c
 	}
@@ -856,7 +893,7 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			for _, blk := range blocks {
 				id := fmt.Sprintf("train/s%d/m%d/tp%d/%s/%s%s", s, m, tpIdx, what, l.name, blk)
-				split := tensor > 1 && ar > 0
+				split := tensor > 1 && ar > 0 && !(what == "bwd" && l.noTPBwd) && !(what != "bwd" && l.noTPFwd)
 				if split && seqPar {
 					tpColl(id+"/gather", models.AllGather, ar)
 				}
@@ -907,7 +944,7 @@ func (b *builder) training(n, key spec.Node) {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 					g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
 				}
-				if recompute && l.keep == 0 && !pass(mp, "recompute", s, m, l, 1) { // not the head
+				if recompute && !l.edge && !pass(mp, "recompute", s, m, l, 1) {
 					return false
 				}
 				if !pass(mp, "bwd", s, m, l, 2) {
@@ -932,6 +969,17 @@ func (b *builder) training(n, key spec.Node) {
 					if layers[li].moe {
 						expertGrads(s, layers[li])
 					}
+				}
+			}
+			if last && preset && nst > 1 && (st == 0 || st == nst-1) {
+				// The tied embedding's two copies' gradients, between
+				// the first and last stages' GPUs of this place, in a
+				// communicator of their own (Megatron's embedding group).
+				g.after(&th, mp+"/embedding-grads", compute, comm)
+				pl := plan(fmt.Sprintf("emb%d", r), []int{gpus[r], gpus[(nst-1)*perStage+r]}, models.AllReduce, layers[0].params/tp*elt)
+				g.collOp(&th, fmt.Sprintf("train/s%d/embedding%d", s, r), pl, comm, btoi(st > 0))
+				if pl != nil {
+					th.Ops[len(th.Ops)-1].Comm = b.namedComm("embedding")
 				}
 			}
 			return true
@@ -1100,7 +1148,7 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 			default:
 				a = l.activations / tp
 			}
-			if !recompute || l.keep > 0 {
+			if !recompute || l.edge {
 				act += a // the head is not recomputed: its logits stay
 				continue
 			}
@@ -1152,9 +1200,11 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 	// memory, unless the state alone is too much.
 	gm := b.sc.Topology.GPUModels[worst]
 	var ways []string
-	blocks := len(layers)
-	if layers[blocks-1].keep > 0 {
-		blocks-- // the head goes with the last stage
+	blocks := 0
+	for _, l := range layers {
+		if !l.edge {
+			blocks++
+		}
 	}
 	switch {
 	case moe:

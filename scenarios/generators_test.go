@@ -312,47 +312,74 @@ training:
 									th := threads[k*per]
 									c := stageCount{gpus: int64(per), loader: loader != "" && k == 0}
 									moeLayers = 0
+									fwdExtra := int64(0) // the forward pass's ops beyond a kernel a layer
 									for _, op := range th.Ops {
-										// A layer's forward is one kernel, or
-										// a kernel and an all-reduce per
-										// block (attn and mlp, or the head's
-										// one); a micro-step's backward
-										// issues as many: the ops beyond one
-										// a layer, twice, are tensor's.
-										// An MoE layer's forward is attn
-										// and experts kernels.
-										switch fwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/"); {
+										// A layer's pass is one kernel, or a
+										// kernel and a collective per block
+										// (attn and mlp, or the embedding's
+										// and the head's one, each in one
+										// pass only when in stages): the ops
+										// beyond one kernel a layer and pass
+										// are tensor's. An MoE layer's
+										// forward is attn and experts
+										// kernels.
+										fwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/")
+										bwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/bwd/")
+										switch {
 										case fwd && strings.HasSuffix(op.ID, "/experts"):
 											moeLayers++
-										case fwd && strings.HasSuffix(op.ID, "/mlp"):
-											c.tpExtra += 2
+										case (fwd || bwd) && strings.HasSuffix(op.ID, "/mlp"):
+											c.tpExtra++
+											if fwd {
+												fwdExtra++
+											}
 										case fwd:
 											c.layers++
 										}
-										if strings.HasPrefix(op.ID, "train/s0/m0/tp") && strings.Contains(op.ID, "/fwd/") {
-											c.tpExtra += 2
+										if strings.HasPrefix(op.ID, "train/s0/m0/tp") {
+											if strings.Contains(op.ID, "/fwd/") {
+												c.tpExtra++
+												fwdExtra++
+											}
+											if strings.Contains(op.ID, "/bwd/") {
+												c.tpExtra++
+											}
 										}
 										if strings.HasPrefix(op.ID, "train/s0/bucket") {
 											c.buckets++
 										}
 									}
+									preset := model == "gpt3-125m"
 									if nst > 1 {
 										c.comm = stageOps(int64(nst), int64(k), acc, false) - 2*acc - 1
+										if preset && (k == 0 || k == nst-1) {
+											c.comm += 3 // the tied embedding's gradients
+										}
 									}
 									if strings.Contains(other, "recompute: full") {
 										// A forward pass again of every layer
-										// but a preset's head (on the last
-										// stage, with its one all-reduce, or
-										// gather and scatter, under tensor).
-										c.recompute = c.layers + c.tpExtra/2 + 3*moeLayers
-										if model == "gpt3-125m" && k == nst-1 {
+										// but a preset's embedding (in stages,
+										// the first's, with its collective in
+										// the forward under tensor: one, or
+										// two with sequence parallelism) and
+										// head (the last's, with one only
+										// without stages).
+										c.recompute = c.layers + fwdExtra + 3*moeLayers
+										tpOps := int64(0)
+										switch {
+										case strings.Contains(gpus, "sequence_parallel"):
+											tpOps = 2
+										case strings.Contains(gpus, "tensor"):
+											tpOps = 1
+										}
+										if preset && k == nst-1 {
 											c.recompute--
-											switch {
-											case strings.Contains(gpus, "sequence_parallel"):
-												c.recompute -= 2
-											case strings.Contains(gpus, "tensor"):
-												c.recompute--
+											if nst == 1 {
+												c.recompute -= tpOps
 											}
+										}
+										if preset && nst > 1 && k == 0 {
+											c.recompute -= 1 + tpOps
 										}
 									}
 									stages = append(stages, c)
@@ -1095,7 +1122,22 @@ func TestPipelineTensorAndDataGroups(t *testing.T) {
 			}
 		}
 	}
-	// gpt3-125m's 12 blocks: L0-L5 on stage 0, L6-L11 and the head on 1.
+	// gpt3-125m's 12 blocks: the word embedding and L0-L5 on stage 0,
+	// L6-L11 and the head on 1. The embedding all-reduces its output under
+	// tensor in the forward pass, the head its input gradient in the
+	// backward, and the tied copies' gradients go between the stages'
+	// GPUs of the same place, in a communicator of their own.
+	if _, ok := ranks["train/s0/m0/tp2/fwd/head"]; ok {
+		t.Error("the head all-reduces in its forward pass")
+	}
+	if _, ok := ranks["train/s0/m0/tp0/bwd/embed"]; ok {
+		t.Error("the embedding all-reduces in its backward pass")
+	}
+	for _, op := range sc.Program.Threads[0].Ops {
+		if strings.HasPrefix(op.ID, "train/s0/embedding") && (op.Comm == 0 || sc.Program.Comms[op.Comm-1] != "embedding") {
+			t.Errorf("%s in communicator %d, want the one named embedding", op.ID, op.Comm)
+		}
+	}
 	for id, want := range map[string][]int{
 		"train/s0/m0/tp0/fwd/L0/attn": {4, 5},
 		"train/s0/m0/tp1/fwd/L5/mlp":  {6, 7},
@@ -1106,6 +1148,9 @@ func TestPipelineTensorAndDataGroups(t *testing.T) {
 		"train/s0/grad0.1/m1":         {1, 5},
 		"train/s0/bucket0/dp0":        {4, 6},
 		"train/s0/bucket0/dp3":        {1, 3},
+		"train/s0/m0/tp0/fwd/embed":   {4, 5},
+		"train/s0/embedding0":         {4, 0},
+		"train/s0/embedding3":         {7, 3},
 	} {
 		got := ranks[id]
 		if len(got) != len(want) {
@@ -1125,14 +1170,15 @@ func TestPipelineTensorAndDataGroups(t *testing.T) {
 // the activations of min(stages - s, micro-batches) micro-batches on stage
 // s (Narayanan et al. 2021): GPT-3 13B (40 blocks, d 5140) in 4 stages of
 // 10 blocks, 8 micro-batches of 3 samples. Stage 0 keeps 4 micro-batches:
-// 16 x 10 x 12 d^2 bytes of state and 3 x 4 x 10 x 34 s d of activations,
-// 87.2 GiB, over 80; stage 1 keeps 3 (77.2 GiB), and the last holds the
-// head but one micro-batch. With four stages on four GPUs nothing is left
+// 16 x (10 x 12 d^2 + V d) bytes of state (its blocks and the word
+// embedding) and 3 x 4 x 10 x 34 s d of activations, 91.1 GiB, over 80;
+// stage 1 keeps 3 (77.2 GiB), and the last holds the head but one
+// micro-batch. With four stages on four GPUs nothing is left
 // to split the state further: the warning suggests shrinking the
 // activations. With full recomputation a block keeps its input, 2 s d,
 // for each micro-batch in flight, and one block's 34 s d are live at a
-// time: 16 samples fit on stage 0 (47.2 + 16 x (4 x 10 x 2 s d + 34 s d)
-// = 65.1 GiB). On two GPUs, two stages of 20 blocks and one micro-batch:
+// time: 16 samples fit on stage 0 (51.1 + 16 x (4 x 10 x 2 s d + 34 s d)
+// = 69 GiB). On two GPUs, two stages of 20 blocks and one micro-batch:
 // stage 1 (with the head) needs more than stage 0 and is the one named;
 // its 16 bytes a parameter alone are more than 80 GiB, and no GPU is left
 // to split them.
@@ -1142,7 +1188,7 @@ func TestPipelineMemory(t *testing.T) {
 		return fmt.Sprintf("s.yaml:4:1: training: a GPU of pipeline stage %d needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of %s: it would not fit; try %s",
 			stage, (16*params+acts)/gib, 16*params/gib, params/1e9, acts/gib, gpu, advice)
 	}
-	params := 10 * 12 * d * d
+	params := 10*12*d*d + v*d // and the word embedding
 	last := 20*12*d*d + v*d
 	for _, c := range []struct{ extra, want string }{
 		{"gpus: all\n  batch: 3\n  accumulation: 8", msg(0, params, 3*4*10*34*s*d, "gpu0 (H100-SXM)", "recompute: full, a smaller batch")},

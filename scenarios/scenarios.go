@@ -1571,20 +1571,11 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	}
 	if cn, has := om.Get("comm"); has {
 		if name, good := cn.Name(); good {
-			c, seen := b.comms[name]
-			if !seen {
-				if len(b.p.Comms) >= math.MaxInt16 {
-					cn.Errorf("more than %d communicators named; collectives without comm share the communicator of their GPUs", math.MaxInt16)
-					return false
-				}
-				b.p.Comms = append(b.p.Comms, name)
-				c = int16(len(b.p.Comms))
-				if b.comms == nil {
-					b.comms = map[string]int16{}
-				}
-				b.comms[name] = c
+			if _, seen := b.comms[name]; !seen && len(b.p.Comms) >= math.MaxInt16 {
+				cn.Errorf("more than %d communicators named; collectives without comm share the communicator of their GPUs", math.MaxInt16)
+				return false
 			}
-			op.Comm = c
+			op.Comm = b.namedComm(name)
 		} else {
 			ok = false
 		}
@@ -1704,6 +1695,21 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	}
 	op.Coll = plan
 	return true
+}
+
+// namedComm is the id of the communicator name names (Op.Comm), named
+// now if it was not before.
+func (b *builder) namedComm(name string) int16 {
+	c, seen := b.comms[name]
+	if !seen {
+		b.p.Comms = append(b.p.Comms, name)
+		c = int16(len(b.p.Comms))
+		if b.comms == nil {
+			b.comms = map[string]int16{}
+		}
+		b.comms[name] = c
+	}
+	return c
 }
 
 // collSigRanks returns the GPUs of a rank-issued collective, from the
