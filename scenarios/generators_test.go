@@ -495,12 +495,9 @@ training: {gpus: all, model: [{params: 1e6, flops: 1 GFLOP, activations: 1 MiB, 
 	}
 }
 
-// Tensor parallelism over pairs of the four GPUs (groups gpu0-gpu1 and
-// gpu2-gpu3; data parallelism between gpu0-gpu2 and gpu1-gpu3), each layer
-// split in two blocks that each end with an all-reduce of its output on the
-// compute stream, as Megatron-LM does.
-func TestTensorParallelStep(t *testing.T) {
-	scen := `
+// tensorPairs trains two layers with tensor parallelism over pairs of the
+// four GPUs, one step, with no optimizer time.
+const tensorPairs = `
 name: tp
 topology: topo.yaml
 training:
@@ -514,6 +511,13 @@ training:
   protocol: simple
   optimizer_bytes_per_param: 0
 `
+
+// Tensor parallelism over pairs of the four GPUs (groups gpu0-gpu1 and
+// gpu2-gpu3; data parallelism between gpu0-gpu2 and gpu1-gpu3), each layer
+// split in two blocks that each end with an all-reduce of its output on the
+// compute stream, as Megatron-LM does.
+func TestTensorParallelStep(t *testing.T) {
+	scen := tensorPairs
 	// A GPU computes half of each layer: forward 100 x 10 GFLOP / 2 at 1000
 	// TFLOP/s = 0.5 ms, as two kernels of 0.25 ms; backward twice that.
 	// Each block's all-reduce moves 100 x 1 MB over its pair: a ring of 2
@@ -563,21 +567,7 @@ training:
 // forward L0.0, L0.1; recompute L0.1, backward L0.1; recompute L0.0,
 // backward L0.0.
 func TestFullRecomputationStep(t *testing.T) {
-	scen := `
-name: tp
-topology: topo.yaml
-training:
-  gpus: all
-  tensor: 2
-  model: [{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 2}]
-  batch: 100
-  steps: 1
-  bucket: 50 MB
-  algorithm: ring
-  protocol: simple
-  optimizer_bytes_per_param: 0
-  recompute: full
-`
+	scen := tensorPairs + "  recompute: full\n"
 	tp := 8.4 + 2*(3.4+50e6/100e9*1e6)
 	dp := 8.4 + 2*(3.4+25e6/100e9*1e6)
 	want := sim.Time((4000 + 12*tp + dp) * 1e6)
@@ -651,21 +641,7 @@ func TestRecomputationSkipsTheHead(t *testing.T) {
 // 100 GB/s. The rest is TestTensorParallelStep's: 3 ms of kernels, 8 blocks
 // a step, one 50 MB data-parallel bucket.
 func TestSequenceParallelStep(t *testing.T) {
-	scen := `
-name: sp
-topology: topo.yaml
-training:
-  gpus: all
-  tensor: 2
-  sequence_parallel: true
-  model: [{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 2}]
-  batch: 100
-  steps: 1
-  bucket: 50 MB
-  algorithm: ring
-  protocol: simple
-  optimizer_bytes_per_param: 0
-`
+	scen := tensorPairs + "  sequence_parallel: true\n"
 	half := 8.4 + 3.4 + 50e6/100e9*1e6
 	dp := 8.4 + 2*(3.4+25e6/100e9*1e6)
 	want := sim.Time((3000 + 8*2*half + dp) * 1e6)
