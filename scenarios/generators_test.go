@@ -495,6 +495,19 @@ training: {gpus: all, model: [{params: 1e6, flops: 1 GFLOP, activations: 1 MiB, 
 	}
 }
 
+// collRanks maps each collective op's id to its GPUs.
+func collRanks(p *sim.Program) map[string][]int {
+	ranks := map[string][]int{}
+	for _, th := range p.Threads {
+		for _, op := range th.Ops {
+			if op.Kind == sim.OpCollective {
+				ranks[op.ID] = op.Coll.Ranks
+			}
+		}
+	}
+	return ranks
+}
+
 // tensorPairs trains two layers with tensor parallelism over pairs of the
 // four GPUs, one step, with no optimizer time.
 const tensorPairs = `
@@ -541,14 +554,7 @@ func TestTensorParallelStep(t *testing.T) {
 		t.Errorf("step %s, want %s", res.Makespan, want)
 	}
 	// The groups: which GPUs each collective ran on.
-	ranks := map[string][]int{}
-	for _, th := range sc.Program.Threads {
-		for _, op := range th.Ops {
-			if op.Kind == sim.OpCollective {
-				ranks[op.ID] = op.Coll.Ranks
-			}
-		}
-	}
+	ranks := collRanks(sc.Program)
 	for id, want := range map[string][]int{
 		"train/s0/m0/tp0/fwd/L0.0/attn": {0, 1},
 		"train/s0/m0/tp1/bwd/L0.1/mlp":  {2, 3},
@@ -571,19 +577,12 @@ func TestFullRecomputationStep(t *testing.T) {
 	tp := 8.4 + 2*(3.4+50e6/100e9*1e6)
 	dp := 8.4 + 2*(3.4+25e6/100e9*1e6)
 	want := sim.Time((4000 + 12*tp + dp) * 1e6)
-	sc, err := loadOn(fourGPUs, scen, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(sc.Topology.Machine, sc.Program)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runWith(t, fourGPUs, scen, nil)
 	if d := res.Makespan - want; d < -10 || d > 10 {
 		t.Errorf("step %s, want %s", res.Makespan, want)
 	}
 	var kernels []string
-	for _, op := range sc.Program.Threads[0].Ops {
+	for _, op := range res.Program.Threads[0].Ops {
 		if op.Kind == sim.OpKernel {
 			kernels = append(kernels, strings.TrimPrefix(op.ID, "train/gpu0/s0/m0/"))
 		}
@@ -1090,14 +1089,7 @@ func TestPipelineTensorAndDataGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranks := map[string][]int{}
-	for _, th := range sc.Program.Threads {
-		for _, op := range th.Ops {
-			if op.Kind == sim.OpCollective {
-				ranks[op.ID] = op.Coll.Ranks
-			}
-		}
-	}
+	ranks := collRanks(sc.Program)
 	// gpt3-125m's 12 blocks: the word embedding and L0-L5 on stage 0,
 	// L6-L11 and the head on 1. The embedding all-reduces its output under
 	// tensor in the forward pass, the head its input gradient in the
