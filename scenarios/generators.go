@@ -293,8 +293,8 @@ func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 type stageCount struct {
 	gpus, layers, tpExtra, buckets, comm int64
 	// recompute is the ops of a micro-step's recomputation: a forward
-	// pass of every layer but the head, without ZeRO-3's gather (the
-	// backward's serves it).
+	// pass of every layer but a preset's embedding and head, without
+	// ZeRO-3's gather (the backward's serves it).
 	recompute int64
 	loader    bool
 }
@@ -315,7 +315,8 @@ type stageCount struct {
 //	an MoE layer runs each pass as two kernels and two all-to-alls: 6
 //	  more ops a micro-step;
 //	with full recomputation, a third pass (a forward before each
-//	  layer's backward but the head's) without ZeRO-3's gather;
+//	  layer's backward but the embedding's and head's) without ZeRO-3's
+//	  gather;
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
@@ -323,10 +324,10 @@ type stageCount struct {
 // and the same for each MoE layer's expert gradients (3, or 1, each);
 // a record and wait before the optimizer, the optimizer kernel (3), and a
 // device sync if sync_every_step; with pipeline stages, the sends and
-// receives of the stage's 1F1B schedule. The data loader's workers (on
-// the first stage) spend 3 ops (await, host work, signal) on each of the
-// GPU's steps x accum batches.
-
+// receives of the stage's 1F1B schedule, and on the first and last stages
+// a record, a wait and the tied embedding's all-reduce. The data loader's
+// workers (on the first stage) spend 3 ops (await, host work, signal) on
+// each of the GPU's steps x accum batches.
 func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, overlap, syncEvery bool) int64 {
 	total := int64(0)
 	for _, c := range stages {
