@@ -632,9 +632,8 @@ func (b *builder) training(n, key spec.Node) {
 			return
 		}
 	}
-	totalParams, expertParams := 0.0, 0.0
+	expertParams := 0.0
 	for _, l := range layers {
-		totalParams += l.params
 		expertParams += l.expertParams
 		if ar := batch * (l.tpBytes + l.tpElems*elt); tensor > 1 && ar > 1e15 {
 			key.Errorf("layer %s's tensor-parallel all-reduces would move %s each, more than gpusim's limit of 1 PB: lower batch or seq", l.name, units.Format(ar, units.Bytes))
