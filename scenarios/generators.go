@@ -92,7 +92,8 @@ type layer struct {
 	tpBytes     float64
 	tpElems     float64
 	tpBlocks    int
-	// d is a preset block's d_model (0: a listed layer, or the head).
+	// d is a preset block's d_model (0: a listed layer, the embedding or
+	// the head).
 	d float64
 	// An MoE layer's experts (experts:): the parameters of the experts this
 	// GPU holds, the FLOPs per sample they spend on the tokens routed to
@@ -311,7 +312,8 @@ type stageCount struct {
 //	with tensor parallelism, a layer of b blocks with all-reduces runs
 //	  each pass as b kernels, each followed by an all-reduce: 2(2b-1)
 //	  more ops a micro-step, or with sequence parallelism each between
-//	  an all-gather and a reduce-scatter: 2(3b-1) (tpExtra sums them);
+//	  an all-gather and a reduce-scatter: 2(3b-1) (tpExtra sums them;
+//	  in stages, a preset's embedding and head have them in one pass);
 //	an MoE layer runs each pass as two kernels and two all-to-alls: 6
 //	  more ops a micro-step;
 //	with full recomputation, a third pass (a forward before each
@@ -777,7 +779,7 @@ func (b *builder) training(n, key spec.Node) {
 	// What a stage sends the next for a micro-batch, and back: a preset's
 	// s x d values a sample (split by tensor with sequence parallelism).
 	if pipeBytes < 0 && preset {
-		pipeBytes = seq * layers[0].d * elt
+		pipeBytes = seq * layers[len(layers)-2].d * elt // a block's: the last is the head
 		if seqPar {
 			pipeBytes /= tp
 		}
@@ -979,7 +981,7 @@ func (b *builder) training(n, key spec.Node) {
 				pl := plan(fmt.Sprintf("emb%d", r), []int{gpus[r], gpus[(nst-1)*perStage+r]}, models.AllReduce, layers[0].params/tp*elt)
 				g.collOp(&th, fmt.Sprintf("train/s%d/embedding%d", s, r), pl, comm, btoi(st > 0))
 				if pl != nil {
-					th.Ops[len(th.Ops)-1].Comm = b.namedComm("embedding")
+					th.Ops[len(th.Ops)-1].Comm = b.namedComm("train/embedding") // no name a file can give
 				}
 			}
 			return true

@@ -1102,8 +1102,13 @@ func TestPipelineTensorAndDataGroups(t *testing.T) {
 		t.Error("the embedding all-reduces in its backward pass")
 	}
 	for _, op := range sc.Program.Threads[0].Ops {
-		if strings.HasPrefix(op.ID, "train/s0/embedding") && (op.Comm == 0 || sc.Program.Comms[op.Comm-1] != "embedding") {
-			t.Errorf("%s in communicator %d, want the one named embedding", op.ID, op.Comm)
+		if strings.HasPrefix(op.ID, "train/s0/embedding") && (op.Comm == 0 || sc.Program.Comms[op.Comm-1] != "train/embedding") {
+			t.Errorf("%s in communicator %d, want the one named train/embedding", op.ID, op.Comm)
+		}
+		// A micro-batch of 8 samples (the default batch) of 256 tokens
+		// sends 8 x 256 x 768 bf16 values to the next stage (d_model 768).
+		if strings.HasPrefix(op.ID, "train/s0/act1.") && op.Coll.Bytes != 8*256*768*2 {
+			t.Errorf("%s sends %d bytes, want %d", op.ID, op.Coll.Bytes, 8*256*768*2)
 		}
 	}
 	for id, want := range map[string][]int{
