@@ -324,10 +324,13 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	// Name the machine when every point that loaded ran on the same one
 	// (a table read back from a file does not say).
 	topology, same := "", true
-	failed := 0
-	for _, r := range t.Rows {
+	failed, without := 0, 0 // points that failed, and that ran without the metric
+	for i := range t.Rows {
+		r := &t.Rows[i]
 		if r.Error != "" {
 			failed++
+		} else if math.IsNaN(m.value(r)) {
+			without++
 		}
 		if r.topology == "" {
 			continue
@@ -350,6 +353,9 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	}
 	if failed > 0 {
 		title += fmt.Sprintf(" (%d failed, not drawn)", failed)
+	}
+	if without > 0 {
+		title += fmt.Sprintf(" (%d without %s, not drawn)", without, m.name)
 	}
 	var ticks []string
 	if !numeric {

@@ -958,3 +958,22 @@ func TestSweepGroupedValues(t *testing.T) {
 		t.Errorf("merge: exit %d (%s):\n%s\nwant points 1 and 5, tensor=4 stages=2 on each machine", code, e, out)
 	}
 }
+
+// A point that ran without the plotted metric (a training's, in a table
+// of an older gpusim or of listed layers' tokens) is left out, and the
+// title says how many were.
+func TestSweepPlotSaysWhatItLeftOut(t *testing.T) {
+	v := 0.5
+	tab := &sweepTable{Scenario: "s", Vars: []string{"a"}, Total: 3, Rows: []sweepRow{
+		{Index: 0, Values: []string{"1"}, MakespanS: 1, MFU: &v},
+		{Index: 1, Values: []string{"2"}, MakespanS: 1},
+		{Index: 2, Values: []string{"3"}, Error: "bad"},
+	}}
+	p, err := sweepPlot(tab, "mfu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "s: MFU against a (1 failed, not drawn) (1 without mfu, not drawn)"; p.Title.Text != want {
+		t.Errorf("title %q, want %q", p.Title.Text, want)
+	}
+}
