@@ -269,16 +269,19 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 	// such a call. A forced algorithm or protocol the ranks cannot run is
 	// refused all the same, as it is at other sizes.
 	p2p := spec.Kind == SendRecv || spec.Kind == AllToAll
-	discard := !p2p && (spec.Bytes == 0 || n == 1 && spec.InPlace)
-	if discard && n == 1 {
-		return &sim.CollPlan{Name: spec.Kind, Algorithm: "none", Protocol: "none", Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}, nil
+	var discarded *sim.CollPlan
+	if !p2p && (spec.Bytes == 0 || n == 1 && spec.InPlace) {
+		discarded = &sim.CollPlan{Name: spec.Kind, Algorithm: "none", Protocol: "none", Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
+		if n == 1 {
+			return discarded, nil // one rank has no algorithm to check
+		}
 	}
 	algo, proto, err := p.choose()
 	if err != nil {
 		return nil, err
 	}
-	if discard {
-		return &sim.CollPlan{Name: spec.Kind, Algorithm: "none", Protocol: "none", Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}, nil
+	if discarded != nil {
+		return discarded, nil
 	}
 	if algo == "nvls" && spec.SMShare <= 0 && smMin > 0 {
 		// NVLS runs on at most nvlsChannels channels, one SM each.

@@ -166,12 +166,7 @@ training:
   sharding: zero3
 `
 	res := runWith(t, fourGPUs, scen, nil)
-	kinds := map[string]int{}
-	for _, r := range res.Ops {
-		if r.Coll != nil && r.GPU == 0 {
-			kinds[r.Coll.Name]++
-		}
-	}
+	kinds := collKindsOn(res, 0)
 	// Gathers before each layer's forward and backward; one bucket of
 	// gradients reduce-scattered.
 	if kinds["allgather"] != 6 || kinds["reducescatter"] != 1 || kinds["allreduce"] != 0 {
@@ -495,6 +490,17 @@ training: {gpus: all, model: [{params: 1e6, flops: 1 GFLOP, activations: 1 MiB, 
 	}
 }
 
+// collKindsOn counts the collective parts that ran on GPU g, by kind.
+func collKindsOn(res *sim.Result, g int32) map[string]int {
+	kinds := map[string]int{}
+	for _, r := range res.Ops {
+		if r.Coll != nil && r.GPU == g {
+			kinds[r.Coll.Name]++
+		}
+	}
+	return kinds
+}
+
 // collRanks maps each collective op's id to its GPUs.
 func collRanks(p *sim.Program) map[string][]int {
 	ranks := map[string][]int{}
@@ -648,12 +654,7 @@ func TestSequenceParallelStep(t *testing.T) {
 	if d := res.Makespan - want; d < -10 || d > 10 {
 		t.Errorf("step %s, want %s", res.Makespan, want)
 	}
-	kinds := map[string]int{}
-	for _, r := range res.Ops {
-		if r.Coll != nil && r.GPU == 0 {
-			kinds[r.Coll.Name]++
-		}
-	}
+	kinds := collKindsOn(res, 0)
 	if kinds["allgather"] != 8 || kinds["reducescatter"] != 8 || kinds["allreduce"] != 1 {
 		t.Errorf("collectives on gpu0: %v, want 8 all-gathers, 8 reduce-scatters and the bucket's all-reduce", kinds)
 	}
