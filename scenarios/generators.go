@@ -297,7 +297,10 @@ type stageCount struct {
 	// pass of every layer but a preset's embedding and head, without
 	// ZeRO-3's gather (the backward's serves it).
 	recompute int64
-	loader    bool
+	// chunks is the stage's model chunks (interleaved), each with its own
+	// gradients: without overlap each has its record and wait.
+	chunks int64
+	loader bool
 }
 
 // trainingStageOps is the number of ops training: expands to, as training
@@ -322,7 +325,8 @@ type stageCount struct {
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
-// one record and wait and then the buckets' collectives (2 + buckets),
+// one record and wait (a chunk, interleaved) and then the buckets'
+// collectives (2 + buckets),
 // and the same for each MoE layer's expert gradients (3, or 1, each);
 // a record and wait before the optimizer, the optimizer kernel (3), and a
 // device sync if sync_every_step; with pipeline stages, the sends and
@@ -333,7 +337,7 @@ type stageCount struct {
 func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, overlap, syncEvery bool) int64 {
 	total := int64(0)
 	for _, c := range stages {
-		gpu := trainingThreadOps(steps, accum, c.layers, c.tpExtra, moeLayers, c.buckets, c.recompute, zero3, overlap, c.loader, syncEvery)
+		gpu := trainingThreadOps(steps, accum, moeLayers, c, zero3, overlap, syncEvery)
 		gpu = satAdd(gpu, satMul(steps, c.comm))
 		if c.loader {
 			gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
@@ -345,21 +349,21 @@ func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3,
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingStageOps), without its data loader's and its pipeline sends.
-func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, recompute int64, zero3, overlap, loader, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, overlap, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
 	}
-	micro := satAdd(satAdd(satMul(2*perLayer, layers), tpExtra), satMul(6, moeLayers))
-	micro = satAdd(micro, recompute)
-	if loader {
+	micro := satAdd(satAdd(satMul(2*perLayer, c.layers), c.tpExtra), satMul(6, moeLayers))
+	micro = satAdd(micro, c.recompute)
+	if c.loader {
 		micro = satAdd(micro, 5)
 	}
 	step := satMul(accum, micro)
 	if overlap {
-		step = satAdd(step, satMul(3, satAdd(buckets, moeLayers)))
+		step = satAdd(step, satMul(3, satAdd(c.buckets, moeLayers)))
 	} else {
-		step = satAdd(step, satAdd(2, satAdd(buckets, moeLayers)))
+		step = satAdd(step, satAdd(2*max(c.chunks, 1), satAdd(c.buckets, moeLayers)))
 	}
 	step = satAdd(step, 3)
 	if syncEvery {
@@ -380,18 +384,19 @@ func trainingThreadOps(steps, accum, layers, tpExtra, moeLayers, buckets, recomp
 //	  receive paired into one op: c + a, the last iteration's second
 //	  one a plain send), and one more receive (a) before them if there
 //	  are any: M(2+a+c) + warm(a+c) + a[M > warm];
+//	interleaved: see interleavedOps;
 //
 // and a device sync.
-func pipelineOps(p, micro, steps int64, gpipe bool) int64 {
+func pipelineOps(p, micro, steps int64, schedule string, chunks int64) int64 {
 	total := int64(0)
 	for s := int64(0); s < p; s++ {
-		total = satAdd(total, stageOps(p, s, micro, gpipe))
+		total = satAdd(total, stageOps(p, s, micro, schedule, chunks))
 	}
 	return satMul(steps, total)
 }
 
 // stageOps is the ops of one step of stage s of p (see pipelineOps).
-func stageOps(p, s, micro int64, gpipe bool) int64 {
+func stageOps(p, s, micro int64, schedule string, chunks int64) int64 {
 	a, c := int64(0), int64(0)
 	if s > 0 {
 		a = 1
@@ -399,8 +404,11 @@ func stageOps(p, s, micro int64, gpipe bool) int64 {
 	if s < p-1 {
 		c = 1
 	}
-	if gpipe {
+	switch schedule {
+	case "gpipe":
 		return 2*micro*(1+a+c) + 1
+	case "interleaved":
+		return interleavedOps(p, s, micro, chunks) + 1
 	}
 	warm := min(p-s-1, micro)
 	n := micro*(2+a+c) + warm*(a+c) + 1
@@ -408,6 +416,22 @@ func stageOps(p, s, micro int64, gpipe bool) int64 {
 		n += a
 	}
 	return n
+}
+
+// interleavedOps is the ops of a step of stage s of p in an interleaved
+// pipeline of v chunks and m micro-batches, but the sync: 2mv kernels, and
+// each of the 4mv sends and receives (2m fewer on the first stage, which
+// neither receives its first chunk's input nor sends its gradient, and on
+// the last, for its last chunk) with an event record and wait (3 ops).
+func interleavedOps(p, s, m, v int64) int64 {
+	transfers := 4 * m * v
+	if s == 0 {
+		transfers -= 2 * m
+	}
+	if s == p-1 {
+		transfers -= 2 * m
+	}
+	return 2*m*v + 3*transfers
 }
 
 // gen helps build generated threads.
@@ -457,7 +481,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks")
 	if !ok {
 		return
 	}
@@ -495,6 +519,13 @@ func (b *builder) training(n, key spec.Node) {
 		if pipe, ok = pipeX.Int(1, int64(len(gpus))); ok && tensor >= 1 && int64(len(gpus))%tensor == 0 && int64(len(gpus))%(tensor*pipe) != 0 {
 			pipeX.Errorf("%d stages of tensor-parallel groups of %d do not divide the %d GPUs training; use one of %s", pipe, tensor, len(gpus), commonDivisors(len(gpus)/int(tensor), len(gpus)/int(tensor)))
 		}
+	}
+	// Interleaved 1F1B (Megatron-LM's virtual pipeline stages): each
+	// stage's GPUs hold chunks model chunks, virtual stages c p + s.
+	chunks := int64(1)
+	chunksX, hasChunks := tm.Get("pipeline_chunks")
+	if hasChunks {
+		chunks, _ = chunksX.Int(1, 1000)
 	}
 	pipeBytes := -1.0 // what a stage sends the next a sample: a preset's s d values
 	pipeBytesX, hasPipeBytes := tm.Get("pipeline_bytes")
@@ -611,8 +642,18 @@ func (b *builder) training(n, key spec.Node) {
 		pipeX.Errorf("with listed layers the pipeline needs pipeline_bytes: what a stage sends the next for each sample (a preset sends s x d_model values)")
 	case hasPipeBytes && pipe == 1:
 		pipeBytesX.Errorf("pipeline_bytes needs pipeline: 2 or more stages")
+	case chunks > 1 && pipe == 1:
+		chunksX.Errorf("pipeline_chunks needs pipeline: 2 or more stages: its chunks go round the stages")
+	case layers != nil && int64(len(layers)) < pipe*chunks+int64(btoi(preset)) && chunks > 1:
+		chunksX.Errorf("%d stages of %d chunks need at least %d layers; the model has %d", pipe, chunks, pipe*chunks, len(layers)-btoi(preset))
 	case layers != nil && int64(len(layers)) < pipe+int64(btoi(preset)):
 		pipeX.Errorf("%d stages need at least as many layers; the model has %d", pipe, len(layers)-btoi(preset))
+	case chunks > 1 && int64(accum)%pipe != 0:
+		at := n
+		if x, ok := tm.Get("accumulation"); ok {
+			at = x
+		}
+		at.Errorf("the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the %d stages: %d is not a multiple of %d; use %s", pipe, accum, pipe, multiplesNear(int64(accum), pipe))
 	}
 	if n.ErrCount() > 0 {
 		return
@@ -655,7 +696,11 @@ func (b *builder) training(n, key spec.Node) {
 		embed := layer{name: "embed", params: head.params, tpElems: head.tpElems, tpBlocks: 1, edge: true, noTPBwd: true}
 		layers = append([]layer{embed}, layers...)
 	}
-	lo := make([]int, nst+1)
+	// With interleaving the layers are split into nst x chunks virtual
+	// stages, and chunk c of stage st is virtual stage c nst + st; the
+	// embedding is on the first, the head on the last.
+	nv := nst * int(chunks)
+	lo := make([]int, nv+1)
 	first := 0 // the first block
 	blocks := len(layers)
 	if preset {
@@ -664,30 +709,37 @@ func (b *builder) training(n, key spec.Node) {
 			first, blocks = 1, blocks-1
 		}
 	}
-	for st := 1; st < nst; st++ {
-		lo[st] = first + st*blocks/nst
+	for vs := 1; vs < nv; vs++ {
+		lo[vs] = first + vs*blocks/nv
 	}
-	lo[nst] = len(layers)
-	// Buckets: backward goes from a stage's last layer to its first; a
-	// bucket closes when its gradients reach the bucket size.
+	lo[nv] = len(layers)
+	// Buckets: backward goes from a chunk's last layer to its first; a
+	// bucket closes when its gradients reach the bucket size (each model
+	// chunk has buckets of its own, as Megatron-LM's DDP wraps each).
 	type bucketSpec struct {
 		bytes float64
 		after int // the layer whose backward closes it
 	}
-	buckets := make([][]bucketSpec, nst)
-	stages := make([]stageCount, nst)
-	stageParams := make([]float64, nst)
-	for st := range stages {
+	buckets := make([][]bucketSpec, nv)
+	for vs := range buckets {
 		acc := 0.0
-		for i := lo[st+1] - 1; i >= lo[st]; i-- {
+		for i := lo[vs+1] - 1; i >= lo[vs]; i-- {
 			acc += layers[i].params / tp * elt // a GPU's shard of the layer
-			if acc >= bucket || i == lo[st] {
-				buckets[st] = append(buckets[st], bucketSpec{acc, i})
+			if acc >= bucket || i == lo[vs] {
+				buckets[vs] = append(buckets[vs], bucketSpec{acc, i})
 				acc = 0
 			}
 		}
-		c := stageCount{gpus: int64(perStage), layers: int64(lo[st+1] - lo[st]), buckets: int64(len(buckets[st])), loader: loader != nil && st == 0}
-		for _, l := range layers[lo[st]:lo[st+1]] {
+	}
+	stages := make([]stageCount, nst)
+	stageParams := make([]float64, nst)
+	for st := range stages {
+		c := stageCount{gpus: int64(perStage), chunks: chunks, loader: loader != nil && st == 0}
+		for vs := st; vs < nv; vs += nst {
+			c.layers += int64(lo[vs+1] - lo[vs])
+			c.buckets += int64(len(buckets[vs]))
+		}
+		for _, l := range stageLayers(layers, lo, nst, st) {
 			stageParams[st] += l.params
 			fwdOps, bwdOps := int64(0), int64(0) // a pass's ops beyond its one kernel
 			switch {
@@ -717,7 +769,7 @@ func (b *builder) training(n, key spec.Node) {
 			// kernels and the sync; and on the first and last stages the
 			// tied embedding's gradients, a record, a wait and an
 			// all-reduce.
-			c.comm = stageOps(pipe, int64(st), int64(accum), false) - 2*int64(accum) - 1
+			c.comm = stageOps(pipe, int64(st), int64(accum), pipeSchedule(chunks), chunks) - 2*int64(accum)*chunks - 1
 			if preset && (st == 0 || st == nst-1) {
 				c.comm += 3
 			}
@@ -741,7 +793,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
-	b.trainingMemory(key.Pos(), gpus, layers, lo, accum, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
+	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
@@ -794,7 +846,7 @@ func (b *builder) training(n, key spec.Node) {
 	for rank, gpu := range gpus {
 		st, r := rank/perStage, rank%perStage
 		name := "train/" + b.m.GPUs[gpu].Name
-		threadOps := trainingThreadOps(int64(steps), int64(accum), stages[st].layers, stages[st].tpExtra, moeLayers, stages[st].buckets, stages[st].recompute, zero3, overlap, stages[st].loader, syncEvery)
+		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], zero3, overlap, syncEvery)
 		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, satAdd(threadOps, satMul(int64(steps), stages[st].comm)))}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
@@ -911,19 +963,30 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			return true
 		}
-		// forward issues micro-batch m's forward pass over the stage's
-		// layers (with its batch's load on the first stage), backward its
-		// backward pass, with the gradients' collectives after the last.
-		forward := func(s, m int) bool {
-			mp := fmt.Sprintf("%s/s%d/m%d", name, s, m)
-			if stages[st].loader {
+		// forward issues micro-batch m's forward pass over the layers of
+		// virtual stage vs (with its batch's load on the first), backward
+		// its backward pass, with the gradients' collectives after the
+		// last micro-batch's. With interleaving a chunk's ids name it (cC).
+		prefix := func(s, m, vs int) string {
+			if chunks > 1 {
+				return fmt.Sprintf("%s/s%d/m%d/c%d", name, s, m, vs/nst)
+			}
+			return fmt.Sprintf("%s/s%d/m%d", name, s, m)
+		}
+		bucketBase := make([]int, nv) // a chunk's first bucket's number on the stage
+		for vs := st + nst; vs < nv; vs += nst {
+			bucketBase[vs] = bucketBase[vs-nst] + len(buckets[vs-nst])
+		}
+		forward := func(s, m, vs int) bool {
+			mp := prefix(s, m, vs)
+			if stages[st].loader && vs == 0 {
 				g.op(&th, mp+"/next-batch", sim.Op{Kind: sim.OpAwait, Sem: ready})
 				g.op(&th, mp+"/h2d", sim.Op{Kind: sim.OpCopy, Stream: copyStream, Src: b.m.Hosts[b.m.GPUs[gpu].Host].Node,
 					Dst: b.m.GPUs[gpu].Node, Bytes: int64(batch * loader.sampleBytes), Memory: loader.memory})
 				g.after(&th, mp+"/batch-in", copyStream, compute)
 				g.op(&th, mp+"/release", sim.Op{Kind: sim.OpSignal, Sem: free, Count: 1})
 			}
-			for li := lo[st]; li < lo[st+1]; li++ {
+			for li := lo[vs]; li < lo[vs+1]; li++ {
 				l := layers[li]
 				if zero3 {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
@@ -935,12 +998,12 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			return true
 		}
-		backward := func(s, m int) bool {
-			mp := fmt.Sprintf("%s/s%d/m%d", name, s, m)
+		backward := func(s, m, vs int) bool {
+			mp := prefix(s, m, vs)
 			last := m == accum-1
 			bi := 0
-			bs := buckets[st]
-			for li := lo[st+1] - 1; li >= lo[st]; li-- {
+			bs := buckets[vs]
+			for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
 				l := layers[li]
 				if zero3 {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
@@ -954,7 +1017,7 @@ func (b *builder) training(n, key spec.Node) {
 				}
 				if last && overlap && bi < len(bs) && bs[bi].after == li {
 					g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
-					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
+					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
 					bi++
 				}
 				if last && overlap && l.moe {
@@ -965,15 +1028,15 @@ func (b *builder) training(n, key spec.Node) {
 			if last && !overlap {
 				g.after(&th, mp+"/grads", compute, comm)
 				for ; bi < len(bs); bi++ {
-					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
+					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
 				}
-				for li := lo[st+1] - 1; li >= lo[st]; li-- {
+				for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
 					if layers[li].moe {
 						expertGrads(s, layers[li])
 					}
 				}
 			}
-			if last && preset && nst > 1 && (st == 0 || st == nst-1) {
+			if last && preset && nst > 1 && (vs == 0 || vs == nv-1) {
 				// The tied embedding's two copies' gradients, between
 				// the first and last stages' GPUs of this place, in a
 				// communicator of their own (Megatron's embedding group).
@@ -1007,13 +1070,35 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		for s := 0; s < steps; s++ {
 			sp := fmt.Sprintf("%s/s%d", name, s)
-			if nst == 1 {
+			switch {
+			case nst == 1:
 				for m := 0; m < accum; m++ {
-					if !forward(s, m) || !backward(s, m) {
+					if !forward(s, m, 0) || !backward(s, m, 0) {
 						return
 					}
 				}
-			} else {
+			case chunks > 1:
+				// Megatron-LM's interleaved 1F1B, as pipeline: runs it, its
+				// transfers on channels of their own (interleavedComm).
+				transfer := func(id, chName string, from, to, stream, rank int) {
+					key := [3]int{from, to, r}
+					if sends[key] == nil {
+						sends[key] = models.SendPlan(b.m, mods, peer(from), peer(to), pipeMsg)
+					}
+					g.collOp(&th, id, sends[key], stream, rank)
+					th.Ops[len(th.Ops)-1].Comm = b.namedComm("train/" + chName) // no name a file can give
+				}
+				for _, ps := range interleavedSteps(nst, int(chunks), accum, st) {
+					vs := ps.chunk*nst + st
+					pass := func() bool { return backward(s, ps.micro, vs) }
+					if ps.fwd {
+						pass = func() bool { return forward(s, ps.micro, vs) }
+					}
+					if !interleavedComm(g, &th, gpu, compute, nst, int(chunks), st, ps, fmt.Sprintf("train/s%d", s), "."+strconv.Itoa(r), pass, transfer) {
+						return
+					}
+				}
+			default:
 				// Megatron-LM's 1F1B without interleaving, as pipeline:
 				// runs it (forward_backward_pipelining_without_interleaving).
 				recvForward := func(m int) {
@@ -1040,7 +1125,7 @@ func (b *builder) training(n, key spec.Node) {
 				remaining := accum - warm
 				for m := 0; m < warm; m++ {
 					recvForward(m)
-					if !forward(s, m) {
+					if !forward(s, m, st) {
 						return
 					}
 					sendForward(m)
@@ -1049,13 +1134,13 @@ func (b *builder) training(n, key spec.Node) {
 					recvForward(warm)
 				}
 				for i := 0; i < remaining; i++ {
-					if !forward(s, warm+i) {
+					if !forward(s, warm+i, st) {
 						return
 					}
 					if st < nst-1 {
 						exchange(s, st, i, 0) // send_forward_recv_backward
 					}
-					if !backward(s, i) {
+					if !backward(s, i, st) {
 						return
 					}
 					if i == remaining-1 {
@@ -1066,7 +1151,7 @@ func (b *builder) training(n, key spec.Node) {
 				}
 				for i := 0; i < warm; i++ {
 					recvBackward(remaining + i)
-					if !backward(s, remaining+i) {
+					if !backward(s, remaining+i, st) {
 						return
 					}
 					sendBackward(remaining + i)
@@ -1124,12 +1209,12 @@ func (b *builder) trainingWork(gpus []int, layers []layer, preset bool, dtype mo
 // does not keep; the head's logits; other layers' activations, all / t;
 // with full recomputation, see below). Workspace, fragmentation and the
 // framework are left out: a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, accum int, experts, tp, dp float64, zero3, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, nst, accum int, experts, tp, dp float64, zero3, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
 	}
-	nst := len(lo) - 1
+	chunks := (len(lo) - 1) / nst
 	perStage := len(gpus) / nst
 	worst, over := -1, 0
 	var params, state, acts float64 // the worst GPU's
@@ -1137,7 +1222,7 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 	for st := 0; st < nst; st++ {
 		dense := 0.0
 		act, most := 0.0, 0.0
-		for _, l := range layers[lo[st]:lo[st+1]] {
+		for _, l := range stageLayers(layers, lo, nst, st) {
 			dense += l.params
 			a := 0.0
 			switch {
@@ -1170,7 +1255,17 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 		// 1F1B keeps the activations of min(stages - st, micro-batches)
 		// micro-batches on stage st (Narayanan et al. 2021, section 2.2.1);
 		// the one layer recomputed is live for one of them at a time.
+		// Interleaved, a stage holds one chunk's for each forward it has
+		// run without its backward: at most its warm-up's and one more,
+		// taken as a chunks-th of the stage's each.
 		inflight := float64(min(nst-st, accum))
+		if chunks > 1 {
+			held := accum * chunks // all, when the warm-up runs every forward
+			if accum != nst {
+				held = min((nst-st-1)*2+(chunks-1)*nst+1, held)
+			}
+			inflight = float64(held) / float64(chunks)
+		}
 		stParams := dense/tp*shard + experts
 		stState, stActs := stParams*optBytes/2, batch*(act*inflight+most)
 		need := stState + stActs
@@ -1410,6 +1505,119 @@ func btoi(b bool) int {
 	return 0
 }
 
+// stageLayers is the layers of stage st of nst, whose chunks are virtual
+// stages st, st + nst, ... of those lo splits layers into.
+func stageLayers(layers []layer, lo []int, nst, st int) []layer {
+	if len(lo) == nst+1 {
+		return layers[lo[st]:lo[st+1]]
+	}
+	var out []layer
+	for vs := st; vs+1 < len(lo); vs += nst {
+		out = append(out, layers[lo[vs]:lo[vs+1]]...)
+	}
+	return out
+}
+
+// pipeSchedule is the pipeline: schedule a training's stages of chunks
+// model chunks follow.
+func pipeSchedule(chunks int64) string {
+	if chunks > 1 {
+		return "interleaved"
+	}
+	return "1f1b"
+}
+
+// multiplesNear names the multiples of k nearest m: "8 or 12", or "4"
+// below k.
+func multiplesNear(m, k int64) string {
+	if m < k {
+		return strconv.FormatInt(k, 10)
+	}
+	return fmt.Sprintf("%d or %d", m/k*k, (m/k+1)*k)
+}
+
+// pipeStep is a forward or backward pass of one model chunk for one
+// micro-batch on a stage of an interleaved pipeline.
+type pipeStep struct {
+	fwd          bool
+	chunk, micro int
+}
+
+// interleavedSteps is stage r's order of work in a step of Megatron-LM's
+// interleaved 1F1B (forward_backward_pipelining_with_interleaving) over p
+// stages of v model chunks each and m micro-batches, a multiple of p:
+// chunk c of stage r holds the model's virtual stage c p + r. Its k-th
+// forward is chunk (k mod pv) / p, micro-batch (k / pv) p + k mod p; its
+// k-th backward the same in reverse chunk order. Warm-up runs
+// (p - r - 1) 2 + (v - 1) p forwards (all of them when m = p), then one
+// forward and one backward alternate, and the backwards left end it.
+func interleavedSteps(p, v, m, r int) []pipeStep {
+	total := m * v
+	warm := total
+	if m != p {
+		warm = min((p-r-1)*2+(v-1)*p, total)
+	}
+	at := func(k int, fwd bool) pipeStep {
+		c := k % (p * v) / p
+		if !fwd {
+			c = v - 1 - c
+		}
+		return pipeStep{fwd, c, k/(p*v)*p + k%p}
+	}
+	steps := make([]pipeStep, 0, 2*total)
+	for k := range warm {
+		steps = append(steps, at(k, true))
+	}
+	for k := range total - warm {
+		steps = append(steps, at(warm+k, true), at(k, false))
+	}
+	for k := total - warm; k < total; k++ {
+		steps = append(steps, at(k, false))
+	}
+	return steps
+}
+
+// interleavedComm issues the sends and receives around one pass of an
+// interleaved pipeline on stage r of p (v chunks) as Megatron-LM overlaps
+// them (overlap_p2p_comm, its default): each direction between each pair
+// of neighbouring stages is a channel of its own, with a stream of that
+// name on both GPUs and a communicator, so a transfer waits only for its
+// data and the transfers before it on its channel. A forward of chunk c
+// receives from the stage before (the last stage's chunk c-1 for stage
+// 0) and sends to the next; a backward the other way. pass issues the
+// pass's compute on compute; transfer issues channel name's transfer of
+// id from stage from to stage to, as rank 0 (sending) or 1, on stream.
+// Ids are PREFIX/fwdQPLACE/cC/mM: Q the sending stage, C its chunk.
+func interleavedComm(g gen, th *sim.Thread, gpu, compute, p, v, r int, st pipeStep, prefix, place string, pass func() bool, transfer func(id, name string, from, to, stream, rank int)) bool {
+	dir, prev, next := "fwd", (r+p-1)%p, (r+1)%p
+	first := r == 0 && st.chunk == 0
+	last := r == p-1 && st.chunk == v-1
+	recvFrom, sendTo, recvChunk := prev, next, st.chunk-btoi(r == 0)
+	in, out := !first, !last
+	if !st.fwd {
+		dir, recvFrom, sendTo, recvChunk = "bwd", next, prev, st.chunk+btoi(r == p-1)
+		in, out = !last, !first
+	}
+	if in {
+		name := fmt.Sprintf("pp-%s%d", dir, recvFrom)
+		stream := g.stream(gpu, name)
+		id := fmt.Sprintf("%s/%s%d%s/c%d/m%d", prefix, dir, recvFrom, place, recvChunk, st.micro)
+		transfer(id, name, recvFrom, r, stream, 1)
+		g.after(th, id+"/in", stream, compute)
+	}
+	if !pass() {
+		return false
+	}
+	if out {
+		name := fmt.Sprintf("pp-%s%d", dir, r)
+		stream := g.stream(gpu, name)
+		id := fmt.Sprintf("%s/%s%d%s/c%d/m%d", prefix, dir, r, place, st.chunk, st.micro)
+		g.after(th, id+"/out", compute, stream)
+		transfer(id, name, r, sendTo, stream, 0)
+	}
+	return true
+}
+
 // commonDivisors lists the numbers that divide both a and b, "1, 2, 4".
 func commonDivisors(a, b int) string {
 	var out []string
@@ -1454,7 +1662,7 @@ func (b *builder) loaderThreads(g gen, gpu int, name string, l *loaderSpec, batc
 // key is its key, where a block that would expand past the op limit is
 // refused.
 func (b *builder) pipeline(n, key spec.Node) {
-	pm, ok := n.Map("gpus", "schedule", "microbatches", "forward", "backward", "activation_bytes", "steps")
+	pm, ok := n.Map("gpus", "schedule", "chunks", "microbatches", "forward", "backward", "activation_bytes", "steps")
 	if !ok {
 		return
 	}
@@ -1469,11 +1677,37 @@ func (b *builder) pipeline(n, key spec.Node) {
 	}
 	schedule := "1f1b"
 	if x, ok := pm.Get("schedule"); ok {
-		schedule, _ = x.Enum("gpipe", "1f1b")
+		schedule, _ = x.Enum("gpipe", "1f1b", "interleaved")
 	}
 	micro := int64(8)
-	if x, ok := pm.Get("microbatches"); ok {
-		micro, _ = x.Int(1, 100000)
+	microX, hasMicro := pm.Get("microbatches")
+	if hasMicro {
+		micro, _ = microX.Int(1, 100000)
+	}
+	// Interleaved 1F1B: each GPU runs chunks model chunks (Megatron-LM's
+	// virtual pipeline stages), each a chunks-th of the stage's time.
+	chunks := int64(1)
+	if schedule == "interleaved" {
+		chunks = 2
+	}
+	if x, ok := pm.Get("chunks"); ok {
+		v, ok := x.Int(2, 1000)
+		switch {
+		case !ok:
+		case schedule != "interleaved":
+			x.Errorf("chunks needs schedule: interleaved (with %s each GPU runs one stage)", schedule)
+		default:
+			chunks = v
+		}
+	}
+	if schedule == "interleaved" && len(gpus) < 2 {
+		n.Errorf("schedule: interleaved needs gpus: 2 or more: its model chunks go round the stages")
+	} else if schedule == "interleaved" && micro%int64(len(gpus)) != 0 {
+		at := n
+		if hasMicro {
+			at = microX
+		}
+		at.Errorf("the interleaved schedule runs micro-batches in groups of the %d stages: %d is not a multiple of %d; use %s", len(gpus), micro, len(gpus), multiplesNear(micro, int64(len(gpus))))
 	}
 	var fwd, bwd sim.Time
 	if x, ok := pm.Require("forward", "each stage's forward time per micro-batch, such as 10 ms"); ok {
@@ -1494,7 +1728,7 @@ func (b *builder) pipeline(n, key spec.Node) {
 	if n.ErrCount() > 0 {
 		return
 	}
-	if !b.checkOps(key, pipelineOps(int64(len(gpus)), micro, steps, schedule == "gpipe"), "a count") {
+	if !b.checkOps(key, pipelineOps(int64(len(gpus)), micro, steps, schedule, chunks), "a count") {
 		return
 	}
 	p := len(gpus)
@@ -1504,6 +1738,7 @@ func (b *builder) pipeline(n, key spec.Node) {
 	// once: every micro-batch's transfers share them (a plan per op made a
 	// 3-million-op pipeline take 2 GB to load; runs read plans only).
 	acts, grads, xchgs := make([]*sim.CollPlan, p), make([]*sim.CollPlan, p), make([]*sim.CollPlan, p)
+	chans := map[[2]int]*sim.CollPlan{} // interleaved: from stage, to stage
 	once := func(plans []*sim.CollPlan, k int, build func() *sim.CollPlan) *sim.CollPlan {
 		if plans[k] == nil {
 			plans[k] = build()
@@ -1512,7 +1747,7 @@ func (b *builder) pipeline(n, key spec.Node) {
 	}
 	for s, gpu := range gpus {
 		th := sim.Thread{Name: "stage" + strconv.Itoa(s), Host: b.m.GPUs[gpu].Host}
-		th.Ops = make([]sim.Op, 0, steps*stageOps(int64(p), int64(s), micro, schedule == "gpipe"))
+		th.Ops = make([]sim.Op, 0, steps*stageOps(int64(p), int64(s), micro, schedule, chunks))
 		compute := g.stream(gpu, "compute")
 		for st := 0; st < int(steps); st++ {
 			pre := fmt.Sprintf("pipe/s%d", st)
@@ -1555,7 +1790,28 @@ func (b *builder) pipeline(n, key spec.Node) {
 				})
 				g.collOp(&th, fmt.Sprintf("%s/xchg%d/i%d", pre, k, i), plan, compute, rank)
 			}
-			if schedule == "gpipe" {
+			if schedule == "interleaved" {
+				v := int(chunks)
+				transfer := func(id, name string, from, to, stream, rank int) {
+					key := [2]int{from, to}
+					if chans[key] == nil {
+						chans[key] = models.SendPlan(b.m, mods, gpus[from], gpus[to], int64(act))
+					}
+					g.collOp(&th, id, chans[key], stream, rank)
+					th.Ops[len(th.Ops)-1].Comm = b.namedComm("pipe/" + name) // a channel's own
+				}
+				for _, ps := range interleavedSteps(p, v, M, s) {
+					what, d := "fwd", fwd/sim.Time(v)
+					if !ps.fwd {
+						what, d = "bwd", bwd/sim.Time(v)
+					}
+					pass := func() bool {
+						kern(ps.micro, fmt.Sprintf("c%d/%s", ps.chunk, what), d)
+						return true
+					}
+					interleavedComm(g, &th, gpu, compute, p, v, s, ps, pre, "", pass, transfer)
+				}
+			} else if schedule == "gpipe" {
 				for m := 0; m < M; m++ {
 					recvForward(m)
 					kern(m, "fwd", fwd)

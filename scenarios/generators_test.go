@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,6 +144,58 @@ pipeline:
 	}
 }
 
+// Megatron-LM's interleaved order for 2 stages of 2 chunks and 4
+// micro-batches, worked by hand from its rules (interleavedSteps): stage 0
+// warms up with (2-0-1) x 2 + (2-1) x 2 = 4 forwards, stage 1 with 2; the
+// k-th forward runs chunk (k mod 4) / 2 on micro-batch (k / 4) x 2 + k mod
+// 2, and the k-th backward the other chunk.
+func TestInterleavedOrder(t *testing.T) {
+	F := func(c, m int) pipeStep { return pipeStep{true, c, m} }
+	B := func(c, m int) pipeStep { return pipeStep{false, c, m} }
+	want := [][]pipeStep{
+		{F(0, 0), F(0, 1), F(1, 0), F(1, 1), F(0, 2), B(1, 0), F(0, 3), B(1, 1), F(1, 2), B(0, 0), F(1, 3), B(0, 1), B(1, 2), B(1, 3), B(0, 2), B(0, 3)},
+		{F(0, 0), F(0, 1), F(1, 0), B(1, 0), F(1, 1), B(1, 1), F(0, 2), B(0, 0), F(0, 3), B(0, 1), F(1, 2), B(1, 2), F(1, 3), B(1, 3), B(0, 2), B(0, 3)},
+	}
+	for r, w := range want {
+		if got := interleavedSteps(2, 2, 4, r); !slices.Equal(got, w) {
+			t.Errorf("stage %d: %v, want %v", r, got, w)
+		}
+	}
+	// With as many micro-batches as stages, every forward runs first.
+	got := interleavedSteps(2, 2, 2, 1)
+	if w := []pipeStep{F(0, 0), F(0, 1), F(1, 0), F(1, 1), B(1, 0), B(1, 1), B(0, 0), B(0, 1)}; !slices.Equal(got, w) {
+		t.Errorf("m = p: %v, want %v", got, w)
+	}
+}
+
+// The interleaved schedule's bubble is (p-1)(tf+tb)/v of a step that
+// computes m(tf+tb) (Narayanan et al. 2021, section 2.2.2): a fraction
+// (p-1)/(vm+p-1) of the makespan, where 1F1B's is (p-1)/(m+p-1). The
+// transfers' kernels, waiting on their channels, hold 2 of the 132 SMs
+// each and slow compute by up to 4/132: the makespan lies between the
+// schedule's and that much more.
+func TestInterleavedBubble(t *testing.T) {
+	for _, tc := range []struct{ p, v, m int }{{4, 2, 8}, {4, 4, 8}, {2, 2, 4}, {4, 3, 12}, {3, 2, 6}, {4, 2, 4}, {2, 5, 2}} {
+		scen := `
+name: pipe
+topology: topo.yaml
+pipeline: {gpus: ` + itoa(tc.p) + `, schedule: interleaved, chunks: ` + itoa(tc.v) + `, microbatches: ` + itoa(tc.m) + `, forward: 10 ms, backward: 20 ms}
+`
+		res := runWith(t, fourGPUs, scen, nil)
+		p, v, m := float64(tc.p), float64(tc.v), float64(tc.m)
+		ideal := sim.Time((m + (p-1)/v) * 30 * float64(sim.Millisecond))
+		if res.Makespan < ideal || float64(res.Makespan) > float64(ideal)*(1+4.0/132)+float64(sim.Millisecond) {
+			t.Errorf("p=%d v=%d m=%d: step %s, want %s to 4/132 more", tc.p, tc.v, tc.m, res.Makespan, ideal)
+		}
+		want := (p - 1) / (v*m + p - 1)
+		for g := range tc.p {
+			if got := 1 - float64(res.GPUs[g].Compute)/float64(res.Makespan); math.Abs(got-want) > 0.0035 {
+				t.Errorf("p=%d v=%d m=%d: gpu%d's bubble %.4f, want (p-1)/(vm+p-1) = %.4f", tc.p, tc.v, tc.m, g, got, want)
+			}
+		}
+	}
+}
+
 func itoa(n int) string {
 	s := ""
 	for {
@@ -250,7 +303,8 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	pipes := []string{"all\n  pipeline: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 4\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_bytes: 1 kB"}
+	pipes := []string{"all\n  pipeline: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 4\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_bytes: 1 kB",
+		"all\n  pipeline: 2\n  pipeline_chunks: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_chunks: 2\n  pipeline_bytes: 1 kB"}
 	for _, gpus := range append([]string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  tensor: 2\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"}, pipes...) {
 		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
 			if strings.Contains(gpus, "experts") && model[0] == '[' {
@@ -263,6 +317,13 @@ func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3"} {
 								if (strings.Contains(gpus, "experts") || strings.Contains(gpus, "pipeline")) && strings.Contains(other, "sharding: zero3") {
 									continue // not modelled together
+								}
+								chunks := int64(1)
+								if strings.Contains(gpus, "pipeline_chunks: 2") {
+									chunks = 2
+									if accum == "1" {
+										continue // interleaving needs a multiple of the stages
+									}
 								}
 								scen := `
 name: t
@@ -305,7 +366,7 @@ training:
 								moeLayers := int64(0)
 								for k := 0; k < nst; k++ {
 									th := threads[k*per]
-									c := stageCount{gpus: int64(per), loader: loader != "" && k == 0}
+									c := stageCount{gpus: int64(per), chunks: chunks, loader: loader != "" && k == 0}
 									moeLayers = 0
 									fwdExtra := int64(0) // the forward pass's ops beyond a kernel a layer
 									for _, op := range th.Ops {
@@ -318,8 +379,12 @@ training:
 										// are tensor's. An MoE layer's
 										// forward is attn and experts
 										// kernels.
-										fwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/fwd/")
-										bwd := strings.HasPrefix(op.ID, th.Name+"/s0/m0/bwd/")
+										id := op.ID
+										if chunks > 1 { // a chunk's ids name it
+											id = strings.Replace(strings.Replace(id, "/m0/c0/", "/m0/", 1), "/m0/c1/", "/m0/", 1)
+										}
+										fwd := strings.HasPrefix(id, th.Name+"/s0/m0/fwd/")
+										bwd := strings.HasPrefix(id, th.Name+"/s0/m0/bwd/")
 										switch {
 										case fwd && strings.HasSuffix(op.ID, "/experts"):
 											moeLayers++
@@ -346,7 +411,7 @@ training:
 									}
 									preset := model == "gpt3-125m"
 									if nst > 1 {
-										c.comm = stageOps(int64(nst), int64(k), acc, false) - 2*acc - 1
+										c.comm = stageOps(int64(nst), int64(k), acc, pipeSchedule(chunks), chunks) - 2*acc*chunks - 1
 										if preset && (k == 0 || k == nst-1) {
 											c.comm += 3 // the tied embedding's gradients
 										}
@@ -404,7 +469,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 					if err != nil {
 						t.Fatalf("%s: %v", scen, err)
 					}
-					want := pipelineOps(int64(p), int64(micro), int64(steps), schedule == "gpipe")
+					want := pipelineOps(int64(p), int64(micro), int64(steps), schedule, 1)
 					if got := int64(sc.Program.NumOps()); got != want {
 						t.Errorf("%s: %d ops, pipelineOps says %d", scen, got, want)
 					}
@@ -413,7 +478,27 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: ` + schedule + `, microbatches: ` + 
 			}
 		}
 	}
-	if n != 5*2*3*2*2*2*6+2*3*2*2*2*4+3*2*3*2*2*2*4+4*5*2*2 {
+	for p := 2; p <= 4; p++ {
+		for _, groups := range []int{1, 2, 3} {
+			for _, chunks := range []int{2, 3} {
+				scen := `
+name: p
+topology: topo.yaml
+pipeline: {gpus: ` + itoa(p) + `, schedule: interleaved, chunks: ` + itoa(chunks) + `, microbatches: ` + itoa(groups*p) + `, forward: 1 ms, steps: 2}
+`
+				sc, err := loadOn(fourGPUs, scen, 0)
+				if err != nil {
+					t.Fatalf("%s: %v", scen, err)
+				}
+				want := pipelineOps(int64(p), int64(groups*p), 2, "interleaved", int64(chunks))
+				if got := int64(sc.Program.NumOps()); got != want {
+					t.Errorf("%s: %d ops, pipelineOps says %d", scen, got, want)
+				}
+				n++
+			}
+		}
+	}
+	if n != 5*2*3*2*2*2*6+2*3*2*2*2*4+3*2*3*2*2*2*4+2*2*3*2*2*4+4*5*2*2+3*3*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -1074,6 +1159,59 @@ training:
 	}
 }
 
+// Interleaved, each stage's GPU holds two chunks of one layer each (1 ms
+// forward and 2 ms backward a stage, as above, in halves): the step is
+// the interleaved pipeline:'s, (8 + 3/2) x 3 ms and the transfers', and the
+// bubble (p-1)/(vm+p-1) = 3/19. Stage 1 holds layers 1 and 5 of 8.
+func TestInterleavedTraining(t *testing.T) {
+	scen := `
+name: pp
+topology: topo.yaml
+training:
+  gpus: all
+  pipeline: 4
+  pipeline_chunks: 2
+  pipeline_bytes: 10 B
+  model: [{params: 25e6, flops: 5 GFLOP, count: 8}]
+  batch: 100
+  accumulation: 8
+  steps: 1
+  optimizer_bytes_per_param: 0
+`
+	res := runWith(t, fourGPUs, scen, nil)
+	alone := runWith(t, fourGPUs, "name: p\ntopology: topo.yaml\npipeline: {gpus: 4, schedule: interleaved, chunks: 2, microbatches: 8, forward: 1 ms, backward: 2 ms, activation_bytes: 1000 B}\n", nil)
+	ideal := 28500 * sim.Microsecond
+	if res.Makespan < ideal || float64(res.Makespan) > float64(ideal)*(1+4.0/132)+float64(sim.Millisecond) || res.Makespan != alone.Makespan {
+		t.Errorf("step %s, want 28.5 ms to 4/132 more, as pipeline: takes (%s)", res.Makespan, alone.Makespan)
+	}
+	for g := range 4 {
+		if got := 1 - float64(res.GPUs[g].Compute)/float64(res.Makespan); math.Abs(got-3.0/19) > 0.006 { // and the transfers' microseconds
+			t.Errorf("gpu%d idles %.4f, want 3/19", g, got)
+		}
+	}
+	for _, op := range res.Program.Threads[1].Ops {
+		if op.Kind == sim.OpKernel && op.Duration > 0 && !strings.Contains(op.ID, "/L0.1") && !strings.Contains(op.ID, "/L0.5") {
+			t.Errorf("%s on the second stage, which holds L0.1 and L0.5", op.ID)
+		}
+	}
+	// Every layout runs to its end (a transfer matched out of order on a
+	// channel, or a channel shared by two directions, would deadlock),
+	// and every GPU computes.
+	for _, layout := range []string{"pipeline: 2, pipeline_chunks: 2", "pipeline: 2, pipeline_chunks: 3", "pipeline: 4, pipeline_chunks: 3", "pipeline: 2, pipeline_chunks: 2, tensor: 2", "pipeline: 2, pipeline_chunks: 4"} {
+		for _, accum := range []string{"4", "8"} {
+			for _, other := range []string{"overlap: true", "overlap: false, recompute: full"} {
+				scen := "name: t\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m, seq: 128, steps: 2, accumulation: " + accum + ", " + layout + ", " + other + "}\n"
+				res := runWith(t, fourGPUs, scen, nil)
+				for g := range 4 {
+					if res.GPUs[g].Compute <= 0 {
+						t.Errorf("%s: gpu%d computes nothing", scen, g)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Tensor groups within stages, and data-parallel groups within them: eight
 // GPUs as 2 stages x 2 replicas x tensor 2 are, in the list's order (here
 // gpu4 to gpu7, then gpu0 to gpu3), stage 0's replica 0 (gpu4, gpu5) and
@@ -1168,6 +1306,17 @@ func TestPipelineMemory(t *testing.T) {
 		{"gpus: all\n  batch: 3\n  accumulation: 8", msg(0, params, 3*4*10*34*s*d, "gpu0 (H100-SXM)", "recompute: full, a smaller batch")},
 		{"gpus: all\n  batch: 16\n  accumulation: 8\n  recompute: full", ""},
 		{"gpus: 2\n  pipeline: 2\n  batch: 1\n  accumulation: 1", msg(1, last, 20*34*s*d+4*s*(d+v), "gpu1 (H100-SXM) and 1 more GPU", "more GPUs, or GPUs with more memory")},
+		// Interleaved with 2 chunks: stage 0 holds blocks 0-4 and 20-24
+		// (and the embedding) and has run (4-0-1) x 2 + (2-1) x 4 = 10
+		// forwards of a chunk, each with 5 blocks' activations, when its
+		// first backward starts, with one more in flight: 11 x 5 blocks.
+		// Stages 1 and 2 (9 and 7 chunks in flight, 47.2 GiB of state)
+		// need 92 and 82 GiB; stage 3 (5, and the head's logits) 79.3.
+		{"gpus: all\n  batch: 3\n  accumulation: 8\n  pipeline_chunks: 2", msg(0, params, 3*11*5*34*s*d, "gpu0 (H100-SXM) and 2 more GPUs", "recompute: full, a smaller batch")},
+		// With as many micro-batches as stages every forward runs first:
+		// each stage holds 4 micro-batches x 2 chunks of 5 blocks, and the
+		// last the head's logits too.
+		{"gpus: all\n  batch: 3\n  accumulation: 4\n  pipeline_chunks: 2", msg(3, params, 3*4*(10*34*s*d+4*s*(d+v)), "gpu3 (H100-SXM) and 3 more GPUs", "recompute: full, a smaller batch")},
 	} {
 		scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  pipeline: 4\n  model: gpt3-13b\n  steps: 1\n  " + c.extra + "\n"
 		if strings.Contains(c.extra, "pipeline:") {
@@ -1188,6 +1337,11 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		{"pipeline: 2, model: [{params: 1e6, flops: 1 GFLOP, count: 2}]", "s.yaml:4:35: training.pipeline: with listed layers the pipeline needs pipeline_bytes"},
 		{"pipeline_bytes: 1 MB", "s.yaml:4:59: training.pipeline_bytes: pipeline_bytes needs pipeline: 2 or more stages"},
 		{"pipeline: 4, pipeline_bytes: 1 MB, model: [{params: 1e6, flops: 1 GFLOP, count: 3}]", "s.yaml:4:35: training.pipeline: 4 stages need at least as many layers; the model has 3"},
+		{"pipeline_chunks: 2", "s.yaml:4:60: training.pipeline_chunks: pipeline_chunks needs pipeline: 2 or more stages"},
+		{"pipeline: 2, pipeline_chunks: 2, accumulation: 3", "s.yaml:4:90: training.accumulation: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 2 stages: 3 is not a multiple of 2; use 2 or 4"},
+		{"pipeline: 4, pipeline_chunks: 2", "s.yaml:4:3: training: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 4 stages: 1 is not a multiple of 4; use 4"},
+		{"pipeline: 4, pipeline_chunks: 4, accumulation: 4", "s.yaml:4:73: training.pipeline_chunks: 4 stages of 4 chunks need at least 16 layers; the model has 12"},
+		{"pipeline: 2, pipeline_chunks: 0", "s.yaml:4:73: training.pipeline_chunks: 0 is out of range"},
 		// A tensor that is not a divisor is said once, at tensor (a
 		// tensor of 0 divided by zero). 1e30 B is 9.095e17 TiB; 2 x 1 PB,
 		// 1819 TiB.

@@ -405,8 +405,9 @@ func TestSweepMergedShardsGiveTheSameJSON(t *testing.T) {
 
 // A Slurm array numbered from 1 (sbatch --array=1-3: SLURM_ARRAY_TASK_MIN
 // 1, ids 1, 2, 3, SLURM_ARRAY_TASK_COUNT 3) runs shards 0/3, 1/3 and 2/3:
-// task 1 has points 0, 3, 6 of the 8 of pipeline-bubble, task 3 points 2
-// and 5. The task id was taken as the shard, so that task 3 failed.
+// task 1 has points 0, 3, 6, 9 of the 12 of pipeline-bubble, task 3
+// points 2, 5, 8, 11. The task id was taken as the shard, so that task 3
+// failed.
 func TestSweepSlurmArrayFromMin(t *testing.T) {
 	t.Setenv("JOB_COMPLETION_INDEX", "")
 	os.Unsetenv("JOB_COMPLETION_INDEX")
@@ -416,9 +417,9 @@ func TestSweepSlurmArrayFromMin(t *testing.T) {
 		id, shard string
 		points    []int
 	}{
-		{"1", "0/3", []int{0, 3, 6}},
-		{"2", "1/3", []int{1, 4, 7}},
-		{"3", "2/3", []int{2, 5}},
+		{"1", "0/3", []int{0, 3, 6, 9}},
+		{"2", "1/3", []int{1, 4, 7, 10}},
+		{"3", "2/3", []int{2, 5, 8, 11}},
 	} {
 		t.Setenv("SLURM_ARRAY_TASK_ID", tc.id)
 		out, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--json")
@@ -685,11 +686,11 @@ func TestSweepResumeRefusesAnotherShard(t *testing.T) {
 		args []string
 		want string
 	}{
-		// "# gpusim sweep pipeline-bubble: complete, 3 of 8 points shard 1/3":
-		// 15 + 15 + 2 + 10 + 13 + 7 characters before 1/3, at column 63.
-		{[]string{"--shard", "0/3"}, csv + ":1:63: it holds shard 1/3; this run is shard 0/3: want the --csv FILE of shard 0/3 (each shard resumes its own file)\n"},
-		{nil, csv + ":1:63: it holds shard 1/3; this run is the whole sweep: want the --csv FILE of the whole sweep (each shard resumes its own file)\n"},
-		{[]string{"--shard", "1/4"}, csv + ":1:63: it holds shard 1/3; this run is shard 1/4: want the --csv FILE of shard 1/4 (each shard resumes its own file)\n"},
+		// "# gpusim sweep pipeline-bubble: complete, 4 of 12 points shard 1/3":
+		// 15 + 15 + 2 + 10 + 14 + 7 characters before 1/3, at column 64.
+		{[]string{"--shard", "0/3"}, csv + ":1:64: it holds shard 1/3; this run is shard 0/3: want the --csv FILE of shard 0/3 (each shard resumes its own file)\n"},
+		{nil, csv + ":1:64: it holds shard 1/3; this run is the whole sweep: want the --csv FILE of the whole sweep (each shard resumes its own file)\n"},
+		{[]string{"--shard", "1/4"}, csv + ":1:64: it holds shard 1/3; this run is shard 1/4: want the --csv FILE of shard 1/4 (each shard resumes its own file)\n"},
 	} {
 		_, errb, code := runCmd(t, append([]string{"sweep", "pipeline-bubble", "--csv", csv, "--resume"}, tc.args...)...)
 		if code != 2 || errb != tc.want {
