@@ -268,6 +268,36 @@ var studies = []study{
 		},
 	},
 	{
+		name: "interleaved-stages", metric: "tokens/s, MFU, fits",
+		value: func(r *sim.Result) string {
+			mfu, _ := r.Program.Work.MFU(r.Makespan)
+			fits := "fits"
+			if w := memoryWarning(r); w != "" {
+				fits = "no: " + w
+			}
+			return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
+		},
+		check: func(ps []point) error {
+			for _, topo := range []string{"dgx-h100", "pcie-8x-4090"} {
+				for _, m := range []string{"8", "32"} {
+					tps := func(v string) float64 { return tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v)) }
+					if a, b, c := tps("1"), tps("2"), tps("4"); a >= b || b >= c {
+						return fmt.Errorf("%s, %s micro-batches: %.0f, %.0f, %.0f tokens/s with 1, 2, 4 chunks; want more with more", topo, m, a, b, c)
+					}
+					// The bubble model: (m + 7) / (m + 7/4) times faster.
+					gain, model := tps("4")/tps("1"), 15/(8+7.0/4)
+					switch {
+					case m == "8" && (gain <= 1.2 || gain >= model):
+						return fmt.Errorf("%s, 8 micro-batches: 4 chunks %.3fx 1, want over 1.2 and under the bubble model's %.3f", topo, gain, model)
+					case m == "32" && gain >= 1.1:
+						return fmt.Errorf("%s, 32 micro-batches: 4 chunks %.3fx 1, want under 1.1", topo, gain)
+					}
+				}
+			}
+			return nil
+		},
+	},
+	{
 		name: "parallel-layout", metric: "tokens/s, MFU",
 		value: func(r *sim.Result) string {
 			mfu, _ := r.Program.Work.MFU(r.Makespan)
