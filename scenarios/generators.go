@@ -326,18 +326,19 @@ type stageCount struct {
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
 // one record and wait (a chunk, interleaved) and then the buckets'
-// collectives (2 + buckets),
-// and the same for each MoE layer's expert gradients (3, or 1, each);
-// a record and wait before the optimizer, the optimizer kernel (3), and a
-// device sync if sync_every_step; with pipeline stages, the sends and
+// collectives (2 + buckets), and the same for each MoE layer's expert
+// gradients (3, or 1, each); a record and wait before the optimizer, the
+// optimizer kernel (3); with zero1 or zero2 a record and wait, an
+// all-gather per bucket and a record and wait (buckets + 4); a device
+// sync if sync_every_step; with pipeline stages, the sends and
 // receives of the stage's 1F1B schedule, and on the first and last stages
 // a record, a wait and the tied embedding's all-reduce. The data loader's
 // workers (on the first stage) spend 3 ops (await, host work, signal) on
 // each of the GPU's steps x accum batches.
-func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, overlap, syncEvery bool) int64 {
+func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, zeroOpt, overlap, syncEvery bool) int64 {
 	total := int64(0)
 	for _, c := range stages {
-		gpu := trainingThreadOps(steps, accum, moeLayers, c, zero3, overlap, syncEvery)
+		gpu := trainingThreadOps(steps, accum, moeLayers, c, zero3, zeroOpt, overlap, syncEvery)
 		gpu = satAdd(gpu, satMul(steps, c.comm))
 		if c.loader {
 			gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
@@ -349,7 +350,7 @@ func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3,
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingStageOps), without its data loader's and its pipeline sends.
-func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, overlap, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, zeroOpt, overlap, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if zero3 {
 		perLayer = 4
@@ -366,6 +367,9 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, overl
 		step = satAdd(step, satAdd(2*max(c.chunks, 1), satAdd(c.buckets, moeLayers)))
 	}
 	step = satAdd(step, 3)
+	if zeroOpt {
+		step = satAdd(step, satAdd(c.buckets, 4))
+	}
 	if syncEvery {
 		step = satAdd(step, 1)
 	}
@@ -582,11 +586,18 @@ func (b *builder) training(n, key spec.Node) {
 	if x, ok := tm.Get("overlap"); ok {
 		overlap, _ = x.Bool()
 	}
-	zero3 := false
+	// ZeRO (Rajbhandari et al. 2020): stage 1 shards the optimizer's
+	// state over the data-parallel ranks (Megatron-LM's distributed
+	// optimizer), stage 2 the gradients too, both reduce-scattering the
+	// gradient buckets and all-gathering the updated parameters after the
+	// optimizer; stage 3 (FSDP) shards the parameters too and gathers
+	// each layer's before each pass.
+	sharding := "none"
 	if x, ok := tm.Get("sharding"); ok {
-		s, _ := x.Enum("none", "zero3")
-		zero3 = s == "zero3"
+		sharding, _ = x.Enum("none", "zero1", "zero2", "zero3")
 	}
+	zero3 := sharding == "zero3"
+	zeroOpt := sharding == "zero1" || sharding == "zero2"
 	// Mixed-precision Adam keeps 16 bytes of state per parameter (ZeRO,
 	// Rajbhandari et al. 2020: 2 + 2 + 12); the update reads and writes it.
 	optBytes := 32.0
@@ -671,7 +682,7 @@ func (b *builder) training(n, key spec.Node) {
 	dp := perStage / int(tensor) // data-parallel ranks: a stage's tensor groups
 	moeLayers := int64(0)
 	if moe != nil {
-		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, dp, batch, seq, elt); !ok {
+		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, zeroOpt, dp, batch, seq, elt); !ok {
 			return
 		}
 	}
@@ -776,7 +787,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		stages[st] = c
 	}
-	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, zero3, overlap, syncEvery), "a count") {
+	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, zero3, zeroOpt, overlap, syncEvery), "a count") {
 		return
 	}
 	// The GPUs of stage st's tensor group k, and of its data-parallel group
@@ -793,7 +804,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
-	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), zero3, seqPar, moe != nil, recompute, optBytes, batch, seq)
+	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), sharding, elt, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
@@ -846,7 +857,7 @@ func (b *builder) training(n, key spec.Node) {
 	for rank, gpu := range gpus {
 		st, r := rank/perStage, rank%perStage
 		name := "train/" + b.m.GPUs[gpu].Name
-		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], zero3, overlap, syncEvery)
+		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], zero3, zeroOpt, overlap, syncEvery)
 		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, satAdd(threadOps, satMul(int64(steps), stages[st].comm)))}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
@@ -873,8 +884,8 @@ func (b *builder) training(n, key spec.Node) {
 			// On the compute stream: the next kernel needs its result.
 			g.collOp(&th, id, plan(fmt.Sprintf("tp%d", tpIdx), tpRanks, kind, bytes), compute, t)
 		}
-		shard := 1.0
-		if zero3 {
+		shard := 1.0 // the share of the parameters this GPU updates
+		if zero3 || zeroOpt {
 			shard = 1 / float64(dp)
 		}
 		// With experts (and tensor 1): this GPU's expert-parallel group ep
@@ -1017,7 +1028,7 @@ func (b *builder) training(n, key spec.Node) {
 				}
 				if last && overlap && bi < len(bs) && bs[bi].after == li {
 					g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
-					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
+					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3 || zeroOpt, bs[bi].bytes, dpPlan, comm, k)
 					bi++
 				}
 				if last && overlap && l.moe {
@@ -1028,7 +1039,7 @@ func (b *builder) training(n, key spec.Node) {
 			if last && !overlap {
 				g.after(&th, mp+"/grads", compute, comm)
 				for ; bi < len(bs); bi++ {
-					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3, bs[bi].bytes, dpPlan, comm, k)
+					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3 || zeroOpt, bs[bi].bytes, dpPlan, comm, k)
 				}
 				for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
 					if layers[li].moe {
@@ -1164,6 +1175,17 @@ func (b *builder) training(n, key spec.Node) {
 				return
 			}
 			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+			if zeroOpt {
+				// Each rank updated its shard: the buckets' parameters
+				// are all-gathered before the next forward pass.
+				g.after(&th, sp+"/updated", compute, comm)
+				for vs := st; vs < nv; vs += nst {
+					for bi, bk := range buckets[vs] {
+						g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, bucketBase[vs]+bi, dpSuffix), dpPlan(models.AllGather, bk.bytes), comm, k)
+					}
+				}
+				g.after(&th, sp+"/gathered", comm, compute)
+			}
 			if syncEvery {
 				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})
 			}
@@ -1209,10 +1231,24 @@ func (b *builder) trainingWork(gpus []int, layers []layer, preset bool, dtype mo
 // does not keep; the head's logits; other layers' activations, all / t;
 // with full recomputation, see below). Workspace, fragmentation and the
 // framework are left out: a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, nst, accum int, experts, tp, dp float64, zero3, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, nst, accum int, experts, tp, dp float64, sharding string, elt float64, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
+	zero3 := sharding == "zero3"
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
+	}
+	// A dense parameter's state, half optBytes: ZeRO-1 keeps its weight
+	// and gradient whole (2 x the dtype's bytes) and a dp-th of the rest,
+	// ZeRO-2 the weight.
+	perParam := optBytes / 2
+	switch whole := 0.0; sharding {
+	case "zero1", "zero2":
+		whole = 2 * elt
+		if sharding == "zero2" {
+			whole = elt
+		}
+		whole = min(whole, perParam)
+		perParam = whole + (perParam-whole)/dp
 	}
 	chunks := (len(lo) - 1) / nst
 	perStage := len(gpus) / nst
@@ -1267,7 +1303,7 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 			inflight = float64(held) / float64(chunks)
 		}
 		stParams := dense/tp*shard + experts
-		stState, stActs := stParams*optBytes/2, batch*(act*inflight+most)
+		stState, stActs := dense/tp*shard*perParam+experts*optBytes/2, batch*(act*inflight+most)
 		need := stState + stActs
 		for _, gpu := range gpus[st*perStage : (st+1)*perStage] {
 			gm := b.sc.Topology.GPUModels[gpu]
@@ -1311,8 +1347,21 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 		if !zero3 && blocks > nst {
 			ways = append(ways, "more pipeline stages (pipeline:)")
 		}
-		if !zero3 && nst == 1 {
-			ways = append(ways, "sharding: zero3")
+		// Stronger ZeRO stages than this one ("none" sorts before them),
+		// ZeRO-3 only without stages.
+		var more []string
+		for _, z := range []string{"zero1", "zero2", "zero3"} {
+			if z > sharding && (z != "zero3" || nst == 1) {
+				more = append(more, z)
+			}
+		}
+		if len(more) > 0 {
+			last := len(more) - 1
+			list := more[last]
+			if last > 0 {
+				list = strings.Join(more[:last], ", ") + " or " + list
+			}
+			ways = append(ways, "sharding: "+list)
 		}
 	}
 	if len(ways) == 0 && state >= float64(gm.MemoryBytes) {
@@ -1333,7 +1382,7 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 		what = fmt.Sprintf("a GPU of pipeline stage %d", worstStage)
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: %s needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
-		where, what, need/gib, state/gib, params/1e9, optBytes/2, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
+		where, what, need/gib, state/gib, params/1e9, perParam, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
 }
 
 // collOp issues one rank's part of a collective with the given id.
@@ -1356,9 +1405,9 @@ func (g gen) collOp(th *sim.Thread, id string, plan *sim.CollPlan, stream, rank 
 	g.op(th, id, sim.Op{Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0], OneRank: true, Rank: rank})
 }
 
-func (g gen) bucketOp(th *sim.Thread, id string, zero3 bool, bytes float64, getPlan func(string, float64) *sim.CollPlan, comm, rank int) {
+func (g gen) bucketOp(th *sim.Thread, id string, scatter bool, bytes float64, getPlan func(string, float64) *sim.CollPlan, comm, rank int) {
 	kind := models.AllReduce
-	if zero3 {
+	if scatter {
 		kind = models.ReduceScatter
 	}
 	g.collOp(th, id, getPlan(kind, bytes), comm, rank)
@@ -1450,7 +1499,7 @@ func (b *builder) moeSpec(n spec.Node) (*moeSpec, bool) {
 // parallel data-parallel ranks. Routing is taken
 // as balanced: each GPU's experts process top_k times its own tokens. It
 // returns how many layers it made MoE layers.
-func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int64, zero3 bool, dp int, batch, seq, elt float64) (int64, bool) {
+func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int64, zero3, zeroOpt bool, dp int, batch, seq, elt float64) (int64, bool) {
 	switch {
 	case !preset:
 		e.key.Errorf("experts need a preset model (%s): gpusim makes their blocks' MLPs the experts", presetNames())
@@ -1458,6 +1507,8 @@ func (b *builder) moeLayers(e *moeSpec, layers []layer, preset bool, tensor int6
 		e.key.Errorf("experts with tensor: %d are not modelled: use tensor: 1 (the experts are spread over data-parallel ranks)", tensor)
 	case zero3:
 		e.key.Errorf("experts with sharding: zero3 are not modelled: use sharding: none")
+	case zeroOpt:
+		e.key.Errorf("experts with a sharded optimizer (sharding: zero1 or zero2) are not modelled: use sharding: none")
 	}
 	if e.key.ErrCount() > 0 {
 		return 0, false

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpusim/models"
 	"gpusim/sim"
 )
 
@@ -82,6 +83,58 @@ vars: {overlap: "true"}
 	want = sim.Time((12000 + 4*ar) * 1e6)
 	if d := res.Makespan - want; d < -8 || d > 8 {
 		t.Errorf("step without overlap %s, want compute plus four buckets, %s", res.Makespan, want)
+	}
+}
+
+// ZeRO-1 and ZeRO-2 (a sharded optimizer) reduce-scatter the buckets
+// instead of all-reducing them, update a quarter of the parameters on each
+// of the 4 GPUs, and all-gather each bucket's updated parameters after the
+// optimizer, before the next step. As above, the layers take 12 ms and
+// close a 50 MB bucket each; a ring reduce-scatter or all-gather of 50 MB
+// over 4 GPUs is 8.4 us and 3 steps of 3.4 us and 12.5 MB at 100 GB/s;
+// the optimizer reads and writes 1e4 bytes for each of the 1e8 parameters
+// at 1000 TB/s: 1 ms, or 0.25 ms for a quarter. The last bucket's
+// reduce-scatter, the optimizer and the four all-gathers follow the
+// backward pass one after another.
+func TestShardedOptimizerStep(t *testing.T) {
+	scen := `
+name: zero
+topology: topo.yaml
+training:
+  gpus: all
+  model: [{params: 25e6, flops: 10 GFLOP, count: 4}]
+  batch: 100
+  steps: 1
+  bucket: 50 MB
+  sharding: ${sharding}
+  algorithm: ring
+  protocol: simple
+  optimizer_bytes_per_param: 1e4
+  kernel_sm_share: 0.8
+  comm_sm_share: 0.2
+vars: {sharding: none}
+`
+	ar, half := 8.4+6*(3.4+12.5e6/100e9*1e6), 8.4+3*(3.4+12.5e6/100e9*1e6)
+	for _, c := range []struct {
+		sharding string
+		want     float64 // us
+	}{{"none", 12000 + ar + 1000}, {"zero1", 12000 + half + 250 + 4*half}, {"zero2", 12000 + half + 250 + 4*half}} {
+		res := runWith(t, fourGPUs, scen, map[string]string{"sharding": c.sharding})
+		if d := res.Makespan - sim.Time(c.want*1e6); d < -20 || d > 20 {
+			t.Errorf("%s: step %s, want %s", c.sharding, res.Makespan, sim.Time(c.want*1e6))
+		}
+		if c.sharding == "none" {
+			continue
+		}
+		kinds := map[string]int{}
+		for _, op := range res.Program.Threads[0].Ops {
+			if op.Kind == sim.OpCollective {
+				kinds[op.Coll.Name]++
+			}
+		}
+		if kinds[models.ReduceScatter] != 4 || kinds[models.AllGather] != 4 || len(kinds) != 2 {
+			t.Errorf("%s: gpu0 issues %v, want 4 reduce-scatters and 4 all-gathers", c.sharding, kinds)
+		}
 	}
 }
 
@@ -314,8 +367,8 @@ func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 				for _, loader := range []string{"", "\n  dataloader: {workers: 3, sample_time: 1 ms, sample_bytes: 1 MiB}"} {
 					for _, steps := range []string{"1", "3"} {
 						for _, accum := range []string{"1", "2"} {
-							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3"} {
-								if (strings.Contains(gpus, "experts") || strings.Contains(gpus, "pipeline")) && strings.Contains(other, "sharding: zero3") {
+							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3", "sharding: zero1", "sharding: zero2\n  overlap: false"} {
+								if strings.Contains(gpus, "experts") && strings.Contains(other, "sharding: zero") || strings.Contains(gpus, "pipeline") && strings.Contains(other, "sharding: zero3") {
 									continue // not modelled together
 								}
 								chunks := int64(1)
@@ -444,7 +497,8 @@ training:
 									}
 									stages = append(stages, c)
 								}
-								want := trainingStageOps(stages, st, acc, moeLayers, strings.Contains(other, "sharding: zero3"), other != "overlap: false", other != "sync_every_step: false")
+								zeroOpt := strings.Contains(other, "sharding: zero1") || strings.Contains(other, "sharding: zero2")
+								want := trainingStageOps(stages, st, acc, moeLayers, strings.Contains(other, "sharding: zero3"), zeroOpt, !strings.Contains(other, "overlap: false"), other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingStageOps says %d", scen, got, want)
 								}
@@ -498,7 +552,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: interleaved, chunks: ` + itoa(chunks
 			}
 		}
 	}
-	if n != 5*2*3*2*2*2*6+2*3*2*2*2*4+3*2*3*2*2*2*4+2*2*3*2*2*4+4*5*2*2+3*3*2 {
+	if n != 5*2*3*2*2*2*8+2*3*2*2*2*4+3*2*3*2*2*2*6+2*2*3*2*2*6+4*5*2*2+3*3*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -947,6 +1001,7 @@ func TestMixtureOfExpertsErrors(t *testing.T) {
 		{"experts: {count: 8}", "[{params: 1e6, flops: 1 GFLOP}]", "s.yaml:5:12: training.experts: experts need a preset model"},
 		{"experts: {count: 8}\n  tensor: 2", "gpt3-125m", "s.yaml:5:12: training.experts: experts with tensor: 2 are not modelled"},
 		{"experts: {count: 8}\n  sharding: zero3", "gpt3-125m", "s.yaml:5:12: training.experts: experts with sharding: zero3 are not modelled"},
+		{"experts: {count: 8}\n  sharding: zero1", "gpt3-125m", "s.yaml:5:12: training.experts: experts with a sharded optimizer (sharding: zero1 or zero2) are not modelled"},
 		{"experts: {count: 6, parallel: 4}", "gpt3-125m", "s.yaml:5:33: training.experts.parallel: parallel 4 must divide both the 4 data-parallel ranks and the 6 experts; use one of 1, 2"},
 		{"experts: {count: 8}\n  batch: 1000000\n  seq: 1000000", "gpt3-125m", "s.yaml:5:12: training.experts: each all-to-all would send "},
 		{"experts: {count: 2, top_k: 3}", "gpt3-125m", "s.yaml:5:12: training.experts: top_k 3 is more than the 2 experts"},
@@ -1002,22 +1057,29 @@ func TestTrainingMemoryWarning(t *testing.T) {
 	// all on every GPU.
 	p350 := 24*4*1024*1024 + vocab*1024 + 24*8*1024*1024*64.0
 	a350 := 24*34*s*1024 + head(1024, 1)
-	msg := func(params, acts float64, advice string) string {
-		return fmt.Sprintf("s.yaml:4:1: training: a GPU needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM) and 3 more GPUs: it would not fit; try %s",
-			(params*16+acts)/gib, params*16/gib, params/1e9, acts/gib, advice)
+	msgB := func(params, bytes, acts float64, advice string) string {
+		return fmt.Sprintf("s.yaml:4:1: training: a GPU needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM) and 3 more GPUs: it would not fit; try %s",
+			(params*bytes+acts)/gib, params*bytes/gib, params/1e9, bytes, acts/gib, advice)
 	}
+	msg := func(params, acts float64, advice string) string { return msgB(params, 16, acts, advice) }
 	for _, c := range []struct {
 		extra string
 		want  string // "": no warning
 	}{
 		// The state alone is more than 80 GiB: only what shrinks it helps.
-		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3")},
-		{"model: gpt3-13b\n  recompute: full", msg(p13, a13r, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3")},
+		{"model: gpt3-13b", msg(p13, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3")},
+		{"model: gpt3-13b\n  recompute: full", msg(p13, a13r, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3")},
 		{"model: gpt3-13b\n  tensor: 4", ""},
 		{"model: gpt3-13b\n  sharding: zero3", ""},
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3, sequence_parallel: true, recompute: full, a smaller batch")},
+		// ZeRO-1 over 4 replicas keeps the bf16 weights and gradients
+		// whole and a quarter of the 12 bytes of Adam: 7 bytes a
+		// parameter, still 84 GiB; ZeRO-2 a quarter of the gradients too,
+		// 5.5 bytes (66 GiB), which fits with recomputation's 1.5 GiB.
+		{"model: gpt3-13b\n  sharding: zero1", msgB(p13, 7, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero2 or zero3")},
+		{"model: gpt3-13b\n  sharding: zero2\n  recompute: full", ""},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3, sequence_parallel: true, recompute: full, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  recompute: full", ""},
-		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 60\n  recompute: full\n  sequence_parallel: true", msg(p67, a67rsp60, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3, a smaller batch")},
+		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 60\n  recompute: full\n  sequence_parallel: true", msg(p67, a67rsp60, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  sequence_parallel: true", ""},
 		{"model: gpt3-350m\n  experts: {count: 64, parallel: 1}", msg(p350, a350, "more expert-parallel ranks (experts: parallel)")},
 		{"model: gpt3-350m\n  experts: {count: 64, parallel: 4}", ""},
@@ -1306,6 +1368,11 @@ func TestPipelineMemory(t *testing.T) {
 		{"gpus: all\n  batch: 3\n  accumulation: 8", msg(0, params, 3*4*10*34*s*d, "gpu0 (H100-SXM)", "recompute: full, a smaller batch")},
 		{"gpus: all\n  batch: 16\n  accumulation: 8\n  recompute: full", ""},
 		{"gpus: 2\n  pipeline: 2\n  batch: 1\n  accumulation: 1", msg(1, last, 20*34*s*d+4*s*(d+v), "gpu1 (H100-SXM) and 1 more GPU", "more GPUs, or GPUs with more memory")},
+		// Two stages of two replicas: stage 0 holds two micro-batches (the
+		// last's one and the head's logits: 7.1 GiB); ZeRO-1 and -2 could
+		// shard the state over the replicas, ZeRO-3 is not modelled with
+		// stages.
+		{"gpus: all\n  pipeline: 2\n  batch: 1\n  accumulation: 2", msg(0, last, 2*20*34*s*d, "gpu0 (H100-SXM) and 3 more GPUs", "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1 or zero2")},
 		// Interleaved with 2 chunks: stage 0 holds blocks 0-4 and 20-24
 		// (and the embedding) and has run (4-0-1) x 2 + (2-1) x 4 = 10
 		// forwards of a chunk, each with 5 blocks' activations, when its
