@@ -298,6 +298,35 @@ var studies = []study{
 		},
 	},
 	{
+		name: "zero-stages", metric: "tokens/s, MFU, fits",
+		value: func(r *sim.Result) string {
+			mfu, _ := r.Program.Work.MFU(r.Makespan)
+			fits := "fits"
+			if w := memoryWarning(r); w != "" {
+				fits = "no: " + w
+			}
+			return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
+		},
+		check: func(ps []point) error {
+			tps := func(topo, z string) float64 { return tokensPerS(find(ps, "topo", topo, "sharding", z)) }
+			fits := func(topo, z string) bool { return memoryWarning(find(ps, "topo", topo, "sharding", z)) == "" }
+			for _, z := range []string{"none", "zero1", "zero2", "zero3"} {
+				if want := z != "none"; !fits("dgx-h100", z) || fits("pcie-8x-4090", z) != want {
+					return fmt.Errorf("%s: fits %v on the DGX H100 and %v on the 4090s, want true and %v", z, fits("dgx-h100", z), fits("pcie-8x-4090", z), want)
+				}
+			}
+			h := func(z string) float64 { return tps("dgx-h100", z) }
+			if !(h("zero1") > h("none") && h("none") > h("zero3")) || h("zero2") != h("zero1") {
+				return fmt.Errorf("DGX H100: %.0f, %.0f, %.0f, %.0f tokens/s with none, zero1, zero2, zero3; want zero1 = zero2 > none > zero3", h("none"), h("zero1"), h("zero2"), h("zero3"))
+			}
+			g := func(z string) float64 { return tps("pcie-8x-4090", z) / tps("pcie-8x-4090", "none") }
+			if g("zero1") < 0.95 || g("zero3") > 0.9 || g("zero2") != g("zero1") {
+				return fmt.Errorf("RTX 4090: zero1 %.3f, zero2 %.3f, zero3 %.3f of none's tokens/s; want zero1 = zero2 over 0.95, zero3 under 0.9", g("zero1"), g("zero2"), g("zero3"))
+			}
+			return nil
+		},
+	},
+	{
 		name: "parallel-layout", metric: "tokens/s, MFU",
 		value: func(r *sim.Result) string {
 			mfu, _ := r.Program.Work.MFU(r.Makespan)
