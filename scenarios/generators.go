@@ -297,10 +297,7 @@ type stageCount struct {
 	// pass of every layer but a preset's embedding and head, without
 	// ZeRO-3's gather (the backward's serves it).
 	recompute int64
-	// chunks is the stage's model chunks (interleaved), each with its own
-	// gradients: without overlap each has its record and wait.
-	chunks int64
-	loader bool
+	loader    bool
 }
 
 // trainingStageOps is the number of ops training: expands to, as training
@@ -325,8 +322,8 @@ type stageCount struct {
 //
 // and, once per step: on the last micro-step, per gradient bucket an
 // event record and wait and the collective (overlap: 3 per bucket), or
-// one record and wait (a chunk, interleaved) and then the buckets'
-// collectives (2 + buckets), and the same for each MoE layer's expert
+// one record and wait after the stage's last backward pass and then the
+// buckets' collectives (2 + buckets), and the same for each MoE layer's expert
 // gradients (3, or 1, each); a record and wait before the optimizer, the
 // optimizer kernel (3); with zero1 or zero2 a record and wait, an
 // all-gather per bucket and a record and wait (buckets + 4); a device
@@ -364,7 +361,7 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, zeroO
 	if overlap {
 		step = satAdd(step, satMul(3, satAdd(c.buckets, moeLayers)))
 	} else {
-		step = satAdd(step, satAdd(2*max(c.chunks, 1), satAdd(c.buckets, moeLayers)))
+		step = satAdd(step, satAdd(2, satAdd(c.buckets, moeLayers)))
 	}
 	step = satAdd(step, 3)
 	if zeroOpt {
@@ -659,12 +656,12 @@ func (b *builder) training(n, key spec.Node) {
 		chunksX.Errorf("%d stages of %d chunks need at least %d layers; the model has %d", pipe, chunks, pipe*chunks, len(layers)-btoi(preset))
 	case layers != nil && int64(len(layers)) < pipe+int64(btoi(preset)):
 		pipeX.Errorf("%d stages need at least as many layers; the model has %d", pipe, len(layers)-btoi(preset))
-	case chunks > 1 && int64(accum)%pipe != 0:
+	case chunks > 1 && pipe >= 1 && int64(accum)%pipe != 0:
 		at := n
 		if x, ok := tm.Get("accumulation"); ok {
 			at = x
 		}
-		at.Errorf("the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the %d stages: %d is not a multiple of %d; use %s", pipe, accum, pipe, multiplesNear(int64(accum), pipe))
+		at.Errorf("the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the %d stages: %d is not a multiple of %d; use %s", pipe, accum, pipe, multiplesNear(int64(accum), pipe, 10000))
 	}
 	if n.ErrCount() > 0 {
 		return
@@ -745,7 +742,7 @@ func (b *builder) training(n, key spec.Node) {
 	stages := make([]stageCount, nst)
 	stageParams := make([]float64, nst)
 	for st := range stages {
-		c := stageCount{gpus: int64(perStage), chunks: chunks, loader: loader != nil && st == 0}
+		c := stageCount{gpus: int64(perStage), loader: loader != nil && st == 0}
 		for vs := st; vs < nv; vs += nst {
 			c.layers += int64(lo[vs+1] - lo[vs])
 			c.buckets += int64(len(buckets[vs]))
@@ -1036,10 +1033,15 @@ func (b *builder) training(n, key spec.Node) {
 					expertGrads(s, l)
 				}
 			}
-			if last && !overlap {
+			// The stage's last backward is its first chunk's (vs = st)
+			// on the last micro-batch; without overlap every chunk's
+			// buckets go after it, the last chunk's (done first) first.
+			if last && !overlap && vs == st {
 				g.after(&th, mp+"/grads", compute, comm)
-				for ; bi < len(bs); bi++ {
-					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3 || zeroOpt, bs[bi].bytes, dpPlan, comm, k)
+				for c := nv - nst + st; c >= st; c -= nst {
+					for bi, bk := range buckets[c] {
+						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[c]+bi, dpSuffix), zero3 || zeroOpt, bk.bytes, dpPlan, comm, k)
+					}
 				}
 				for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
 					if layers[li].moe {
@@ -1047,7 +1049,7 @@ func (b *builder) training(n, key spec.Node) {
 					}
 				}
 			}
-			if last && preset && nst > 1 && (vs == 0 || vs == nv-1) {
+			if last && preset && nst > 1 && (st == 0 || st == nst-1) && vs == st {
 				// The tied embedding's two copies' gradients, between
 				// the first and last stages' GPUs of this place, in a
 				// communicator of their own (Megatron's embedding group).
@@ -1257,53 +1259,62 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 	worstStage := 0
 	for st := 0; st < nst; st++ {
 		dense := 0.0
-		act, most := 0.0, 0.0
-		for _, l := range stageLayers(layers, lo, nst, st) {
-			dense += l.params
-			a := 0.0
-			switch {
-			case l.d > 0 && seqPar:
-				a = seq * l.d * 34 / tp
-			case l.d > 0:
-				a = seq * l.d * (10 + 24/tp)
-			case l.keep > 0:
-				a = l.keep / tp
-			default:
-				a = l.activations / tp
-			}
-			if !recompute || l.edge {
-				act += a // the head is not recomputed: its logits stay
-				continue
-			}
-			// Full recomputation keeps a block's input, 2 s d (2 s d / t
-			// with sequence parallelism; Korthikanti et al. 2022, Table
-			// 2), and needs one layer's activations at a time for its
-			// backward; a listed layer's input size is not known and
-			// counts nothing.
-			most = max(most, a)
-			switch {
-			case l.d > 0 && seqPar:
-				act += 2 * seq * l.d / tp
-			case l.d > 0:
-				act += 2 * seq * l.d
+		most := 0.0
+		chunkActs := make([]float64, chunks) // a sample's kept activations, a chunk
+		for vs := st; vs < len(lo)-1; vs += nst {
+			act := &chunkActs[vs/nst]
+			for _, l := range layers[lo[vs]:lo[vs+1]] {
+				dense += l.params
+				a := 0.0
+				switch {
+				case l.d > 0 && seqPar:
+					a = seq * l.d * 34 / tp
+				case l.d > 0:
+					a = seq * l.d * (10 + 24/tp)
+				case l.keep > 0:
+					a = l.keep / tp
+				default:
+					a = l.activations / tp
+				}
+				if !recompute || l.edge {
+					*act += a // the head is not recomputed: its logits stay
+					continue
+				}
+				// Full recomputation keeps a block's input, 2 s d (2 s d /
+				// t with sequence parallelism; Korthikanti et al. 2022,
+				// Table 2), and needs one layer's activations at a time
+				// for its backward; a listed layer's input size is not
+				// known and counts nothing.
+				most = max(most, a)
+				switch {
+				case l.d > 0 && seqPar:
+					*act += 2 * seq * l.d / tp
+				case l.d > 0:
+					*act += 2 * seq * l.d
+				}
 			}
 		}
 		// 1F1B keeps the activations of min(stages - st, micro-batches)
 		// micro-batches on stage st (Narayanan et al. 2021, section 2.2.1);
 		// the one layer recomputed is live for one of them at a time.
-		// Interleaved, a stage holds one chunk's for each forward it has
-		// run without its backward: at most its warm-up's and one more,
-		// taken as a chunks-th of the stage's each.
-		inflight := float64(min(nst-st, accum))
+		// Interleaved, a stage holds a chunk's for each forward it has run
+		// without its backward: the most its schedule holds at once, each
+		// chunk's its own (the last stage's last has the head's logits).
+		held := float64(min(nst-st, accum)) * chunkActs[0]
 		if chunks > 1 {
-			held := accum * chunks // all, when the warm-up runs every forward
-			if accum != nst {
-				held = min((nst-st-1)*2+(chunks-1)*nst+1, held)
+			held = 0
+			now := 0.0
+			for _, ps := range interleavedSteps(nst, chunks, accum, st) {
+				if !ps.fwd {
+					now -= chunkActs[ps.chunk]
+					continue
+				}
+				now += chunkActs[ps.chunk]
+				held = max(held, now)
 			}
-			inflight = float64(held) / float64(chunks)
 		}
 		stParams := dense/tp*shard + experts
-		stState, stActs := dense/tp*shard*perParam+experts*optBytes/2, batch*(act*inflight+most)
+		stState, stActs := dense/tp*shard*perParam+experts*optBytes/2, batch*(held+most)
 		need := stState + stActs
 		for _, gpu := range gpus[st*perStage : (st+1)*perStage] {
 			gm := b.sc.Topology.GPUModels[gpu]
@@ -1578,13 +1589,17 @@ func pipeSchedule(chunks int64) string {
 	return "1f1b"
 }
 
-// multiplesNear names the multiples of k nearest m: "8 or 12", or "4"
-// below k.
-func multiplesNear(m, k int64) string {
-	if m < k {
-		return strconv.FormatInt(k, 10)
+// multiplesNear names the multiples of k nearest m up to hi: "8 or 12",
+// or one where the other is below k or past hi.
+func multiplesNear(m, k, hi int64) string {
+	below, above := m/k*k, (m/k+1)*k
+	switch {
+	case below == 0:
+		return strconv.FormatInt(above, 10)
+	case above > hi:
+		return strconv.FormatInt(below, 10)
 	}
-	return fmt.Sprintf("%d or %d", m/k*k, (m/k+1)*k)
+	return fmt.Sprintf("%d or %d", below, above)
 }
 
 // pipeStep is a forward or backward pass of one model chunk for one
@@ -1719,11 +1734,11 @@ func (b *builder) pipeline(n, key spec.Node) {
 	}
 	g := gen{b: b, where: n.Pos()}
 	var gpus []int
-	if x, ok := pm.Require("gpus", "one GPU per stage: all, a count, or a list"); ok {
-		if gpus, ok = b.gpuList(x); !ok {
-			return
-		}
-	} else {
+	gpusX, ok := pm.Require("gpus", "one GPU per stage: all, a count, or a list")
+	if !ok {
+		return
+	}
+	if gpus, ok = b.gpuList(gpusX); !ok {
 		return
 	}
 	schedule := "1f1b"
@@ -1736,29 +1751,33 @@ func (b *builder) pipeline(n, key spec.Node) {
 		micro, _ = microX.Int(1, 100000)
 	}
 	// Interleaved 1F1B: each GPU runs chunks model chunks (Megatron-LM's
-	// virtual pipeline stages), each a chunks-th of the stage's time.
+	// virtual pipeline stages), each a chunks-th of the stage's time; one
+	// chunk is 1F1B, as Megatron-LM runs it without virtual stages.
 	chunks := int64(1)
 	if schedule == "interleaved" {
 		chunks = 2
 	}
 	if x, ok := pm.Get("chunks"); ok {
-		v, ok := x.Int(2, 1000)
+		v, ok := x.Int(1, 1000)
 		switch {
 		case !ok:
-		case schedule != "interleaved":
-			x.Errorf("chunks needs schedule: interleaved (with %s each GPU runs one stage)", schedule)
+		case schedule != "interleaved" && v > 1:
+			x.Errorf("chunks: %d needs schedule: interleaved (with %s each GPU runs one stage)", v, schedule)
 		default:
 			chunks = v
 		}
 	}
+	if schedule == "interleaved" && chunks == 1 {
+		schedule = "1f1b"
+	}
 	if schedule == "interleaved" && len(gpus) < 2 {
-		n.Errorf("schedule: interleaved needs gpus: 2 or more: its model chunks go round the stages")
+		gpusX.Errorf("schedule: interleaved needs 2 GPUs or more: its model chunks go round the stages")
 	} else if schedule == "interleaved" && micro%int64(len(gpus)) != 0 {
 		at := n
 		if hasMicro {
 			at = microX
 		}
-		at.Errorf("the interleaved schedule runs micro-batches in groups of the %d stages: %d is not a multiple of %d; use %s", len(gpus), micro, len(gpus), multiplesNear(micro, int64(len(gpus))))
+		at.Errorf("the interleaved schedule runs micro-batches in groups of the %d stages: %d is not a multiple of %d; use %s", len(gpus), micro, len(gpus), multiplesNear(micro, int64(len(gpus)), 100000))
 	}
 	var fwd, bwd sim.Time
 	if x, ok := pm.Require("forward", "each stage's forward time per micro-batch, such as 10 ms"); ok {

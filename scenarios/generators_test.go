@@ -241,6 +241,14 @@ pipeline: {gpus: ` + itoa(tc.p) + `, schedule: interleaved, chunks: ` + itoa(tc.
 			t.Errorf("p=%d v=%d m=%d: step %s, want %s to 4/132 more", tc.p, tc.v, tc.m, res.Makespan, ideal)
 		}
 		want := (p - 1) / (v*m + p - 1)
+		if tc.v == 2 && tc.m == 8 {
+			// One chunk is 1F1B.
+			one := runWith(t, fourGPUs, strings.Replace(scen, "chunks: 2", "chunks: 1", 1), nil)
+			plain := runWith(t, fourGPUs, strings.Replace(scen, "schedule: interleaved, chunks: 2", "schedule: 1f1b", 1), nil)
+			if one.Makespan != plain.Makespan || one.Makespan == res.Makespan {
+				t.Errorf("chunks: 1 takes %s, 1f1b %s, 2 chunks %s; want the first two equal", one.Makespan, plain.Makespan, res.Makespan)
+			}
+		}
 		for g := range tc.p {
 			if got := 1 - float64(res.GPUs[g].Compute)/float64(res.Makespan); math.Abs(got-want) > 0.0035 {
 				t.Errorf("p=%d v=%d m=%d: gpu%d's bubble %.4f, want (p-1)/(vm+p-1) = %.4f", tc.p, tc.v, tc.m, g, got, want)
@@ -419,7 +427,7 @@ training:
 								moeLayers := int64(0)
 								for k := 0; k < nst; k++ {
 									th := threads[k*per]
-									c := stageCount{gpus: int64(per), chunks: chunks, loader: loader != "" && k == 0}
+									c := stageCount{gpus: int64(per), loader: loader != "" && k == 0}
 									moeLayers = 0
 									fwdExtra := int64(0) // the forward pass's ops beyond a kernel a layer
 									for _, op := range th.Ops {
@@ -1256,6 +1264,16 @@ training:
 			t.Errorf("%s on the second stage, which holds L0.1 and L0.5", op.ID)
 		}
 	}
+	// With equal layers and nothing else, the step is the interleaved
+	// pipeline:'s of the same stages, chunks and micro-batches.
+	for _, c := range []struct{ p, v, m int }{{2, 2, 2}, {2, 4, 6}, {4, 4, 4}, {4, 2, 12}} {
+		flops := fmt.Sprintf("%g GFLOP", 10.0/float64(c.v))
+		train := runWith(t, fourGPUs, "name: t\ntopology: topo.yaml\ntraining: {gpus: "+itoa(c.p)+", pipeline: "+itoa(c.p)+", pipeline_chunks: "+itoa(c.v)+", pipeline_bytes: 10 B, model: [{params: 25e6, flops: "+flops+", count: "+itoa(c.p*c.v)+"}], batch: 100, accumulation: "+itoa(c.m)+", steps: 1, optimizer_bytes_per_param: 0}\n", nil)
+		pipe := runWith(t, fourGPUs, "name: p\ntopology: topo.yaml\npipeline: {gpus: "+itoa(c.p)+", schedule: interleaved, chunks: "+itoa(c.v)+", microbatches: "+itoa(c.m)+", forward: 1 ms, backward: 2 ms, activation_bytes: 1000 B}\n", nil)
+		if train.Makespan != pipe.Makespan {
+			t.Errorf("p=%d v=%d m=%d: training %s, pipeline: %s", c.p, c.v, c.m, train.Makespan, pipe.Makespan)
+		}
+	}
 	// Every layout runs to its end (a transfer matched out of order on a
 	// channel, or a channel shared by two directions, would deadlock),
 	// and every GPU computes.
@@ -1269,6 +1287,43 @@ training:
 						t.Errorf("%s: gpu%d computes nothing", scen, g)
 					}
 				}
+			}
+		}
+	}
+}
+
+// With interleaved stages, gradients go out as in 1F1B: with overlap
+// each bucket after its layers' last backward (a chunk's then), without
+// it every chunk's after the stage's last backward (its first chunk's);
+// the tied embedding's all-reduce after the stage's last backward on the
+// first and last stages, after their buckets, never while they compute.
+func TestInterleavedGradients(t *testing.T) {
+	for _, overlap := range []string{"true", "false"} {
+		scen := "name: t\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m, seq: 512, pipeline: 2, pipeline_chunks: 2, accumulation: 4, steps: 1, bucket: 1 MB, overlap: " + overlap + "}\n"
+		res := runWith(t, fourGPUs, scen, nil)
+		for _, gpu := range []int{0, 2} { // the first and the last stage
+			var lastBwd, firstBucket, embedding sim.Time
+			firstBucket = math.MaxInt64
+			buckets := 0
+			for _, r := range res.Ops {
+				switch {
+				case strings.HasPrefix(r.ID, fmt.Sprintf("train/gpu%d/", gpu)) && strings.Contains(r.ID, "/bwd/"):
+					lastBwd = max(lastBwd, r.End)
+				case strings.HasPrefix(r.ID, "train/s0/bucket") && int(r.GPU) == gpu:
+					firstBucket = min(firstBucket, r.Start)
+					buckets++
+				case strings.HasPrefix(r.ID, "train/s0/embedding") && int(r.GPU) == gpu:
+					embedding = r.Start
+				}
+			}
+			if buckets == 0 || embedding == 0 {
+				t.Fatalf("overlap %s, gpu%d: %d buckets, embedding at %s", overlap, gpu, buckets, embedding)
+			}
+			if overlap == "false" && firstBucket < lastBwd || overlap == "true" && firstBucket >= lastBwd {
+				t.Errorf("overlap %s, gpu%d: the first bucket starts at %s, the last backward ends at %s", overlap, gpu, firstBucket, lastBwd)
+			}
+			if embedding < lastBwd {
+				t.Errorf("overlap %s, gpu%d: the embedding's all-reduce starts at %s, before the last backward ends at %s", overlap, gpu, embedding, lastBwd)
 			}
 		}
 	}
@@ -1378,7 +1433,8 @@ func TestPipelineMemory(t *testing.T) {
 		// forwards of a chunk, each with 5 blocks' activations, when its
 		// first backward starts, with one more in flight: 11 x 5 blocks.
 		// Stages 1 and 2 (9 and 7 chunks in flight, 47.2 GiB of state)
-		// need 92 and 82 GiB; stage 3 (5, and the head's logits) 79.3.
+		// need 92 and 82 GiB; stage 3 holds 4 passes of its first chunk
+		// and one of its last, with the head's logits: 77.4 GiB.
 		{"gpus: all\n  batch: 3\n  accumulation: 8\n  pipeline_chunks: 2", msg(0, params, 3*11*5*34*s*d, "gpu0 (H100-SXM) and 2 more GPUs", "recompute: full, a smaller batch")},
 		// With as many micro-batches as stages every forward runs first:
 		// each stage holds 4 micro-batches x 2 chunks of 5 blocks, and the
@@ -1391,6 +1447,28 @@ func TestPipelineMemory(t *testing.T) {
 		}
 		checkMemoryWarning(t, c.extra, runWith(t, fourGPUs, scen, nil), c.want)
 	}
+}
+
+// Interleaved stages hold their chunks' activations as the schedule runs
+// them, not equal shares. GPT-3 2.7B (32 blocks, d 2560) in 4 stages of 3
+// chunks splits into 12 virtual stages of 2 or 3 blocks (the embedding
+// with the first, the head with the last): stage 0 holds 2, 3 and 3
+// blocks, stage 1 3, 3 and 2, stage 2 3, 2 and 3. Worked by hand through
+// the order of TestInterleavedOrder's rules with 8 micro-batches, the
+// most each holds at once is 38, 39 and 30 blocks' 34 s d (stage 1 after
+// its 17th forward: 8 passes of chunk 0 and 5 of chunk 1), and stage 3 23
+// blocks and the head's logits. 16 samples: stage 1 needs 16 x 39 x 34 s
+// d and 16 bytes for each of its 8 x 12 d^2 parameters, 113 GiB; stages
+// 0 and 2 more than 80, stage 3 78.8 GiB. (An equal share of the 13
+// passes the warm-up holds would put stage 1 at 34.7 blocks and stage 0,
+// at 40, first.)
+func TestInterleavedMemory(t *testing.T) {
+	const s, d, gib = 2048.0, 2560.0, float64(1 << 30)
+	params, acts := 8*12*d*d, 16*39*34*s*d
+	want := fmt.Sprintf("s.yaml:4:1: training: a GPU of pipeline stage 1 needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x 16 bytes; activations %.4g GiB), more than the 80 GiB of gpu1 (H100-SXM) and 2 more GPUs: it would not fit; try recompute: full, a smaller batch",
+		(16*params+acts)/gib, 16*params/gib, params/1e9, acts/gib)
+	scen := "\nname: m\ntopology: topo.yaml\ntraining:\n  gpus: all\n  model: gpt3-2.7b\n  pipeline: 4\n  pipeline_chunks: 3\n  accumulation: 8\n  batch: 16\n  steps: 1\n"
+	checkMemoryWarning(t, "gpt3-2.7b in 4 x 3", runWith(t, fourGPUs, scen, nil), want)
 }
 
 // What pipeline stages in a training refuse, each at the key's value
