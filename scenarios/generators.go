@@ -332,10 +332,10 @@ type stageCount struct {
 // a record, a wait and the tied embedding's all-reduce. The data loader's
 // workers (on the first stage) spend 3 ops (await, host work, signal) on
 // each of the GPU's steps x accum batches.
-func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3, zeroOpt, overlap, syncEvery bool) int64 {
+func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, sharding string, overlap, syncEvery bool) int64 {
 	total := int64(0)
 	for _, c := range stages {
-		gpu := trainingThreadOps(steps, accum, moeLayers, c, zero3, zeroOpt, overlap, syncEvery)
+		gpu := trainingThreadOps(steps, accum, moeLayers, c, sharding, overlap, syncEvery)
 		gpu = satAdd(gpu, satMul(steps, c.comm))
 		if c.loader {
 			gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
@@ -347,10 +347,14 @@ func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, zero3,
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingStageOps), without its data loader's and its pipeline sends.
-func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, zeroOpt, overlap, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding string, overlap, syncEvery bool) int64 {
 	perLayer := int64(1)
-	if zero3 {
+	if sharding == "zero3" {
 		perLayer = 4
+	}
+	rounds := int64(1) // of the buckets' collectives a step
+	if sharding == "zero2" || sharding == "zero3" {
+		rounds = accum
 	}
 	micro := satAdd(satAdd(satMul(2*perLayer, c.layers), c.tpExtra), satMul(6, moeLayers))
 	micro = satAdd(micro, c.recompute)
@@ -359,12 +363,12 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, zero3, zeroO
 	}
 	step := satMul(accum, micro)
 	if overlap {
-		step = satAdd(step, satMul(3, satAdd(c.buckets, moeLayers)))
+		step = satAdd(step, satMul(3, satAdd(satMul(rounds, c.buckets), moeLayers)))
 	} else {
-		step = satAdd(step, satAdd(2, satAdd(c.buckets, moeLayers)))
+		step = satAdd(step, satAdd(satMul(rounds, satAdd(2, c.buckets)), moeLayers))
 	}
 	step = satAdd(step, 3)
-	if zeroOpt {
+	if sharding == "zero1" || sharding == "zero2" {
 		step = satAdd(step, satAdd(c.buckets, 4))
 	}
 	if syncEvery {
@@ -784,7 +788,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		stages[st] = c
 	}
-	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, zero3, zeroOpt, overlap, syncEvery), "a count") {
+	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, sharding, overlap, syncEvery), "a count") {
 		return
 	}
 	// The GPUs of stage st's tensor group k, and of its data-parallel group
@@ -854,7 +858,7 @@ func (b *builder) training(n, key spec.Node) {
 	for rank, gpu := range gpus {
 		st, r := rank/perStage, rank%perStage
 		name := "train/" + b.m.GPUs[gpu].Name
-		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], zero3, zeroOpt, overlap, syncEvery)
+		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], sharding, overlap, syncEvery)
 		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, satAdd(threadOps, satMul(int64(steps), stages[st].comm)))}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
@@ -1006,9 +1010,21 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			return true
 		}
+		// ZeRO-2 and -3 keep a shard of the gradients only, so each
+		// micro-batch's are reduce-scattered as they come (DeepSpeed, and
+		// FSDP without no_sync); otherwise the last micro-batch's backward
+		// reduces what the others accumulated.
+		everyMicro := sharding == "zero2" || zero3
+		bucketID := func(s, m, b int) string {
+			if everyMicro {
+				return fmt.Sprintf("train/s%d/m%d/bucket%d%s", s, m, b, dpSuffix)
+			}
+			return fmt.Sprintf("train/s%d/bucket%d%s", s, b, dpSuffix)
+		}
 		backward := func(s, m, vs int) bool {
 			mp := prefix(s, m, vs)
 			last := m == accum-1
+			reduce := last || everyMicro
 			bi := 0
 			bs := buckets[vs]
 			for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
@@ -1023,9 +1039,9 @@ func (b *builder) training(n, key spec.Node) {
 				if !pass(mp, "bwd", s, m, l, 2) {
 					return false
 				}
-				if last && overlap && bi < len(bs) && bs[bi].after == li {
+				if reduce && overlap && bi < len(bs) && bs[bi].after == li {
 					g.after(&th, fmt.Sprintf("%s/grads/%d", mp, bi), compute, comm)
-					g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[vs]+bi, dpSuffix), zero3 || zeroOpt, bs[bi].bytes, dpPlan, comm, k)
+					g.bucketOp(&th, bucketID(s, m, bucketBase[vs]+bi), zero3 || zeroOpt, bs[bi].bytes, dpPlan, comm, k)
 					bi++
 				}
 				if last && overlap && l.moe {
@@ -1036,11 +1052,11 @@ func (b *builder) training(n, key spec.Node) {
 			// The stage's last backward is its first chunk's (vs = st)
 			// on the last micro-batch; without overlap every chunk's
 			// buckets go after it, the last chunk's (done first) first.
-			if last && !overlap && vs == st {
+			if reduce && !overlap && vs == st {
 				g.after(&th, mp+"/grads", compute, comm)
 				for c := nv - nst + st; c >= st; c -= nst {
 					for bi, bk := range buckets[c] {
-						g.bucketOp(&th, fmt.Sprintf("train/s%d/bucket%d%s", s, bucketBase[c]+bi, dpSuffix), zero3 || zeroOpt, bk.bytes, dpPlan, comm, k)
+						g.bucketOp(&th, bucketID(s, m, bucketBase[c]+bi), zero3 || zeroOpt, bk.bytes, dpPlan, comm, k)
 					}
 				}
 				for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
@@ -1225,7 +1241,8 @@ func (b *builder) trainingWork(gpus []int, layers []layer, preset bool, dtype mo
 // memory than it has. Each GPU holds its share of the model state
 // (weights, gradients and optimizer state: half optimizer_bytes_per_param,
 // 16 bytes with mixed-precision Adam, ZeRO's 2 + 2 + 12; the dense part
-// split by tensor and, with zero3, by the data-parallel ranks; its
+// split by tensor and, with zero3, by the data-parallel ranks, with zero1
+// all but the weights and gradients, with zero2 all but the weights; its
 // experts) and one micro-batch's activations kept for the backward pass
 // (Korthikanti et al. 2022, eq. 2 and 3: s d (10 + 24/t) bytes a sample
 // per transformer block under t-way tensor parallelism, 34 s d / t with
@@ -1240,14 +1257,15 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 		shard = 1 / dp
 	}
 	// A dense parameter's state, half optBytes: ZeRO-1 keeps its weight
-	// and gradient whole (2 x the dtype's bytes) and a dp-th of the rest,
-	// ZeRO-2 the weight.
+	// and gradient whole (in the dtype, at least bf16's 2 bytes: FP8
+	// training keeps them in bf16) and a dp-th of the rest, ZeRO-2 the
+	// weight.
 	perParam := optBytes / 2
 	switch whole := 0.0; sharding {
 	case "zero1", "zero2":
-		whole = 2 * elt
+		whole = 2 * max(elt, 2)
 		if sharding == "zero2" {
-			whole = elt
+			whole = max(elt, 2)
 		}
 		whole = min(whole, perParam)
 		perParam = whole + (perParam-whole)/dp
@@ -1392,7 +1410,7 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 	if nst > 1 {
 		what = fmt.Sprintf("a GPU of pipeline stage %d", worstStage)
 	}
-	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: %s needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training: %s needs about %.4g GiB (model state %.4g GiB: %.4g billion parameters x %.3g bytes; activations %.4g GiB), more than the %.4g GiB of %s (%s)%s: it would not fit; try %s",
 		where, what, need/gib, state/gib, params/1e9, perParam, acts/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[worst].Name, gm.Name, others, strings.Join(ways, ", ")))
 }
 

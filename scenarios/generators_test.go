@@ -136,6 +136,32 @@ vars: {sharding: none}
 			t.Errorf("%s: gpu0 issues %v, want 4 reduce-scatters and 4 all-gathers", c.sharding, kinds)
 		}
 	}
+	// Over two steps without a sync between them, the second step's first
+	// kernel waits for the first's all-gathers; over two micro-steps ZeRO-2
+	// reduce-scatters each one's gradients (it keeps only its shard),
+	// ZeRO-1 the sum after the second.
+	for _, z := range []string{"zero1", "zero2"} {
+		two := strings.Replace(strings.Replace(scen, "steps: 1", "steps: 2\n  sync_every_step: false\n  accumulation: 2", 1), "${sharding}", z, 1)
+		res := runWith(t, fourGPUs, two, nil)
+		var gathered, next sim.Time
+		scatters := 0
+		for _, r := range res.Ops {
+			switch {
+			case strings.HasPrefix(r.ID, "train/s0/gather") && r.GPU == 0:
+				gathered = max(gathered, r.End)
+			case r.ID == "train/gpu0/s1/m0/fwd/L0.0":
+				next = r.Start
+			case strings.Contains(r.ID, "bucket") && r.GPU == 0 && strings.HasPrefix(r.ID, "train/s0/"):
+				scatters++
+			}
+		}
+		if gathered == 0 || next < gathered {
+			t.Errorf("%s: step 1 starts at %s, its parameters gathered at %s", z, next, gathered)
+		}
+		if want := map[string]int{"zero1": 4, "zero2": 8}[z]; scatters != want {
+			t.Errorf("%s: %d reduce-scatters in step 0 over two micro-steps, want %d", z, scatters, want)
+		}
+	}
 }
 
 func TestEnoughLoaderWorkersKeepTheGPUBusy(t *testing.T) {
@@ -466,8 +492,8 @@ training:
 												c.tpExtra++
 											}
 										}
-										if strings.HasPrefix(op.ID, "train/s0/bucket") {
-											c.buckets++
+										if strings.HasPrefix(op.ID, "train/s0/bucket") || strings.HasPrefix(op.ID, "train/s0/m0/bucket") {
+											c.buckets++ // once a step, or (ZeRO-2, -3) a micro-batch
 										}
 									}
 									preset := model == "gpt3-125m"
@@ -505,8 +531,13 @@ training:
 									}
 									stages = append(stages, c)
 								}
-								zeroOpt := strings.Contains(other, "sharding: zero1") || strings.Contains(other, "sharding: zero2")
-								want := trainingStageOps(stages, st, acc, moeLayers, strings.Contains(other, "sharding: zero3"), zeroOpt, !strings.Contains(other, "overlap: false"), other != "sync_every_step: false")
+								sharding := "none"
+								for _, z := range []string{"zero1", "zero2", "zero3"} {
+									if strings.Contains(other, "sharding: "+z) {
+										sharding = z
+									}
+								}
+								want := trainingStageOps(stages, st, acc, moeLayers, sharding, !strings.Contains(other, "overlap: false"), other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingStageOps says %d", scen, got, want)
 								}
@@ -1085,6 +1116,10 @@ func TestTrainingMemoryWarning(t *testing.T) {
 		// 5.5 bytes (66 GiB), which fits with recomputation's 1.5 GiB.
 		{"model: gpt3-13b\n  sharding: zero1", msgB(p13, 7, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero2 or zero3")},
 		{"model: gpt3-13b\n  sharding: zero2\n  recompute: full", ""},
+		// Tensor 2 leaves 2 replicas: ZeRO-2 keeps the bf16 weights and
+		// half of the other 14 bytes, 9 bytes for each of a GPU's half of
+		// the parameters (54 GiB), and 4 samples' activations (35 GiB).
+		{"model: gpt3-13b\n  tensor: 2\n  batch: 4\n  sharding: zero2", msgB(p13/2, 9, 4*(40*22*s*5140+head(5140, 2)), "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero3, sequence_parallel: true, recompute: full, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6", msg(p67, a67, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3, sequence_parallel: true, recompute: full, a smaller batch")},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 6\n  recompute: full", ""},
 		{"model: gpt3-6.7b\n  tensor: 2\n  batch: 60\n  recompute: full\n  sequence_parallel: true", msg(p67, a67rsp60, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3, a smaller batch")},
