@@ -332,10 +332,10 @@ type stageCount struct {
 // a record, a wait and the tied embedding's all-reduce. The data loader's
 // workers (on the first stage) spend 3 ops (await, host work, signal) on
 // each of the GPU's steps x accum batches.
-func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, sharding string, overlap, syncEvery bool) int64 {
+func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, sharding string, overlap, overlapGather, syncEvery bool) int64 {
 	total := int64(0)
 	for _, c := range stages {
-		gpu := trainingThreadOps(steps, accum, moeLayers, c, sharding, overlap, syncEvery)
+		gpu := trainingThreadOps(steps, accum, moeLayers, c, sharding, overlap, overlapGather, syncEvery)
 		gpu = satAdd(gpu, satMul(steps, c.comm))
 		if c.loader {
 			gpu = satAdd(gpu, satMul(3, satMul(steps, accum)))
@@ -347,7 +347,7 @@ func trainingStageOps(stages []stageCount, steps, accum, moeLayers int64, shardi
 
 // trainingThreadOps is the ops of one GPU's training thread (see
 // trainingStageOps), without its data loader's and its pipeline sends.
-func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding string, overlap, syncEvery bool) int64 {
+func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding string, overlap, overlapGather, syncEvery bool) int64 {
 	perLayer := int64(1)
 	if sharding == "zero3" {
 		perLayer = 4
@@ -368,13 +368,20 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding str
 		step = satAdd(step, satAdd(satMul(rounds, satAdd(2, c.buckets)), moeLayers))
 	}
 	step = satAdd(step, 3)
-	if sharding == "zero1" || sharding == "zero2" {
+	switch {
+	case overlapGather:
+		step = satAdd(step, satAdd(satMul(2, c.buckets), 2))
+	case sharding == "zero1" || sharding == "zero2":
 		step = satAdd(step, satAdd(c.buckets, 4))
 	}
 	if syncEvery {
 		step = satAdd(step, 1)
 	}
-	return satMul(steps, step)
+	total := satMul(steps, step)
+	if overlapGather { // a wait a bucket in each step after the first
+		total = satAdd(total, satMul(steps-1, c.buckets))
+	}
+	return total
 }
 
 // pipelineOps is the number of ops pipeline: expands to, as pipeline
@@ -486,7 +493,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks", "overlap_param_gather")
 	if !ok {
 		return
 	}
@@ -599,6 +606,14 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	zero3 := sharding == "zero3"
 	zeroOpt := sharding == "zero1" || sharding == "zero2"
+	// Megatron-LM's --overlap-param-gather: the next step's forward pass
+	// waits for each bucket's all-gather only where it first uses it.
+	overlapGather := false
+	if x, ok := tm.Get("overlap_param_gather"); ok {
+		if overlapGather, ok = x.Bool(); ok && overlapGather && !zeroOpt {
+			x.Errorf("overlap_param_gather needs sharding: zero1 or zero2, which all-gather the parameters after the optimizer")
+		}
+	}
 	// Mixed-precision Adam keeps 16 bytes of state per parameter (ZeRO,
 	// Rajbhandari et al. 2020: 2 + 2 + 12); the update reads and writes it.
 	optBytes := 32.0
@@ -788,7 +803,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		stages[st] = c
 	}
-	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, sharding, overlap, syncEvery), "a count") {
+	if !b.checkOps(key, trainingStageOps(stages, int64(steps), int64(accum), moeLayers, sharding, overlap, overlapGather, syncEvery), "a count") {
 		return
 	}
 	// The GPUs of stage st's tensor group k, and of its data-parallel group
@@ -858,7 +873,7 @@ func (b *builder) training(n, key spec.Node) {
 	for rank, gpu := range gpus {
 		st, r := rank/perStage, rank%perStage
 		name := "train/" + b.m.GPUs[gpu].Name
-		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], sharding, overlap, syncEvery)
+		threadOps := trainingThreadOps(int64(steps), int64(accum), moeLayers, stages[st], sharding, overlap, overlapGather, syncEvery)
 		th := sim.Thread{Name: name, Host: b.m.GPUs[gpu].Host, Ops: make([]sim.Op, 0, satAdd(threadOps, satMul(int64(steps), stages[st].comm)))}
 		compute, comm := g.stream(gpu, "compute"), g.stream(gpu, "comm")
 		copyStream := g.stream(gpu, "copy")
@@ -989,6 +1004,16 @@ func (b *builder) training(n, key spec.Node) {
 		for vs := st + nst; vs < nv; vs += nst {
 			bucketBase[vs] = bucketBase[vs-nst] + len(buckets[vs-nst])
 		}
+		// With overlap_param_gather, bucket b's gather ends with a record of
+		// an event of its own, which the first layer of the bucket in the
+		// forward pass order (the one whose backward closes it) waits for.
+		gatheredEvent := func(s, b int) string { return fmt.Sprintf("%s/s%d/gathered%d", name, s, b) }
+		gatherBefore := map[int]int{}
+		for vs := st; vs < nv; vs += nst {
+			for bi, bk := range buckets[vs] {
+				gatherBefore[bk.after] = bucketBase[vs] + bi
+			}
+		}
 		forward := func(s, m, vs int) bool {
 			mp := prefix(s, m, vs)
 			if stages[st].loader && vs == 0 {
@@ -1000,6 +1025,11 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			for li := lo[vs]; li < lo[vs+1]; li++ {
 				l := layers[li]
+				if b, ok := gatherBefore[li]; ok && overlapGather && s > 0 && m == 0 {
+					// The first layer of bucket b: its parameters as the
+					// last step's optimizer left them, gathered.
+					g.op(&th, fmt.Sprintf("%s/wait-gather%d", mp, b), sim.Op{Kind: sim.OpEventWait, Stream: compute, Event: g.event(gatheredEvent(s-1, b))})
+				}
 				if zero3 {
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 					g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
@@ -1195,14 +1225,21 @@ func (b *builder) training(n, key spec.Node) {
 			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
 			if zeroOpt {
 				// Each rank updated its shard: the buckets' parameters
-				// are all-gathered before the next forward pass.
+				// are all-gathered before the next forward pass, in its
+				// order (a chunk's last bucket holds its first layers).
 				g.after(&th, sp+"/updated", compute, comm)
 				for vs := st; vs < nv; vs += nst {
-					for bi, bk := range buckets[vs] {
-						g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, bucketBase[vs]+bi, dpSuffix), dpPlan(models.AllGather, bk.bytes), comm, k)
+					for bi := len(buckets[vs]) - 1; bi >= 0; bi-- {
+						b := bucketBase[vs] + bi
+						g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].bytes), comm, k)
+						if overlapGather {
+							g.op(&th, sp+"/gathered"+strconv.Itoa(b), sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(gatheredEvent(s, b))})
+						}
 					}
 				}
-				g.after(&th, sp+"/gathered", comm, compute)
+				if !overlapGather {
+					g.after(&th, sp+"/gathered", comm, compute)
+				}
 			}
 			if syncEvery {
 				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})

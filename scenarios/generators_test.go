@@ -162,6 +162,19 @@ vars: {sharding: none}
 			t.Errorf("%s: %d reduce-scatters in step 0 over two micro-steps, want %d", z, scatters, want)
 		}
 	}
+	// Two steps of one micro-step without a sync: each is 12 ms of
+	// compute, the last reduce-scatter and the optimizer, and the gathers
+	// follow; the second step's waits for all four, or with
+	// overlap_param_gather only for the first (its first layer's, gathered
+	// first): the other three hide under its forward pass, and the last
+	// step's four end the run.
+	two := strings.Replace(strings.Replace(scen, "steps: 1", "steps: 2\n  sync_every_step: false\n  overlap_param_gather: ${og}", 1), "vars: {sharding: none}", "vars: {sharding: zero1, og: \"false\"}", 1)
+	for og, want := range map[string]float64{"false": 24500 + 10*half, "true": 24500 + 7*half} {
+		res := runWith(t, fourGPUs, two, map[string]string{"og": og})
+		if d := res.Makespan - sim.Time(want*1e6); d < -40 || d > 40 {
+			t.Errorf("overlap_param_gather: %s: two steps %s, want %s", og, res.Makespan, sim.Time(want*1e6))
+		}
+	}
 }
 
 func TestEnoughLoaderWorkersKeepTheGPUBusy(t *testing.T) {
@@ -401,7 +414,7 @@ func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 				for _, loader := range []string{"", "\n  dataloader: {workers: 3, sample_time: 1 ms, sample_bytes: 1 MiB}"} {
 					for _, steps := range []string{"1", "3"} {
 						for _, accum := range []string{"1", "2"} {
-							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3", "sharding: zero1", "sharding: zero2\n  overlap: false"} {
+							for _, other := range []string{"overlap: true", "overlap: false", "sharding: zero3", "sync_every_step: false", "recompute: full", "recompute: full\n  sharding: zero3", "sharding: zero1", "sharding: zero2\n  overlap: false", "sharding: zero1\n  overlap_param_gather: true"} {
 								if strings.Contains(gpus, "experts") && strings.Contains(other, "sharding: zero") || strings.Contains(gpus, "pipeline") && strings.Contains(other, "sharding: zero3") {
 									continue // not modelled together
 								}
@@ -537,7 +550,7 @@ training:
 										sharding = z
 									}
 								}
-								want := trainingStageOps(stages, st, acc, moeLayers, sharding, !strings.Contains(other, "overlap: false"), other != "sync_every_step: false")
+								want := trainingStageOps(stages, st, acc, moeLayers, sharding, !strings.Contains(other, "overlap: false"), strings.Contains(other, "overlap_param_gather"), other != "sync_every_step: false")
 								if got := int64(sc.Program.NumOps()); got != want {
 									t.Errorf("%s: %d ops, trainingStageOps says %d", scen, got, want)
 								}
@@ -591,7 +604,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: interleaved, chunks: ` + itoa(chunks
 			}
 		}
 	}
-	if n != 5*2*3*2*2*2*8+2*3*2*2*2*4+3*2*3*2*2*2*6+2*2*3*2*2*6+4*5*2*2+3*3*2 {
+	if n != 5*2*3*2*2*2*9+2*3*2*2*2*4+3*2*3*2*2*2*7+2*2*3*2*2*7+4*5*2*2+3*3*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -1518,6 +1531,7 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		{"pipeline_bytes: 1 MB", "s.yaml:4:59: training.pipeline_bytes: pipeline_bytes needs pipeline: 2 or more stages"},
 		{"pipeline: 4, pipeline_bytes: 1 MB, model: [{params: 1e6, flops: 1 GFLOP, count: 3}]", "s.yaml:4:35: training.pipeline: 4 stages need at least as many layers; the model has 3"},
 		{"pipeline_chunks: 2", "s.yaml:4:60: training.pipeline_chunks: pipeline_chunks needs pipeline: 2 or more stages"},
+		{"overlap_param_gather: true", "s.yaml:4:65: training.overlap_param_gather: overlap_param_gather needs sharding: zero1 or zero2"},
 		{"pipeline: 2, pipeline_chunks: 2, accumulation: 3", "s.yaml:4:90: training.accumulation: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 2 stages: 3 is not a multiple of 2; use 2 or 4"},
 		{"pipeline: 4, pipeline_chunks: 2", "s.yaml:4:3: training: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 4 stages: 1 is not a multiple of 4; use 4"},
 		{"pipeline: 4, pipeline_chunks: 4, accumulation: 4", "s.yaml:4:73: training.pipeline_chunks: 4 stages of 4 chunks need at least 16 layers; the model has 12"},
