@@ -59,6 +59,17 @@ func tokensPerS(res *sim.Result) float64 {
 	return res.Program.Work.Tokens / res.Makespan.Seconds()
 }
 
+// tokensMFUFits is a training's tokens a second, MFU, and whether it fits
+// ("no: needs about N GiB" where it does not).
+func tokensMFUFits(r *sim.Result) string {
+	mfu, _ := r.Program.Work.MFU(r.Makespan)
+	fits := "fits"
+	if w := memoryWarning(r); w != "" {
+		fits = "no: " + w
+	}
+	return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
+}
+
 // memoryWarning is "needs about N GiB" from a run's memory warning, or "".
 func memoryWarning(res *sim.Result) string {
 	for _, w := range res.Warnings {
@@ -237,14 +248,7 @@ var studies = []study{
 	},
 	{
 		name: "pipeline-stages", metric: "tokens/s, MFU, fits",
-		value: func(r *sim.Result) string {
-			mfu, _ := r.Program.Work.MFU(r.Makespan)
-			fits := "fits"
-			if w := memoryWarning(r); w != "" {
-				fits = "no: " + w
-			}
-			return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
-		},
+		value: tokensMFUFits,
 		check: func(ps []point) error {
 			tps := func(topo, stages string) float64 { return tokensPerS(find(ps, "topo", topo, "stages", stages)) }
 			for _, st := range []string{"1", "2", "4", "8"} {
@@ -269,14 +273,7 @@ var studies = []study{
 	},
 	{
 		name: "interleaved-stages", metric: "tokens/s, MFU, fits",
-		value: func(r *sim.Result) string {
-			mfu, _ := r.Program.Work.MFU(r.Makespan)
-			fits := "fits"
-			if w := memoryWarning(r); w != "" {
-				fits = "no: " + w
-			}
-			return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
-		},
+		value: tokensMFUFits,
 		check: func(ps []point) error {
 			for _, topo := range []string{"dgx-h100", "pcie-8x-4090"} {
 				for _, m := range []string{"8", "32"} {
@@ -299,14 +296,7 @@ var studies = []study{
 	},
 	{
 		name: "zero-stages", metric: "tokens/s, MFU, fits",
-		value: func(r *sim.Result) string {
-			mfu, _ := r.Program.Work.MFU(r.Makespan)
-			fits := "fits"
-			if w := memoryWarning(r); w != "" {
-				fits = "no: " + w
-			}
-			return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
-		},
+		value: tokensMFUFits,
 		check: func(ps []point) error {
 			tps := func(topo, z string) float64 { return tokensPerS(find(ps, "topo", topo, "sharding", z)) }
 			fits := func(topo, z string) bool { return memoryWarning(find(ps, "topo", topo, "sharding", z)) == "" }
