@@ -431,19 +431,26 @@ func stageOps(p, s, micro int64, schedule string, chunks int64) int64 {
 }
 
 // interleavedOps is the ops of a step of stage s of p in an interleaved
-// pipeline of v chunks and m micro-batches, but the sync: 2mv kernels, and
-// each of the 4mv sends and receives (2m fewer on the first stage, which
-// neither receives its first chunk's input nor sends its gradient, and on
-// the last, for its last chunk) with an event record and wait (3 ops).
+// pipeline of v chunks and m micro-batches, but the sync: 2mv kernels,
+// each with an event record after it; each of the 4mv sends and receives
+// (2m fewer on the first stage, which neither receives its first chunk's
+// input nor sends its gradient, and on the last, for its last chunk) with
+// an event record and wait (3 ops); and a wait before each receive but
+// the first pass's (stages after the first receive before their first).
 func interleavedOps(p, s, m, v int64) int64 {
-	transfers := 4 * m * v
+	recvFwd, recvBwd := m*v, m*v
 	if s == 0 {
-		transfers -= 2 * m
+		recvFwd -= m
 	}
 	if s == p-1 {
-		transfers -= 2 * m
+		recvBwd -= m
 	}
-	return 2*m*v + 3*transfers
+	transfers := 2 * (recvFwd + recvBwd) // as many sends as receives
+	posts := recvFwd + recvBwd
+	if s > 0 {
+		posts--
+	}
+	return 4*m*v + 3*transfers + posts
 }
 
 // gen helps build generated threads.
@@ -1147,13 +1154,14 @@ func (b *builder) training(n, key spec.Node) {
 					g.collOp(&th, id, sends[key], stream, rank)
 					th.Ops[len(th.Ops)-1].Comm = b.namedComm("train/" + chName) // no name a file can give
 				}
+				posted := newPipePosted()
 				for _, ps := range interleavedSteps(nst, int(chunks), accum, st) {
 					vs := ps.chunk*nst + st
 					pass := func() bool { return backward(s, ps.micro, vs) }
 					if ps.fwd {
 						pass = func() bool { return forward(s, ps.micro, vs) }
 					}
-					if !interleavedComm(g, &th, gpu, compute, nst, int(chunks), st, ps, fmt.Sprintf("train/s%d", s), "."+strconv.Itoa(r), pass, transfer) {
+					if !interleavedComm(g, &th, gpu, compute, nst, int(chunks), st, ps, fmt.Sprintf("train/s%d", s), "."+strconv.Itoa(r), posted, pass, transfer) {
 						return
 					}
 				}
@@ -1709,7 +1717,13 @@ func interleavedSteps(p, v, m, r int) []pipeStep {
 // pass's compute on compute; transfer issues channel name's transfer of
 // id from stage from to stage to, as rank 0 (sending) or 1, on stream.
 // Ids are PREFIX/fwdQPLACE/cC/mM: Q the sending stage, C its chunk.
-func interleavedComm(g gen, th *sim.Thread, gpu, compute, p, v, r int, st pipeStep, prefix, place string, pass func() bool, transfer func(id, name string, from, to, stream, rank int)) bool {
+//
+// A receive is posted (its kernel launched, holding its SMs) as
+// Megatron-LM posts it, after the previous pass the same way ends (the
+// first backward's after the pass before it): PyTorch makes NCCL's stream
+// wait for the compute stream when it issues one. posted keeps the events
+// recorded after the step's passes so far (reset it each step).
+func interleavedComm(g gen, th *sim.Thread, gpu, compute, p, v, r int, st pipeStep, prefix, place string, posted *pipePosted, pass func() bool, transfer func(id, name string, from, to, stream, rank int)) bool {
 	dir, prev, next := "fwd", (r+p-1)%p, (r+1)%p
 	first := r == 0 && st.chunk == 0
 	last := r == p-1 && st.chunk == v-1
@@ -1723,12 +1737,23 @@ func interleavedComm(g gen, th *sim.Thread, gpu, compute, p, v, r int, st pipeSt
 		name := fmt.Sprintf("pp-%s%d", dir, recvFrom)
 		stream := g.stream(gpu, name)
 		id := fmt.Sprintf("%s/%s%d%s/c%d/m%d", prefix, dir, recvFrom, place, recvChunk, st.micro)
+		after := posted.any
+		if same := posted.last[btoi(!st.fwd)]; same >= 0 {
+			after = same
+		}
+		if after >= 0 {
+			g.op(th, id+"/posted", sim.Op{Kind: sim.OpEventWait, Stream: stream, Event: after})
+		}
 		transfer(id, name, recvFrom, r, stream, 1)
 		g.after(th, id+"/in", stream, compute)
 	}
 	if !pass() {
 		return false
 	}
+	done := fmt.Sprintf("%s/stage%d%s/%s/c%d/m%d/done", prefix, r, place, dir, st.chunk, st.micro)
+	posted.any = g.event(done)
+	posted.last[btoi(!st.fwd)] = posted.any
+	g.op(th, done, sim.Op{Kind: sim.OpEventRecord, Stream: compute, Event: posted.any})
 	if out {
 		name := fmt.Sprintf("pp-%s%d", dir, r)
 		stream := g.stream(gpu, name)
@@ -1738,6 +1763,15 @@ func interleavedComm(g gen, th *sim.Thread, gpu, compute, p, v, r int, st pipeSt
 	}
 	return true
 }
+
+// pipePosted is the events recorded after an interleaved stage's last
+// pass (any) and its last forward and backward (last), or -1.
+type pipePosted struct {
+	any  int
+	last [2]int
+}
+
+func newPipePosted() *pipePosted { return &pipePosted{any: -1, last: [2]int{-1, -1}} }
 
 // commonDivisors lists the numbers that divide both a and b, "1, 2, 4".
 func commonDivisors(a, b int) string {
@@ -1925,6 +1959,7 @@ func (b *builder) pipeline(n, key spec.Node) {
 					g.collOp(&th, id, chans[key], stream, rank)
 					th.Ops[len(th.Ops)-1].Comm = b.namedComm("pipe/" + name) // a channel's own
 				}
+				posted := newPipePosted()
 				for _, ps := range interleavedSteps(p, v, M, s) {
 					what, d := "fwd", fwd/sim.Time(v)
 					if !ps.fwd {
@@ -1934,7 +1969,7 @@ func (b *builder) pipeline(n, key spec.Node) {
 						kern(ps.micro, fmt.Sprintf("c%d/%s", ps.chunk, what), d)
 						return true
 					}
-					interleavedComm(g, &th, gpu, compute, p, v, s, ps, pre, "", pass, transfer)
+					interleavedComm(g, &th, gpu, compute, p, v, s, ps, pre, "", posted, pass, transfer)
 				}
 			} else if schedule == "gpipe" {
 				for m := 0; m < M; m++ {

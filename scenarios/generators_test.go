@@ -261,11 +261,11 @@ func TestInterleavedOrder(t *testing.T) {
 }
 
 // The interleaved schedule's bubble is (p-1)(tf+tb)/v of a step that
-// computes m(tf+tb) (Narayanan et al. 2021, section 2.2.2): a fraction
-// (p-1)/(vm+p-1) of the makespan, where 1F1B's is (p-1)/(m+p-1). The
-// transfers' kernels, waiting on their channels, hold 2 of the 132 SMs
-// each and slow compute by up to 4/132: the makespan lies between the
-// schedule's and that much more.
+// computes m(tf+tb) (Narayanan et al. 2021, section 2.2.2), where 1F1B's
+// is (p-1)(tf+tb). The transfers' kernels hold 2 of the 132 SMs each and
+// slow compute beside them, but only from a pass before they are needed
+// (as Megatron-LM posts them) and mostly not for long: the makespan and
+// each GPU's compute lie within 1% above the schedule's.
 func TestInterleavedBubble(t *testing.T) {
 	for _, tc := range []struct{ p, v, m int }{{4, 2, 8}, {4, 4, 8}, {2, 2, 4}, {4, 3, 12}, {3, 2, 6}, {4, 2, 4}, {2, 5, 2}} {
 		scen := `
@@ -276,10 +276,9 @@ pipeline: {gpus: ` + itoa(tc.p) + `, schedule: interleaved, chunks: ` + itoa(tc.
 		res := runWith(t, fourGPUs, scen, nil)
 		p, v, m := float64(tc.p), float64(tc.v), float64(tc.m)
 		ideal := sim.Time((m + (p-1)/v) * 30 * float64(sim.Millisecond))
-		if res.Makespan < ideal || float64(res.Makespan) > float64(ideal)*(1+4.0/132)+float64(sim.Millisecond) {
-			t.Errorf("p=%d v=%d m=%d: step %s, want %s to 4/132 more", tc.p, tc.v, tc.m, res.Makespan, ideal)
+		if res.Makespan < ideal || float64(res.Makespan) > float64(ideal)*1.01 {
+			t.Errorf("p=%d v=%d m=%d: step %s, want %s to 1%% more", tc.p, tc.v, tc.m, res.Makespan, ideal)
 		}
-		want := (p - 1) / (v*m + p - 1)
 		if tc.v == 2 && tc.m == 8 {
 			// One chunk is 1F1B.
 			one := runWith(t, fourGPUs, strings.Replace(scen, "chunks: 2", "chunks: 1", 1), nil)
@@ -288,9 +287,10 @@ pipeline: {gpus: ` + itoa(tc.p) + `, schedule: interleaved, chunks: ` + itoa(tc.
 				t.Errorf("chunks: 1 takes %s, 1f1b %s, 2 chunks %s; want the first two equal", one.Makespan, plain.Makespan, res.Makespan)
 			}
 		}
+		compute := m * 30 * float64(sim.Millisecond)
 		for g := range tc.p {
-			if got := 1 - float64(res.GPUs[g].Compute)/float64(res.Makespan); math.Abs(got-want) > 0.0035 {
-				t.Errorf("p=%d v=%d m=%d: gpu%d's bubble %.4f, want (p-1)/(vm+p-1) = %.4f", tc.p, tc.v, tc.m, g, got, want)
+			if got := float64(res.GPUs[g].Compute); got < compute || got > compute*1.01 {
+				t.Errorf("p=%d v=%d m=%d: gpu%d computes %s, want %s to 1%% more", tc.p, tc.v, tc.m, g, res.GPUs[g].Compute, sim.Time(compute))
 			}
 		}
 	}
