@@ -320,14 +320,17 @@ type stageCount struct {
 //	  layer's backward but the embedding's and head's) without ZeRO-3's
 //	  gather;
 //
-// and, once per step: on the last micro-step, per gradient bucket an
-// event record and wait and the collective (overlap: 3 per bucket), or
-// one record and wait after the stage's last backward pass and then the
-// buckets' collectives (2 + buckets), and the same for each MoE layer's expert
-// gradients (3, or 1, each); a record and wait before the optimizer, the
-// optimizer kernel (3); with zero1 or zero2 a record and wait, an
-// all-gather per bucket and a record and wait (buckets + 4); a device
-// sync if sync_every_step; with pipeline stages, the sends and
+// and, once per step: on the last micro-step (on every one with zero2 or
+// zero3), per gradient bucket an event record and wait and the collective
+// (overlap: 3 per bucket), or one record and wait after the stage's last
+// backward pass and then the buckets' collectives (2 + buckets), and the
+// same for each MoE layer's expert gradients (3, or 1, each); a record
+// and wait before the optimizer, the optimizer kernel (3); with zero1 or
+// zero2 a record and wait, an all-gather per bucket and a record and wait
+// (buckets + 4), or with overlap_param_gather a record and wait and an
+// all-gather and an event record per bucket (2 + 2 buckets), and in each
+// step after the first a wait per bucket; a device sync if
+// sync_every_step; with pipeline stages, the sends and
 // receives of the stage's 1F1B schedule, and on the first and last stages
 // a record, a wait and the tied embedding's all-reduce. The data loader's
 // workers (on the first stage) spend 3 ops (await, host work, signal) on
@@ -1134,8 +1137,34 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			g.collOp(&th, fmt.Sprintf("train/s%d/xchg%d.%d/i%d", s, q, r, i), xchgs[key], compute, rank)
 		}
+		// gather all-gathers the parameters step s's optimizer updated, each
+		// rank its shard, in the forward pass's order (a chunk's last bucket
+		// holds its first layers), and makes compute wait for them; with
+		// overlap_param_gather the next step issues them as it begins (as
+		// Megatron-LM's forward pre-hooks do, after any sync between steps)
+		// and waits for each before its bucket's first layer, and the last
+		// step issues its own after its optimizer.
+		gather := func(s int) {
+			sp := fmt.Sprintf("%s/s%d", name, s)
+			g.after(&th, sp+"/updated", compute, comm)
+			for vs := st; vs < nv; vs += nst {
+				for bi := len(buckets[vs]) - 1; bi >= 0; bi-- {
+					b := bucketBase[vs] + bi
+					g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].bytes), comm, k)
+					if overlapGather {
+						g.op(&th, sp+"/gathered"+strconv.Itoa(b), sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(gatheredEvent(s, b))})
+					}
+				}
+			}
+			if !overlapGather {
+				g.after(&th, sp+"/gathered", comm, compute)
+			}
+		}
 		for s := 0; s < steps; s++ {
 			sp := fmt.Sprintf("%s/s%d", name, s)
+			if overlapGather && s > 0 {
+				gather(s - 1)
+			}
 			switch {
 			case nst == 1:
 				for m := 0; m < accum; m++ {
@@ -1231,23 +1260,8 @@ func (b *builder) training(n, key spec.Node) {
 				return
 			}
 			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
-			if zeroOpt {
-				// Each rank updated its shard: the buckets' parameters
-				// are all-gathered before the next forward pass, in its
-				// order (a chunk's last bucket holds its first layers).
-				g.after(&th, sp+"/updated", compute, comm)
-				for vs := st; vs < nv; vs += nst {
-					for bi := len(buckets[vs]) - 1; bi >= 0; bi-- {
-						b := bucketBase[vs] + bi
-						g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].bytes), comm, k)
-						if overlapGather {
-							g.op(&th, sp+"/gathered"+strconv.Itoa(b), sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(gatheredEvent(s, b))})
-						}
-					}
-				}
-				if !overlapGather {
-					g.after(&th, sp+"/gathered", comm, compute)
-				}
+			if zeroOpt && (!overlapGather || s == steps-1) {
+				gather(s)
 			}
 			if syncEvery {
 				g.op(&th, sp+"/sync", sim.Op{Kind: sim.OpSync, Sync: sim.SyncDevice, GPU: gpu})

@@ -177,6 +177,77 @@ vars: {sharding: none}
 	}
 }
 
+// overlap_param_gather with interleaved chunks, buckets of two layers and
+// two micro-steps, and the default sync after each step: stage 0's chunks
+// hold L0.0-L0.1 (25e6 parameters each: one 100 MB bucket) and L2.0-L2.1
+// (15e6: 60 MB). In step 1 every forward of a chunk's layers starts after
+// its bucket's gather of step 0 ends, and the first starts before the
+// other bucket's gather ends: the gathers are issued as step 1 begins,
+// after the sync, and the second hides under the first layers' forward.
+// Without overlap_param_gather step 1 waits for both.
+func TestOverlappedParamGather(t *testing.T) {
+	scen := `
+name: og
+topology: topo.yaml
+training:
+  gpus: all
+  pipeline: 2
+  pipeline_chunks: 2
+  pipeline_bytes: 10 B
+  model: [{params: 25e6, flops: 10 GFLOP, count: 2}, {params: 20e6, flops: 10 GFLOP, count: 2}, {params: 15e6, flops: 10 GFLOP, count: 2}, {params: 10e6, flops: 10 GFLOP, count: 2}]
+  batch: 100
+  accumulation: 2
+  steps: 2
+  bucket: 100 MB
+  sharding: zero1
+  overlap_param_gather: ${og}
+  kernel_sm_share: 0.8
+  comm_sm_share: 0.2
+vars: {og: "true"}
+`
+	for _, og := range []string{"true", "false"} {
+		res := runWith(t, fourGPUs, scen, map[string]string{"og": og})
+		bytes := map[string]int64{}
+		for _, op := range res.Program.Threads[0].Ops {
+			if op.Kind == sim.OpCollective {
+				bytes[op.ID] = op.Coll.Bytes
+			}
+		}
+		gathered := map[int64]sim.Time{} // by bucket size, step 0's
+		for _, r := range res.Ops {
+			if id, _, _ := strings.Cut(r.ID, "@"); strings.HasPrefix(id, "train/s0/gather") && r.GPU == 0 {
+				gathered[bytes[id]] = r.End // a part's record is ID@GPU
+			}
+		}
+		if len(gathered) != 2 || gathered[100e6] == 0 || gathered[60e6] == 0 {
+			t.Fatalf("og %s: step 0's gathers on gpu0 end at %v, want a 100 MB and a 60 MB one", og, gathered)
+		}
+		var first sim.Time
+		for _, r := range res.Ops {
+			bucket := int64(0)
+			switch {
+			case !strings.HasPrefix(r.ID, "train/gpu0/s1/m"):
+			case strings.Contains(r.ID, "/c0/fwd/L0."):
+				bucket = 100e6
+			case strings.Contains(r.ID, "/c1/fwd/L2."):
+				bucket = 60e6
+			}
+			if bucket == 0 {
+				continue
+			}
+			if r.Start < gathered[bucket] {
+				t.Errorf("og %s: %s starts at %s, before its bucket's gather ends at %s", og, r.ID, r.Start, gathered[bucket])
+			}
+			if r.ID == "train/gpu0/s1/m0/c0/fwd/L0.0" {
+				first = r.Start
+			}
+		}
+		if hidden := first < gathered[60e6]; first == 0 || hidden != (og == "true") {
+			t.Errorf("og %s: step 1's first forward starts at %s, the 60 MB gather ends at %s", og, first, gathered[60e6])
+		}
+	}
+}
+
 func TestEnoughLoaderWorkersKeepTheGPUBusy(t *testing.T) {
 	scen := `
 name: loader
@@ -1129,6 +1200,8 @@ func TestTrainingMemoryWarning(t *testing.T) {
 		// 5.5 bytes (66 GiB), which fits with recomputation's 1.5 GiB.
 		{"model: gpt3-13b\n  sharding: zero1", msgB(p13, 7, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero2 or zero3")},
 		{"model: gpt3-13b\n  sharding: zero2\n  recompute: full", ""},
+		// FP8 training keeps its weights and gradients in bf16: 7 bytes.
+		{"model: gpt3-13b\n  sharding: zero1\n  dtype: fp8", msgB(p13, 7, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero2 or zero3")},
 		// Tensor 2 leaves 2 replicas: ZeRO-2 keeps the bf16 weights and
 		// half of the other 14 bytes, 9 bytes for each of a GPU's half of
 		// the parameters (54 GiB), and 4 samples' activations (35 GiB).
