@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -503,7 +504,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks", "overlap_param_gather")
+		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks", "pipeline_split", "overlap_param_gather")
 	if !ok {
 		return
 	}
@@ -548,6 +549,14 @@ func (b *builder) training(n, key spec.Node) {
 	chunksX, hasChunks := tm.Get("pipeline_chunks")
 	if hasChunks {
 		chunks, _ = chunksX.Int(1, 1000)
+	}
+	// How the layers are split among the (virtual) stages: as evenly as
+	// their count divides (Megatron-LM's default), or so that each
+	// stage's compute time is as even as a contiguous split makes it.
+	split := "even"
+	splitX, hasSplit := tm.Get("pipeline_split")
+	if hasSplit {
+		split, _ = splitX.Enum("even", "balanced")
 	}
 	pipeBytes := -1.0 // what a stage sends the next a sample: a preset's s d values
 	pipeBytesX, hasPipeBytes := tm.Get("pipeline_bytes")
@@ -679,6 +688,8 @@ func (b *builder) training(n, key spec.Node) {
 		pipeX.Errorf("with listed layers the pipeline needs pipeline_bytes: what a stage sends the next for each sample (a preset sends s x d_model values)")
 	case hasPipeBytes && pipe == 1:
 		pipeBytesX.Errorf("pipeline_bytes needs pipeline: 2 or more stages")
+	case hasSplit && pipe == 1:
+		splitX.Errorf("pipeline_split needs pipeline: 2 or more stages")
 	case chunks > 1 && pipe == 1:
 		chunksX.Errorf("pipeline_chunks needs pipeline: 2 or more stages: its chunks go round the stages")
 	case layers != nil && int64(len(layers)) < pipe*chunks+int64(btoi(preset)) && chunks > 1:
@@ -750,6 +761,24 @@ func (b *builder) training(n, key spec.Node) {
 		lo[vs] = first + vs*blocks/nv
 	}
 	lo[nv] = len(layers)
+	if split == "balanced" {
+		// Each layer's forward and backward passes (and recomputation)
+		// as kernels of the roofline time on the first GPU.
+		costs := make([]sim.Time, len(layers))
+		for i, l := range layers {
+			passes := 3.0
+			if recompute && !l.edge {
+				passes = 4
+			}
+			d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], passes*batch*l.flops/float64(tensor), dtype, passes*(l.params*float64(dtype.Size())+batch*l.activations)/float64(tensor))
+			if err != nil {
+				n.Errorf("%v", err)
+				return
+			}
+			costs[i] = d
+		}
+		lo = balancedSplit(costs, nv)
+	}
 	// Buckets: backward goes from a chunk's last layer to its first; a
 	// bucket closes when its gradients reach the bucket size (each model
 	// chunk has buckets of its own, as Megatron-LM's DDP wraps each).
@@ -1642,6 +1671,52 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// balancedSplit splits costs into k contiguous non-empty runs whose
+// largest sum is the least it can be (a binary search on that sum, each
+// candidate tried greedily from the left), and returns where each run
+// begins and, last, len(costs). Runs the greedy split leaves over are cut
+// off the right of the rightmost runs of two or more, which keeps the
+// least largest sum.
+func balancedSplit(costs []sim.Time, k int) []int {
+	var lo, hi sim.Time
+	for _, c := range costs {
+		lo = max(lo, c)
+		hi += c
+	}
+	runs := func(limit sim.Time) []int {
+		starts := []int{0}
+		acc := sim.Time(0)
+		for i, c := range costs {
+			if acc+c > limit && i > starts[len(starts)-1] {
+				starts = append(starts, i)
+				acc = 0
+			}
+			acc += c
+		}
+		return starts
+	}
+	for lo < hi {
+		if mid := lo + (hi-lo)/2; len(runs(mid)) <= k {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	starts := runs(lo)
+	for len(starts) < k {
+		// The rightmost run of two or more layers gives up its last.
+		end := len(costs)
+		for j := len(starts) - 1; j >= 0; j-- {
+			if end-starts[j] >= 2 {
+				starts = slices.Insert(starts, j+1, end-1)
+				break
+			}
+			end = starts[j]
+		}
+	}
+	return append(starts, len(costs))
 }
 
 // stageLayers is the layers of stage st of nst, whose chunks are virtual

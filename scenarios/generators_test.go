@@ -474,7 +474,7 @@ func loadOn(topo, scen string, maxOps int64) (*Scenario, error) {
 // they expand to, over small parameter sets of every kind.
 func TestGeneratorOpCountsMatchTheirExpansion(t *testing.T) {
 	n := 0
-	pipes := []string{"all\n  pipeline: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 4\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_bytes: 1 kB",
+	pipes := []string{"all\n  pipeline: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 4\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 4\n  pipeline_split: balanced\n  pipeline_bytes: 1 kB",
 		"all\n  pipeline: 2\n  pipeline_chunks: 2\n  pipeline_bytes: 1 kB", "all\n  pipeline: 2\n  tensor: 2\n  pipeline_chunks: 2\n  pipeline_bytes: 1 kB"}
 	for _, gpus := range append([]string{"1", "all", "all\n  tensor: 2", "all\n  tensor: 4", "all\n  tensor: 2\n  sequence_parallel: true", "all\n  experts: {count: 4, parallel: 2, every: 5}", "2\n  experts: {count: 2}"}, pipes...) {
 		for _, model := range []string{"[{params: 25e6, flops: 10 GFLOP, tensor_bytes: 1 MB, count: 5}]", "gpt3-125m"} {
@@ -675,7 +675,7 @@ pipeline: {gpus: ` + itoa(p) + `, schedule: interleaved, chunks: ` + itoa(chunks
 			}
 		}
 	}
-	if n != 5*2*3*2*2*2*9+2*3*2*2*2*4+3*2*3*2*2*2*7+2*2*3*2*2*7+4*5*2*2+3*3*2 {
+	if n != 5*2*3*2*2*2*9+2*3*2*2*2*4+4*2*3*2*2*2*7+2*2*3*2*2*7+4*5*2*2+3*3*2 {
 		t.Errorf("checked %d cases", n)
 	}
 }
@@ -1450,6 +1450,65 @@ func TestInterleavedGradients(t *testing.T) {
 	}
 }
 
+// balancedSplit's runs, worked by hand: the least largest sum, and runs
+// left over cut off the right.
+func TestBalancedSplit(t *testing.T) {
+	for _, c := range []struct {
+		costs []sim.Time
+		k     int
+		want  []int
+	}{
+		{[]sim.Time{1, 1, 1, 1, 4}, 2, []int{0, 4, 5}},       // 4 | 4
+		{[]sim.Time{5, 1, 1, 1, 1, 1}, 3, []int{0, 1, 5, 6}}, // 5 | 4 | 1: 5 at best
+		{[]sim.Time{3, 3, 3}, 3, []int{0, 1, 2, 3}},          // one each
+		{[]sim.Time{1, 1, 1, 1, 1, 1, 1, 1}, 4, []int{0, 2, 4, 6, 8}},
+		{[]sim.Time{2, 7, 1, 1, 1, 6, 2}, 3, []int{0, 2, 6, 7}}, // 9 | 9 | 2: from the left
+		{[]sim.Time{0, 0, 0, 9}, 2, []int{0, 3, 4}},             // 0 | 9
+	} {
+		if got := balancedSplit(c.costs, c.k); !slices.Equal(got, c.want) {
+			t.Errorf("%v in %d: %v, want %v", c.costs, c.k, got, c.want)
+		}
+	}
+}
+
+// pipeline_split: balanced gives the stages equal compute where the count
+// does not: four layers of 10 GFLOP a sample and one of 40, 100 samples a
+// micro-batch at 1000 TFLOP/s. Split evenly, stage 0 runs two small layers
+// and stage 1 two and the big one (2 ms and 6 ms forward); balanced, stage
+// 0 the four small ones and stage 1 the big one, 4 ms forward and 8 ms
+// backward each: 8 micro-batches take (8 + 1) x 12 ms and the transfers'
+// microseconds.
+func TestBalancedPipelineSplit(t *testing.T) {
+	scen := `
+name: bal
+topology: topo.yaml
+training:
+  gpus: 2
+  pipeline: 2
+  pipeline_split: ${split}
+  pipeline_bytes: 10 B
+  model: [{params: 1e6, flops: 10 GFLOP, count: 4}, {params: 1e6, flops: 40 GFLOP}]
+  batch: 100
+  accumulation: 8
+  steps: 1
+  optimizer_bytes_per_param: 0
+vars: {split: even}
+`
+	res := runWith(t, fourGPUs, scen, map[string]string{"split": "balanced"})
+	if d := res.Makespan - 108*sim.Millisecond; d < 0 || d > 500*sim.Microsecond {
+		t.Errorf("balanced: step %s, want 108 ms and the transfers' microseconds", res.Makespan)
+	}
+	for _, op := range res.Program.Threads[1].Ops {
+		if op.Kind == sim.OpKernel && op.Duration > 0 && !strings.Contains(op.ID, "/L4") {
+			t.Errorf("%s on the second stage, which holds only L4 (the fifth layer)", op.ID)
+		}
+	}
+	// Evenly, stage 1's 6 + 12 ms a micro-batch pace the pipeline.
+	if even := runWith(t, fourGPUs, scen, nil); even.Makespan < 8*18*sim.Millisecond {
+		t.Errorf("even: step %s, want at least 8 x 18 ms", even.Makespan)
+	}
+}
+
 // Tensor groups within stages, and data-parallel groups within them: eight
 // GPUs as 2 stages x 2 replicas x tensor 2 are, in the list's order (here
 // gpu4 to gpu7, then gpu0 to gpu3), stage 0's replica 0 (gpu4, gpu5) and
@@ -1604,6 +1663,8 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		{"pipeline_bytes: 1 MB", "s.yaml:4:59: training.pipeline_bytes: pipeline_bytes needs pipeline: 2 or more stages"},
 		{"pipeline: 4, pipeline_bytes: 1 MB, model: [{params: 1e6, flops: 1 GFLOP, count: 3}]", "s.yaml:4:35: training.pipeline: 4 stages need at least as many layers; the model has 3"},
 		{"pipeline_chunks: 2", "s.yaml:4:60: training.pipeline_chunks: pipeline_chunks needs pipeline: 2 or more stages"},
+		{"pipeline_split: balanced", "s.yaml:4:59: training.pipeline_split: pipeline_split needs pipeline: 2 or more stages"},
+		{"pipeline: 2, pipeline_split: uneven", "s.yaml:4:72: training.pipeline_split: "},
 		{"overlap_param_gather: true", "s.yaml:4:65: training.overlap_param_gather: overlap_param_gather needs sharding: zero1 or zero2"},
 		{"pipeline: 2, pipeline_chunks: 2, accumulation: 3", "s.yaml:4:90: training.accumulation: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 2 stages: 3 is not a multiple of 2; use 2 or 4"},
 		{"pipeline: 4, pipeline_chunks: 2", "s.yaml:4:3: training: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 4 stages: 1 is not a multiple of 4; use 4"},

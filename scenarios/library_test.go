@@ -277,7 +277,15 @@ var studies = []study{
 		check: func(ps []point) error {
 			for _, topo := range []string{"dgx-h100", "pcie-8x-4090"} {
 				for _, m := range []string{"8", "32"} {
-					tps := func(v string) float64 { return tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v)) }
+					tps := func(v string) float64 {
+						return tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v, "split", "even"))
+					}
+					for _, v := range []string{"1", "2", "4"} {
+						b := tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v, "split", "balanced"))
+						if b <= tps(v) || m == "32" && v == "4" && (b/tps(v) < 1.05 || b/tps(v) > 1.15) {
+							return fmt.Errorf("%s, %s micro-batches, %s chunks: balanced %.0f tokens/s, even %.0f; want balanced faster (about 10%% with 32 in 4 chunks)", topo, m, v, b, tps(v))
+						}
+					}
 					if a, b, c := tps("1"), tps("2"), tps("4"); a >= b || b >= c {
 						return fmt.Errorf("%s, %s micro-batches: %.0f, %.0f, %.0f tokens/s with 1, 2, 4 chunks; want more with more", topo, m, a, b, c)
 					}
