@@ -690,6 +690,10 @@ func (b *builder) training(n, key spec.Node) {
 		pipeBytesX.Errorf("pipeline_bytes needs pipeline: 2 or more stages")
 	case hasSplit && pipe == 1:
 		splitX.Errorf("pipeline_split needs pipeline: 2 or more stages")
+	case split == "balanced" && tensor > 1:
+		splitX.Errorf("pipeline_split: balanced needs tensor: 1: it weighs the layers by their kernels, and tensor-parallel collectives would run between them unweighed")
+	case split == "balanced" && chunks > 1:
+		splitX.Errorf("pipeline_split: balanced with pipeline_chunks is not modelled: it balances each GPU's layers, and interleaved chunks want each chunk balanced too")
 	case chunks > 1 && pipe == 1:
 		chunksX.Errorf("pipeline_chunks needs pipeline: 2 or more stages: its chunks go round the stages")
 	case layers != nil && int64(len(layers)) < pipe*chunks+int64(btoi(preset)) && chunks > 1:
@@ -762,20 +766,23 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	lo[nv] = len(layers)
 	if split == "balanced" {
-		// Each layer's forward and backward passes (and recomputation)
-		// as kernels of the roofline time on the first GPU.
+		// Each layer's kernels as the stages will run them (tensor 1, one
+		// stage a GPU): its forward, its recomputation, its backward, of
+		// the roofline time on the first GPU.
 		costs := make([]sim.Time, len(layers))
 		for i, l := range layers {
-			passes := 3.0
+			passes := []float64{1, 2}
 			if recompute && !l.edge {
-				passes = 4
+				passes = append(passes, 1)
 			}
-			d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], passes*batch*l.flops/float64(tensor), dtype, passes*(l.params*float64(dtype.Size())+batch*l.activations)/float64(tensor))
-			if err != nil {
-				n.Errorf("%v", err)
-				return
+			for _, k := range passes {
+				d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], k*batch*l.flops, dtype, k*(l.params*float64(dtype.Size())+batch*l.activations))
+				if err != nil {
+					n.Errorf("%v", err)
+					return
+				}
+				costs[i] = satTime(costs[i], d)
 			}
-			costs[i] = d
 		}
 		lo = balancedSplit(costs, nv)
 	}
@@ -1673,47 +1680,65 @@ func btoi(b bool) int {
 	return 0
 }
 
-// balancedSplit splits costs into k contiguous non-empty runs whose
-// largest sum is the least it can be (a binary search on that sum, each
-// candidate tried greedily from the left), and returns where each run
-// begins and, last, len(costs). Runs the greedy split leaves over are cut
-// off the right of the rightmost runs of two or more, which keeps the
-// least largest sum.
+// satTime is a + b, at most sim.MaxTime.
+func satTime(a, b sim.Time) sim.Time {
+	if b > sim.MaxTime-a {
+		return sim.MaxTime
+	}
+	return a + b
+}
+
+// balancedSplit splits costs (each at least 0) into k contiguous
+// non-empty runs, 1 <= k <= len(costs), whose largest sum is the least it
+// can be (a binary search on that sum, sums capped at sim.MaxTime), and
+// returns where each run begins and, last, len(costs). Of the splits
+// that reach it, it fills the runs from the right (greedily, each as full
+// as the least largest sum lets it be), leaving the first runs the
+// lightest: under 1F1B the first stages hold the most activations. Runs
+// the greedy split leaves over are cut off the left of the leftmost runs
+// of two or more, which keeps the least largest sum.
 func balancedSplit(costs []sim.Time, k int) []int {
 	var lo, hi sim.Time
 	for _, c := range costs {
 		lo = max(lo, c)
-		hi += c
+		hi = satTime(hi, c)
 	}
-	runs := func(limit sim.Time) []int {
-		starts := []int{0}
+	// ends: where each run ends, from the right, greedily under limit.
+	ends := func(limit sim.Time) []int {
+		out := []int{len(costs)}
 		acc := sim.Time(0)
-		for i, c := range costs {
-			if acc+c > limit && i > starts[len(starts)-1] {
-				starts = append(starts, i)
+		for i := len(costs) - 1; i >= 0; i-- {
+			if satTime(acc, costs[i]) > limit && i+1 < out[len(out)-1] {
+				out = append(out, i+1)
 				acc = 0
 			}
-			acc += c
+			acc = satTime(acc, costs[i])
 		}
-		return starts
+		return out
 	}
 	for lo < hi {
-		if mid := lo + (hi-lo)/2; len(runs(mid)) <= k {
+		if mid := lo + (hi-lo)/2; len(ends(mid)) <= k {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	starts := runs(lo)
+	cuts := ends(lo) // len(costs), then each run's start but the first's, descending
+	starts := []int{0}
+	for j := len(cuts) - 1; j >= 1; j-- {
+		starts = append(starts, cuts[j])
+	}
 	for len(starts) < k {
-		// The rightmost run of two or more layers gives up its last.
-		end := len(costs)
-		for j := len(starts) - 1; j >= 0; j-- {
+		// The leftmost run of two or more layers gives up its first.
+		for j := range starts {
+			end := len(costs)
+			if j+1 < len(starts) {
+				end = starts[j+1]
+			}
 			if end-starts[j] >= 2 {
-				starts = slices.Insert(starts, j+1, end-1)
+				starts = slices.Insert(starts, j+1, starts[j]+1)
 				break
 			}
-			end = starts[j]
 		}
 	}
 	return append(starts, len(costs))

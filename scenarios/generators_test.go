@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -1459,14 +1460,61 @@ func TestBalancedSplit(t *testing.T) {
 		want  []int
 	}{
 		{[]sim.Time{1, 1, 1, 1, 4}, 2, []int{0, 4, 5}},       // 4 | 4
-		{[]sim.Time{5, 1, 1, 1, 1, 1}, 3, []int{0, 1, 5, 6}}, // 5 | 4 | 1: 5 at best
+		{[]sim.Time{5, 1, 1, 1, 1, 1}, 3, []int{0, 1, 2, 6}}, // 5 | 1 | 4: 5 at best, the first runs light
 		{[]sim.Time{3, 3, 3}, 3, []int{0, 1, 2, 3}},          // one each
 		{[]sim.Time{1, 1, 1, 1, 1, 1, 1, 1}, 4, []int{0, 2, 4, 6, 8}},
-		{[]sim.Time{2, 7, 1, 1, 1, 6, 2}, 3, []int{0, 2, 6, 7}}, // 9 | 9 | 2: from the left
-		{[]sim.Time{0, 0, 0, 9}, 2, []int{0, 3, 4}},             // 0 | 9
+		{[]sim.Time{2, 7, 1, 1, 1, 6, 2}, 3, []int{0, 1, 4, 7}}, // 2 | 9 | 9: from the right
+		{[]sim.Time{0, 0, 0, 9}, 2, []int{0, 1, 4}},             // 0 | 9
+		{[]sim.Time{4e18, 4e18, 4e18}, 2, []int{0, 1, 3}},       // sums past int64 cap
+		{[]sim.Time{sim.MaxTime, sim.MaxTime}, 1, []int{0, 2}},  // one run
 	} {
 		if got := balancedSplit(c.costs, c.k); !slices.Equal(got, c.want) {
 			t.Errorf("%v in %d: %v, want %v", c.costs, c.k, got, c.want)
+		}
+	}
+	// Against every split of up to 8 costs: k non-empty runs, the least
+	// largest sum.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var best func(costs []sim.Time, k int) sim.Time
+	best = func(costs []sim.Time, k int) sim.Time {
+		if k == 1 {
+			sum := sim.Time(0)
+			for _, c := range costs {
+				sum += c
+			}
+			return sum
+		}
+		least := sim.MaxTime
+		sum := sim.Time(0)
+		for i := 0; i <= len(costs)-k; i++ {
+			sum += costs[i]
+			least = min(least, max(sum, best(costs[i+1:], k-1)))
+		}
+		return least
+	}
+	for range 3000 {
+		costs := make([]sim.Time, 1+rng.IntN(8))
+		for i := range costs {
+			costs[i] = sim.Time(rng.IntN(6))
+		}
+		k := 1 + rng.IntN(len(costs))
+		got := balancedSplit(costs, k)
+		if len(got) != k+1 || got[0] != 0 || got[k] != len(costs) {
+			t.Fatalf("%v in %d: %v", costs, k, got)
+		}
+		largest := sim.Time(0)
+		for j := range k {
+			if got[j+1] <= got[j] {
+				t.Fatalf("%v in %d: %v has an empty run", costs, k, got)
+			}
+			sum := sim.Time(0)
+			for _, c := range costs[got[j]:got[j+1]] {
+				sum += c
+			}
+			largest = max(largest, sum)
+		}
+		if want := best(costs, k); largest != want {
+			t.Fatalf("%v in %d: %v, largest run %d, the least is %d", costs, k, got, largest, want)
 		}
 	}
 }
@@ -1665,6 +1713,8 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		{"pipeline_chunks: 2", "s.yaml:4:60: training.pipeline_chunks: pipeline_chunks needs pipeline: 2 or more stages"},
 		{"pipeline_split: balanced", "s.yaml:4:59: training.pipeline_split: pipeline_split needs pipeline: 2 or more stages"},
 		{"pipeline: 2, pipeline_split: uneven", "s.yaml:4:72: training.pipeline_split: "},
+		{"pipeline: 2, tensor: 2, pipeline_split: balanced", "s.yaml:4:83: training.pipeline_split: pipeline_split: balanced needs tensor: 1"},
+		{"pipeline: 2, pipeline_chunks: 2, accumulation: 2, pipeline_split: balanced", "s.yaml:4:109: training.pipeline_split: pipeline_split: balanced with pipeline_chunks is not modelled"},
 		{"overlap_param_gather: true", "s.yaml:4:65: training.overlap_param_gather: overlap_param_gather needs sharding: zero1 or zero2"},
 		{"pipeline: 2, pipeline_chunks: 2, accumulation: 3", "s.yaml:4:90: training.accumulation: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 2 stages: 3 is not a multiple of 2; use 2 or 4"},
 		{"pipeline: 4, pipeline_chunks: 2", "s.yaml:4:3: training: the interleaved schedule (pipeline_chunks) runs micro-batches (accumulation) in groups of the 4 stages: 1 is not a multiple of 4; use 4"},

@@ -277,15 +277,7 @@ var studies = []study{
 		check: func(ps []point) error {
 			for _, topo := range []string{"dgx-h100", "pcie-8x-4090"} {
 				for _, m := range []string{"8", "32"} {
-					tps := func(v string) float64 {
-						return tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v, "split", "even"))
-					}
-					for _, v := range []string{"1", "2", "4"} {
-						b := tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v, "split", "balanced"))
-						if b <= tps(v) || m == "32" && v == "4" && (b/tps(v) < 1.05 || b/tps(v) > 1.15) {
-							return fmt.Errorf("%s, %s micro-batches, %s chunks: balanced %.0f tokens/s, even %.0f; want balanced faster (about 10%% with 32 in 4 chunks)", topo, m, v, b, tps(v))
-						}
-					}
+					tps := func(v string) float64 { return tokensPerS(find(ps, "topo", topo, "micro", m, "chunks", v)) }
 					if a, b, c := tps("1"), tps("2"), tps("4"); a >= b || b >= c {
 						return fmt.Errorf("%s, %s micro-batches: %.0f, %.0f, %.0f tokens/s with 1, 2, 4 chunks; want more with more", topo, m, a, b, c)
 					}
@@ -325,6 +317,36 @@ var studies = []study{
 			fmt.Sscanf(memoryWarning(find(ps, "topo", "pcie-8x-4090", "sharding", "none")), "needs about %g GiB", &need)
 			if need < 26 || need > 28 {
 				return fmt.Errorf("RTX 4090 without sharding: needs %g GiB, want about 27", need)
+			}
+			return nil
+		},
+	},
+	{
+		name: "pipeline-split", metric: "tokens/s, MFU, fits",
+		value: tokensMFUFits,
+		check: func(ps []point) error {
+			for _, topo := range []string{"dgx-h100", "pcie-8x-4090"} {
+				last := 1.0
+				for _, st := range []string{"2", "4", "8"} {
+					gain := tokensPerS(find(ps, "topo", topo, "stages", st, "split", "balanced")) / tokensPerS(find(ps, "topo", topo, "stages", st, "split", "even"))
+					if gain <= last {
+						return fmt.Errorf("%s, %s stages: balanced %.4fx even, want faster, and more so than with fewer stages (%.4fx)", topo, st, gain, last)
+					}
+					if st == "2" && (gain < 1.01 || gain > 1.02) || st == "8" && (gain < 1.04 || gain > 1.08) {
+						return fmt.Errorf("%s, %s stages: balanced %.4fx even, want about 1.015 with 2 stages, 1.06 with 8", topo, st, gain)
+					}
+					last = gain
+					fits := memoryWarning(find(ps, "topo", topo, "stages", st, "split", "balanced")) == ""
+					if want := topo == "dgx-h100" || st != "2"; fits != want || (memoryWarning(find(ps, "topo", topo, "stages", st, "split", "even")) == "") != want {
+						return fmt.Errorf("%s, %s stages: balanced fits %v, want %v either way", topo, st, fits, want)
+					}
+				}
+			}
+			var even, bal float64
+			fmt.Sscanf(memoryWarning(find(ps, "topo", "pcie-8x-4090", "stages", "2", "split", "even")), "needs about %g GiB", &even)
+			fmt.Sscanf(memoryWarning(find(ps, "topo", "pcie-8x-4090", "stages", "2", "split", "balanced")), "needs about %g GiB", &bal)
+			if bal <= even || bal < 27 || bal > 28 {
+				return fmt.Errorf("RTX 4090, 2 stages: balanced needs %g GiB, even %g; want balanced about 27.5, more", bal, even)
 			}
 			return nil
 		},
