@@ -808,33 +808,34 @@ func (b *builder) training(n, key spec.Node) {
 	stageParams := make([]float64, nst)
 	for st := range stages {
 		c := stageCount{gpus: int64(perStage), loader: loader != nil && st == 0}
+		// Each chunk's layers: virtual stages st, st + nst, ...
 		for vs := st; vs < nv; vs += nst {
 			c.layers += int64(lo[vs+1] - lo[vs])
 			c.buckets += int64(len(buckets[vs]))
-		}
-		for _, l := range stageLayers(layers, lo, nst, st) {
-			stageParams[st] += l.params
-			fwdOps, bwdOps := int64(0), int64(0) // a pass's ops beyond its one kernel
-			switch {
-			case l.moe:
-				fwdOps = 3 // two kernels and two all-to-alls
-			case tensor > 1 && l.tpBytes+l.tpElems > 0:
-				perBlock := int64(2) // the kernel and its all-reduce
-				if seqPar {
-					perBlock = 3 // an all-gather, the kernel, a reduce-scatter
+			for _, l := range layers[lo[vs]:lo[vs+1]] {
+				stageParams[st] += l.params
+				fwdOps, bwdOps := int64(0), int64(0) // a pass's ops beyond its one kernel
+				switch {
+				case l.moe:
+					fwdOps = 3 // two kernels and two all-to-alls
+				case tensor > 1 && l.tpBytes+l.tpElems > 0:
+					perBlock := int64(2) // the kernel and its all-reduce
+					if seqPar {
+						perBlock = 3 // an all-gather, the kernel, a reduce-scatter
+					}
+					fwdOps = perBlock*int64(l.tpBlocks) - 1
+					bwdOps = fwdOps
+					if l.noTPFwd {
+						fwdOps = int64(l.tpBlocks) - 1
+					}
+					if l.noTPBwd {
+						bwdOps = int64(l.tpBlocks) - 1
+					}
+					c.tpExtra += fwdOps + bwdOps
 				}
-				fwdOps = perBlock*int64(l.tpBlocks) - 1
-				bwdOps = fwdOps
-				if l.noTPFwd {
-					fwdOps = int64(l.tpBlocks) - 1
+				if recompute && !l.edge {
+					c.recompute += 1 + fwdOps
 				}
-				if l.noTPBwd {
-					bwdOps = int64(l.tpBlocks) - 1
-				}
-				c.tpExtra += fwdOps + bwdOps
-			}
-			if recompute && !l.edge {
-				c.recompute += 1 + fwdOps
 			}
 		}
 		if nst > 1 {
@@ -1742,19 +1743,6 @@ func balancedSplit(costs []sim.Time, k int) []int {
 		}
 	}
 	return append(starts, len(costs))
-}
-
-// stageLayers is the layers of stage st of nst, whose chunks are virtual
-// stages st, st + nst, ... of those lo splits layers into.
-func stageLayers(layers []layer, lo []int, nst, st int) []layer {
-	if len(lo) == nst+1 {
-		return layers[lo[st]:lo[st+1]]
-	}
-	var out []layer
-	for vs := st; vs+1 < len(lo); vs += nst {
-		out = append(out, layers[lo[vs]:lo[vs+1]]...)
-	}
-	return out
 }
 
 // pipeSchedule is the pipeline: schedule a training's stages of chunks

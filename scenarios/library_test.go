@@ -70,6 +70,13 @@ func tokensMFUFits(r *sim.Result) string {
 	return fmt.Sprintf("%.0fk, %.1f%%, %s", tokensPerS(r)/1e3, 100*mfu, fits)
 }
 
+// neededGiB is N of a run's memory warning, "needs about N GiB", or 0.
+func neededGiB(res *sim.Result) float64 {
+	var n float64
+	fmt.Sscanf(memoryWarning(res), "needs about %g GiB", &n)
+	return n
+}
+
 // memoryWarning is "needs about N GiB" from a run's memory warning, or "".
 func memoryWarning(res *sim.Result) string {
 	for _, w := range res.Warnings {
@@ -313,9 +320,7 @@ var studies = []study{
 			if g("zero1") < 0.95 || g("zero2") < 0.95 || g("zero3") > 0.7 {
 				return fmt.Errorf("RTX 4090: zero1 %.3f, zero2 %.3f, zero3 %.3f of none's tokens/s; want zero1 and zero2 over 0.95, zero3 under 0.7", g("zero1"), g("zero2"), g("zero3"))
 			}
-			var need float64
-			fmt.Sscanf(memoryWarning(find(ps, "topo", "pcie-8x-4090", "sharding", "none")), "needs about %g GiB", &need)
-			if need < 26 || need > 28 {
+			if need := neededGiB(find(ps, "topo", "pcie-8x-4090", "sharding", "none")); need < 26 || need > 28 {
 				return fmt.Errorf("RTX 4090 without sharding: needs %g GiB, want about 27", need)
 			}
 			return nil
@@ -342,9 +347,8 @@ var studies = []study{
 					}
 				}
 			}
-			var even, bal float64
-			fmt.Sscanf(memoryWarning(find(ps, "topo", "pcie-8x-4090", "stages", "2", "split", "even")), "needs about %g GiB", &even)
-			fmt.Sscanf(memoryWarning(find(ps, "topo", "pcie-8x-4090", "stages", "2", "split", "balanced")), "needs about %g GiB", &bal)
+			even := neededGiB(find(ps, "topo", "pcie-8x-4090", "stages", "2", "split", "even"))
+			bal := neededGiB(find(ps, "topo", "pcie-8x-4090", "stages", "2", "split", "balanced"))
 			if bal <= even || bal < 27 || bal > 28 {
 				return fmt.Errorf("RTX 4090, 2 stages: balanced needs %g GiB, even %g; want balanced about 27.5, more", bal, even)
 			}
