@@ -59,8 +59,9 @@ func checkBase(file string, base []byte, devices int) (*topologies.Topology, *ya
 //     the fitted H2D and D2H bandwidths, latency = the mean fitted latency
 //     less copy_overhead and the route's other link latencies,
 //     duplex_bandwidth = the rate of H2D and D2H at once where it is under
-//     DuplexShort of twice that bandwidth; links further up that would be
-//     slower are raised to the same bandwidth.
+//     DuplexShort of twice that bandwidth, else twice it where the base or
+//     its link preset has a limit; links further up that would be slower
+//     are raised to the same bandwidth.
 //
 // P2P fits, aggregates, kernel throughputs and host memcpy are recorded in
 // comments only: the model has no parameter that they set on their own.
@@ -177,8 +178,12 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 					scaleDuplex(ln, l, bw, count)
 				case both < DuplexShort*2*bw:
 					set(ln, "duplex_bandwidth", bwStr(max(both, bw)/count))
+				case l.Duplex > 0:
+					// A limit this machine does not have (the base's own, or
+					// its link preset's): twice one way, which is none.
+					set(ln, "duplex_bandwidth", bwStr(2*bw/count))
 				default:
-					del(ln, "duplex_bandwidth") // a base's limit this machine does not have
+					del(ln, "duplex_bandwidth")
 				}
 				continue
 			}

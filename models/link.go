@@ -23,6 +23,10 @@ type LinkType struct {
 	Latency sim.Time
 	// P2P says whether peer-to-peer traffic may cross it.
 	P2P bool
+	// Duplex is the share of twice one direction's bandwidth that both
+	// directions carry together (a link's duplex_bandwidth over twice its
+	// bandwidth); 0 where no limit is known.
+	Duplex float64
 }
 
 // Bandwidth returns the effective per-direction bandwidth of copy-engine
@@ -57,6 +61,16 @@ const (
 	// and 48 GB/s for Gen3, 4 and 5 (width x speed / 80, src/graph/topo.cc;
 	// shared/groundtruth/methods.md §2.2): 0.762 of raw.
 	pcieSMEff = 0.762
+	// H2D and D2H at once over one x16 link fall short of twice one way:
+	// Gen4 18.4-19.6 GB/s per direction against 25.9-26.2 one way
+	// (nvbandwidth README example, host_to_device_bidirectional_memcpy_ce,
+	// measured.md §2c), ~36 in all (~11 + ~25, 8x A100 SXM4,
+	// gh-issue:NVIDIA/nvbandwidth#53): 0.69-0.75 of twice one way, 0.72.
+	// Gen5: 98.9 and 100.4 GB/s against 2 x 55.2 (the two H200 calibrations
+	// of docs/measured/2026-11-29-h200): 0.90. Gen3: no measurement, no
+	// limit.
+	pcie4Duplex = 0.72
+	pcie5Duplex = 0.90
 )
 
 // NVLink: 25 GB/s per link per direction for NVLink2, 3 and 4 (V100 300 GB/s
@@ -67,10 +81,10 @@ const nvlinkLink = 25e9
 var linkTypes = []LinkType{
 	{Name: "pcie3x16", Kind: sim.LinkPCIe, Raw: 16 * pcie3Lane, Efficiency: pcie3Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
 	{Name: "pcie3x8", Kind: sim.LinkPCIe, Raw: 8 * pcie3Lane, Efficiency: pcie3Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie4x16", Kind: sim.LinkPCIe, Raw: 16 * pcie4Lane, Efficiency: pcie4Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie4x8", Kind: sim.LinkPCIe, Raw: 8 * pcie4Lane, Efficiency: pcie4Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie5x16", Kind: sim.LinkPCIe, Raw: 16 * pcie5Lane, Efficiency: pcie5Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
-	{Name: "pcie5x8", Kind: sim.LinkPCIe, Raw: 8 * pcie5Lane, Efficiency: pcie5Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true},
+	{Name: "pcie4x16", Kind: sim.LinkPCIe, Raw: 16 * pcie4Lane, Efficiency: pcie4Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true, Duplex: pcie4Duplex},
+	{Name: "pcie4x8", Kind: sim.LinkPCIe, Raw: 8 * pcie4Lane, Efficiency: pcie4Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true, Duplex: pcie4Duplex},
+	{Name: "pcie5x16", Kind: sim.LinkPCIe, Raw: 16 * pcie5Lane, Efficiency: pcie5Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true, Duplex: pcie5Duplex},
+	{Name: "pcie5x8", Kind: sim.LinkPCIe, Raw: 8 * pcie5Lane, Efficiency: pcie5Eff, SMEfficiency: pcieSMEff, Latency: pcieLatency, P2P: true, Duplex: pcie5Duplex},
 	// NVLink2: no V100 bandwidth measurement in shared/groundtruth; efficiency
 	// assumed as NVLink3 (same 25 GB/s per link).
 	// Kernel-driven: NCCL's SM70_NVLINK_BW, 20 GB/s per link (topo.h): 0.80.

@@ -281,7 +281,7 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 	}
 	// The busiest link directions, by bytes, in the machine's order (a
 	// link's joint limit on both directions after its directions).
-	busy := busiestLinks(res, nlinks)
+	busy := busiestLinks(m, res, nlinks)
 	sort.Slice(busy, func(a, b int) bool {
 		la, lb := res.Links[busy[a]], res.Links[busy[b]]
 		if la.Link != lb.Link {

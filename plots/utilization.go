@@ -96,10 +96,12 @@ func spread(bins []float64, a, b, v float64) {
 // busiestLinks returns the indices in res.Links of the n link directions
 // (or joint limits on both directions) that carried the most bytes,
 // busiest first.
-func busiestLinks(res *sim.Result, n int) []int {
+func busiestLinks(m *sim.Machine, res *sim.Result, n int) []int {
 	var idx []int
 	for i, l := range res.Links {
-		if l.Used > 0 { // directions, and joint limits on both (they count the bytes of both)
+		// Directions, and joint limits on both (they count the bytes of
+		// both) where both ran together past one direction's bandwidth.
+		if l.Used > 0 && l.Bound(m) {
 			idx = append(idx, i)
 		}
 	}
@@ -184,7 +186,7 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	lp.Y.Min, lp.Y.Max = 0, 1.05
 	lp.X.Min, lp.X.Max = 0, float64(span)/scale
 	lp.X.Tick.Marker = NiceTicks{N: 12}
-	busiest := busiestLinks(res, links)
+	busiest := busiestLinks(m, res, links)
 	if len(busiest) == 0 {
 		lp.Title.Text += " (none carried any bytes)" // an empty panel, said so
 	}

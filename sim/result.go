@@ -163,6 +163,14 @@ func (l LinkStats) LinkName(m *Machine) string {
 	return linkDirName(m, Hop{Link: l.Link, Reverse: l.Reverse})
 }
 
+// Bound reports whether l matters on its own: a direction always does; a
+// joint limit on both directions only where both together carried more
+// than one direction's bandwidth at some moment. Elsewhere it repeats its
+// directions' bytes, and summaries leave it out.
+func (l LinkStats) Bound(m *Machine) bool {
+	return !l.Both || l.Peak > m.Links[l.Link].Bandwidth*(1+1e-9)
+}
+
 // CollLinkSpan is the time a collective's transfers used a link direction:
 // from the start of the first to the end of the last that crossed it.
 type CollLinkSpan struct {

@@ -432,6 +432,11 @@ func build(root spec.Node) *Topology {
 			if x, ok := lm.Get("sm_bandwidth"); ok {
 				l.SMBandwidth = bandwidthTimes(x, count) * float64(count)
 			}
+			if haveType && lt.Duplex > 0 {
+				// The preset's joint limit, in proportion to the link's
+				// bandwidth as given.
+				l.Duplex = 2 * lt.Duplex * l.Bandwidth
+			}
 			if x, ok := lm.Get("duplex_bandwidth"); ok {
 				l.Duplex = bandwidthTimes(x, count) * float64(count)
 				// Within a thousandth, for values written with four

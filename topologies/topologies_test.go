@@ -116,6 +116,14 @@ func TestPresetsAndOverrides(t *testing.T) {
 	if want := 32e9 * 16 * 128 / 130 / 8 * 0.88; math.Abs(m.Links[0].Bandwidth-want) > 1 {
 		t.Errorf("pcie5x16 = %g B/s, want %g", m.Links[0].Bandwidth, want)
 	}
+	// Both ways at once: 0.90 of twice one way on Gen5 (the H200
+	// calibrations), none on NVLink.
+	if want := 2 * 0.90 * m.Links[0].Bandwidth; math.Abs(m.Links[0].Duplex-want) > 1 {
+		t.Errorf("pcie5x16 both ways %g B/s, want %g", m.Links[0].Duplex, want)
+	}
+	if nv.Duplex != 0 {
+		t.Errorf("nvlink4 both ways %g B/s, want no joint limit", nv.Duplex)
+	}
 	if m.Links[6].P2P || m.Links[6].Kind != sim.LinkSocket {
 		t.Errorf("upi link: p2p %v kind %v, want no P2P, socket", m.Links[6].P2P, m.Links[6].Kind)
 	}
@@ -141,6 +149,24 @@ links: [{ends: [gpu0, cpu0], bandwidth: 20 GB/s, latency: 2 us}]
 	}
 	if h := over.Machine.Hosts[0]; h.Cores != 8 || h.APIOverhead != 4*sim.Microsecond || h.MemcpyBandwidth != 10e9 {
 		t.Errorf("host overrides: %+v", h)
+	}
+	// A Gen4 link's joint limit: 0.72 of twice one way, of the preset's
+	// bandwidth (31.5 GB/s x 0.83) or of the one given; one given outright
+	// replaces it, and twice one way lifts it.
+	gen4 := load(t, `
+name: d
+hosts: [{name: cpu0}]
+gpus: [{name: gpu0, model: H100-SXM}, {name: gpu1, model: H100-SXM}, {name: gpu2, model: H100-SXM}, {name: gpu3, model: H100-SXM}]
+links:
+  - {ends: [gpu0, cpu0], type: pcie4x16}
+  - {ends: [gpu1, cpu0], type: pcie4x16, bandwidth: 20 GB/s}
+  - {ends: [gpu2, cpu0], type: pcie4x16, duplex_bandwidth: 30 GB/s}
+  - {ends: [gpu3, cpu0], type: pcie4x16, bandwidth: 20 GB/s, duplex_bandwidth: 40 GB/s}
+`).Machine.Links
+	for i, want := range []float64{2 * 0.72 * 16e9 * 16 * 128 / 130 / 8 * 0.83, 2 * 0.72 * 20e9, 30e9, 40e9} {
+		if math.Abs(gen4[i].Duplex-want) > 1 {
+			t.Errorf("pcie4x16 link %d both ways %g B/s, want %g", i, gen4[i].Duplex, want)
+		}
 	}
 }
 

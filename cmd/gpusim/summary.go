@@ -66,7 +66,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 	var rows []linkRow
 	for _, l := range res.Links {
-		if l.Used <= 0 {
+		if l.Used <= 0 || !l.Bound(m) {
 			continue
 		}
 		rows = append(rows, linkRow{l.LinkName(m), l})
@@ -76,7 +76,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		header := "Links (per direction, busiest first):"
 		for _, r := range rows {
 			if r.st.Both {
-				header = "Links (per direction, and both ways where a link has a joint limit; busiest first):"
+				header = "Links (per direction, and both ways where a link's joint limit came into play; busiest first):"
 			}
 		}
 		fmt.Fprintln(w, "\n"+header)
