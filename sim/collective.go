@@ -118,7 +118,7 @@ type planState struct {
 // each of the scale scenario's 30 transfers an op).
 type taskInfo struct {
 	bytes, bound float64
-	base         float64 // data rate it reaches alone
+	base         float64 // data rate it reaches alone (planState)
 	delay        Time
 	useLo, useHi int32 // its resources: uses[useLo:useHi]
 	depLo, depHi int32 // the tasks that depend on it: deps[depLo:depHi]
@@ -172,6 +172,33 @@ func (r *run) planState(plan *CollPlan) *planState {
 			ti.dst = int32(plan.Ranks[t.To])
 			ps.left[t.To]++
 		}
+	}
+	// What a task reaches alone is what it reaches with the plan's own
+	// transfers that start together beside it (an all-to-all's to every
+	// peer; each ring's first step): on each resource, the load of the
+	// tasks without dependencies, or its own where that is more; and never
+	// past its protocol's bound. The 1/S hold of an oversubscribed GPU
+	// applies to that rate (taskRun.bound).
+	if n > 1 {
+		roots := map[int32]float64{}
+		for i := range plan.Tasks {
+			if len(plan.Tasks[i].Deps) == 0 {
+				for _, u := range ps.uses[ps.info[i].useLo:ps.info[i].useHi] {
+					roots[u.res] += u.coef
+				}
+			}
+		}
+		for i := range ps.info {
+			ti := &ps.info[i]
+			for _, u := range ps.uses[ti.useLo:ti.useHi] {
+				if load := max(u.coef, roots[u.res]); load > 0 {
+					ti.base = min(ti.base, r.s.res[u.res].capacity/load)
+				}
+			}
+		}
+	}
+	for i := range ps.info {
+		ps.info[i].base = min(ps.info[i].base, ps.info[i].bound)
 	}
 	if r.spans {
 		dirs := int32(2 * len(r.m.Links))
@@ -390,7 +417,9 @@ func (tr *taskRun) Handle() {
 }
 
 // bound is the task's rate bound: its protocol's, and 1/S of its standalone
-// rate while a GPU it touches is oversubscribed.
+// rate (taskInfo.base: its route's, shared with the plan's transfers that
+// start beside it, within its protocol's bound) while a GPU it touches is
+// oversubscribed.
 func (tr *taskRun) bound() float64 {
 	ti := tr.info
 	b := ti.bound

@@ -464,3 +464,39 @@ threads:
 		}
 	}
 }
+
+// TestOversubscribedCollectivesSlow: while kernels' claims on a GPU sum to
+// S, a collective's transfers there run at 1/S of what they reach alone
+// (docs/model.md), also where the collective's own transfers share a link
+// (an all-to-all's three sends leave each GPU's 100 GB/s link together,
+// 33.3 GB/s each alone) and where a protocol's cap, not the link, bounds
+// them (one channel's, about 4 GB/s). Here a kernel claiming the whole GPU runs on every GPU
+// through the collective, beside its own whole-GPU claim (sm_share 1):
+// S = 2, so the transfers take twice as long as alone.
+func TestOversubscribedCollectivesSlow(t *testing.T) {
+	for _, c := range []struct{ name, op string }{
+		{"all-to-all", "alltoall: {id: c, gpus: all, bytes: 1 GB, stream: comm, sm_share: 1, protocol: simple}"},
+		{"one-channel send", "sendrecv: {id: c, gpus: [gpu0, gpu1], bytes: 256 MB, stream: comm, sm_share: 1, protocol: simple, channels: 1}"},
+	} {
+		alone := simulate(t, nvSwitch4, "name: a\nthreads: [{name: m, ops: [{"+c.op+"}]}]\n")
+		busy := simulate(t, nvSwitch4, `
+name: b
+threads:
+  - name: k
+    ops:
+      - kernel: {stream: gpu0/k, duration: 10 s}
+      - kernel: {stream: gpu1/k, duration: 10 s}
+      - kernel: {stream: gpu2/k, duration: 10 s}
+      - kernel: {stream: gpu3/k, duration: 10 s}
+  - name: m
+    ops:
+      - host: {duration: 1 ms}
+      - `+c.op+`
+`)
+		a, b := op(t, alone, "c@gpu0"), op(t, busy, "c@gpu0")
+		ta, tb := (a.End - a.Begin).Seconds(), (b.End - b.Begin).Seconds()
+		if r := tb / ta; r < 1.98 || r > 2.02 {
+			t.Errorf("%s: transfers took %.4g s alone and %.4g s beside a whole-GPU kernel (x%.3f), want twice", c.name, ta, tb, r)
+		}
+	}
+}
