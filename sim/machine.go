@@ -305,8 +305,8 @@ func (m *Machine) Validate() error {
 		if h.TimingOverhead < 0 {
 			add("host %s: timing overhead is negative", h.Name)
 		}
-		if h.APIOverhead < 0 || h.StagingSetup < 0 {
-			add("host %s: api_overhead and staging_setup must not be negative", h.Name)
+		if h.APIOverhead < 0 || h.StagingSetup < 0 || h.StagingHandoff < 0 || h.GraphLaunch < 0 {
+			add("host %s: api_overhead, graph_launch, staging_setup and staging_handoff must not be negative", h.Name)
 		}
 		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {
 			add("host %s: memcpy and memory bandwidths must be from 1 B/s to 1 EB/s", h.Name)

@@ -1164,7 +1164,7 @@ func (r *run) finish() *Result {
 	}
 	var end Time
 	for i := range res.Ops {
-		end = max(end, res.Ops[i].End, res.Ops[i].HostEnd, res.Ops[i].Start)
+		end = max(end, res.Ops[i].End, res.Ops[i].HostEnd, res.Ops[i].Start, res.Ops[i].Issued)
 	}
 	for _, t := range r.threads {
 		if t.done && t.end > end {
@@ -1280,6 +1280,10 @@ func (r *run) stuck() (string, []string) {
 			out = append(out, fmt.Sprintf("thread %s: %s awaits semaphore %s (count %d)", t.t.Name, where, r.p.Semaphores[op.Sem].Name, r.sems[op.Sem].count))
 		case phSync:
 			out = append(out, fmt.Sprintf("thread %s: %s is blocked in a sync", t.t.Name, where))
+		case phStaging:
+			// A pageable copy's call returns once its bytes are staged,
+			// which waits on the work ahead of the copy on its stream.
+			out = append(out, fmt.Sprintf("thread %s: %s is blocked in the call of a pageable copy, which returns once its bytes are staged; they wait on the work ahead of it on its stream", t.t.Name, where))
 		default:
 			out = append(out, fmt.Sprintf("thread %s: %s cannot proceed", t.t.Name, where))
 		}

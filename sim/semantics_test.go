@@ -813,6 +813,50 @@ threads:
 	}
 }
 
+// A thread stuck in a pageable copy's call behind a collective whose other
+// rank never comes: the copy was issued at 2 us (its 1 us call after the
+// collective's), later than anything else happened, and the makespan covers
+// it, so every op starts no earlier than it was issued and the GPU's time
+// and the critical path add up to the makespan.
+func TestDeadlockMakespanCoversIssues(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 1 us}`, 1)
+	res, err := simulateErr(t, topo, `
+name: stuck
+threads:
+  - name: main
+    ops:
+      - allreduce: {id: ar, gpus: [gpu0, gpu1], bytes: 1 MB, stream: s, rank: gpu0}
+      - copy: {id: d, from: gpu0, to: cpu0, bytes: 1 MB, memory: pageable, stream: gpu0/s}
+  - name: other
+    ops:
+      - await: {semaphore: never}
+      - allreduce: {id: ar, gpus: [gpu0, gpu1], bytes: 1 MB, stream: s, rank: gpu1}
+`)
+	if err == nil || !strings.Contains(err.Error(), "thread main: op d (scen.yaml:8:15) is blocked in the call of a pageable copy") {
+		t.Fatalf("deadlock %v, want thread main named blocked in the pageable copy's call", err)
+	}
+	d := op(t, res, "d")
+	if d.Issued != us(2) || res.Makespan < d.Issued || d.Start < d.Issued {
+		t.Errorf("copy issued at %s, started %s; makespan %s: want issued at 2 us, no later than either", d.Issued, d.Start, res.Makespan)
+	}
+	for _, r := range res.Ops {
+		if r.Issued >= 0 && r.Start < r.Issued {
+			t.Errorf("%s starts at %s, before it was issued at %s", r.ID, r.Start, r.Issued)
+		}
+	}
+	g := res.GPUs[0]
+	if sum := g.Compute + g.Comm + g.Copy + g.Idle(); sum != res.Makespan {
+		t.Errorf("gpu0's time adds up to %s, want the makespan %s", sum, res.Makespan)
+	}
+	var path sim.Time
+	for _, s := range res.CriticalPath {
+		path += s.Time
+	}
+	if path != res.Makespan {
+		t.Errorf("critical path adds up to %s, want the makespan %s", path, res.Makespan)
+	}
+}
+
 func TestStagingSharesACoreWithHostWork(t *testing.T) {
 	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 0 us, cores: 1, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s, staging_chunk: 1 MiB}`, 1)
 	res := simulate(t, topo, `

@@ -72,3 +72,20 @@ func TestIDTableComparesIDsWhereHashFragmentsMatch(t *testing.T) {
 		t.Error("the second b not reported as a duplicate")
 	}
 }
+
+// TestValidateRefusesNegativeHostTimes: a negative staging handoff or graph
+// launch (reachable from Go, not from YAML) is refused, not run into a
+// saturated sum that reads as a time overflow.
+func TestValidateRefusesNegativeHostTimes(t *testing.T) {
+	for _, h := range []Host{
+		{Name: "cpu0", StagingHandoff: -Microsecond},
+		{Name: "cpu0", GraphLaunch: -Microsecond},
+	} {
+		h.MemoryBandwidth, h.MemcpyBandwidth, h.StagingChunk, h.StagingBuffers = 1e9, 1e9, 1<<20, 2
+		m := &Machine{Name: "m"}
+		m.AddHost(h, true)
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+			t.Errorf("%+v: error %v, want a negative host time refused", h, err)
+		}
+	}
+}
