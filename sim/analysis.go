@@ -460,6 +460,9 @@ func criticalPath(res *Result, last int) []PathStep {
 			next, nextAt = cur, atIssued
 		case rec.CauseKind == CauseHost:
 			next, nextAt = int(rec.ThreadPrev), atHostEnd
+		case rec.CauseKind == CauseRank:
+			// The last part to start was issued by its thread then.
+			next, nextAt = int(rec.Cause), atIssued
 		default:
 			next = int(rec.Cause)
 		}

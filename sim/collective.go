@@ -336,7 +336,10 @@ func (c *collState) arrive(rank int) {
 		delete(r.colls, c.op.ID)
 	}
 	// Every rank is in: the collective's execution begins. Parts that
-	// waited for the others record the last arrival's cause as theirs.
+	// waited for the others record the last arrival's cause as theirs;
+	// where that was its thread's issuing it (a rank issued by a thread of
+	// its own), the last part itself, so that the critical path goes
+	// through that thread rather than the waiting part's own.
 	now := r.e.now
 	lastRec := c.parts[rank].record()
 	for _, p := range c.parts {
@@ -344,6 +347,9 @@ func (c *collState) arrive(rank int) {
 		rec.Begin = now
 		if p != c.parts[rank] {
 			rec.Cause, rec.CauseKind = lastRec.Cause, lastRec.CauseKind
+			if lastRec.CauseKind == CauseHost {
+				rec.Cause, rec.CauseKind = int32(c.parts[rank].rec), CauseRank
+			}
 		}
 	}
 	c.began = true

@@ -36,9 +36,10 @@ const (
 	CauseSync                       // (syncs) the last op it waited for ended
 	CauseSemaphore                  // (awaits) another thread signalled
 	CauseComm                       // (collective parts) the part of its communicator issued before it on its GPU ended
+	CauseRank                       // (collective parts) the last of its collective's parts to start, Cause, was issued by its thread
 )
 
-var causeNames = [...]string{"none", "host", "stream", "event", "engine", "sync", "semaphore", "comm"}
+var causeNames = [...]string{"none", "host", "stream", "event", "engine", "sync", "semaphore", "comm", "rank"}
 
 func (k CauseKind) String() string {
 	if int(k) < len(causeNames) {

@@ -743,6 +743,37 @@ threads:
 	}
 }
 
+// A collective issued rank by rank whose second rank's thread first works
+// 50 ms on the host: the path runs through that host op, not through the
+// first rank's thread, which issued its part at once and then a 1 us
+// kernel behind it (the op that ends last).
+func TestCriticalPathThroughTheLastRankToIssue(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 0 us}`, 1)
+	res := simulate(t, topo, `
+name: straggler
+threads:
+  - name: r0
+    ops:
+      - allreduce: {id: ar, gpus: [gpu0, gpu1], bytes: 1 MB, stream: s, rank: gpu0}
+      - kernel: {id: k, stream: gpu0/s, duration: 1 us}
+  - name: r1
+    ops:
+      - host: {id: h, duration: 50 ms}
+      - allreduce: {id: ar, gpus: [gpu0, gpu1], bytes: 1 MB, stream: s, rank: gpu1}
+`)
+	byPart, byID := pathTotals(res)
+	ar := op(t, res, "ar@gpu0")
+	if byID["h"] != us(50_000) || byID["ar@gpu0"] != ar.End-us(50_000) || byID["k"] != us(1) || byPart[sim.PartOp] != res.Makespan {
+		t.Errorf("critical path: h %s, ar@gpu0 %s, k %s, ops %s of %s; want 50 ms, %s, 1 us, all of it", byID["h"], byID["ar@gpu0"], byID["k"], byPart[sim.PartOp], res.Makespan, ar.End-us(50_000))
+	}
+	if ar.CauseKind != sim.CauseRank || res.Ops[ar.Cause].ID != "ar@gpu1" {
+		t.Errorf("ar@gpu0 cause %v %s, want rank ar@gpu1", ar.CauseKind, res.Ops[ar.Cause].ID)
+	}
+	if got := res.Bottleneck(); !strings.HasPrefix(got, "host-bound") {
+		t.Errorf("bottleneck %q, want host-bound", got)
+	}
+}
+
 func TestCriticalPathThroughPageableStagingBehindAKernel(t *testing.T) {
 	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
 	res := simulate(t, topo, `
