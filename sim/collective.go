@@ -110,6 +110,10 @@ type planState struct {
 	// cross, and for each use, its direction's index there or -1.
 	spanDirs []int32
 	spanOf   []int32
+	// excess is, for each use, what the task loads the resource with
+	// beyond the bytes it puts there (run.excess); nil where no task
+	// crosses a link with a kernel coefficient.
+	excess []float64
 }
 
 // taskInfo is a task of a plan as a run reads it, in 64 bytes: the
@@ -198,7 +202,19 @@ func (r *run) planState(plan *CollPlan) *planState {
 		}
 	}
 	for i := range ps.info {
-		ps.info[i].base = min(ps.info[i].base, ps.info[i].bound)
+		ti := &ps.info[i]
+		ti.base = min(ti.base, ti.bound)
+		for k := ti.useLo; k < ti.useHi; k++ {
+			u := ps.uses[k]
+			if l := r.linkOf(u.res); l >= 0 {
+				if kc := r.m.Links[l].KernelCoef(); kc != 1 {
+					if ps.excess == nil {
+						ps.excess = make([]float64, len(ps.uses))
+					}
+					ps.excess[k] = ti.bytes * u.coef * (1 - 1/kc)
+				}
+			}
+		}
 	}
 	if r.spans {
 		dirs := int32(2 * len(r.m.Links))
@@ -447,6 +463,15 @@ func (tr *taskRun) flowDone(*flow) {
 	c, i, ti := tr.c, tr.task, tr.info
 	if c.r.spans {
 		c.span(ti, true)
+	}
+	if ex := c.ps.excess; ex != nil {
+		r := c.r
+		if r.excess == nil {
+			r.excess = make([]float64, len(r.s.res))
+		}
+		for k := ti.useLo; k < ti.useHi; k++ {
+			r.excess[c.ps.uses[k].res] += ex[k]
+		}
 	}
 	tr.running = false
 	tr.c, tr.info = nil, nil

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -497,6 +498,29 @@ threads:
 		ta, tb := (a.End - a.Begin).Seconds(), (b.End - b.Begin).Seconds()
 		if r := tb / ta; r < 1.98 || r > 2.02 {
 			t.Errorf("%s: transfers took %.4g s alone and %.4g s beside a whole-GPU kernel (x%.3f), want twice", c.name, ta, tb, r)
+		}
+	}
+}
+
+// TestLinkBytesOfCollectives: a link counts the bytes that crossed it,
+// while its utilization counts kernel-driven bytes at the link's copy rate.
+// A ring all-reduce of 64 MB over four GPUs sends 2 x 3/4 x 64 MB = 96 MB
+// out of each GPU (Simple: no wire overhead), over links whose kernel
+// transfers reach half their 100 GB/s: 96 MB crossed, a load of 192 MB.
+// A 1 GB copy beside it on the same link adds its bytes to both.
+func TestLinkBytesOfCollectives(t *testing.T) {
+	topo := strings.ReplaceAll(nvSwitch4, "bandwidth: 100 GB/s}", "bandwidth: 100 GB/s, sm_bandwidth: 50 GB/s}")
+	for _, withCopy := range []bool{false, true} {
+		scen := allreduce("all", "64 MB", ", algorithm: ring, protocol: simple")
+		add := 0.0
+		if withCopy {
+			scen += "      - copy: {id: c, from: gpu0, to: gpu1, bytes: 1 GB, stream: gpu0/x}\n"
+			add = 1e9
+		}
+		res := simulate(t, topo, scen)
+		l := linkDir(t, res, "gpu0", "nvs")
+		if math.Abs(l.Bytes-(96e6+add)) > 1 || math.Abs(l.Used-(192e6+add)) > 1 {
+			t.Errorf("copy %v: gpu0->nvs carried %.0f bytes, load %.0f; want %.0f and %.0f", withCopy, l.Bytes, l.Used, 96e6+add, 192e6+add)
 		}
 	}
 }

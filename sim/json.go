@@ -121,7 +121,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 			j.str(from)
 			j.key("to", false)
 			j.str(to)
-			j.resource(l.ResourceStats, res.Makespan)
+			j.resource(l.ResourceStats, res.Makespan, l.Bytes)
 			j.raw("}")
 		}
 		switch {
@@ -141,7 +141,7 @@ func WriteJSON(w io.Writer, res *Result) error {
 		j.raw("\n  {")
 		j.key("name", true)
 		j.str(m.Hosts[i].Name)
-		j.resource(h, res.Makespan)
+		j.resource(h, res.Makespan, h.Used)
 		j.raw("}")
 	}
 	j.raw("]")
@@ -373,11 +373,13 @@ func (j *jw) num(v float64) {
 	j.raw(strconv.FormatFloat(v, 'g', 10, 64))
 }
 
-func (j *jw) resource(r ResourceStats, span Time) {
+// resource writes r's fields; bytes is what crossed it (r.Used but for
+// links, LinkStats.Bytes), while its utilization is r's load.
+func (j *jw) resource(r ResourceStats, span Time, bytes float64) {
 	j.key("capacity_bytes_per_s", false)
 	j.num(r.Capacity)
 	j.key("bytes", false)
-	j.raw(strconv.FormatFloat(math.Round(r.Used), 'f', 0, 64))
+	j.raw(strconv.FormatFloat(math.Round(bytes), 'f', 0, 64))
 	j.tkey("busy_ns", r.Busy)
 	j.key("utilization", false)
 	j.num(r.Utilization(span))

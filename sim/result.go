@@ -151,6 +151,11 @@ type LinkStats struct {
 	Link    int
 	Reverse bool // direction B to A
 	Both    bool // both directions together; Reverse is false
+	// Bytes is what crossed it, protocol overhead (LL's flags) included.
+	// ResourceStats.Used is its load in the link's copy-engine units:
+	// more than Bytes where kernel-driven transfers, which reach only
+	// SMBandwidth, crossed it (Bandwidth/SMBandwidth of their bytes each).
+	Bytes float64
 	ResourceStats
 }
 

@@ -159,6 +159,24 @@ type run struct {
 	duplex []int32
 	// spans: record Result.CollLinks (Options.CollLinks).
 	spans bool
+	// excess is, per resource, what kernel-driven transfers loaded on it
+	// beyond their bytes (a link carries them at its SMBandwidth: they
+	// load it Bandwidth/SMBandwidth per byte); nil until one ends.
+	excess []float64
+}
+
+// linkOf returns the link whose direction or joint limit resource res is,
+// or -1.
+func (r *run) linkOf(res int32) int {
+	if int(res) < 2*len(r.m.Links) {
+		return int(res) / 2
+	}
+	for i, d := range r.duplex {
+		if d == res {
+			return i
+		}
+	}
+	return -1
 }
 
 func (r *run) route(a, b int) Route {
@@ -1219,13 +1237,21 @@ func (r *run) finish() *Result {
 		x := &r.s.res[i]
 		return ResourceStats{Name: x.name, Capacity: x.capacity, Used: x.used, Busy: x.busy, Peak: x.peak, Series: x.series}
 	}
+	link := func(l LinkStats, i int) LinkStats {
+		l.ResourceStats = stats(i)
+		l.Bytes = l.Used
+		if r.excess != nil {
+			l.Bytes = max(l.Used-r.excess[i], 0)
+		}
+		return l
+	}
 	for i := range r.m.Links {
-		res.Links = append(res.Links, LinkStats{Link: i, ResourceStats: stats(2 * i)})
-		res.Links = append(res.Links, LinkStats{Link: i, Reverse: true, ResourceStats: stats(2*i + 1)})
+		res.Links = append(res.Links, link(LinkStats{Link: i}, 2*i))
+		res.Links = append(res.Links, link(LinkStats{Link: i, Reverse: true}, 2*i+1))
 	}
 	for i := range r.duplex {
 		if r.duplex[i] >= 0 {
-			res.Links = append(res.Links, LinkStats{Link: i, Both: true, ResourceStats: stats(int(r.duplex[i]))})
+			res.Links = append(res.Links, link(LinkStats{Link: i, Both: true}, int(r.duplex[i])))
 		}
 	}
 	for _, h := range r.hosts {

@@ -87,7 +87,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 				fmt.Fprintf(tw, "  ... %d more\t\t\t\t\n", len(rows)-i)
 				break
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.st.Used, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.st.Bytes, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
 				100*r.st.Utilization(span), pct(r.st.Busy, span))
 		}
 		tw.Flush()
