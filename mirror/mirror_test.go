@@ -198,6 +198,40 @@ links:
 	}
 }
 
+// TestP2PTestWithoutAStagingHost: two GPUs, each on its own host, joined
+// by NVLink only (as two Graces' GPUs of a GB200 rack): peer copies run,
+// but without peer access no host reaches both, so the P2P=Disabled cells
+// between them are N/A rather than a deadlock.
+func TestP2PTestWithoutAStagingHost(t *testing.T) {
+	tp, err := topologies.Load("graces.yaml", []byte(`name: graces
+hosts: [{name: cpu0}, {name: cpu1}]
+gpus:
+  - {name: gpu0, model: B200, host: cpu0}
+  - {name: gpu1, model: B200, host: cpu1}
+links:
+  - {ends: [gpu0, cpu0], type: nvlink-c2c}
+  - {ends: [gpu1, cpu1], type: nvlink-c2c}
+  - {ends: [gpu0, gpu1], type: nvlink5, count: 18}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := P2PTest(tp.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mx := range ms {
+		disabled := strings.Contains(mx.Name, "disabled")
+		for i := range 2 {
+			for j := range 2 {
+				if v := mx.Cells[i][j]; (v == nil) != (disabled && i != j) {
+					t.Errorf("%s[%d][%d] = %v: want N/A exactly for P2P=Disabled between the two", mx.Name, i, j, v)
+				}
+			}
+		}
+	}
+}
+
 // nccl-tests prints its average bus bandwidth with C's %g: 6 significant
 // digits (methods.md §4).
 func TestNCCLTestsAverageIsPrintedWithCsG(t *testing.T) {

@@ -42,6 +42,10 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	}
 	gpus := gpuIndexNames(m)
 	node := func(i int) int { return m.GPUs[i].Node }
+	// Without peer access a copy stages through a host both GPUs reach;
+	// where none does (GPUs of different Graces of a GB200 rack), the
+	// P2P=Disabled cells are N/A.
+	unstaged := func(i, j int) bool { return i != j && m.StagedPath(i, j).Kind == sim.PathNone }
 	conn := newMatrix(P2PConnectivity, "P2P Connectivity Matrix", "", gpus, gpus)
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
@@ -69,6 +73,9 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 			mx := newMatrix(fmt.Sprintf("%s_p2p_%s", name, strings.ToLower(state)), fmt.Sprintf(title, state), "GB/s", gpus, gpus)
 			for i := 0; i < g; i++ {
 				for j := 0; j < g; j++ {
+					if !enabled && (unstaged(i, j) || bidir && unstaged(j, i)) {
+						continue
+					}
 					specs := []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pBytes, repeat: p2pRepeat, noPeer: !enabled}}
 					if bidir {
 						specs = append(specs, copySpec{src: node(j), dst: node(i), gpu: j, bytes: p2pBytes, repeat: p2pRepeat, noPeer: !enabled})
@@ -100,6 +107,9 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 		cpuM := newMatrix("latency_p2p_"+strings.ToLower(state)+"_cpu", title+" (CPU)", "us", gpus, gpus)
 		for i := 0; i < g; i++ {
 			for j := 0; j < g; j++ {
+				if !enabled && unstaged(i, j) {
+					continue
+				}
 				ts, hs, err := timeCopiesAndCalls(m, []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pLatencyBytes, repeat: p2pLatencyCount, noPeer: !enabled}})
 				if err != nil {
 					return nil, err

@@ -1439,6 +1439,9 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 			if b.m.PathBetween(src.Index, dst.Index).Kind == sim.PathNone {
 				n.Errorf("%s cannot reach %s: no route, and no host reachable from both to stage through", src.Name, dst.Name)
 				t.bad = true
+			} else if pn, _ := om.Get("p2p"); op.NoPeerAccess && b.m.StagedPath(src.Index, dst.Index).Kind == sim.PathNone {
+				pn.Errorf("without peer access a copy stages through a host that both GPUs reach, and no host reaches both %s and %s; drop p2p: false to copy peer to peer", src.Name, dst.Name)
+				t.bad = true
 			}
 		} else if _, ok := b.m.Route(op.Src, op.Dst); !ok {
 			n.Errorf("no route from %s to %s in topology %s", src.Name, dst.Name, b.m.Name)

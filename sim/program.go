@@ -439,7 +439,7 @@ type reachCache struct {
 	m     *Machine
 	trees *routeTrees
 	route map[[2]int]bool
-	path  map[[3]int]bool // {kind, a, b}: 0 PathBetween, 1 CollectivePath
+	path  map[[3]int]bool // {kind, a, b}: 0 PathBetween, 1 CollectivePath, 2 StagedPath
 	plans map[*CollPlan]string
 }
 
@@ -506,8 +506,21 @@ func (p *Program) checkCopy(m *Machine, op *Op, reach *reachCache) string {
 		if !reach.gpuPath(false, s.Index, d.Index) {
 			return fmt.Sprintf("no path from %s to %s", s.Name, d.Name)
 		}
+		if op.NoPeerAccess && !reach.stagedPath(s.Index, d.Index) {
+			return fmt.Sprintf("no peer access, and no host reachable from both %s and %s to stage the copy through", s.Name, d.Name)
+		}
 	}
 	return ""
+}
+
+func (c *reachCache) stagedPath(a, b int) bool {
+	k := [3]int{2, a, b}
+	ok, seen := c.path[k]
+	if !seen {
+		ok = c.m.stagedPath(c.trees, a, b).Kind != PathNone
+		c.path[k] = ok
+	}
+	return ok
 }
 
 func (p *Program) checkCollective(m *Machine, op *Op, reach *reachCache) string {

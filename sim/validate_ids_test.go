@@ -89,3 +89,25 @@ func TestValidateRefusesNegativeHostTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateRefusesUnstageableCopies: a copy without peer access between
+// GPUs that no one host reaches (each on its own host, joined by NVLink) is
+// refused, not left to deadlock.
+func TestValidateRefusesUnstageableCopies(t *testing.T) {
+	m := &Machine{Name: "m"}
+	for i := range 2 {
+		h := m.AddHost(Host{Name: fmt.Sprint("cpu", i), MemoryBandwidth: 1e9, MemcpyBandwidth: 1e9, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
+		m.AddGPU(GPU{Name: fmt.Sprint("gpu", i), Host: h, CopyEngines: 1, MemoryBandwidth: 1e12})
+		m.AddLink(Link{A: m.GPUs[i].Node, B: m.Hosts[h].Node, Kind: LinkC2C, Bandwidth: 1e9, P2P: true})
+	}
+	m.AddLink(Link{A: m.GPUs[0].Node, B: m.GPUs[1].Node, Kind: LinkNVLink, Bandwidth: 1e9, P2P: true})
+	for _, noPeer := range []bool{false, true} {
+		p := &Program{Name: "p", Streams: []Stream{{GPU: 0, Name: "s"}}, Threads: []Thread{{Name: "a", Host: 0, Ops: []Op{
+			{ID: "c", Kind: OpCopy, Stream: 0, Src: m.GPUs[0].Node, Dst: m.GPUs[1].Node, Bytes: 1, NoPeerAccess: noPeer},
+		}}}}
+		err := p.Validate(m)
+		if refused := err != nil && strings.Contains(err.Error(), "no host reachable from both gpu0 and gpu1"); refused != noPeer {
+			t.Errorf("no peer access %v: error %v", noPeer, err)
+		}
+	}
+}
