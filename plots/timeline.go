@@ -111,14 +111,18 @@ func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
 func mergeBars(bars []bar, pixel float64) []bar {
 	sort.SliceStable(bars, func(i, j int) bool { return bars[i].x0 < bars[j].x0 })
 	var out []bar
+	// width is, for the last merged bar, the time each kind in it covers:
+	// the kind that covers the most names it (the first in case of a tie).
+	var width map[Kind]float64
 	for _, b := range bars {
 		if n := len(out); n > 0 {
 			last := &out[n-1]
 			narrow := b.x1-b.x0 < pixel || last.x1-last.x0 < pixel
 			if narrow && b.x0 <= last.x1+pixel {
 				wa, wb := last.x1-last.x0, b.x1-b.x0
-				if wb > wa {
-					last.kind = b.kind // the longer one names the merged bar
+				width[b.kind] += wb
+				if width[b.kind] > width[last.kind] {
+					last.kind = b.kind
 				}
 				x1 := math.Max(last.x1, b.x1)
 				if b.kind == KindTransfer && x1 > last.x0 {
@@ -131,6 +135,7 @@ func mergeBars(bars []bar, pixel float64) []bar {
 			}
 		}
 		out = append(out, b)
+		width = map[Kind]float64{b.kind: b.x1 - b.x0}
 	}
 	return out
 }
