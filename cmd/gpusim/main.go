@@ -56,7 +56,37 @@ var version = "0.1.0-dev"
 var buildRevision = ""
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runChecked(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// runChecked runs the command, and fails it (exit status 1) where what it
+// printed did not reach its reader (a full disk, a closed pipe).
+func runChecked(args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := run(args, out, stderr)
+	if out.err != nil && code == exitOK {
+		fmt.Fprintf(stderr, "gpusim: writing standard output: %v\n", unwrapPath(out.err))
+		code = exitFail
+	}
+	return code
+}
+
+// checkedWriter passes writes on and keeps the first error; after it, it
+// writes nothing more.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // usage is the top-level help; each command's line is its synopsis, the

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"gpusim": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"gpusim": func() { os.Exit(runChecked(os.Args[1:], os.Stdout, os.Stderr)) },
 		// gpusim on a fake GPU (hw.NewFake with fakeGPU's numbers), for
 		// the transcripts of run --backend hw, replay and calibrate.
 		"gpusim-fakegpu": func() {
@@ -411,6 +412,22 @@ func TestTopoShowGroupsPairs(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in:\n%s", want, got[strings.Index(got, "GPU pairs"):])
+		}
+	}
+}
+
+// fullWriter fails every write, as /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestOutputThatDidNotArrive: a command whose output could not be written
+// fails with exit status 1 and says so on stderr, whichever command it is.
+func TestOutputThatDidNotArrive(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"topo", "list"}, {"run", "quickstart"}, {"validate", "quickstart"}} {
+		var stderr bytes.Buffer
+		if code := runChecked(args, fullWriter{}, &stderr); code != exitFail || stderr.String() != "gpusim: writing standard output: no space left on device\n" {
+			t.Errorf("gpusim %s: exit %d, stderr %q; want 1 and the write error", strings.Join(args, " "), code, stderr.String())
 		}
 	}
 }
