@@ -282,16 +282,23 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			// A file or name flag given an empty value (--trace '', a
 			// variable that was not set) would silently do nothing; for
 			// the others (--algo '', --gpu '') empty is the default.
-			var empty string
+			// One given a flag (--trace --json: the flag's value is
+			// "--json") or "-" would write a file of that name.
+			var empty, dash, dashValue string
 			fs.Visit(func(f *flag.Flag) {
-				if g, ok := f.Value.(flag.Getter); ok && empty == "" && fileOrNameFlags[f.Name] {
+				if g, ok := f.Value.(flag.Getter); ok && empty == "" && dash == "" && fileOrNameFlags[f.Name] {
 					if s, ok := g.Get().(string); ok && s == "" {
 						empty = f.Name
+					} else if ok && strings.HasPrefix(s, "-") {
+						dash, dashValue = f.Name, s
 					}
 				}
 			})
 			if empty != "" {
-				return nil, &usageError{fmt.Sprintf("gpusim %s: --%s was given an empty value (see gpusim %s --help)", fs.Name(), empty, fs.Name())}
+				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given an empty value (see gpusim %s --help)", fs.Name(), dashes(empty)+empty, fs.Name())}
+			}
+			if dash != "" {
+				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given %q, which reads as a flag: give it a name (./%s for a file of that name, /dev/stdout for standard output)", fs.Name(), dashes(dash)+dash, dashValue, dashValue)}
 			}
 			return pos, nil
 		}
@@ -508,6 +515,10 @@ func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return fmt.Sprintf("unknown flag %s%s", dashes(name), name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		name = strings.TrimPrefix(name, "-")
+		return fmt.Sprintf("%s%s needs a value", dashes(name), name)
 	}
 	if m := badBoolRe.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s%s=%q: a switch takes no value (or =true, =false)", dashes(m[2]), m[2], m[1])
