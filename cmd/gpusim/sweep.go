@@ -38,6 +38,10 @@ const (
 // more was not written by gpusim sweep.
 const maxPoints = 1_000_000
 
+// maxJobs bounds -j: points run on the CPUs, and each running point holds
+// its whole run (hundreds of MB for a large one).
+const maxJobs = 256
+
 // sweepRow is one point of a sweep.
 type sweepRow struct {
 	Index      int        `json:"point"`
@@ -98,7 +102,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return cmdSweepMerge(args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("sweep", sweepSynopsis, stderr)
-	jobs := fs.Int("j", runtime.NumCPU(), "run `N` points at once")
+	jobs := fs.Int("j", runtime.NumCPU(), fmt.Sprintf("run `N` points at once (at most %d)", maxJobs))
 	csvOut := fs.String("csv", "", "write the table as CSV to `FILE` (written atomically)")
 	asJSON := fs.Bool("json", false, "print the table as JSON")
 	shard := fs.String("shard", "", "run only points i, i+n, i+2n, ... (`i/n`); default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shards")
@@ -243,7 +247,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	results := make(chan sweepRow)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < *jobs; w++ {
+	// More workers than points do nothing, and a worker per point of a
+	// large sweep (-j 100000) holds every point's run in memory at once.
+	for w := 0; w < min(*jobs, len(todo), maxJobs); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -297,7 +303,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if interrupted {
-		return &failError{fmt.Errorf("interrupted: %d of %d points done; the file is marked partial: rerun with --resume to finish it", len(table.Rows), countShard(len(points), shardI, shardN))}
+		saved := "; the file is marked partial: rerun with --resume to finish it"
+		if *csvOut == "" {
+			saved = "; without --csv nothing was saved (with --csv FILE, --resume finishes a sweep)"
+		}
+		return &failError{fmt.Errorf("interrupted: %d of %d points done%s", len(table.Rows), countShard(len(points), shardI, shardN), saved)}
 	}
 	return failedPoints(table)
 }

@@ -265,6 +265,19 @@ threads:
 	if !bytes.Contains(partial, []byte(": partial, ")) {
 		t.Fatalf("CSV not marked partial:\n%s", firstLine(string(partial)))
 	}
+	// Without --csv nothing was saved, and it says so rather than point
+	// at a file to resume.
+	bare := exec.Command(bin, "sweep", scen, "-j", "1")
+	var bareErr bytes.Buffer
+	bare.Stderr = &bareErr
+	if err := bare.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	bare.Process.Signal(syscall.SIGINT)
+	if err := bare.Wait(); err == nil || !strings.Contains(bareErr.String(), "without --csv nothing was saved") {
+		t.Errorf("interrupted without --csv: %v, stderr %q; want it to say nothing was saved", err, bareErr.String())
+	}
 	if out, err := exec.Command(bin, "sweep", scen, "-j", "2", "--csv", csv, "--resume").CombinedOutput(); err != nil {
 		t.Fatalf("resume: %v: %s", err, out)
 	}
