@@ -85,6 +85,9 @@ type sweepTable struct {
 	at      *tableAt          // where a table read back from a file is (not written)
 	// old marks a CSV of an older gpusim, without a training's rates.
 	old bool
+	// claimed is the count of rows a CSV's first line gives (-1 for a
+	// table without one: JSON).
+	claimed int
 }
 
 // hasRates reports whether a row of t has a training's rates.
@@ -774,6 +777,9 @@ func readSweepFile(name string) (*sweepTable, error) {
 	if err := checkSweepRows(t); err != nil {
 		return nil, err
 	}
+	if t.claimed >= 0 && len(t.Rows) != t.claimed {
+		return nil, fmt.Errorf("%s: the first line says %d points, but the file holds %s; want the table as gpusim sweep --csv wrote it (cut short, or edited: run the sweep or its shard again)", t.at.where("points"), t.claimed, plural(len(t.Rows), "1 row", "%d rows"))
+	}
 	return t, nil
 }
 
@@ -816,6 +822,8 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 		"vars":         {2, 1},
 	}}
 	t := &sweepTable{Scenario: sub(1), Partial: sub(2) == "partial", at: at}
+	at.head["points"] = filePos{1, headCol(first, m, 3)}
+	claimed, _ := strconv.Atoi(sub(3))
 	var err error
 	if t.Total, err = strconv.Atoi(sub(4)); err != nil || t.Total < 1 || t.Total > maxPoints {
 		return nil, fmt.Errorf("%s: %s points in all; want a sweep of 1 to %d points", at.where("points_total"), sub(4), maxPoints)
@@ -974,6 +982,7 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 		}
 		t.Rows = append(t.Rows, r)
 	}
+	t.claimed = claimed
 	return t, nil
 }
 
@@ -983,7 +992,7 @@ var sweepColWant = map[string]string{
 	"idle_mean":         "a fraction from 0 to 1",
 	"idle_max":          "a fraction from 0 to 1",
 	"idle_per_gpu":      "GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1",
-	"busiest_link_util": "a fraction at least 0",
+	"busiest_link_util": "a fraction from 0 to 1 (0 where no link carried anything)",
 	"samples_per_s":     "a training's samples a second, a number at least 0, or nothing",
 	"tokens_per_s":      "a training's tokens a second, a number at least 0, or nothing",
 	"mfu":               "a training's model FLOPs utilization, a fraction at least 0, or nothing",
@@ -992,7 +1001,7 @@ var sweepColWant = map[string]string{
 // parseSweepJSON reads a table printed by --json, with the place of each
 // row's fields.
 func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
-	var t sweepTable
+	t := sweepTable{claimed: -1}
 	if err := json.Unmarshal(data, &t); err != nil {
 		var off int64 = -1
 		var se *json.SyntaxError
@@ -1140,7 +1149,7 @@ func checkSweepRows(t *sweepTable) error {
 			k     int
 			v     float64
 			upTo1 bool
-		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, false},
+		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, true},
 			{9 + nv, deref(r.SamplesPerS), false}, {10 + nv, deref(r.TokensPerS), false}, {11 + nv, deref(r.MFU), false}} {
 			why := "is out of range"
 			if math.IsNaN(c.v) {
@@ -1149,6 +1158,9 @@ func checkSweepRows(t *sweepTable) error {
 			if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 || c.upTo1 && c.v > 1 {
 				return t.fieldError(r, c.k, "%q %s; want %s", r.rawField(c.k, c.v), why, sweepColWant[t.colName(c.k)])
 			}
+		}
+		if r.Link == "" && r.LinkUtil != 0 {
+			return t.fieldError(r, 6+nv, "%q with no busiest link; want 0 where no link carried anything", r.rawField(6+nv, r.LinkUtil))
 		}
 	}
 	return nil

@@ -546,6 +546,12 @@ func sweepMerge(t *testing.T, files ...[2]string) (string, int) {
 	return strings.ReplaceAll(errb, dir+string(filepath.Separator), "DIR/"), code
 }
 
+// csvOf is a CSV of the sweep of sweepCSVHead holding rows, its first line
+// counting them as gpusim sweep writes it.
+func csvOf(rows ...string) string {
+	return strings.Replace(sweepCSVHead, "3 of 4", fmt.Sprintf("%d of 4", len(rows)), 1) + strings.Join(rows, "")
+}
+
 // A table read back (sweep merge, --resume) whose rows gpusim sweep could
 // not have written is refused in one line naming the file, the line (the
 // # line is 1) and the column in characters of the field, the column's
@@ -570,7 +576,11 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=x,l,0.125,compute-bound,\n",
 			`DIR/f.csv:4:21: column idle_per_gpu: "gpu1=x": "x" is not a fraction; want GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1` + "\n"},
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,Inf,compute-bound,\n",
-			`DIR/f.csv:4:39: column busiest_link_util: "Inf" is out of range; want a fraction at least 0` + "\n"},
+			`DIR/f.csv:4:39: column busiest_link_util: "Inf" is out of range; want a fraction from 0 to 1 (0 where no link carried anything)` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,7,compute-bound,\n",
+			`DIR/f.csv:4:39: column busiest_link_util: "7" is out of range; want a fraction from 0 to 1 (0 where no link carried anything)` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,,0.5,compute-bound,\n",
+			`DIR/f.csv:4:38: column busiest_link_util: "0.5" with no busiest link; want 0 where no link carried anything` + "\n"},
 		// Columns count characters: é is one, two bytes.
 		{"1,é,2,abc,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
 			`DIR/f.csv:4:7: column makespan_s: "abc" is not a number; want the makespan in seconds, a number at least 0` + "\n"},
@@ -605,6 +615,8 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu\n"},
 		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
 			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set` + "\n"},
+		{"rows missing", sweepCSVHead + sweepCSVRow0,
+			"DIR/f.csv:1:30: the first line says 3 points, but the file holds 1 row; want the table as gpusim sweep --csv wrote it (cut short, or edited: run the sweep or its shard again)\n"},
 		{"not in the shard", "# gpusim sweep st: complete, 2 of 4 points shard 0/2\n" + sweepCSVHead[strings.Index(sweepCSVHead, "\n")+1:] + sweepCSVRow0 + sweepCSVRow1,
 			"DIR/f.csv:4:1: column point: point 1 is not one of shard 0/2's; want only its points, 0, 2\n"},
 	} {
@@ -614,7 +626,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		}
 	}
 	// A point in two files: the second is refused.
-	errb, code := sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + sweepCSVRow3 + sweepCSVRow0})
+	errb, code := sweepMerge(t, [2]string{"f.csv", csvOf(sweepCSVRow0, sweepCSVRow1)}, [2]string{"g.csv", csvOf(sweepCSVRow3, sweepCSVRow0)})
 	if want := "DIR/g.csv:4:1: column point: point 0 again (it is at DIR/f.csv:3:1); want each point once: each shard's file once, and no two files that hold the same shard\n"; code != 2 || errb != want {
 		t.Errorf("point 0 in two files: exit %d, stderr\n%s\nwant 2 and\n%s", code, errb, want)
 	}
@@ -628,12 +640,12 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 	}
 	// A value in one file that contradicts another file's: point 2 is
 	// y,1, at b's first place as point 0 is.
-	errb, code = sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + "2,y,2,1.5,0,0,gpu0=0 gpu1=0,l,0.5,compute-bound,\n"})
+	errb, code = sweepMerge(t, [2]string{"f.csv", csvOf(sweepCSVRow0, sweepCSVRow1)}, [2]string{"g.csv", csvOf("2,y,2,1.5,0,0,gpu0=0 gpu1=0,l,0.5,compute-bound,\n")})
 	if want := `DIR/g.csv:3:5: column b: point 2's "2" and point 0's "1" (at DIR/f.csv:3:5) fit no sweep`; code != 2 || !strings.HasPrefix(errb, want) {
 		t.Errorf("point 2 with b 2: exit %d, stderr\n%s\nwant 2 and a line starting\n%s", code, errb, want)
 	}
 	// The rows as written merge.
-	if errb, code := sweepMerge(t, [2]string{"f.csv", sweepCSVHead + sweepCSVRow0 + sweepCSVRow1}, [2]string{"g.csv", sweepCSVHead + sweepCSVRow3}); code != 0 || errb != "warning: the shards hold 3 of 4 points\n" {
+	if errb, code := sweepMerge(t, [2]string{"f.csv", csvOf(sweepCSVRow0, sweepCSVRow1)}, [2]string{"g.csv", csvOf(sweepCSVRow3)}); code != 0 || errb != "warning: the shards hold 3 of 4 points\n" {
 		t.Errorf("valid rows: exit %d, stderr %q; want 0 and a warning of the missing point", code, errb)
 	}
 	// A table printed by --json is read back with the same checks, its
@@ -675,7 +687,7 @@ threads:
 		{"1,y,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
 			csv + `:4:3: column a: "y" for point 1; want "x", the point's value in the sweep of ` + scen + " (was the row edited, or the file written by a sweep of other values?)\n"},
 	} {
-		os.WriteFile(csv, []byte(sweepCSVHead+sweepCSVRow0+tc.row1), 0o644)
+		os.WriteFile(csv, []byte(csvOf(sweepCSVRow0, tc.row1)), 0o644)
 		out, errb, code := runCmd(t, "sweep", scen, "--csv", csv, "--resume")
 		if code != 2 || errb != tc.want || out != "" {
 			t.Errorf("row %q: exit %d, stdout %q, stderr\n%s\nwant 2, nothing and\n%s", tc.row1, code, out, errb, tc.want)
