@@ -431,3 +431,25 @@ func TestOutputThatDidNotArrive(t *testing.T) {
 		}
 	}
 }
+
+// TestRunThatWouldNotFit: a scenario whose ops need more memory than is
+// free is refused before its run (exit 1, one line with the estimate), not
+// left to be killed; with room it runs. The quickstart's 21 ops need 21 KiB
+// at bytesPerOp.
+func TestRunThatWouldNotFit(t *testing.T) {
+	defer func(f func() (uint64, bool)) { freeMemory = f }(freeMemory)
+	for _, tc := range []struct {
+		free uint64
+		code int
+		err  string
+	}{
+		{10 << 10, exitFail, "gpusim: scenarios/quickstart.yaml expands to 21 ops, which need about 21 KiB to simulate; 10 KiB is free here: lower its counts, or run where more memory is free\n"},
+		{1 << 30, exitOK, ""},
+	} {
+		freeMemory = func() (uint64, bool) { return tc.free, true }
+		_, errb, code := runCmd(t, "run", "quickstart")
+		if code != tc.code || errb != tc.err {
+			t.Errorf("%d bytes free: exit %d, stderr %q; want %d, %q", tc.free, code, errb, tc.code, tc.err)
+		}
+	}
+}

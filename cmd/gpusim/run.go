@@ -63,6 +63,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *backend == "sim" {
+		if err := checkMemory(sc); err != nil {
+			return err
+		}
+	}
 	var res *sim.Result
 	var runErr error
 	if *backend == "hw" {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"gpusim/internal/units"
+	"gpusim/scenarios"
+)
+
+// bytesPerOp is what simulating one op takes in memory, its records and
+// the run's state at their peak: 0.9 KB of peak RSS an op for a million
+// 1 us kernels on pcie-2gpu (/usr/bin/time -f %M, 2026-11-30), and about as
+// much for a pipelined training's ops (a review measured 0.8 KB).
+const bytesPerOp = 1 << 10
+
+// freeMemory returns the memory this process may still use, where the
+// system says: MemAvailable of /proc/meminfo, and below it the room left
+// under a cgroup v2 limit (memory.max less memory.current) and under a
+// limit on the address space (ulimit -v). ok is false where none is known
+// (other systems than Linux).
+var freeMemory = func() (free uint64, ok bool) {
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if rest, found := strings.CutPrefix(sc.Text(), "MemAvailable:"); found {
+				if f := strings.Fields(rest); len(f) > 0 {
+					if kb, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+						free, ok = kb<<10, true
+					}
+				}
+			}
+		}
+	}
+	limit, err1 := os.ReadFile("/sys/fs/cgroup/memory.max")
+	used, err2 := os.ReadFile("/sys/fs/cgroup/memory.current")
+	if err1 == nil && err2 == nil {
+		l, e1 := strconv.ParseUint(strings.TrimSpace(string(limit)), 10, 64) // "max": no limit
+		u, e2 := strconv.ParseUint(strings.TrimSpace(string(used)), 10, 64)
+		if e1 == nil && e2 == nil {
+			room := uint64(0)
+			if l > u {
+				room = l - u
+			}
+			if !ok || room < free {
+				free, ok = room, true
+			}
+		}
+	}
+	if room, known := addressRoom(); known && (!ok || room < free) {
+		free, ok = room, true
+	}
+	return free, ok
+}
+
+// checkMemory refuses a scenario whose run would need more memory than is
+// free (the run would be killed, or die in the Go runtime, after minutes):
+// an environment's failure, exit status 1.
+func checkMemory(sc *scenarios.Scenario) error {
+	free, ok := freeMemory()
+	if !ok {
+		return nil
+	}
+	ops := uint64(sc.Program.NumOps())
+	if need := ops * bytesPerOp; need > free {
+		return &failError{fmt.Errorf("%s expands to %d ops, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", sc.File, ops, gib(need), gib(free))}
+	}
+	return nil
+}
+
+func gib(b uint64) string { return units.Format(float64(b), units.Bytes) }
