@@ -12,7 +12,13 @@ type engine struct {
 	// a flow), and rate the flow's rate then, for the run to name them.
 	culprit any
 	rate    float64
+	// progress, when set, is called every progressEvery events.
+	progress func(now Time, events uint64)
 }
+
+// progressEvery is how many events pass between calls of a run's
+// progress: about a tenth of a second of the loop.
+const progressEvery = 1 << 20
 
 // at schedules ev at absolute time t.
 func (e *engine) at(ev *Event, t Time) { e.q.Schedule(ev, t) }
@@ -32,6 +38,10 @@ func (e *engine) after(ev *Event, d Time) {
 // run fires events in (time, sequence) order until the queue is empty or an
 // error is recorded.
 func (e *engine) run() {
+	if e.progress != nil {
+		e.runReporting()
+		return
+	}
 	for e.err == nil {
 		ev := e.q.Pop()
 		if ev == nil {
@@ -85,4 +95,21 @@ func (e *OverflowError) Error() string {
 		msg = e.Where + ": " + msg
 	}
 	return msg
+}
+
+// runReporting is run calling progress every progressEvery events; a loop
+// of its own, so that runs without it pay nothing.
+func (e *engine) runReporting() {
+	for e.err == nil {
+		ev := e.q.Pop()
+		if ev == nil {
+			return
+		}
+		e.now = ev.at
+		e.events++
+		ev.h.Handle()
+		if e.events%progressEvery == 0 {
+			e.progress(e.now, e.events)
+		}
+	}
 }

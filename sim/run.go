@@ -44,16 +44,20 @@ type Options struct {
 	// link direction, which traces draw. It costs about 6% more
 	// instructions on a run of many collectives, so it is asked for.
 	CollLinks bool
+	// Progress, where set, is called every million events or so with the
+	// simulated time and the events so far (a long run's progress line).
+	Progress func(simulated Time, events uint64)
 }
 
 // RunOptions is Run with opt; every other result is the same as Run's.
 func RunOptions(m *Machine, p *Program, opt Options) (*Result, error) {
-	return runWith(m, p, runOptions{noSeries: opt.NoLoadSeries, collLinks: opt.CollLinks})
+	return runWith(m, p, runOptions{noSeries: opt.NoLoadSeries, collLinks: opt.CollLinks, progress: opt.Progress})
 }
 
 // runOptions are Options and knobs for the package's own tests.
 type runOptions struct {
 	noSeries, collLinks bool
+	progress            func(Time, uint64)
 	// oversubscribe breaks the flow solver on purpose (rates 1.5x what the
 	// resources allow), so that tests can show their checks catch it.
 	oversubscribe bool
@@ -89,6 +93,7 @@ func runWith(m *Machine, p *Program, opt runOptions) (*Result, error) {
 	r.noReuse = opt.noReuse
 	r.chunkByChunk = opt.chunkByChunk
 	r.spans = opt.collLinks
+	r.e.progress = opt.progress
 	if opt.around != nil {
 		opt.around(r.e.run)
 	} else {

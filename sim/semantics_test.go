@@ -1258,3 +1258,39 @@ threads:
 		}
 	}
 }
+
+// TestProgressIsReportedAndChangesNothing: a run with a progress callback
+// reports every 2^20 events, in order, within the run, and its result is
+// the one without.
+func TestProgressIsReportedAndChangesNothing(t *testing.T) {
+	sc := mustLoad(t, twoGPUs, `
+name: long
+topology: t.yaml
+threads:
+  - name: main
+    ops: [{repeat: {count: 300000, ops: [{kernel: {stream: gpu0/s, duration: 1 us}}]}}]
+`)
+	var times []sim.Time
+	var counts []uint64
+	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{Progress: func(now sim.Time, events uint64) {
+		times, counts = append(times, now), append(counts, events)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Makespan != plain.Makespan || res.Events != plain.Events {
+		t.Errorf("with progress: makespan %s, %d events; without: %s, %d", res.Makespan, res.Events, plain.Makespan, plain.Events)
+	}
+	if want := int(res.Events / (1 << 20)); len(counts) != want || want == 0 {
+		t.Fatalf("%d reports over %d events, want %d (and at least one)", len(counts), res.Events, want)
+	}
+	for i := range counts {
+		if counts[i] != uint64(i+1)<<20 || times[i] > res.Makespan || i > 0 && times[i] < times[i-1] {
+			t.Errorf("report %d: %d events at %s (makespan %s)", i, counts[i], times[i], res.Makespan)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
+	"time"
 
 	"gpusim/scenarios"
 	"gpusim/sim"
@@ -76,7 +78,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		// Only traces and plots draw the load series.
-		res, runErr = sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: *trace == "" && *plotTo == "", CollLinks: *trace != ""})
+		opt := sim.Options{NoLoadSeries: *trace == "" && *plotTo == "", CollLinks: *trace != ""}
+		line := newRunProgress(stderr)
+		if line.on {
+			opt.Progress = line.report
+		}
+		res, runErr = sim.RunOptions(sc.Topology.Machine, sc.Program, opt)
+		line.finish()
 	}
 	var dl *sim.DeadlockError
 	if over := (*sim.OverflowError)(nil); errors.As(runErr, &over) && over.Where != "" {
@@ -166,4 +174,42 @@ func loadScenarioWith(name string, opt scenarios.Options) (*scenarios.Scenario, 
 		return nil, fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
 	}
 	return scenarios.Load(name, data, opt)
+}
+
+// runProgress is the line a long run keeps on a terminal's stderr: from 2 s
+// on, the simulated time and the events so far, redrawn each second and
+// blanked at the end.
+type runProgress struct {
+	w           io.Writer
+	on          bool
+	start, last time.Time
+	width       int
+}
+
+func newRunProgress(w io.Writer) *runProgress {
+	p := &runProgress{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+func (p *runProgress) report(simulated sim.Time, events uint64) {
+	now := time.Now()
+	if now.Sub(p.start) < 2*time.Second || now.Sub(p.last) < time.Second {
+		return
+	}
+	p.last = now
+	line := fmt.Sprintf("\rsimulating: %s simulated, %d million events, %s", simulated, events/1_000_000, now.Sub(p.start).Round(time.Second))
+	pad := max(0, p.width-len(line))
+	p.width = len(line)
+	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
+}
+
+func (p *runProgress) finish() {
+	if p.width > 0 {
+		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
+	}
 }
