@@ -102,7 +102,7 @@ Usage:
   ` + sweepMergeSynopsis + `
         join the tables of sharded sweeps
   ` + validateSynopsis + `
-        check a topology or scenario file without running it
+        check a topology or scenario file (each value of its sweep too) without running it
   ` + topoShowSynopsis + `
         print a topology (a file or a shipped name) and the path between GPU pairs
   ` + topoListSynopsis + `

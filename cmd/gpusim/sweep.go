@@ -173,14 +173,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept, by %s; set only vars that are not", k, k, by)}
 		}
 	}
-	if n := scenarios.CountPoints(base.Sweep, maxPoints+1); n > maxPoints {
-		// The scenarios package does not say where the sweep: block is,
-		// so the message names the file alone.
-		var counts []string
-		for _, sv := range base.Sweep {
-			counts = append(counts, fmt.Sprintf("%d values of %s", len(sv.Values), sv.Name))
-		}
-		return fmt.Errorf("%s: the sweep has more than %d points (%s, each with each); want at most %d: list fewer values, or split the study into several", base.SweepAt, maxPoints, strings.Join(counts, " by "), maxPoints)
+	if err := sweepTooLarge(base); err != nil {
+		return err
 	}
 	points := scenarios.Points(base.Sweep)
 	table := &sweepTable{Scenario: base.Name, Total: len(points)}
@@ -313,6 +307,18 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return &failError{fmt.Errorf("interrupted: %d of %d points done%s", len(table.Rows), countShard(len(points), shardI, shardN), saved)}
 	}
 	return failedPoints(table)
+}
+
+// sweepTooLarge refuses a sweep of more than maxPoints points.
+func sweepTooLarge(base *scenarios.Scenario) error {
+	if n := scenarios.CountPoints(base.Sweep, maxPoints+1); n > maxPoints {
+		var counts []string
+		for _, sv := range base.Sweep {
+			counts = append(counts, fmt.Sprintf("%d values of %s", len(sv.Values), sv.Name))
+		}
+		return fmt.Errorf("%s: the sweep has more than %d points (%s, each with each); want at most %d: list fewer values, or split the study into several", base.SweepAt, maxPoints, strings.Join(counts, " by "), maxPoints)
+	}
+	return nil
 }
 
 // maxWarnedPoints bounds the points whose warnings a sweep prints.

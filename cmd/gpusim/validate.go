@@ -79,9 +79,16 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		for _, w := range sc.Program.Warnings {
 			fmt.Fprintln(stderr, "warning: "+w)
 		}
-		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s)\n", name, sc.Name, sc.Topology.Name,
+		sweep := ""
+		if len(sc.Sweep) > 0 {
+			if err := validateSweep(name, sc, set); err != nil {
+				return err
+			}
+			sweep = fmt.Sprintf("; a sweep of %s, each value loaded", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"))
+		}
+		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s%s)\n", name, sc.Name, sc.Topology.Name,
 			plural(len(sc.Program.Threads), "1 thread", "%d threads"), plural(sc.Program.NumOps(), "1 op", "%d ops"),
-			plural(len(sc.Program.Streams), "1 stream", "%d streams"))
+			plural(len(sc.Program.Streams), "1 stream", "%d streams"), sweep)
 	}
 	return nil
 }
@@ -541,4 +548,44 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return fmt.Sprintf(many, n)
+}
+
+// validateSweep loads the sweep's points that take each value of each var
+// (the others at their first value): a value that no point could run with
+// (d: abc, a topology that does not exist) is found without running the
+// sweep's every point, each problem on a line of its own naming the value.
+func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
+	if err := sweepTooLarge(sc); err != nil {
+		return err
+	}
+	first := make(scenarios.Point, len(sc.Sweep))
+	for k, sv := range sc.Sweep {
+		first[k] = sv.Values[0]
+	}
+	var problems []string
+	for k, sv := range sc.Sweep {
+		for j, v := range sv.Values {
+			if j == 0 && k > 0 {
+				continue // the point of every first value: loaded once
+			}
+			p := append(scenarios.Point(nil), first...)
+			p[k] = v
+			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: p.Set(sc.Sweep)}); err != nil {
+				problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", oneLine(err.Error()), pointDesc(sc.Sweep, p)))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// pointDesc is "a=1, b=x" for point p.
+func pointDesc(sweep []scenarios.SweepVar, p scenarios.Point) string {
+	var parts []string
+	for k, sv := range sweep {
+		parts = append(parts, sv.Name+"="+p[k])
+	}
+	return strings.Join(parts, ", ")
 }
