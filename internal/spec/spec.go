@@ -124,6 +124,25 @@ var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 // fallback when the search would parse too much (32 MB of prefixes).
 // An error inside a bracket or quote that spans lines is reported where
 // it began.
+// syntaxHint says what most often causes the parser's message msg about
+// line (1-based) of data, where it can tell: a tab in the indentation, a
+// line indented deeper than the key before it.
+func syntaxHint(data []byte, line int, msg string) string {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	text := lines[line-1]
+	indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
+	switch {
+	case strings.Contains(indent, "\t"):
+		return " (a tab indents this line: YAML indents with spaces)"
+	case strings.Contains(msg, "mapping values are not allowed"):
+		return " (a line indented deeper than the key before it, or a value holding \": \" that wants quotes)"
+	}
+	return ""
+}
+
 func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hint string) {
 	lines := strings.SplitAfter(string(data), "\n")
 	ends := make([]int, len(lines)+1) // ends[k]: the size of the first k lines
@@ -423,6 +442,9 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 		}
 		msg = strings.ReplaceAll(msg, "\n", " ")
 		line, col, hint := locateSyntaxError(data, line, msg)
+		if hint == "" {
+			hint = syntaxHint(data, line, msg)
+		}
 		return d, Node{}, List{{File: file, Line: line, Col: col, Msg: "not valid YAML: " + msg + hint}}
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
