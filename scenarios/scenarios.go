@@ -709,7 +709,11 @@ func (b *builder) loadTopology(n spec.Node) error {
 			if errors.Is(err, fs.ErrNotExist) {
 				why = "no such file"
 			}
-			n.Errorf("cannot read topology %s (%s): %s; shipped topologies: %s", s, p, why, strings.Join(topologies.Shipped(), ", "))
+			where := ""
+			if p != s {
+				where = " (" + p + ", beside the scenario)"
+			}
+			n.Errorf("cannot read topology %s%s: %s; shipped topologies: %s", s, where, why, strings.Join(topologies.Shipped(), ", "))
 			return nil
 		}
 		t, err := topologies.Load(p, data)

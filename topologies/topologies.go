@@ -551,10 +551,7 @@ func bandwidthTimes(n spec.Node, count int) float64 {
 }
 
 func efficiency(n spec.Node) float64 {
-	v, ok := n.Float(0, 1)
-	if ok && v == 0 {
-		n.Errorf("an efficiency must be more than zero (a fraction such as 0.8 or 80%%)")
-	}
+	v, _ := n.Fraction("efficiency")
 	return v
 }
 

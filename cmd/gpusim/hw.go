@@ -382,7 +382,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return &usageError{"usage: " + calibrateSynopsis}
+		return &usageError{fmt.Sprintf("gpusim calibrate: unexpected argument %q: it takes only flags (usage: %s)", pos[0], calibrateSynopsis)}
 	}
 	if *budget <= 0 {
 		return &usageError{"gpusim calibrate: --budget must be positive, such as 2m"}
@@ -550,7 +550,7 @@ func cmdTopoDiscover(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return &usageError{"usage: " + discoverSynopsis}
+		return &usageError{fmt.Sprintf("gpusim topo discover: unexpected argument %q: it takes only flags (usage: %s)", pos[0], discoverSynopsis)}
 	}
 	if err := checkNameFlag("topo discover", *name); err != nil {
 		return err

@@ -477,6 +477,9 @@ func oneArg(cmd, synopsis, noun, hint string, pos []string, set setFlag) error {
 	usage, _, _ := strings.Cut(synopsis, "\n")
 	switch len(pos) {
 	case 1:
+		if strings.TrimSpace(pos[0]) == "" {
+			return &usageError{fmt.Sprintf("gpusim %s: the %s given is empty (%s); usage: %s", cmd, noun, hint, usage)}
+		}
 		return nil
 	case 0:
 		return &usageError{fmt.Sprintf("gpusim %s: no %s given (%s); usage: %s", cmd, noun, hint, usage)}

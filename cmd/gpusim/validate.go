@@ -118,11 +118,11 @@ const (
 )
 
 func cmdTopo(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		return &usageError{"usage: " + topoSynopsis}
+	}
+	if args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stdout, "usage: "+topoSynopsis+"\n\nTOPOLOGY is a topology file or the name of a shipped one ("+strings.Join(topologies.Shipped(), ", ")+").")
-		if len(args) == 0 {
-			return &usageError{"usage: " + topoSynopsis}
-		}
 		return nil
 	}
 	switch args[0] {

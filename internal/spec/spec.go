@@ -1053,7 +1053,7 @@ func (n Node) Float(lo, hi float64) (float64, bool) {
 	t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		n.Errorf("%q is not a finite number", s)
+		n.Errorf("%q is not a number: expected one from %g to %g, written as 0.5, 1e6 or 50%%", s, lo, hi)
 		return 0, false
 	}
 	if pct {
@@ -1061,6 +1061,26 @@ func (n Node) Float(lo, hi float64) (float64, bool) {
 	}
 	if v < lo || v > hi {
 		n.Errorf("%s is out of range: expected a number from %g to %g", s, lo, hi)
+		return 0, false
+	}
+	return v, true
+}
+
+// Fraction reads a share: a number above 0 and at most 1, or a
+// percentage above 0% and at most 100%.
+func (n Node) Fraction(what string) (float64, bool) {
+	s, ok := n.Scalar()
+	if !ok {
+		return 0, false
+	}
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v <= 1) {
+		n.Errorf("%s is not a valid %s: expected a fraction above 0 and at most 1, such as 0.8 or 80%%", s, what)
 		return 0, false
 	}
 	return v, true
