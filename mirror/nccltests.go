@@ -90,7 +90,11 @@ func (c NCCLTestsConfig) Check() error {
 	case c.Procs < 0:
 		return fmt.Errorf("%d processes: give at least 1", c.Procs)
 	case len(c.Sizes()) > 1000:
-		return fmt.Errorf("-b %d -e %d steps through more than 1000 sizes", c.MinBytes, c.MaxBytes)
+		step := fmt.Sprintf("-f %d", c.Factor)
+		if c.Factor == 1 {
+			step = fmt.Sprintf("-i %d", c.StepBytes)
+		}
+		return fmt.Errorf("-b %d -e %d %s steps through more than 1000 sizes: raise -f (2 doubles each size) or -i, or narrow -b to -e", c.MinBytes, c.MaxBytes, step)
 	}
 	return nil
 }

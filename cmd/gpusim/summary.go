@@ -48,16 +48,24 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 			pct(g.IdleHost, span), pct(g.IdleInput, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies, g.Collectives)
 	}
 	tw.Flush()
+	var unused []string // GPUs that run nothing: one line for all
 	for _, g := range res.GPUs {
 		if g.Kernels+g.Copies+g.Collectives == 0 {
 			if peerCopies(res, g.Name) > 0 {
 				fmt.Fprintf(w, "  %s runs no ops of its own; it takes part in %s issued on other GPUs' streams.\n", g.Name, plural(peerCopies(res, g.Name), "1 copy", "%d copies"))
 			} else {
-				fmt.Fprintf(w, "  %s runs nothing in this scenario.\n", g.Name)
+				unused = append(unused, g.Name)
 			}
 		} else if c := dominantIdle(g); c != "" && g.Idle() > span/10 {
 			fmt.Fprintf(w, "  %s idles %s of the time, mostly %s.\n", g.Name, pct(g.Idle(), span), c)
 		}
+	}
+	switch len(unused) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "  %s runs nothing in this scenario.\n", unused[0])
+	default:
+		fmt.Fprintf(w, "  %d GPUs run nothing in this scenario: %s.\n", len(unused), nameRuns(unused))
 	}
 
 	type linkRow struct {
@@ -259,4 +267,36 @@ func rate(v float64) string {
 		}
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// nameRuns lists names, writing three or more that count up by one
+// (gpu3, gpu4, gpu5) as a range: gpu3-gpu5.
+func nameRuns(names []string) string {
+	split := func(s string) (string, int, bool) {
+		i := len(s)
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		n, err := strconv.Atoi(s[i:])
+		return s[:i], n, err == nil && i < len(s)
+	}
+	var out []string
+	for i := 0; i < len(names); {
+		p, n, ok := split(names[i])
+		j := i + 1
+		for ok && j < len(names) {
+			q, m, ok2 := split(names[j])
+			if !ok2 || q != p || m != n+(j-i) {
+				break
+			}
+			j++
+		}
+		if j-i >= 3 {
+			out = append(out, names[i]+"-"+names[j-1])
+		} else {
+			out = append(out, names[i:j]...)
+		}
+		i = j
+	}
+	return strings.Join(out, ", ")
 }

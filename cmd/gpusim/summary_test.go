@@ -83,3 +83,21 @@ func TestJSONWork(t *testing.T) {
 		t.Errorf("quickstart: exit %d, a work key: %v", code, bytes.Contains(out.Bytes(), []byte(`"work"`)))
 	}
 }
+
+// TestNameRuns: three or more names counting up by one are a range.
+func TestNameRuns(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"gpu1", "gpu2"}, "gpu1, gpu2"},
+		{[]string{"gpu1", "gpu2", "gpu3", "gpu5", "gpu6", "gpu7", "gpu8", "x"}, "gpu1-gpu3, gpu5-gpu8, x"},
+		{[]string{"a1", "b2", "b3", "b4", "c"}, "a1, b2-b4, c"},
+		{[]string{"gpu9", "gpu10", "gpu11"}, "gpu9-gpu11"},
+		{[]string{"gpu", "gpu1", "gpu2"}, "gpu, gpu1, gpu2"},
+	} {
+		if got := nameRuns(tc.in); got != tc.want {
+			t.Errorf("nameRuns(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
