@@ -151,6 +151,14 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	// Load once with the defaults to learn the sweep.
 	base, err := loadScenario(pos[0], set, *maxOps)
+	if err != nil && len(set) > 0 {
+		// A --set of a swept var is that mistake, whatever its value.
+		if plain, perr := loadScenario(pos[0], nil, *maxOps); perr == nil {
+			if serr := setsSwept(plain, set); serr != nil {
+				return serr
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -166,12 +174,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model has tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
 	}
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		if by, ok := scenarios.Sets(base.Sweep, k); ok && by == k {
-			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
-		} else if ok {
-			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept, by %s; set only vars that are not", k, k, by)}
-		}
+	if err := setsSwept(base, set); err != nil {
+		return err
 	}
 	if err := sweepTooLarge(base); err != nil {
 		return err
@@ -307,6 +311,18 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return &failError{fmt.Errorf("interrupted: %d of %d points done%s", len(table.Rows), countShard(len(points), shardI, shardN), saved)}
 	}
 	return failedPoints(table)
+}
+
+// setsSwept refuses a --set of a var the sweep sets.
+func setsSwept(base *scenarios.Scenario, set setFlag) error {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if by, ok := scenarios.Sets(base.Sweep, k); ok && by == k {
+			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
+		} else if ok {
+			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept, by %s; set only vars that are not", k, k, by)}
+		}
+	}
+	return nil
 }
 
 // sweepTooLarge refuses a sweep of more than maxPoints points.

@@ -974,6 +974,11 @@ func TestSweepGroupedValues(t *testing.T) {
 	if want := "gpusim sweep: --set tensor: tensor is swept, by layout; set only vars that are not\n"; code != 2 || !strings.HasSuffix(errb, want) {
 		t.Errorf("exit %d, %q; want 2 and %q", code, errb, want)
 	}
+	// So is a value the scenario could not take: the --set is the mistake.
+	_, errb, code = runCmd(t, "sweep", "launch-bound", "--set", "graph=maybe")
+	if want := "gpusim sweep: --set graph: graph is swept; set only vars that are not\n"; code != 2 || errb != want {
+		t.Errorf("--set graph=maybe: exit %d, %q; want 2 and %q", code, errb, want)
+	}
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "s.csv")
 	if _, e, code := runCmd(t, "sweep", "parallel-layout", "--shard", "1/4", "--csv", csv); code != 0 {
