@@ -480,7 +480,7 @@ const importSynopsis = "gpusim topo import FILE [--gpu MODEL] [--pcie TYPE] [--n
 func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("topo import", importSynopsis, stderr)
 	gpu := fs.String("gpu", "", "the GPU model (nvidia-smi topo -m names none; default: inferred from the NVLink counts): "+strings.Join(models.GPUNames(), ", "))
-	pcie := fs.String("pcie", "", "the GPUs' PCIe link type (default: the GPU model's)")
+	pcie := fs.String("pcie", "", "the GPUs' PCIe link type, such as pcie4x16 (default: the GPU model's)")
 	name := fs.String("name", "", "the topology's name (default: the file's name)")
 	out := fs.String("o", "", "write the topology YAML to `FILE` (default: standard output)")
 	noP2P := fs.Bool("no-p2p", false, "no GPU pair copies peer to peer over PCIe (consumer GPUs): hosts and PCIe switches get p2p: false")
@@ -492,10 +492,24 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{"usage: " + importSynopsis + "\n(FILE is what nvidia-smi topo -m prints; - reads standard input)"}
+		return &usageError{"usage: " + importSynopsis + " (FILE is what nvidia-smi topo -m prints; - reads standard input)"}
 	}
 	if err := checkNameFlag("topo import", *name); err != nil {
 		return err
+	}
+	if _, ok := models.LookupGPU(*gpu); *gpu != "" && !ok {
+		return &usageError{fmt.Sprintf("gpusim topo import: --gpu %q: unknown GPU model; models: %s", *gpu, strings.Join(models.GPUNames(), ", "))}
+	}
+	if *pcie != "" {
+		var types []string
+		for _, t := range models.LinkNames() {
+			if lt, _ := models.LookupLink(t); lt.Kind == sim.LinkPCIe {
+				types = append(types, t)
+			}
+		}
+		if lt, ok := models.LookupLink(*pcie); !ok || lt.Kind != sim.LinkPCIe {
+			return &usageError{fmt.Sprintf("gpusim topo import: --pcie %q: not a PCIe link type; types: %s", *pcie, strings.Join(types, ", "))}
+		}
 	}
 	var data []byte
 	file := pos[0]
