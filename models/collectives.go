@@ -596,9 +596,10 @@ func (p *planner) totalRingBW() float64 {
 func (p *planner) treeAlgBW(proto int) float64 {
 	bus := p.totalRingBW() * p.chanShare
 	searchCh := float64(max(1, p.chans/2))
+	// NCCL's refinements in its order (methods.md §1.2, step 5): the tree
+	// all-reduce's cap for every protocol first, then LL's and LL128's.
+	bus = math.Min(0.92*bus, searchCh*perChTreeBw[p.arch]*1e9)
 	switch proto {
-	case protoSimple:
-		bus = math.Min(0.92*bus, searchCh*perChTreeBw[p.arch]*1e9)
 	case protoLL:
 		bus = math.Min(bus/3.8, llMaxBw[p.arch]*1e9)
 	case protoLL128:

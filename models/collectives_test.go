@@ -217,7 +217,8 @@ links:
 	// hop latencies (LL: 6.6 + 2 x 0.6 us; LL128: 14 + 2 x 1.9 us). The
 	// tree's 257 chunk times after its base latency and a hop up and down
 	// (Simple: 8.4 + 2 x 4 us; LL128: 14 + 2 x 1.25 us), at half the capped
-	// bus bandwidth (LL128: 7/9 of the links before the cap).
+	// bus bandwidth (LL128: 7/9 of the tree's cap, under LL128's own;
+	// NCCL applies them in that order, methods.md §1.2).
 	ringLL := func(rate float64) float64 { return 7.8*us + size/rate }
 	ringLL128 := func(rate float64) float64 { return 17.8*us + size/rate }
 	tree := func(rate float64) float64 { return 16.4*us + 257*(size/256)/rate }
@@ -235,13 +236,15 @@ links:
 		{"B200", "B200", "ring", "ll128", 0, ringLL128(16 * 40e9), 32.0 / 148},
 		{"B200", "B200", "ring", "ll128", 24, ringLL128(12 * 40e9), 24.0 / 148},
 		{"B200", "B200", "tree", "simple", 0, tree(0.5 * 16 * 70e9), 32.0 / 148},
-		{"B200", "B200", "tree", "ll128", 0, treeLL128(0.5 * 16 * 55.6e9), 32.0 / 148},
+		// Tree LL128: the tree cap first (16 x 70 GB/s), then 7/9 of it
+		// (871 GB/s), under LL128's own cap (16 x 55.6 GB/s).
+		{"B200", "B200", "tree", "ll128", 0, treeLL128(0.5 * 16 * 70e9 * 7 / 9), 32.0 / 148},
 		{"B200", "B200", "nvls", "simple", 0, nvls(link * bw), 24.0 / 148},
 		{"B200", "B200", "nvls", "simple", 16, nvls(link * bw * 16 / 24), 16.0 / 148},
 		{"H100-SXM", "B200", "ring", "ll", 0, ringLL(141e9), 24.0 / 132},
 		{"H100-SXM", "B200", "ring", "ll128", 0, ringLL128(12 * 36.7e9), 24.0 / 132},
 		{"H100-SXM", "B200", "tree", "simple", 0, tree(0.5 * 12 * 38.7e9), 24.0 / 132},
-		{"H100-SXM", "B200", "tree", "ll128", 0, treeLL128(0.5 * 12 * 36.7e9), 24.0 / 132},
+		{"H100-SXM", "B200", "tree", "ll128", 0, treeLL128(0.5 * 12 * 38.7e9 * 7 / 9), 24.0 / 132},
 		{"H100-SXM", "B200", "nvls", "simple", 0, nvls(link * 0.74), 16.0 / 132},
 		{"H100-SXM", "B200", "nvls", "simple", 16, nvls(link * 0.74), 16.0 / 132},
 	} {
