@@ -1008,3 +1008,38 @@ func TestSweepPlotSaysWhatItLeftOut(t *testing.T) {
 		t.Errorf("title %q, want %q", p.Title.Text, want)
 	}
 }
+
+// A link busy through the whole run can measure a hair over 1 of its
+// capacity (123456789 B each way at once over a 100 GB/s joint limit
+// gives 1.0000000000000002): the table holds it to 1, and reads its own
+// CSV back.
+func TestSweepLinkUtilizationReadsBack(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "dt.yaml"), []byte(`name: dt
+hosts: [{name: cpu0, api_overhead: 0 us}]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 0 us}]
+links: [{ends: [gpu0, cpu0], type: pcie5x16, latency: 0 us, duplex_bandwidth: 100 GB/s}]
+`), 0o644)
+	scen := filepath.Join(dir, "ds.yaml")
+	os.WriteFile(scen, []byte(`name: ds
+topology: dt.yaml
+sweep: {b: [1 GB, 123456789 B, 7 GB]}
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {from: cpu0, to: gpu0, bytes: "${b}", stream: gpu0/in}
+      - copy: {from: gpu0, to: cpu0, bytes: "${b}", stream: gpu0/out}
+`), 0o644)
+	csv := filepath.Join(dir, "ds.csv")
+	if _, errb, code := runCmd(t, "sweep", scen, "--csv", csv); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errb)
+	}
+	data, _ := os.ReadFile(csv)
+	if !strings.Contains(string(data), ",1,") {
+		t.Errorf("no link at exactly 1 in\n%s", data)
+	}
+	if _, errb, code := runCmd(t, "sweep", "merge", csv); code != 0 {
+		t.Errorf("merge of its own CSV: exit %d: %s", code, errb)
+	}
+}
