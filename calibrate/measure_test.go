@@ -434,6 +434,26 @@ func TestApplyDuplex(t *testing.T) {
 	if l := top.Machine.Links[1]; !within(l.Bandwidth, 49e9, 0.002) || !within(l.Duplex, 40e9/base.Machine.Links[1].Bandwidth*49e9, 0.002) {
 		t.Errorf("upstream link: %g B/s, duplex %g; want 49 GB/s and 40 GB/s scaled as the bandwidth", l.Bandwidth, l.Duplex)
 	}
+	// Measured, an upstream link's limit (here pcie4x16's preset: 0.72 of
+	// twice the 49 GB/s it is raised to, 70.6 GB/s) does not hold both
+	// ways below what the route carried: 98 GB/s at twice one way (no
+	// limit), 78.4 at 0.8 of it.
+	for _, tc := range []struct{ both, want float64 }{{0.99 * 98e9, 98e9}, {0.8 * 98e9, 0.8 * 98e9}} {
+		r.Bidirectional[0] = tc.both
+		out, err := r.Apply("one.yaml", []byte(baseTopology))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := topologies.Load("calibrated.yaml", out)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for i, l := range top.Machine.Links {
+			if !within(l.Duplex, tc.want, 0.002) {
+				t.Errorf("both ways at %g B/s: link %d's joint limit %g B/s, want %g\n%s", tc.both, i, l.Duplex, tc.want, out)
+			}
+		}
+	}
 }
 
 // TestRunPeers: two GPUs with peer access: each ordered pair is fitted and

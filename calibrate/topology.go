@@ -140,7 +140,8 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 	if len(links) != len(m.Links) {
 		return nil, fmt.Errorf("%s: %d links in the file, %d in the machine: cannot tell which to calibrate", file, len(links), len(m.Links))
 	}
-	raised := map[int]float64{} // upstream links raised so far: the most any GPU needs
+	raised := map[int]float64{}     // upstream links raised so far: the most any GPU needs
+	raisedBoth := map[int]float64{} // upstream joint limits raised so far: the most any GPU's route carried
 	for g := range m.GPUs {
 		if g >= len(r.H2D) || g >= len(r.D2H) || r.H2D[g].Bandwidth <= 0 || r.D2H[g].Bandwidth <= 0 {
 			continue
@@ -153,6 +154,21 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 		}
 		bw := (r.H2D[g].Bandwidth + r.D2H[g].Bandwidth) / 2
 		lat := (r.H2D[g].Latency+r.D2H[g].Latency)/2 - copyOverhead[g]
+		// Both ways at once: a joint limit where they fall clearly short
+		// of twice one way (measurements repeat within 1-2%), never below
+		// one way; routeBoth is what the route carried both ways (0 where
+		// not measured), which no link further up may hold it below.
+		both, routeBoth := 0.0, 0.0
+		if g < len(r.Bidirectional) {
+			both = r.Bidirectional[g]
+		}
+		switch {
+		case both <= 0:
+		case both < DuplexShort*2*bw:
+			routeBoth = max(both, bw)
+		default:
+			routeBoth = 2 * bw
+		}
 		for k, h := range rt.Hops {
 			l := m.Links[h.Link]
 			ln := links[h.Link]
@@ -164,13 +180,6 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 			}
 			if k == 0 {
 				set(ln, "bandwidth", bwStr(bw/count))
-				// Both ways at once: a joint limit where they fall
-				// clearly short of twice one way (measurements repeat
-				// within 1-2%), never below one way.
-				both := 0.0
-				if g < len(r.Bidirectional) {
-					both = r.Bidirectional[g]
-				}
 				switch {
 				case both <= 0:
 					// Not measured (the budget): a base's limit stays, in
@@ -188,10 +197,22 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 				continue
 			}
 			lat -= l.Latency.Seconds()
+			up := l.Bandwidth
 			if need := math.Max(bw, raised[h.Link]); l.Bandwidth < need {
 				raised[h.Link] = need
 				set(ln, "bandwidth", bwStr(need/count))
 				scaleDuplex(ln, l, need, count)
+				up = need
+			}
+			// Its joint limit (its own or its preset's, in proportion to
+			// its bandwidth) may not hold both ways below what the route
+			// carried.
+			if l.Duplex > 0 && l.Bandwidth > 0 && routeBoth > 0 {
+				want := max(routeBoth, raisedBoth[h.Link])
+				if l.Duplex/l.Bandwidth*up < want*(1-1e-9) {
+					raisedBoth[h.Link] = want
+					set(ln, "duplex_bandwidth", bwStr(min(want, 2*up)/count))
+				}
 			}
 		}
 		set(links[rt.Hops[0].Link], "latency", timeStr(math.Max(0, lat)))
