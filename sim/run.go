@@ -291,7 +291,8 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	// Links with a joint limit on both directions: one more resource each,
 	// after every other (a direction of link i is resource 2i or 2i+1).
 	for i, l := range m.Links {
-		if l.Duplex > 0 {
+		// At twice one way (or more) a joint limit can never bind.
+		if l.Duplex > 0 && l.Duplex < 2*l.Bandwidth {
 			if r.duplex == nil {
 				r.duplex = make([]int32, len(m.Links))
 				for k := range r.duplex {
