@@ -150,15 +150,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Load once with the defaults to learn the sweep.
-	base, err := loadScenario(pos[0], set, *maxOps)
-	if err != nil && len(set) > 0 {
-		// A --set of a swept var is that mistake, whatever its value.
-		if plain, perr := loadScenario(pos[0], nil, *maxOps); perr == nil {
-			if serr := setsSwept(plain, set); serr != nil {
-				return serr
-			}
-		}
-	}
+	base, err := loadSweepBase("sweep", pos[0], set, *maxOps)
 	if err != nil {
 		return err
 	}
@@ -174,7 +166,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model has tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
 	}
-	if err := setsSwept(base, set); err != nil {
+	if err := setsSwept("sweep", base, set); err != nil {
 		return err
 	}
 	if err := sweepTooLarge(base); err != nil {
@@ -314,15 +306,29 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 }
 
 // setsSwept refuses a --set of a var the sweep sets.
-func setsSwept(base *scenarios.Scenario, set setFlag) error {
+func setsSwept(cmd string, base *scenarios.Scenario, set setFlag) error {
 	for _, k := range slices.Sorted(maps.Keys(set)) {
 		if by, ok := scenarios.Sets(base.Sweep, k); ok && by == k {
-			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept; set only vars that are not", k, k)}
+			return &usageError{fmt.Sprintf("gpusim %s: --set %s: %s is swept; set only vars that are not", cmd, k, k)}
 		} else if ok {
-			return &usageError{fmt.Sprintf("gpusim sweep: --set %s: %s is swept, by %s; set only vars that are not", k, k, by)}
+			return &usageError{fmt.Sprintf("gpusim %s: --set %s: %s is swept, by %s; set only vars that are not", cmd, k, k, by)}
 		}
 	}
 	return nil
+}
+
+// loadSweepBase loads a scenario with --set values; where that fails and a
+// --set is of a swept var, that is the mistake, whatever its value.
+func loadSweepBase(cmd, name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
+	base, err := loadScenario(name, set, maxOps)
+	if err != nil && len(set) > 0 {
+		if plain, perr := loadScenario(name, nil, maxOps); perr == nil {
+			if serr := setsSwept(cmd, plain, set); serr != nil {
+				return nil, serr
+			}
+		}
+	}
+	return base, err
 }
 
 // sweepTooLarge refuses a sweep of more than maxPoints points.

@@ -85,6 +85,19 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			sweep = fmt.Sprintf("; a sweep of %s, each value loaded", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"))
+			var held []string
+			for _, sv := range sc.Sweep {
+				if _, ok := set[sv.Name]; ok {
+					held = append(held, sv.Name)
+				}
+			}
+			if len(held) > 0 {
+				names := strings.Join(held, ", ")
+				if n := len(held); n > 1 {
+					names = strings.Join(held[:n-1], ", ") + " and " + held[n-1]
+				}
+				sweep += ", with " + names + " held by --set"
+			}
 		}
 		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s%s)\n", name, sc.Name, sc.Topology.Name,
 			plural(len(sc.Program.Threads), "1 thread", "%d threads"), plural(sc.Program.NumOps(), "1 op", "%d ops"),
@@ -576,15 +589,26 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
 	for k, sv := range sc.Sweep {
 		first[k] = sv.Values[0]
 	}
+	// A var --set pins (to check one point of a sweep) keeps its value.
+	pinned := func(k int) bool {
+		_, ok := set[sc.Sweep[k].Name]
+		return ok
+	}
 	var problems []string
 	for k, sv := range sc.Sweep {
 		for j, v := range sv.Values {
-			if j == 0 && k > 0 {
+			if j == 0 && k > 0 || j > 0 && pinned(k) {
 				continue // the point of every first value: loaded once
 			}
 			p := append(scenarios.Point(nil), first...)
 			p[k] = v
-			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: p.Set(sc.Sweep)}); err != nil {
+			point := p.Set(sc.Sweep)
+			for i := range sc.Sweep {
+				if pinned(i) {
+					delete(point, sc.Sweep[i].Name)
+				}
+			}
+			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point}); err != nil {
 				problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", oneLine(err.Error()), pointDesc(sc.Sweep, p)))
 			}
 		}
