@@ -298,7 +298,16 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given an empty value (see gpusim %s --help)", fs.Name(), dashes(empty)+empty, fs.Name())}
 			}
 			if dash != "" {
-				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given %q, which reads as a flag: give it a name (./%s for a file of that name, /dev/stdout for standard output)", fs.Name(), dashes(dash)+dash, dashValue, dashValue)}
+				hint := fmt.Sprintf("give it a name (./%s for a file of that name, /dev/stdout for standard output)", dashValue)
+				switch dash {
+				case "name":
+					hint = "give it a name that does not start with -"
+				case "plot":
+					hint = fmt.Sprintf("give it a name (./%s for a folder of that name)", dashValue)
+				case "topology":
+					hint = fmt.Sprintf("give it a name (./%s for a file of that name)", dashValue)
+				}
+				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given %q, which reads as a flag: %s", fs.Name(), dashes(dash)+dash, dashValue, hint)}
 			}
 			return pos, nil
 		}
