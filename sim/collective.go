@@ -183,8 +183,11 @@ func (r *run) planState(plan *CollPlan) *planState {
 	// tasks without dependencies, or its own where that is more; and never
 	// past its protocol's bound. The 1/S hold of an oversubscribed GPU
 	// applies to that rate (taskRun.bound).
+	// A task's own load on a resource sums its uses of it: a staged
+	// transfer's two legs may cross one link's joint limit both ways.
+	var roots map[int32]float64
 	if n > 1 {
-		roots := map[int32]float64{}
+		roots = map[int32]float64{}
 		for i := range plan.Tasks {
 			if len(plan.Tasks[i].Deps) == 0 {
 				for _, u := range ps.uses[ps.info[i].useLo:ps.info[i].useHi] {
@@ -192,12 +195,19 @@ func (r *run) planState(plan *CollPlan) *planState {
 				}
 			}
 		}
-		for i := range ps.info {
-			ti := &ps.info[i]
-			for _, u := range ps.uses[ti.useLo:ti.useHi] {
-				if load := max(u.coef, roots[u.res]); load > 0 {
-					ti.base = min(ti.base, r.s.res[u.res].capacity/load)
+	}
+	for i := range ps.info {
+		ti := &ps.info[i]
+		us := ps.uses[ti.useLo:ti.useHi]
+		for _, u := range us {
+			own := 0.0
+			for _, v := range us { // a handful of uses
+				if v.res == u.res {
+					own += v.coef
 				}
+			}
+			if load := max(own, roots[u.res]); load > 0 {
+				ti.base = min(ti.base, r.s.res[u.res].capacity/load)
 			}
 		}
 	}

@@ -162,6 +162,10 @@ type run struct {
 	// duplex is, per link, the resource of its joint limit on both
 	// directions, or -1; nil when no link has one.
 	duplex []int32
+	// duplexLink is the link of each joint limit's resource, which are
+	// resources duplexFirst, duplexFirst+1, ... in link order.
+	duplexLink  []int32
+	duplexFirst int32
 	// spans: record Result.CollLinks (Options.CollLinks).
 	spans bool
 	// excess is, per resource, what kernel-driven transfers loaded on it
@@ -176,10 +180,8 @@ func (r *run) linkOf(res int32) int {
 	if int(res) < 2*len(r.m.Links) {
 		return int(res) / 2
 	}
-	for i, d := range r.duplex {
-		if d == res {
-			return i
-		}
+	if k := int(res - r.duplexFirst); len(r.duplexLink) > 0 && k >= 0 && k < len(r.duplexLink) {
+		return int(r.duplexLink[k])
 	}
 	return -1
 }
@@ -300,6 +302,13 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 				}
 			}
 			r.duplex[i] = int32(r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"<->"+m.Nodes[l.B].Name+" both ways", l.Duplex, series))
+			if len(r.duplexLink) == 0 {
+				r.duplexFirst = r.duplex[i]
+			}
+			if r.duplex[i] != r.duplexFirst+int32(len(r.duplexLink)) {
+				panic("sim: the joint limits' resources are not consecutive") // linkOf reads them so
+			}
+			r.duplexLink = append(r.duplexLink, int32(i))
 		}
 	}
 	for i := range p.Streams {

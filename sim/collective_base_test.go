@@ -1,0 +1,49 @@
+package sim
+
+import "testing"
+
+// TestStandaloneRateSumsATasksUses: a transfer staged through a host
+// crosses the host's link both ways, loading its joint limit (100 GB/s
+// both ways) twice per byte: alone it moves 50 GB/s. Held to 1/S = 1/2 on
+// an oversubscribed GPU, it moves 25 GB/s, twice as long as alone, also
+// when it is not one of its plan's first transfers (its standalone rate is
+// then its own loads', not its plan's first transfers').
+func TestStandaloneRateSumsATasksUses(t *testing.T) {
+	m := &Machine{Name: "m"}
+	h := m.AddHost(Host{Name: "cpu0", MemoryBandwidth: 1e15, MemcpyBandwidth: 1e12, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
+	sw := m.AddSwitch(Switch{Name: "sw"}, false) // no peer traffic through it
+	for i := range 2 {
+		g := m.AddGPU(GPU{Name: []string{"gpu0", "gpu1"}[i], Host: h, CopyEngines: 2, MemoryBandwidth: 1e15})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Switches[sw].Node, Kind: LinkPCIe, Bandwidth: 100e9, P2P: true})
+	}
+	m.AddLink(Link{A: m.Switches[sw].Node, B: m.Hosts[h].Node, Kind: LinkPCIe, Bandwidth: 100e9, Duplex: 100e9, P2P: true})
+	// Task 0 (1 byte within gpu0, first) then task 1 (1 GB, staged gpu0 -> gpu1).
+	plan := &CollPlan{Name: "sendrecv", Ranks: []int{0, 1}, SMShare: 1, Tasks: []CollTask{
+		{From: 0, To: 0, Bytes: 1, Wire: 1, Bound: inf}, // within gpu0: no link
+		{From: 0, To: 1, Bytes: 1e9, Wire: 1, Bound: inf, Deps: []int{0}},
+	}}
+	took := func(busy bool) Time {
+		p := &Program{Name: "p", Streams: []Stream{{GPU: 0, Name: "c"}, {GPU: 1, Name: "c"}, {GPU: 0, Name: "k"}, {GPU: 1, Name: "k"}}}
+		var ops []Op
+		if busy { // a kernel claiming each whole GPU: S = 2
+			ops = append(ops, Op{ID: "k0", Kind: OpKernel, Stream: 2, SMShare: 1, Duration: 10 * Second}, Op{ID: "k1", Kind: OpKernel, Stream: 3, SMShare: 1, Duration: 10 * Second})
+		}
+		ops = append(ops, Op{ID: "c", Kind: OpCollective, Coll: plan, Streams: []int{0, 1}, Stream: 0})
+		p.Threads = []Thread{{Name: "main", Ops: ops}}
+		res, err := Run(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Ops {
+			if r.ID == "c@gpu0" {
+				return r.End - r.Begin
+			}
+		}
+		t.Fatal("no c@gpu0")
+		return 0
+	}
+	alone, busy := took(false), took(true)
+	if r := float64(busy) / float64(alone); r < 1.98 || r > 2.02 {
+		t.Errorf("staged transfer took %s alone and %s on oversubscribed GPUs (x%.3f), want twice", alone, busy, r)
+	}
+}
