@@ -590,9 +590,9 @@ func (p *planner) totalRingBW() float64 {
 }
 
 // treeAlgBW is NCCL's tree all-reduce algorithm bandwidth (tuning.cc;
-// methods.md §1.2, §1.5): Simple x0.92 and per-channel capped, LL /3.8 and
-// capped at llMaxBw, LL128 x7/9 and per-channel capped; half of that, times
-// the tree correction factor for the size.
+// methods.md §1.2, §1.5): x0.92 and per-channel capped for every protocol,
+// then LL /3.8 and capped at llMaxBw, LL128 x7/9 and per-channel capped;
+// half of that, times the tree correction factor for the size.
 func (p *planner) treeAlgBW(proto int) float64 {
 	bus := p.totalRingBW() * p.chanShare
 	searchCh := float64(max(1, p.chans/2))

@@ -111,17 +111,39 @@ func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
 func mergeBars(bars []bar, pixel float64) []bar {
 	sort.SliceStable(bars, func(i, j int) bool { return bars[i].x0 < bars[j].x0 })
 	var out []bar
-	// width is, for the last merged bar, the time each kind in it covers:
-	// the kind that covers the most names it (the first in case of a tie).
-	var width map[Kind]float64
+	// width is, for the last merged bar, the time each kind in it covers
+	// (a few kinds: a slice, reused): the kind that covers the most names
+	// it (the first in case of a tie).
+	type kindWidth struct {
+		kind Kind
+		w    float64
+	}
+	var width []kindWidth
+	add := func(k Kind, w float64) float64 {
+		for i := range width {
+			if width[i].kind == k {
+				width[i].w += w
+				return width[i].w
+			}
+		}
+		width = append(width, kindWidth{k, w})
+		return w
+	}
+	of := func(k Kind) float64 {
+		for _, x := range width {
+			if x.kind == k {
+				return x.w
+			}
+		}
+		return 0
+	}
 	for _, b := range bars {
 		if n := len(out); n > 0 {
 			last := &out[n-1]
 			narrow := b.x1-b.x0 < pixel || last.x1-last.x0 < pixel
 			if narrow && b.x0 <= last.x1+pixel {
 				wa, wb := last.x1-last.x0, b.x1-b.x0
-				width[b.kind] += wb
-				if width[b.kind] > width[last.kind] {
+				if add(b.kind, wb) > of(last.kind) {
 					last.kind = b.kind
 				}
 				x1 := math.Max(last.x1, b.x1)
@@ -135,7 +157,7 @@ func mergeBars(bars []bar, pixel float64) []bar {
 			}
 		}
 		out = append(out, b)
-		width = map[Kind]float64{b.kind: b.x1 - b.x0}
+		width = append(width[:0], kindWidth{b.kind, b.x1 - b.x0})
 	}
 	return out
 }

@@ -94,14 +94,14 @@ func spread(bins []float64, a, b, v float64) {
 }
 
 // busiestLinks returns the indices in res.Links of the n link directions
-// (or joint limits on both directions) that carried the most bytes,
-// busiest first.
+// (or joint limits on both directions) that carried the most load (bytes,
+// kernel-driven ones at the link's copy rate), busiest first.
 func busiestLinks(m *sim.Machine, res *sim.Result, n int) []int {
 	var idx []int
 	for i, l := range res.Links {
 		// Directions, and joint limits on both (they count the bytes of
 		// both) where both ran together past one direction's bandwidth.
-		if l.Used > 0 && l.Bound(m) {
+		if l.Used > 0 && l.Bound() {
 			idx = append(idx, i)
 		}
 	}

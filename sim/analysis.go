@@ -556,12 +556,12 @@ func pathCategory(r *Result, s PathStep, feeds []bool) string {
 }
 
 // BusiestLink returns the link direction (or joint limit on both, where it
-// came into play: LinkStats.Bound) with the highest utilization over the
+// bound: LinkStats.Bound) with the highest utilization over the
 // run, or ok false when no link carried anything.
 func (r *Result) BusiestLink() (l LinkStats, name string, ok bool) {
 	best := -1.0
 	for _, x := range r.Links {
-		if x.Used <= 0 || !x.Bound(r.Machine) {
+		if x.Used <= 0 || !x.Bound() {
 			continue
 		}
 		if u := x.Utilization(r.Makespan); u > best {

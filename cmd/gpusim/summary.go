@@ -74,7 +74,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 	var rows []linkRow
 	for _, l := range res.Links {
-		if l.Used <= 0 || !l.Bound(m) {
+		if l.Used <= 0 || !l.Bound() {
 			continue
 		}
 		rows = append(rows, linkRow{l.LinkName(m), l})
@@ -84,7 +84,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		header := "Links (per direction, busiest first):"
 		for _, r := range rows {
 			if r.st.Both {
-				header = "Links (per direction, and both ways where a link's joint limit came into play; busiest first):"
+				header = "Links (per direction, and both ways where a link's joint limit on both bound; busiest first):"
 			}
 		}
 		fmt.Fprintln(w, "\n"+header)

@@ -609,7 +609,9 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
 				}
 			}
 			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point}); err != nil {
-				problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", oneLine(err.Error()), pointDesc(sc.Sweep, p)))
+				for _, line := range strings.Split(err.Error(), "\n") {
+					problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", line, pointDesc(sc.Sweep, p)))
+				}
 			}
 		}
 	}

@@ -109,21 +109,6 @@ type Node struct {
 
 var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
-// locateSyntaxError finds where a YAML syntax error is. The parser's
-// message names the line where the construct it was parsing began,
-// counted from 0 for parser errors ("did not find expected ',' or '}'"
-// on a flow mapping opened on line 7 says line 6) and from 1 for the
-// scanner's, and no column. The error is instead on the line after a
-// prefix of whole lines that parses where one more line does not:
-// everything before it is valid YAML, and it is not. The last 64 lines
-// are tried from the end (a bracket or quote that spans lines before the
-// error leaves prefixes ending inside it that do not parse), then the
-// rest by bisection, so that a large file costs a few parses. The column
-// is that of the bracket or quote left open where the message expects
-// one to be closed, else the line's first character. yamlLine is the
-// fallback when the search would parse too much (32 MB of prefixes).
-// An error inside a bracket or quote that spans lines is reported where
-// it began.
 // syntaxHint says what most often causes the parser's message msg about
 // line (1-based) of data, where it can tell: a tab in the indentation, a
 // line indented deeper than the key before it.
@@ -143,6 +128,21 @@ func syntaxHint(data []byte, line int, msg string) string {
 	return ""
 }
 
+// locateSyntaxError finds where a YAML syntax error is. The parser's
+// message names the line where the construct it was parsing began,
+// counted from 0 for parser errors ("did not find expected ',' or '}'"
+// on a flow mapping opened on line 7 says line 6) and from 1 for the
+// scanner's, and no column. The error is instead on the line after a
+// prefix of whole lines that parses where one more line does not:
+// everything before it is valid YAML, and it is not. The last 64 lines
+// are tried from the end (a bracket or quote that spans lines before the
+// error leaves prefixes ending inside it that do not parse), then the
+// rest by bisection, so that a large file costs a few parses. The column
+// is that of the bracket or quote left open where the message expects
+// one to be closed, else the line's first character. yamlLine is the
+// fallback when the search would parse too much (32 MB of prefixes).
+// An error inside a bracket or quote that spans lines is reported where
+// it began.
 func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hint string) {
 	lines := strings.SplitAfter(string(data), "\n")
 	ends := make([]int, len(lines)+1) // ends[k]: the size of the first k lines
