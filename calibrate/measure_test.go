@@ -456,6 +456,47 @@ func TestApplyDuplex(t *testing.T) {
 	}
 }
 
+// TestApplyDuplexSharedUplink: two GPUs behind one switch whose pcie4x16
+// uplink (preset limit 0.72 of twice one way) both raise to their 49 and
+// 40 GB/s; gpu0 measured 98 GB/s both ways (no limit), gpu1 was not
+// measured both ways (the budget): the uplink keeps what gpu0's route
+// carried, 98 GB/s (no limit at 49 GB/s each way), whatever the order.
+func TestApplyDuplexSharedUplink(t *testing.T) {
+	const two = `name: two
+hosts: [{name: cpu0}]
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0}, {name: gpu1, model: H100-SXM, host: cpu0}]
+switches: [{name: sw0}]
+links:
+  - {ends: [gpu0, sw0], type: pcie5x16}
+  - {ends: [gpu1, sw0], type: pcie5x16}
+  - {ends: [sw0, cpu0], type: pcie4x16}
+`
+	fit := func(bw float64) PathFit {
+		return PathFit{Name: "x", LatencyBandwidth: LatencyBandwidth{Latency: 5e-6, Bandwidth: bw}}
+	}
+	for _, tc := range []struct{ bw, both []float64 }{
+		{[]float64{49e9, 40e9}, []float64{98e9, 0}},
+		{[]float64{40e9, 49e9}, []float64{0, 98e9}},
+	} {
+		r := &Result{Bidirectional: tc.both}
+		for _, bw := range tc.bw {
+			r.Devices = append(r.Devices, Device{Name: "H100", CopyEngines: 2})
+			r.H2D, r.D2H = append(r.H2D, fit(bw)), append(r.D2H, fit(bw))
+		}
+		out, err := r.Apply("two.yaml", []byte(two))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := topologies.Load("calibrated.yaml", out)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if up := top.Machine.Links[2]; !within(up.Bandwidth, 49e9, 0.002) || !within(up.Duplex, 98e9, 0.002) {
+			t.Errorf("bandwidths %v, both ways %v: uplink %g B/s, both ways %g; want 49 GB/s and 98\n%s", tc.bw, tc.both, up.Bandwidth, up.Duplex, out)
+		}
+	}
+}
+
 // TestRunPeers: two GPUs with peer access: each ordered pair is fitted and
 // the pairs copy at once (the fake shares nothing: both ways at once move
 // twice one way's bytes in the same time).

@@ -207,8 +207,9 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 			// Its joint limit (its own or its preset's, in proportion to
 			// its bandwidth) may not hold both ways below what the route
 			// carried.
-			if l.Duplex > 0 && l.Bandwidth > 0 && routeBoth > 0 {
-				want := max(routeBoth, raisedBoth[h.Link])
+			// Another GPU's route may have set it: a GPU not measured
+			// both ways (the budget) keeps it.
+			if want := max(routeBoth, raisedBoth[h.Link]); l.Duplex > 0 && l.Bandwidth > 0 && want > 0 {
 				if l.Duplex/l.Bandwidth*up < want*(1-1e-9) {
 					raisedBoth[h.Link] = want
 					set(ln, "duplex_bandwidth", bwStr(min(want, 2*up)/count))

@@ -101,7 +101,7 @@ func busiestLinks(m *sim.Machine, res *sim.Result, n int) []int {
 	for i, l := range res.Links {
 		// Directions, and joint limits on both (they count the bytes of
 		// both) where both ran together past one direction's bandwidth.
-		if l.Used > 0 && l.Bound() {
+		if l.Used > 0 && l.Bound(m) {
 			idx = append(idx, i)
 		}
 	}

@@ -561,7 +561,7 @@ func pathCategory(r *Result, s PathStep, feeds []bool) string {
 func (r *Result) BusiestLink() (l LinkStats, name string, ok bool) {
 	best := -1.0
 	for _, x := range r.Links {
-		if x.Used <= 0 || !x.Bound() {
+		if x.Used <= 0 || !x.Bound(r.Machine) {
 			continue
 		}
 		if u := x.Utilization(r.Makespan); u > best {

@@ -171,10 +171,11 @@ func (l LinkStats) LinkName(m *Machine) string {
 
 // Bound reports whether l matters on its own: a direction always does; a
 // joint limit on both directions only where it bound, both directions
-// together reaching it at some moment. Elsewhere it repeats its
-// directions' bytes, and summaries leave it out.
-func (l LinkStats) Bound() bool {
-	return !l.Both || l.Peak >= l.Capacity*(1-1e-9)
+// together reaching it at some moment, more than one direction carries
+// alone. Elsewhere it repeats its directions' bytes, and summaries leave
+// it out.
+func (l LinkStats) Bound(m *Machine) bool {
+	return !l.Both || l.Peak >= l.Capacity*(1-1e-9) && l.Peak > m.Links[l.Link].Bandwidth*(1+1e-9)
 }
 
 // CollLinkSpan is the time a collective's transfers used a link direction:

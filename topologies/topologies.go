@@ -451,6 +451,10 @@ func build(root spec.Node) *Topology {
 					l.Duplex = 0
 				}
 				l.Duplex = min(max(l.Duplex, l.Bandwidth), 2*l.Bandwidth)
+				if l.Duplex >= 2*l.Bandwidth*(1-1e-3) {
+					// Twice one way, written with four digits: no limit.
+					l.Duplex = 2 * l.Bandwidth
+				}
 			}
 			if x, ok := lm.Get("latency"); ok {
 				l.Latency, _ = x.Time(spec.NonNeg)

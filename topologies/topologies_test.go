@@ -163,6 +163,17 @@ links:
   - {ends: [gpu2, cpu0], type: pcie4x16, duplex_bandwidth: 30 GB/s}
   - {ends: [gpu3, cpu0], type: pcie4x16, bandwidth: 20 GB/s, duplex_bandwidth: 40 GB/s}
 `).Machine.Links
+	// Twice one way written with four digits (49.13 GB/s for 24.57 each
+	// way, as calibrate writes "no limit") is no limit: exactly twice.
+	snapped := load(t, `
+name: s
+hosts: [{name: cpu0}]
+gpus: [{name: gpu0, model: H100-SXM}]
+links: [{ends: [gpu0, cpu0], type: pcie4x16, bandwidth: 24.57 GB/s, duplex_bandwidth: 49.13 GB/s}]
+`).Machine.Links[0]
+	if snapped.Duplex != 2*snapped.Bandwidth {
+		t.Errorf("49.13 GB/s both ways of 24.57 each: %g B/s, want exactly twice %g", snapped.Duplex, snapped.Bandwidth)
+	}
 	for i, want := range []float64{2 * 0.72 * 16e9 * 16 * 128 / 130 / 8 * 0.83, 2 * 0.72 * 20e9, 30e9, 40e9} {
 		if math.Abs(gen4[i].Duplex-want) > 1 {
 			t.Errorf("pcie4x16 link %d both ways %g B/s, want %g", i, gen4[i].Duplex, want)

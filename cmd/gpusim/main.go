@@ -298,13 +298,19 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given an empty value (see gpusim %s --help)", fs.Name(), dashes(empty)+empty, fs.Name())}
 			}
 			if dash != "" {
+				// The hint fits what the flag takes, as its help names it
+				// (--plot is a folder for run, a file for nccl-tests).
 				hint := fmt.Sprintf("give it a name (./%s for a file of that name, /dev/stdout for standard output)", dashValue)
-				switch dash {
-				case "name":
+				placeholder := ""
+				if f := fs.Lookup(dash); f != nil {
+					placeholder, _ = flag.UnquoteUsage(f)
+				}
+				switch {
+				case dash == "name":
 					hint = "give it a name that does not start with -"
-				case "plot":
+				case placeholder == "DIR":
 					hint = fmt.Sprintf("give it a name (./%s for a folder of that name)", dashValue)
-				case "topology":
+				case dash == "topology":
 					hint = fmt.Sprintf("give it a name (./%s for a file of that name)", dashValue)
 				}
 				return nil, &usageError{fmt.Sprintf("gpusim %s: %s was given %q, which reads as a flag: %s", fs.Name(), dashes(dash)+dash, dashValue, hint)}

@@ -74,7 +74,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 	var rows []linkRow
 	for _, l := range res.Links {
-		if l.Used <= 0 || !l.Bound() {
+		if l.Used <= 0 || !l.Bound(m) {
 			continue
 		}
 		rows = append(rows, linkRow{l.LinkName(m), l})

@@ -1036,8 +1036,8 @@ threads:
 		t.Fatalf("sweep: exit %d: %s", code, errb)
 	}
 	data, _ := os.ReadFile(csv)
-	if !strings.Contains(string(data), ",1,") {
-		t.Errorf("no link at exactly 1 in\n%s", data)
+	if !strings.Contains(string(data), "\n1,123456789 B,0.00246913578,0,0,gpu0=0,link:gpu0-cpu0 gpu0<->cpu0 both ways,1,") || strings.Contains(string(data), "1.0000000000000002") {
+		t.Errorf("want point 1's busiest link at exactly 1 in\n%s", data)
 	}
 	if _, errb, code := runCmd(t, "sweep", "merge", csv); code != 0 {
 		t.Errorf("merge of its own CSV: exit %d: %s", code, errb)

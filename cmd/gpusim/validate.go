@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,7 +75,17 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			plural(len(t.Machine.Switches), "1 switch", "%d switches"), plural(len(t.Machine.Links), "1 link", "%d links"))
 	default:
 		sc, err := loadScenario(name, set, 0)
+		if err != nil && len(set) > 0 {
+			if plain, perr := loadScenario(name, nil, 0); perr == nil {
+				if gerr := setsGroupVar(plain, set); gerr != nil {
+					return gerr
+				}
+			}
+		}
 		if err != nil {
+			return err
+		}
+		if err := setsGroupVar(sc, set); err != nil {
 			return err
 		}
 		for _, w := range sc.Program.Warnings {
@@ -96,7 +108,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 				if n := len(held); n > 1 {
 					names = strings.Join(held[:n-1], ", ") + " and " + held[n-1]
 				}
-				sweep += ", with " + names + " held by --set"
+				sweep = fmt.Sprintf("; a sweep of %s, each value of the others loaded with %s held by --set", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"), names)
 			}
 		}
 		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s%s)\n", name, sc.Name, sc.Topology.Name,
@@ -610,7 +622,7 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
 			}
 			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point}); err != nil {
 				for _, line := range strings.Split(err.Error(), "\n") {
-					problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", line, pointDesc(sc.Sweep, p)))
+					problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", line, pointDesc(sc.Sweep, p, set)))
 				}
 			}
 		}
@@ -621,10 +633,27 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
 	return nil
 }
 
-// pointDesc is "a=1, b=x" for point p.
-func pointDesc(sweep []scenarios.SweepVar, p scenarios.Point) string {
+// setsGroupVar refuses a --set of a var a sweep sets in a group of vars
+// (layout: [{tensor: 2, stages: 4}, ...]): validate may hold a swept var
+// to check one point, but one var of a group cannot be held alone.
+func setsGroupVar(sc *scenarios.Scenario, set setFlag) error {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if by, ok := scenarios.Sets(sc.Sweep, k); ok && by != k {
+			return &usageError{fmt.Sprintf("gpusim validate: --set %s: %s is swept, by %s; hold %s instead (--set %s=one of its values), or leave %s out", k, k, by, by, by, k)}
+		}
+	}
+	return nil
+}
+
+// pointDesc is "a=1, b=x" for point p, a var held by --set written with
+// its value and "(--set)".
+func pointDesc(sweep []scenarios.SweepVar, p scenarios.Point, set setFlag) string {
 	var parts []string
 	for k, sv := range sweep {
+		if v, ok := set[sv.Name]; ok {
+			parts = append(parts, sv.Name+"="+v+" (--set)")
+			continue
+		}
 		parts = append(parts, sv.Name+"="+p[k])
 	}
 	return strings.Join(parts, ", ")
