@@ -440,20 +440,27 @@ func TestApplyDuplex(t *testing.T) {
 	// limit), 78.4 at 0.8 of it.
 	for _, tc := range []struct{ both, want float64 }{{0.99 * 98e9, 98e9}, {0.8 * 98e9, 0.8 * 98e9}} {
 		r.Bidirectional[0] = tc.both
-		out, err := r.Apply("one.yaml", []byte(baseTopology))
-		if err != nil {
-			t.Fatal(err)
-		}
-		top, err := topologies.Load("calibrated.yaml", out)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		top, out := applied(t, r, "one.yaml", baseTopology)
 		for i, l := range top.Machine.Links {
 			if !within(l.Duplex, tc.want, 0.002) {
 				t.Errorf("both ways at %g B/s: link %d's joint limit %g B/s, want %g\n%s", tc.both, i, l.Duplex, tc.want, out)
 			}
 		}
 	}
+}
+
+// applied is r applied to base, loaded, with the YAML written.
+func applied(t *testing.T, r *Result, file, base string) (*topologies.Topology, string) {
+	t.Helper()
+	out, err := r.Apply(file, []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := topologies.Load("calibrated.yaml", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return top, string(out)
 }
 
 // TestApplyDuplexSharedUplink: two GPUs behind one switch whose pcie4x16
@@ -483,14 +490,7 @@ links:
 			r.Devices = append(r.Devices, Device{Name: "H100", CopyEngines: 2})
 			r.H2D, r.D2H = append(r.H2D, fit(bw)), append(r.D2H, fit(bw))
 		}
-		out, err := r.Apply("two.yaml", []byte(two))
-		if err != nil {
-			t.Fatal(err)
-		}
-		top, err := topologies.Load("calibrated.yaml", out)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		top, out := applied(t, r, "two.yaml", two)
 		if up := top.Machine.Links[2]; !within(up.Bandwidth, 49e9, 0.002) || !within(up.Duplex, 98e9, 0.002) {
 			t.Errorf("bandwidths %v, both ways %v: uplink %g B/s, both ways %g; want 49 GB/s and 98\n%s", tc.bw, tc.both, up.Bandwidth, up.Duplex, out)
 		}
