@@ -180,11 +180,12 @@ func (r *run) planState(plan *CollPlan) *planState {
 	// What a task reaches alone is what it reaches with the plan's own
 	// transfers that start together beside it (an all-to-all's to every
 	// peer; each ring's first step): on each resource, the load of the
-	// tasks without dependencies, or its own where that is more; and never
-	// past its protocol's bound. The 1/S hold of an oversubscribed GPU
-	// applies to that rate (taskRun.bound).
-	// A task's own load on a resource sums its uses of it: a staged
-	// transfer's two legs may cross one link's joint limit both ways.
+	// tasks without dependencies, or its own where that is more (the sum
+	// of its uses: a staged transfer's two legs may cross one link's joint
+	// limit both ways); and never past its protocol's bound. The 1/S hold
+	// of an oversubscribed GPU applies to that rate (taskRun.bound). Each
+	// use of a link whose kernel-driven transfers reach only SMBandwidth
+	// also notes the load beyond the task's bytes (ps.excess).
 	var roots map[int32]float64
 	if n > 1 {
 		roots = map[int32]float64{}
@@ -210,9 +211,6 @@ func (r *run) planState(plan *CollPlan) *planState {
 				ti.base = min(ti.base, r.s.res[u.res].capacity/load)
 			}
 		}
-	}
-	for i := range ps.info {
-		ti := &ps.info[i]
 		ti.base = min(ti.base, ti.bound)
 		for k := ti.useLo; k < ti.useHi; k++ {
 			u := ps.uses[k]
