@@ -437,7 +437,8 @@ func TestOutputThatDidNotArrive(t *testing.T) {
 // left to be killed; with room it runs. The quickstart's 21 ops need 21 KiB
 // at bytesPerOp.
 func TestRunThatWouldNotFit(t *testing.T) {
-	defer func(f func() (uint64, bool)) { freeMemory = f }(freeMemory)
+	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
+	memoryCheckFloor = 0
 	for _, tc := range []struct {
 		free uint64
 		code int
