@@ -454,3 +454,16 @@ func TestRunThatWouldNotFit(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepPointThatWouldNotFit: a sweep's point that alone needs more
+// memory than is free fails as a failed point (exit 2) with the estimate:
+// each of launch-bound's 4 points needs over the 1 MiB said to be free.
+func TestSweepPointThatWouldNotFit(t *testing.T) {
+	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
+	memoryCheckFloor = 0
+	freeMemory = func() (uint64, bool) { return 1 << 20, true }
+	out, _, code := runCmd(t, "sweep", "launch-bound", "--json")
+	if code != exitInput || strings.Count(out, "to simulate; 1 MiB is free here") != 4 {
+		t.Errorf("exit %d, want 2 and every point failed for memory:\n%s", code, out)
+	}
+}

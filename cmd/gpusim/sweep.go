@@ -530,6 +530,12 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 		return row
 	}
 	row.topology = sc.Topology.Name
+	// A point that alone needs more memory than is free fails, rather
+	// than the whole sweep dying in the Go runtime.
+	if err := checkMemory(sc); err != nil {
+		row.Error = oneLine(err.Error())
+		return row
+	}
 	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
 	if err != nil {
 		row.Error = oneLine(err.Error())
