@@ -150,7 +150,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Load once with the defaults to learn the sweep.
-	base, err := loadSweepBase("sweep", pos[0], set, *maxOps)
+	base, err := loadSweepBase("sweep", pos[0], set, *maxOps, false)
 	if err != nil {
 		return err
 	}
@@ -165,9 +165,6 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			what = "a training of listed layers, which counts samples, not tokens"
 		}
 		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model has tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
-	}
-	if err := setsSwept("sweep", base, set); err != nil {
-		return err
 	}
 	if err := sweepTooLarge(base); err != nil {
 		return err
@@ -305,30 +302,44 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	return failedPoints(table)
 }
 
-// setsSwept refuses a --set of a var the sweep sets.
-func setsSwept(cmd string, base *scenarios.Scenario, set setFlag) error {
+// setsSwept refuses a --set of a var the sweep sets. With hold (validate,
+// checking one point), a var swept on its own may be held; one var of a
+// group (layout: [{tensor: 2, stages: 4}, ...]) cannot be held alone.
+func setsSwept(cmd string, base *scenarios.Scenario, set setFlag, hold bool) error {
 	for _, k := range slices.Sorted(maps.Keys(set)) {
-		if by, ok := scenarios.Sets(base.Sweep, k); ok && by == k {
+		by, ok := scenarios.Sets(base.Sweep, k)
+		switch {
+		case !ok || hold && by == k:
+		case hold:
+			return &usageError{fmt.Sprintf("gpusim %s: --set %s: %s is swept, by %s; hold %s instead (--set %s=one of its values), or leave %s out", cmd, k, k, by, by, by, k)}
+		case by == k:
 			return &usageError{fmt.Sprintf("gpusim %s: --set %s: %s is swept; set only vars that are not", cmd, k, k)}
-		} else if ok {
+		default:
 			return &usageError{fmt.Sprintf("gpusim %s: --set %s: %s is swept, by %s; set only vars that are not", cmd, k, k, by)}
 		}
 	}
 	return nil
 }
 
-// loadSweepBase loads a scenario with --set values; where that fails and a
-// --set is of a swept var, that is the mistake, whatever its value.
-func loadSweepBase(cmd, name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
+// loadSweepBase loads a scenario with --set values and checks them with
+// setsSwept; where the load fails and a --set is the mistake setsSwept
+// names, that is said, whatever its value.
+func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, error) {
 	base, err := loadScenario(name, set, maxOps)
 	if err != nil && len(set) > 0 {
 		if plain, perr := loadScenario(name, nil, maxOps); perr == nil {
-			if serr := setsSwept(cmd, plain, set); serr != nil {
+			if serr := setsSwept(cmd, plain, set, hold); serr != nil {
 				return nil, serr
 			}
 		}
 	}
-	return base, err
+	if err != nil {
+		return nil, err
+	}
+	if err := setsSwept(cmd, base, set, hold); err != nil {
+		return nil, err
+	}
+	return base, nil
 }
 
 // sweepTooLarge refuses a sweep of more than maxPoints points.

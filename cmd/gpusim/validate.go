@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -74,18 +72,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			plural(len(t.Machine.Hosts), "1 host", "%d hosts"), plural(len(t.Machine.GPUs), "1 GPU", "%d GPUs"),
 			plural(len(t.Machine.Switches), "1 switch", "%d switches"), plural(len(t.Machine.Links), "1 link", "%d links"))
 	default:
-		sc, err := loadScenario(name, set, 0)
-		if err != nil && len(set) > 0 {
-			if plain, perr := loadScenario(name, nil, 0); perr == nil {
-				if gerr := setsGroupVar(plain, set); gerr != nil {
-					return gerr
-				}
-			}
-		}
+		sc, err := loadSweepBase("validate", name, set, 0, true)
 		if err != nil {
-			return err
-		}
-		if err := setsGroupVar(sc, set); err != nil {
 			return err
 		}
 		for _, w := range sc.Program.Warnings {
@@ -96,7 +84,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			if err := validateSweep(name, sc, set); err != nil {
 				return err
 			}
-			sweep = fmt.Sprintf("; a sweep of %s, each value loaded", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"))
+			loaded := "each value loaded"
 			var held []string
 			for _, sv := range sc.Sweep {
 				if _, ok := set[sv.Name]; ok {
@@ -108,8 +96,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 				if n := len(held); n > 1 {
 					names = strings.Join(held[:n-1], ", ") + " and " + held[n-1]
 				}
-				sweep = fmt.Sprintf("; a sweep of %s, each value of the others loaded with %s held by --set", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"), names)
+				loaded = "each value of the others loaded with " + names + " held by --set"
 			}
+			sweep = fmt.Sprintf("; a sweep of %s, %s", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"), loaded)
 		}
 		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s%s)\n", name, sc.Name, sc.Topology.Name,
 			plural(len(sc.Program.Threads), "1 thread", "%d threads"), plural(sc.Program.NumOps(), "1 op", "%d ops"),
@@ -629,18 +618,6 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
-	}
-	return nil
-}
-
-// setsGroupVar refuses a --set of a var a sweep sets in a group of vars
-// (layout: [{tensor: 2, stages: 4}, ...]): validate may hold a swept var
-// to check one point, but one var of a group cannot be held alone.
-func setsGroupVar(sc *scenarios.Scenario, set setFlag) error {
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		if by, ok := scenarios.Sets(sc.Sweep, k); ok && by != k {
-			return &usageError{fmt.Sprintf("gpusim validate: --set %s: %s is swept, by %s; hold %s instead (--set %s=one of its values), or leave %s out", k, k, by, by, by, k)}
-		}
 	}
 	return nil
 }
