@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 	"time"
@@ -187,13 +186,7 @@ type runProgress struct {
 }
 
 func newRunProgress(w io.Writer) *runProgress {
-	p := &runProgress{w: w, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
+	return &runProgress{w: w, start: time.Now(), on: isTerminal(w)}
 }
 
 func (p *runProgress) report(simulated sim.Time, events uint64) {
@@ -202,10 +195,7 @@ func (p *runProgress) report(simulated sim.Time, events uint64) {
 		return
 	}
 	p.last = now
-	line := fmt.Sprintf("\rsimulating: %s simulated, %d million events, %s", simulated, events/1_000_000, now.Sub(p.start).Round(time.Second))
-	pad := max(0, p.width-len(line))
-	p.width = len(line)
-	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
+	redraw(p.w, fmt.Sprintf("simulating: %s simulated, %d million events, %s", simulated, events/1_000_000, now.Sub(p.start).Round(time.Second)), &p.width)
 }
 
 func (p *runProgress) finish() {

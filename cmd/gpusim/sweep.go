@@ -1491,14 +1491,28 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w, total: total}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
+	p := &progress{w: w, total: total, on: isTerminal(w)}
 	p.draw()
 	return p
+}
+
+// isTerminal reports whether w is a terminal, where a progress line is
+// drawn (not into a file or a pipe).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// redraw draws line over the one before it (width characters wide, then
+// line's), from the start of the terminal's line.
+func redraw(w io.Writer, line string, width *int) {
+	pad := max(0, *width-len(line))
+	*width = len(line)
+	fmt.Fprint(w, "\r"+line+strings.Repeat(" ", pad))
 }
 
 func (p *progress) step() { p.n++; p.draw() }
@@ -1519,10 +1533,7 @@ func (p *progress) draw() {
 	if what == "" {
 		what = "points"
 	}
-	line := fmt.Sprintf("\r[%s%s] %d/%d %s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.n, p.total, what)
-	pad := max(0, p.width-len(line))
-	p.width = len(line)
-	fmt.Fprint(p.w, line+strings.Repeat(" ", pad))
+	redraw(p.w, fmt.Sprintf("[%s%s] %d/%d %s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.n, p.total, what), &p.width)
 }
 
 func (p *progress) finish() {
