@@ -379,7 +379,8 @@ func (m *Machine) adjacency() [][]int {
 
 // Route returns the path from node a to node b: the fewest hops, never through
 // a GPU, preferring a path made only of NVLink (and NVLink-C2C) links when one
-// exists; ties go to the links declared first. ok is false when b cannot be
+// exists, which never passes through a CPU either; ties go to the links
+// declared first. ok is false when b cannot be
 // reached from a.
 func (m *Machine) Route(a, b int) (r Route, ok bool) {
 	r, ok = m.bfs(a, b, true)
@@ -395,15 +396,27 @@ func (m *Machine) bfs(a, b int, nvlinkOnly bool) (Route, bool) {
 	if a == b {
 		return Route{}, true
 	}
-	return m.routeIn(m.search(a, b, nvlinkOnly), a, b)
+	return m.routeIn(m.search(a, b, nvlinkOnly, false), a, b)
+}
+
+// p2pRoute is the route peer access takes when the preferred one forbids
+// P2P: the fewest hops over links and through nodes that let P2P traffic
+// through, NVLink fabric first, then any (cudaDeviceCanAccessPeer is true
+// where any such route exists, and the driver then never stages).
+func (m *Machine) p2pRoute(a, b int, nvlinkOnly bool) (Route, bool) {
+	if r, ok := m.routeIn(m.search(a, b, true, true), a, b); ok || nvlinkOnly {
+		return r, ok
+	}
+	return m.routeIn(m.search(a, b, false, true), a, b)
 }
 
 // search runs the breadth-first search of Route from a, over NVLink-fabric
-// links only or over all, and returns prev: prev[v] is the link that reached
-// node v, -1 if none did. It stops once stop is reached (stop -1: never),
-// which leaves the route to stop as a full search would: the nodes on it
-// were all reached before it.
-func (m *Machine) search(a, stop int, nvlinkOnly bool) []int32 {
+// links only or over all (p2pOnly: only over links and through nodes that
+// let peer-to-peer traffic through), and returns prev: prev[v] is the link
+// that reached node v, -1 if none did. It stops once stop is reached (stop
+// -1: never), which leaves the route to stop as a full search would: the
+// nodes on it were all reached before it.
+func (m *Machine) search(a, stop int, nvlinkOnly, p2pOnly bool) []int32 {
 	adj := m.adjacency()
 	// One allocation: prev, then queue, the FIFO of nodes to expand, which
 	// visits them in the same order as expanding the frontier layer by
@@ -417,12 +430,21 @@ func (m *Machine) search(a, stop int, nvlinkOnly bool) []int32 {
 	queue = append(queue, int32(a))
 	for head := 0; head < len(queue) && (stop < 0 || !visited(stop)); head++ {
 		u := int(queue[head])
-		if u != a && m.Nodes[u].Kind == NodeGPU {
-			continue // GPUs do not forward traffic
+		if u != a {
+			switch {
+			case m.Nodes[u].Kind == NodeGPU:
+				continue // GPUs do not forward traffic
+			case nvlinkOnly && m.Nodes[u].Kind == NodeHost:
+				// Nor does a CPU between two NVLink-C2C links: peer
+				// copies between a Grace's GPUs cross the NVSwitch.
+				continue
+			case p2pOnly && !m.Nodes[u].P2P:
+				continue
+			}
 		}
 		for _, li := range adj[u] {
 			l := &m.Links[li]
-			if nvlinkOnly && !isNVLinkFabric(l.Kind) {
+			if nvlinkOnly && !isNVLinkFabric(l.Kind) || p2pOnly && !l.P2P {
 				continue
 			}
 			v := l.B
@@ -490,7 +512,7 @@ func (t *routeTrees) tree(a int) ([2][]int32, bool) {
 		if t.entries+4*len(t.m.Nodes) > routeTreesBudget {
 			return tr, false
 		}
-		tr = [2][]int32{t.m.search(a, -1, true), t.m.search(a, -1, false)}
+		tr = [2][]int32{t.m.search(a, -1, true, false), t.m.search(a, -1, false, false)}
 		t.trees[a] = tr
 		t.entries += 4 * len(t.m.Nodes) // each search's buffer: prev and its queue
 	}
@@ -586,7 +608,10 @@ func (m *Machine) pathBetween(rt router, a, b int) GPUPath {
 	}
 	na, nb := m.GPUs[a].Node, m.GPUs[b].Node
 	r, ok := rt.route(na, nb)
-	if ok && m.p2pAllowed(na, r) {
+	if ok && !m.p2pAllowed(na, r) {
+		r, ok = m.p2pRoute(na, nb, false)
+	}
+	if ok {
 		kind := PathNVLink
 		for _, h := range r.Hops {
 			if !isNVLinkFabric(m.Links[h.Link].Kind) {
@@ -648,9 +673,9 @@ func (m *Machine) collectivePath(rt router, a, b int) GPUPath {
 		if k == a || k == b {
 			continue
 		}
-		r1, ok1 := rt.nvRoute(m.GPUs[a].Node, m.GPUs[k].Node)
-		r2, ok2 := rt.nvRoute(m.GPUs[k].Node, m.GPUs[b].Node)
-		if !ok1 || !ok2 || !m.p2pAllowed(m.GPUs[a].Node, r1) || !m.p2pAllowed(m.GPUs[k].Node, r2) {
+		r1, ok1 := m.nvP2PRoute(rt, m.GPUs[a].Node, m.GPUs[k].Node)
+		r2, ok2 := m.nvP2PRoute(rt, m.GPUs[k].Node, m.GPUs[b].Node)
+		if !ok1 || !ok2 {
 			continue
 		}
 		bw := math.Inf(1)
@@ -667,6 +692,16 @@ func (m *Machine) collectivePath(rt router, a, b int) GPUPath {
 		return p
 	}
 	return GPUPath{Kind: PathNVLink, Route: bestRoute, Relay: best}
+}
+
+// nvP2PRoute returns the NVLink route from a to b that peer access takes:
+// the preferred one, or where that forbids P2P, one that allows it.
+func (m *Machine) nvP2PRoute(rt router, a, b int) (Route, bool) {
+	r, ok := rt.nvRoute(a, b)
+	if !ok || m.p2pAllowed(a, r) {
+		return r, ok
+	}
+	return m.p2pRoute(a, b, true)
 }
 
 // p2pAllowed reports whether every intermediate node and every link of r
