@@ -34,7 +34,7 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 		}
 		most = max(most, n)
 	}
-	var thread []int // awaitingInput's scratch
+	var threads *threadIndex // awaitingInput's index, built on first use
 	tsA, tsB := make([]Time, 0, 2+4*most), make([]Time, 2+4*most)
 	issueA, issueB := make([]issuedOp, 0, most), make([]issuedOp, most)
 	edgeA, edgeB := make([]gpuEdge, 0, 4*most), make([]gpuEdge, 4*most)
@@ -164,7 +164,10 @@ func gpuStats(res *Result, gs []*gpuState, sops, unqueued [][]int) []GPUStats {
 			case maxIssued > t:
 				input := Time(0)
 				if ii < len(byIssue) {
-					input, thread = awaitingInput(res, byIssue[ii].rec, t, t+d, thread[:0])
+					if threads == nil {
+						threads = newThreadIndex(res)
+					}
+					input = awaitingInput(res, threads, byIssue[ii].rec, t, t+d)
 				}
 				st.IdleInput += input
 				st.IdleHost += d - input
@@ -285,34 +288,71 @@ func mergeRuns[T any](xs []T, ends []int, buf []T, merge2 func(out, a, b []T)) [
 	return xs
 }
 
+// threadIndex lists each thread's records in call order (following
+// ThreadPrev), and where each record sits in its list. A collective's
+// parts after the first share its ThreadPrev and call, and the thread goes
+// on from the first: each stands at the first part's place.
+type threadIndex struct {
+	lists [][]int32
+	list  []int32 // each record's list
+	pos   []int32 // each record's place in it
+}
+
+func newThreadIndex(res *Result) *threadIndex {
+	n := len(res.Ops)
+	x := &threadIndex{list: make([]int32, n), pos: make([]int32, n)}
+	next := make([]int32, n) // the first record whose ThreadPrev is this one
+	for i := range next {
+		next[i] = -1
+	}
+	for i := range res.Ops {
+		if p := res.Ops[i].ThreadPrev; p >= 0 && next[p] < 0 {
+			next[p] = int32(i)
+		}
+	}
+	for i := range res.Ops {
+		if res.Ops[i].ThreadPrev >= 0 {
+			continue
+		}
+		var l []int32
+		for j := int32(i); j >= 0; j = next[j] {
+			x.list[j], x.pos[j] = int32(len(x.lists)), int32(len(l))
+			l = append(l, j)
+		}
+		x.lists = append(x.lists, l)
+	}
+	for i := range res.Ops {
+		if p := res.Ops[i].ThreadPrev; p >= 0 && next[p] != int32(i) {
+			f := next[p] // a later part of a collective: at its first part's place
+			x.list[i], x.pos[i] = x.list[f], x.pos[f]
+		}
+	}
+	return x
+}
+
 // awaitingInput returns how much of [t, e) the thread that issues op next
 // spent blocked awaiting an input semaphore. At each moment the thread is
-// where its latest op called by then put it: walking back from next to the
-// op called by t finds the ops that govern [t, e), each from its call to
-// the next one's. It returns scratch, grown, for the next call.
-func awaitingInput(res *Result, next int, t, e Time, scratch []int) (Time, []int) {
-	ops := scratch[:0] // latest first
-	for i, steps := next, 0; i >= 0 && steps < 1_000_000; steps++ {
-		rec := &res.Ops[i]
-		if rec.Call < e {
-			ops = append(ops, i)
-		}
-		if rec.Call <= t {
-			break
-		}
-		i = int(rec.ThreadPrev)
-	}
+// where its latest op called by then put it: the ops that govern [t, e)
+// are the one called last by t and those called in (t, e), each from its
+// call to the next one's. A thread calls its ops in order, so both ends are
+// found by binary search in the thread's list, however many ops it called
+// between t and next.
+func awaitingInput(res *Result, x *threadIndex, next int, t, e Time) Time {
+	l := x.lists[x.list[next]][:x.pos[next]+1]
+	call := func(j int) Time { return res.Ops[l[j]].Call }
+	from := max(sort.Search(len(l), func(j int) bool { return call(j) > t })-1, 0)
+	to := sort.Search(len(l), func(j int) bool { return call(j) >= e })
 	var in Time
-	to := e // where the span the op governs ends
-	for _, i := range ops {
-		rec := &res.Ops[i]
-		from := max(rec.Call, t)
+	end := e // where the span the op governs ends
+	for j := to - 1; j >= from; j-- {
+		rec := &res.Ops[l[j]]
+		start := max(rec.Call, t)
 		if rec.Kind == OpAwait && rec.Sem >= 0 && res.Program.Semaphores[rec.Sem].Input {
-			in += max(min(rec.End, to)-from, 0)
+			in += max(min(rec.End, end)-start, 0)
 		}
-		to = from
+		end = start
 	}
-	return in, ops
+	return in
 }
 
 // blame follows what op i waits for at time t to the op that holds it up and

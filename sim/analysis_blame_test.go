@@ -379,3 +379,40 @@ func BenchmarkGPUStats(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(res.Ops)), "ns/op-analysed")
 }
+
+// A GPU's wait on input counts however many ops its thread calls between
+// the await and the GPU's next op (the walk back along the thread once
+// stopped after 10^6 ops). gpu0's thread launches k0 (issued at 1 us, runs
+// 1-2 us), awaits a batch the loader posts at 30 us, runs n 1-ns host ops,
+// then launches k (issued at 31 us + n ns, runs 5 us). gpu0 waits on input
+// 2-30 us (28 us) and on its host 0-1 us and 30 us to 31 us + n ns.
+func TestIdleInputAfterAMillionThreadOps(t *testing.T) {
+	const n = 1_000_000
+	m := blameMachine()
+	p := &Program{Name: "input", Streams: []Stream{{GPU: 0, Name: "s"}},
+		Semaphores: []Semaphore{{Name: "batches", Input: true}}}
+	ops := []Op{
+		{ID: "k0", Kind: OpKernel, Stream: 0, Duration: Microsecond, SMShare: 1},
+		{ID: "a", Kind: OpAwait, Sem: 0},
+	}
+	for i := 0; i < n; i++ {
+		ops = append(ops, Op{ID: fmt.Sprintf("h%d", i), Kind: OpHost, Duration: Nanosecond})
+	}
+	ops = append(ops, Op{ID: "k", Kind: OpKernel, Stream: 0, Duration: 5 * Microsecond, SMShare: 1})
+	p.Threads = []Thread{
+		{Name: "main", Ops: ops},
+		{Name: "loader", Ops: []Op{
+			{ID: "load", Kind: OpHost, Duration: 30 * Microsecond},
+			{ID: "post", Kind: OpSignal, Sem: 0, Count: 1},
+		}},
+	}
+	res, err := Run(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.GPUs[0]
+	want := [...]Time{2*Microsecond + n*Nanosecond, 28 * Microsecond, 6 * Microsecond, 36*Microsecond + n*Nanosecond}
+	if got := [...]Time{g.IdleHost, g.IdleInput, g.Compute, res.Makespan}; got != want {
+		t.Errorf("gpu0 idle on host, on input, compute, makespan: %v, want %v", got, want)
+	}
+}
