@@ -151,7 +151,7 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 	return runs, info, nil
 }
 
-const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--repeat N] [--host-probe] [--json] [--plot DIR] [--top N]"
+const replaySynopsis = "gpusim replay SCENARIO [--topology FILE] [--set k=v]... [--repeat N] [--host-probe] [--json] [--plot DIR] [--top N] [--max-ops N]"
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("replay", replaySynopsis, stderr)
@@ -162,6 +162,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured) and scatter.png into `DIR`")
 	top := fs.Int("top", 5, "list the `N` ops with the largest error")
 	repeat := fs.Int("repeat", 1, "run on the GPUs `N` times and compare with the run of median makespan")
+	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
 	probe := fs.Bool("host-probe", false, "before each run, time 400 empty kernels as calibrate does and predict that run with their host time per op (for a host whose speed drifts)")
 	if helpRequested(fs, replaySynopsis, args, stdout) {
 		return nil
@@ -171,6 +172,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := oneArg("replay", replaySynopsis, "SCENARIO", "a scenario file, or a shipped name such as hw-copies", pos, set); err != nil {
+		return err
+	}
+	if err := checkMaxOps("replay", *maxOps); err != nil {
 		return err
 	}
 	if *repeat < 1 || *repeat > 1000 {
@@ -185,7 +189,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	sc, err := loadScenarioOn(pos[0], set, scenarios.DefaultMaxOps, t)
+	sc, err := loadScenarioOn(pos[0], set, *maxOps, t)
 	if err != nil {
 		return err
 	}

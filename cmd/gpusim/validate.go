@@ -20,17 +20,21 @@ import (
 	"gpusim/topologies"
 )
 
-const validateSynopsis = "gpusim validate FILE [--set k=v]..."
+const validateSynopsis = "gpusim validate FILE [--set k=v]... [--max-ops N]"
 
 func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate", validateSynopsis, stderr)
 	set := setFlag{}
 	fs.Var(set, "set", "override a scenario var: name=value (repeatable)")
+	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
 	if helpRequested(fs, validateSynopsis, args, stdout) {
 		return nil
 	}
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkMaxOps("validate", *maxOps); err != nil {
 		return err
 	}
 	if err := oneArg("validate", validateSynopsis, "FILE", "a scenario or topology file, or a shipped name", pos, set); err != nil {
@@ -72,7 +76,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			plural(len(t.Machine.Hosts), "1 host", "%d hosts"), plural(len(t.Machine.GPUs), "1 GPU", "%d GPUs"),
 			plural(len(t.Machine.Switches), "1 switch", "%d switches"), plural(len(t.Machine.Links), "1 link", "%d links"))
 	default:
-		sc, err := loadSweepBase("validate", name, set, 0, true)
+		sc, err := loadSweepBase("validate", name, set, *maxOps, true)
 		if err != nil {
 			return err
 		}
@@ -81,7 +85,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		sweep := ""
 		if len(sc.Sweep) > 0 {
-			if err := validateSweep(name, sc, set); err != nil {
+			if err := validateSweep(name, sc, set, *maxOps); err != nil {
 				return err
 			}
 			loaded := "each value loaded"
@@ -582,7 +586,7 @@ func plural(n int, one, many string) string {
 // (the others at their first value): a value that no point could run with
 // (d: abc, a topology that does not exist) is found without running the
 // sweep's every point, each problem on a line of its own naming the value.
-func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
+func validateSweep(name string, sc *scenarios.Scenario, set setFlag, maxOps int64) error {
 	if err := sweepTooLarge(sc); err != nil {
 		return err
 	}
@@ -609,7 +613,7 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag) error {
 					delete(point, sc.Sweep[i].Name)
 				}
 			}
-			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point}); err != nil {
+			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point, MaxOps: maxOps}); err != nil {
 				for _, line := range strings.Split(err.Error(), "\n") {
 					problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", line, pointDesc(sc.Sweep, p, set)))
 				}
