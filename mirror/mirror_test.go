@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -36,6 +37,14 @@ func TestAccuracyReport(t *testing.T) {
 	}
 	if len(rep.Rows) < 40 {
 		t.Errorf("only %d reference figures", len(rep.Rows))
+	}
+	// The README quotes the median; it goes stale with the report.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("median error over large messages: %.1f%%)", 100*rep.LargeMedianError()); !bytes.Contains(readme, []byte(want)) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
 

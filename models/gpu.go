@@ -69,7 +69,8 @@ type GPU struct {
 	// limits.
 	Arch string
 	// ComputeEfficiency and MemoryEfficiency are the fractions of the peaks
-	// that kernels reach, in (0, 1]; calibration fits them.
+	// that kernels reach, in (0, 1]; calibration fits MemoryEfficiency
+	// (ComputeEfficiency it reports in a comment only).
 	ComputeEfficiency, MemoryEfficiency float64
 	// KernelOverhead is the fixed device time each roofline kernel adds.
 	KernelOverhead sim.Time
