@@ -273,15 +273,23 @@ func satMul(a, b int64) int64 {
 }
 
 // checkOps refuses, at key (a thread's ops, a generator's key), what would
-// expand to count ops past the op limit, alone or with the ops before it,
-// before anything is expanded; what names the count to lower.
+// expand to count ops past the op limit (or past Options.MemoryOps), alone
+// or with the ops before it, before anything is expanded; what names the
+// count to lower.
 func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 	if count > b.opt.MaxOps {
 		key.Errorf("expands to %s ops, more than the limit of %d; lower %s or raise the limit (--max-ops)", countString(count), b.opt.MaxOps, what)
 		return false
 	}
-	if all := satAdd(int64(b.p.NumOps()), count); all > b.opt.MaxOps {
+	all := satAdd(int64(b.p.NumOps()), count)
+	if all > b.opt.MaxOps {
 		key.Errorf("the scenario expands to %s ops, more than the limit of %d; lower %s or raise the limit (--max-ops)", countString(all), b.opt.MaxOps, what)
+		return false
+	}
+	if b.opt.MemoryOps > 0 && all > b.opt.MemoryOps {
+		if b.memory == nil {
+			b.memory = &MemoryError{File: b.file, Ops: all}
+		}
 		return false
 	}
 	return true

@@ -71,10 +71,25 @@ type Options struct {
 	ReadFile func(name string) ([]byte, error)
 	// MaxOps limits the ops after expanding repeats; zero means DefaultMaxOps.
 	MaxOps int64
+	// MemoryOps, if above zero, is the most ops there is memory to
+	// simulate: Load returns a *MemoryError, before expanding them, for a
+	// scenario of more.
+	MemoryOps int64
 	// Topology, if set, replaces the topology the scenario names (as
 	// gpusim replay --topology does with a calibrated one); the names the
 	// scenario uses must exist in it.
 	Topology *topologies.Topology
+}
+
+// MemoryError says a scenario expands to more ops than Options.MemoryOps
+// allows: Ops, at least, counted before they were expanded.
+type MemoryError struct {
+	File string
+	Ops  int64
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("%s expands to %d ops or more, more than there is memory to simulate", e.File, e.Ops)
 }
 
 // Scenario is a loaded workload bound to its machine.
@@ -573,6 +588,9 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	if x, ok := top.Get("pipeline"); ok {
 		b.pipeline(x, top.KeyNode("pipeline"))
 	}
+	if b.memory != nil {
+		return nil, b.memory
+	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {
 		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", b.p.NumOps(), b.opt.MaxOps)
 	} else {
@@ -620,6 +638,7 @@ func sortedKeys(m map[string]string) []string {
 type builder struct {
 	file     string
 	opt      Options
+	memory   *MemoryError // the ops past Options.MemoryOps
 	sc       *Scenario
 	m        *sim.Machine
 	p        *sim.Program

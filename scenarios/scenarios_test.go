@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -228,6 +229,30 @@ threads:
 `), Options{MaxOps: 999_999})
 	if err == nil || !strings.Contains(err.Error(), "expands to 1000000 ops, more than the limit of 999999") {
 		t.Errorf("err = %v, want the count it would reach", err)
+	}
+}
+
+// A scenario of more ops than there is memory for is refused with a
+// *MemoryError before its ops are expanded: two threads of 1,000 x 200
+// one-op repeats, the first alone 200,000 ops, past 100,000.
+func TestMemoryOps(t *testing.T) {
+	src := []byte(`
+name: big
+topology: pcie-2gpu
+threads:
+  - name: a
+    ops: [{repeat: {count: 1000, ops: [{repeat: {count: 200, ops: [{host: {duration: 1 ns}}]}}]}}]
+  - name: b
+    ops: [{repeat: {count: 1000, ops: [{repeat: {count: 200, ops: [{host: {duration: 1 ns}}]}}]}}]
+`)
+	_, err := Load("s.yaml", src, Options{MaxOps: 1 << 40, MemoryOps: 100_000})
+	var me *MemoryError
+	if !errors.As(err, &me) || me.Ops != 200_000 || me.File != "s.yaml" {
+		t.Fatalf("err = %v, want a MemoryError of s.yaml at 200000 ops", err)
+	}
+	// Room for both threads' 400,000: no error of that kind.
+	if _, err := Load("s.yaml", src, Options{MaxOps: 1 << 40, MemoryOps: 400_000}); err != nil {
+		t.Errorf("with room: %v", err)
 	}
 }
 

@@ -435,7 +435,9 @@ func TestOutputThatDidNotArrive(t *testing.T) {
 // TestRunThatWouldNotFit: a scenario whose ops need more memory than is
 // free is refused before its run (exit 1, one line with the estimate), not
 // left to be killed; with room it runs. The quickstart's 21 ops need 21 KiB
-// at bytesPerOp.
+// at bytesPerOp. The loader refuses them as it counts them, before it
+// expands them (loading alone takes a fifth of that memory): "or more", as
+// it has not counted the ops after them.
 func TestRunThatWouldNotFit(t *testing.T) {
 	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
 	memoryCheckFloor = 0
@@ -444,7 +446,7 @@ func TestRunThatWouldNotFit(t *testing.T) {
 		code int
 		err  string
 	}{
-		{10 << 10, exitFail, "gpusim: scenarios/quickstart.yaml expands to 21 ops, which need about 21 KiB to simulate; 10 KiB is free here: lower its counts, or run where more memory is free\n"},
+		{10 << 10, exitFail, "gpusim: scenarios/quickstart.yaml expands to 21 ops or more, which need about 21 KiB to simulate; 10 KiB is free here: lower its counts, or run where more memory is free\n"},
 		{1 << 30, exitOK, ""},
 	} {
 		freeMemory = func() (uint64, bool) { return tc.free, true }

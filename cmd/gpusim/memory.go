@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -82,9 +83,37 @@ func checkMemory(sc *scenarios.Scenario) error {
 	}
 	ops := uint64(sc.Program.NumOps())
 	if need := ops * bytesPerOp; need > free && need > memoryCheckFloor {
-		return &failError{fmt.Errorf("%s expands to %d ops, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", sc.File, ops, gib(need), gib(free))}
+		return memoryFailure(sc.File, "", ops, free)
 	}
 	return nil
+}
+
+// memoryOps is the most ops there is memory to simulate (checkMemory's
+// bound), for the loader to refuse more before expanding them, as loading
+// alone takes a fifth of that memory; 0 where the free memory is unknown.
+func memoryOps() int64 {
+	free, ok := freeMemory()
+	if !ok {
+		return 0
+	}
+	return int64(min(max(free, memoryCheckFloor)/bytesPerOp, 1<<62))
+}
+
+// memoryFailure is checkMemory's error, for a scenario of ops ops (at
+// least, "or more").
+func memoryFailure(file, atLeast string, ops, free uint64) error {
+	return &failError{fmt.Errorf("%s expands to %d ops%s, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", file, ops, atLeast, gib(ops*bytesPerOp), gib(free))}
+}
+
+// asMemoryFailure turns the loader's *scenarios.MemoryError into
+// checkMemory's failure; other errors pass through.
+func asMemoryFailure(err error) error {
+	var me *scenarios.MemoryError
+	if errors.As(err, &me) {
+		free, _ := freeMemory()
+		return memoryFailure(me.File, " or more", uint64(me.Ops), free)
+	}
+	return err
 }
 
 func gib(b uint64) string { return units.Format(float64(b), units.Bytes) }

@@ -60,9 +60,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		top = t
 	}
-	sc, err := loadScenarioOn(pos[0], set, *maxOps, top)
+	opt := scenarios.Options{Set: set, MaxOps: *maxOps, Topology: top}
+	if *backend == "sim" {
+		opt.MemoryOps = memoryOps() // refused before the loader expands them
+	}
+	sc, err := loadScenarioWith(pos[0], opt)
 	if err != nil {
-		return err
+		return asMemoryFailure(err)
 	}
 	if *backend == "sim" {
 		if err := checkMemory(sc); err != nil {

@@ -535,9 +535,9 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 // runPoint loads and runs one point of the sweep.
 func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool) sweepRow {
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
-	sc, err := loadScenarioWith(file, scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps})
+	sc, err := loadScenarioWith(file, scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: memoryOps()})
 	if err != nil {
-		row.Error = oneLine(err.Error())
+		row.Error = oneLine(asMemoryFailure(err).Error())
 		return row
 	}
 	row.topology = sc.Topology.Name
