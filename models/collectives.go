@@ -896,9 +896,11 @@ func (p *planner) planNVLS(plan *sim.CollPlan) {
 			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(prevUp[r])})
 			prevUp[r] = ups[r]
 		}
+		// The downs wait for every up through one join: n + n
+		// dependencies instead of n x n.
+		join := task(plan, sim.CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: math.Inf(1), Deps: ups})
 		for r := 0; r < p.n; r++ {
-			ds := append(append([]int(nil), ups...), prevDown[r])
-			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(ds...)})
+			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(prevDown[r], join)})
 		}
 	}
 }

@@ -309,3 +309,32 @@ func TestWhatNCCLDiscards(t *testing.T) {
 		}
 	}
 }
+
+// An NVLS all-reduce's plan grows with ranks x chunks, not ranks^2 x
+// chunks: each chunk's downs wait for its ups through one join. On the
+// GB200 rack's 72 ranks, 1 GiB is k = 256 chunks (512 KiB each, capped at
+// 256); its dependencies are the ups' on their previous up ((k-1) n), the
+// joins' on the ups (k n), and the downs' on their join and, after the
+// first chunk, their previous down (n + 2 (k-1) n): n (4k - 2) = 73,584,
+// where each down waiting on every up would take over k n^2 = 1.3 M.
+func TestNVLSPlanIsLinearInRanks(t *testing.T) {
+	tp, err := topologies.LoadShipped("gb200-nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := make([]int, 72)
+	for i := range gpus {
+		gpus[i] = i
+	}
+	plan, err := models.BuildCollective(tp.Machine, tp.GPUModels, models.CollSpec{Kind: models.AllReduce, GPUs: gpus, Bytes: 1 << 30, Algorithm: "nvls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := 0
+	for _, task := range plan.Tasks {
+		deps += len(task.Deps)
+	}
+	if want := 72 * (4*256 - 2); deps != want {
+		t.Errorf("%d dependencies in %d tasks, want %d", deps, len(plan.Tasks), want)
+	}
+}

@@ -128,6 +128,7 @@ type taskInfo struct {
 	depLo, depHi int32 // the tasks that depend on it: deps[depLo:depHi]
 	src, dst     int32 // GPUs (index into Machine.GPUs), -1 for a switch
 	from, to     int32 // ranks, -1 for a switch
+	join         bool  // a join (CollTask.IsJoin): ends as its dependencies do
 }
 
 func (r *run) planState(plan *CollPlan) *planState {
@@ -162,7 +163,12 @@ func (r *run) planState(plan *CollPlan) *planState {
 		}
 		ti := &ps.info[i]
 		ti.useLo = int32(len(ps.uses))
-		ps.uses, ti.base = r.taskUses(plan, t, ps.uses)
+		if t.IsJoin() {
+			ti.base = math.Inf(1)
+			ti.join = true
+		} else {
+			ps.uses, ti.base = r.taskUses(plan, t, ps.uses)
+		}
 		ti.useHi = int32(len(ps.uses))
 		ti.bytes, ti.bound, ti.delay = t.Bytes, t.Bound, t.Delay
 		ti.from, ti.to = int32(t.From), int32(t.To)
@@ -424,6 +430,14 @@ func (c *collState) startTask(i int) {
 		tr.f.owner = tr
 		tr.delayEv.Init(tr)
 	}
+	if c.ps.info[i].join {
+		// A join moves nothing and ends at once, in the event of its last
+		// dependency: its dependents start there, in order, as they would
+		// had they depended on its dependencies themselves.
+		c.r.freeRuns = append(c.r.freeRuns, tr)
+		c.ended(i)
+		return
+	}
 	tr.c, tr.task, tr.running = c, i, false
 	tr.info = &c.ps.info[i]
 	c.tasks[i].run = tr
@@ -484,6 +498,14 @@ func (tr *taskRun) flowDone(*flow) {
 	tr.running = false
 	tr.c, tr.info = nil, nil
 	c.tasks[i].run = nil
+	c.r.freeRuns = append(c.r.freeRuns, tr)
+	c.ended(i)
+}
+
+// ended ends task i: its dependents may start, and its ranks' parts end
+// with their last task.
+func (c *collState) ended(i int) {
+	ti := &c.ps.info[i]
 	for _, d := range c.ps.deps[ti.depLo:ti.depHi] {
 		dt := &c.tasks[d]
 		dt.pending--
@@ -499,7 +521,6 @@ func (tr *taskRun) flowDone(*flow) {
 			}
 		}
 	}
-	c.r.freeRuns = append(c.r.freeRuns, tr)
 	c.done++
 	c.release()
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
 
 // TestStandaloneRateSumsATasksUses: a transfer staged through a host
 // crosses the host's link both ways, loading its joint limit (100 GB/s
@@ -45,5 +49,55 @@ func TestStandaloneRateSumsATasksUses(t *testing.T) {
 	alone, busy := took(false), took(true)
 	if r := float64(busy) / float64(alone); r < 1.98 || r > 2.02 {
 		t.Errorf("staged transfer took %s alone and %s on oversubscribed GPUs (x%.3f), want twice", alone, busy, r)
+	}
+}
+
+// A join task ends in the event of its last dependency: tasks that depend
+// on it run exactly as they would depending on its dependencies. Three
+// GPUs on a switch (100 GB/s each way, no latency) send 1, 2 and 3 GB up
+// (10, 20, 30 ms on their own links); each then gets 1 GB down once all
+// three are up: from 30 ms to 40 ms, every rank.
+func TestJoinTaskIsItsDependencies(t *testing.T) {
+	m := &Machine{Name: "j"}
+	h := m.AddHost(Host{Name: "cpu0", Cores: 4, MemoryBandwidth: 1e15, MemcpyBandwidth: 1e12, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
+	sw := m.AddSwitch(Switch{Name: "nvs", Kind: "nvswitch", NVLS: true}, true)
+	for i := 0; i < 3; i++ {
+		g := m.AddGPU(GPU{Name: fmt.Sprintf("gpu%d", i), Host: h, CopyEngines: 2, MemoryBandwidth: 1e15})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Switches[sw].Node, Kind: LinkNVLink, Bandwidth: 100e9, P2P: true})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Hosts[h].Node, Kind: LinkPCIe, Bandwidth: 10e9, P2P: true})
+	}
+	nvs := m.Switches[sw].Node
+	ends := func(join bool) []Time {
+		var tasks []CollTask
+		for r := 0; r < 3; r++ {
+			tasks = append(tasks, CollTask{From: r, To: -1, Switch: nvs, Bytes: float64(r+1) * 1e9, Wire: 1, Bound: inf})
+		}
+		up := []int{0, 1, 2}
+		if join {
+			tasks = append(tasks, CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: inf, Deps: up})
+			up = []int{3}
+		}
+		for r := 0; r < 3; r++ {
+			tasks = append(tasks, CollTask{From: -1, To: r, Switch: nvs, Bytes: 1e9, Wire: 1, Bound: inf, Deps: up})
+		}
+		plan := &CollPlan{Name: "allreduce", Ranks: []int{0, 1, 2}, SMShare: 0.01, Tasks: tasks}
+		p := &Program{Name: "p", Streams: []Stream{{GPU: 0, Name: "c"}, {GPU: 1, Name: "c"}, {GPU: 2, Name: "c"}}}
+		p.Threads = []Thread{{Name: "main", Ops: []Op{{ID: "c", Kind: OpCollective, Coll: plan, Streams: []int{0, 1, 2}, Stream: 0}}}}
+		res, err := Run(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []Time
+		for _, r := range res.Ops {
+			out = append(out, r.End-r.Begin)
+		}
+		return out
+	}
+	want := []Time{40 * Millisecond, 40 * Millisecond, 40 * Millisecond}
+	if got := ends(false); !slices.Equal(got, want) {
+		t.Errorf("depending on every up: parts took %v, want %v", got, want)
+	}
+	if got := ends(true); !slices.Equal(got, want) {
+		t.Errorf("through a join: parts took %v, want %v", got, want)
 	}
 }

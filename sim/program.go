@@ -170,6 +170,14 @@ type CollTask struct {
 	Deps []int
 }
 
+// IsJoin reports whether t is a join: From, To and Switch all -1, no
+// bytes, no delay: a task that ends as soon as its dependencies have ended,
+// in the event of the last, so that many tasks may depend on many through
+// it (n+n dependencies instead of n*n).
+func (t *CollTask) IsJoin() bool {
+	return t.From == -1 && t.To == -1 && t.Switch == -1 && t.Bytes == 0 && t.Delay == 0
+}
+
 // Stream is a CUDA stream of one GPU; its name is "GPU/NAME".
 type Stream struct {
 	GPU  int // index into Machine.GPUs
@@ -566,6 +574,14 @@ func (p *Program) checkCollective(m *Machine, op *Op, reach *reachCache) string 
 func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 	pairs := map[[2]int]bool{}
 	for i, t := range c.Tasks {
+		if t.IsJoin() {
+			for _, d := range t.Deps {
+				if d < 0 || d >= i {
+					return fmt.Sprintf("task %d: dependency %d is not an earlier task", i, d)
+				}
+			}
+			continue
+		}
 		if t.From < -1 || t.From >= len(c.Ranks) || t.To < -1 || t.To >= len(c.Ranks) || (t.From < 0 && t.To < 0) {
 			return fmt.Sprintf("task %d: bad ranks %d -> %d", i, t.From, t.To)
 		}
