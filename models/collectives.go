@@ -411,6 +411,13 @@ func (p *planner) findRings() {
 	edges := make([][]edge, n)
 	for a := range edges {
 		edges[a] = make([]edge, n)
+		if n > 9 {
+			// The rank order is the only candidate: only its n edges
+			// are read (a link direction's residual is the same from
+			// any edge that crosses it), not the n^2 of all pairs.
+			edges[a][(a+1)%n] = p.edge(a, (a+1)%n)
+			continue
+		}
 		for b := range edges[a] {
 			if a != b {
 				edges[a][b] = p.edge(a, b)
