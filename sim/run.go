@@ -271,6 +271,10 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p, Warnings: append([]string(nil), p.Warnings...)}, trees: trees,
 		warnMore: make([]int, len(p.Warnings))} // warnMore[i] counts repeats of Warnings[i]
 	r.s = newSolver(&r.e)
+	// Every resource below, joint limits at most one a link: one
+	// allocation each, not a slice grown by doubling.
+	most := 3*len(m.Links) + len(m.Hosts) + 2*len(m.GPUs)
+	r.s.res, r.s.fs = make([]resource, 0, most), make([]fillState, 0, most)
 	for _, l := range m.Links {
 		r.s.addResource(l.Name+" "+m.Nodes[l.A].Name+"->"+m.Nodes[l.B].Name, l.Bandwidth, series)
 		r.s.addResource(l.Name+" "+m.Nodes[l.B].Name+"->"+m.Nodes[l.A].Name, l.Bandwidth, series)
