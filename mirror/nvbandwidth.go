@@ -93,6 +93,7 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
+	paths := m.NewPaths() // every pair's path: a search per GPU, not per pair
 	g := len(m.GPUs)
 	gpus := gpuIndexNames(m)
 	host := func(i int) int { return m.Hosts[m.GPUs[i].Host].Node }
@@ -167,7 +168,7 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 		mx := newMatrix(test, title, "GB/s", gpus, gpus)
 		for i := 0; i < g; i++ {
 			for j := 0; j < g; j++ {
-				if i == j || !peer(m, i, j) {
+				if i == j || !peer(paths, i, j) {
 					continue
 				}
 				// Row i reads from (or writes to) column j; the copy is
@@ -196,7 +197,7 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 		one.Name = test
 		for i := 0; i < g; i++ {
 			for j := 0; j < g; j++ {
-				if i == j || !peer(m, i, j) {
+				if i == j || !peer(paths, i, j) {
 					continue
 				}
 				a := copySpec{src: node(i), dst: node(j), gpu: i, bytes: buffer, repeat: nvbLoop}
@@ -226,10 +227,10 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 		mx := newMatrix(test, "memory latency SM GPU(row) <-> GPU(column) (ns)", "ns", gpus, gpus)
 		for i := 0; i < g; i++ {
 			for j := 0; j < g; j++ {
-				if i == j || !peer(m, i, j) {
+				if i == j || !peer(paths, i, j) {
 					continue
 				}
-				mx.set(i, j, loadLatency(m, m.PathBetween(i, j).Route).Seconds()*1e9)
+				mx.set(i, j, loadLatency(m, paths.PathBetween(i, j).Route).Seconds()*1e9)
 			}
 		}
 		return []*Matrix{mx}, nil
@@ -238,8 +239,8 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 }
 
 // peer reports whether GPUs i and j can access each other's memory (P2P).
-func peer(m *sim.Machine, i, j int) bool {
-	k := m.PathBetween(i, j).Kind
+func peer(paths *sim.Paths, i, j int) bool {
+	k := paths.PathBetween(i, j).Kind
 	return k == sim.PathNVLink || k == sim.PathP2P
 }
 

@@ -32,10 +32,11 @@ const P2PConnectivity = "p2p_connectivity"
 // the connectivity matrix, then the bandwidth and latency matrices.
 func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	g := len(m.GPUs)
+	paths := m.NewPaths() // every pair's paths: a search per GPU, not per pair
 	// The sample copies between every pair: one that cannot is said once.
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
-			if i != j && m.PathBetween(i, j).Kind == sim.PathNone {
+			if i != j && paths.PathBetween(i, j).Kind == sim.PathNone {
 				return nil, fmt.Errorf("%s and %s cannot reach each other: no route, and no host reachable from both; the sample copies between every pair of GPUs", m.GPUs[i].Name, m.GPUs[j].Name)
 			}
 		}
@@ -45,11 +46,11 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 	// Without peer access a copy stages through a host both GPUs reach;
 	// where none does (GPUs of different Graces of a GB200 rack), the
 	// P2P=Disabled cells are N/A.
-	unstaged := func(i, j int) bool { return i != j && m.StagedPath(i, j).Kind == sim.PathNone }
+	unstaged := func(i, j int) bool { return i != j && paths.StagedPath(i, j).Kind == sim.PathNone }
 	conn := newMatrix(P2PConnectivity, "P2P Connectivity Matrix", "", gpus, gpus)
 	for i := 0; i < g; i++ {
 		for j := 0; j < g; j++ {
-			if i == j || peer(m, i, j) {
+			if i == j || peer(paths, i, j) {
 				conn.set(i, j, 1)
 			} else {
 				conn.set(i, j, 0)

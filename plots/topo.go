@@ -22,6 +22,7 @@ func PeerBandwidth(m *sim.Machine) ([][]float64, [][]string, error) {
 	bw := make([][]float64, n)
 	kinds := make([][]string, n)
 	short := map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "no path"}
+	paths := m.NewPaths()
 	for a := 0; a < n; a++ {
 		bw[a] = make([]float64, n)
 		kinds[a] = make([]string, n)
@@ -30,14 +31,15 @@ func PeerBandwidth(m *sim.Machine) ([][]float64, [][]string, error) {
 				bw[a][b] = math.NaN()
 				continue
 			}
-			kinds[a][b] = short[m.PathBetween(a, b).Kind]
-			if m.PathBetween(a, b).Kind == sim.PathNone {
+			kind := paths.PathBetween(a, b).Kind
+			kinds[a][b] = short[kind]
+			if kind == sim.PathNone {
 				bw[a][b] = math.NaN()
 				continue
 			}
 			p := &sim.Program{Name: "peer", Streams: []sim.Stream{{GPU: a, Name: "copy"}}, Threads: []sim.Thread{{Name: "t", Host: m.GPUs[a].Host,
 				Ops: []sim.Op{{ID: "c", Kind: sim.OpCopy, Stream: 0, Src: m.GPUs[a].Node, Dst: m.GPUs[b].Node, Bytes: bytes}}}}}
-			res, err := sim.Run(m, p)
+			res, err := sim.RunOptions(m, p, sim.Options{NoLoadSeries: true})
 			if err != nil {
 				return nil, nil, err
 			}

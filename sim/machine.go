@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -512,11 +513,49 @@ func (t *routeTrees) tree(a int) ([2][]int32, bool) {
 		if t.entries+4*len(t.m.Nodes) > routeTreesBudget {
 			return tr, false
 		}
-		tr = [2][]int32{t.m.search(a, -1, true, false), t.m.search(a, -1, false, false)}
+		// Each search's prev, without the queue behind it in its buffer.
+		tr = [2][]int32{slices.Clone(t.m.search(a, -1, true, false)), slices.Clone(t.m.search(a, -1, false, false))}
 		t.trees[a] = tr
-		t.entries += 4 * len(t.m.Nodes) // each search's buffer: prev and its queue
+		t.entries += 2 * len(t.m.Nodes)
 	}
 	return tr, true
+}
+
+// hops is len(route(a, b).Hops), -1 where b cannot be reached, without
+// building the route.
+func (t *routeTrees) hops(a, b int) int {
+	if a == b {
+		return 0
+	}
+	tr, ok := t.tree(a)
+	if !ok {
+		return searchEach{t.m}.hops(a, b)
+	}
+	if n := t.m.hopsIn(tr[0], a, b); n >= 0 {
+		return n
+	}
+	return t.m.hopsIn(tr[1], a, b)
+}
+
+// hopsIn is the hop count of the route from a to b in the search tree prev
+// from a, or -1 where b is not reached.
+func (m *Machine) hopsIn(prev []int32, a, b int) int {
+	if a == b {
+		return 0
+	}
+	if prev[b] < 0 {
+		return -1
+	}
+	n := 0
+	for v := b; v != a; n++ {
+		l := &m.Links[prev[v]]
+		if l.B == v {
+			v = l.A
+		} else {
+			v = l.B
+		}
+	}
+	return n
 }
 
 func (t *routeTrees) route(a, b int) (Route, bool) {
@@ -589,11 +628,12 @@ type GPUPath struct {
 // PathBetween returns how bytes move from GPU a to GPU b (indices into GPUs).
 func (m *Machine) PathBetween(a, b int) GPUPath { return m.pathBetween(searchEach{m}, a, b) }
 
-// router answers Route (route) and its search over NVLink-fabric links
-// only (nvRoute): searchEach searches for each pair, routeTrees keeps each
-// source's searches.
+// router answers Route (route), its length (hops: -1 where there is
+// none) and its search over NVLink-fabric links only (nvRoute): searchEach
+// searches for each pair, routeTrees keeps each source's searches.
 type router interface {
 	route(a, b int) (Route, bool)
+	hops(a, b int) int
 	nvRoute(a, b int) (Route, bool)
 }
 
@@ -601,6 +641,34 @@ type searchEach struct{ m *Machine }
 
 func (s searchEach) route(a, b int) (Route, bool)   { return s.m.Route(a, b) }
 func (s searchEach) nvRoute(a, b int) (Route, bool) { return s.m.bfs(a, b, true) }
+func (s searchEach) hops(a, b int) int {
+	r, ok := s.m.Route(a, b)
+	if !ok {
+		return -1
+	}
+	return len(r.Hops)
+}
+
+// Paths answers Route, PathBetween, StagedPath and CollectivePath for many
+// pairs of one machine, keeping each source node's searches: a search per
+// source instead of one per pair (topo show, p2p-test and nvbandwidth ask
+// about every pair). Not safe for concurrent use.
+type Paths struct{ t *routeTrees }
+
+// NewPaths returns a Paths for m.
+func (m *Machine) NewPaths() *Paths { return &Paths{t: newRouteTrees(m)} }
+
+// Route is m.Route.
+func (p *Paths) Route(a, b int) (Route, bool) { return p.t.route(a, b) }
+
+// PathBetween is m.PathBetween.
+func (p *Paths) PathBetween(a, b int) GPUPath { return p.t.m.pathBetween(p.t, a, b) }
+
+// StagedPath is m.StagedPath.
+func (p *Paths) StagedPath(a, b int) GPUPath { return p.t.m.stagedPath(p.t, a, b) }
+
+// CollectivePath is m.CollectivePath.
+func (p *Paths) CollectivePath(a, b int) GPUPath { return p.t.m.collectivePath(p.t, a, b) }
 
 func (m *Machine) pathBetween(rt router, a, b int) GPUPath {
 	if a == b {
@@ -636,21 +704,27 @@ func (m *Machine) stagedPath(rt router, a, b int) GPUPath {
 	for i := range m.Hosts {
 		order = append(order, i)
 	}
-	var to, from Route
 	for _, h := range order {
 		hn := m.Hosts[h].Node
-		r1, ok1 := rt.route(na, hn)
-		r2, ok2 := rt.route(hn, nb)
-		if !ok1 || !ok2 {
+		n1 := rt.hops(na, hn)
+		if n1 < 0 {
 			continue
 		}
-		if n := len(r1.Hops) + len(r2.Hops); best < 0 || n < bestHops {
-			best, bestHops, to, from = h, n, r1, r2
+		n2 := rt.hops(hn, nb)
+		if n2 < 0 {
+			continue
+		}
+		if n := n1 + n2; best < 0 || n < bestHops {
+			best, bestHops = h, n
 		}
 	}
 	if best < 0 {
 		return GPUPath{Kind: PathNone}
 	}
+	// The legs' routes, built for the host chosen only.
+	hn := m.Hosts[best].Node
+	to, _ := rt.route(na, hn)
+	from, _ := rt.route(hn, nb)
 	return GPUPath{Kind: PathStaged, Host: best, ToHost: to, FromHost: from}
 }
 

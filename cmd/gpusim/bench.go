@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -194,12 +195,14 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		}
 		all = append(all, ms...)
 		if !*asJSON {
-			fmt.Fprintf(stdout, "Running %s.\n", tc)
+			out := bufio.NewWriter(stdout) // a write per cell otherwise
+			fmt.Fprintf(out, "Running %s.\n", tc)
 			for _, m := range ms {
-				mirror.WriteMatrix(stdout, m)
-				fmt.Fprintf(stdout, "SUM %s %.2f\n", m.Name, m.Sum())
+				mirror.WriteMatrix(out, m)
+				fmt.Fprintf(out, "SUM %s %.2f\n", m.Name, m.Sum())
 			}
-			fmt.Fprintln(stdout)
+			fmt.Fprintln(out)
+			_ = out.Flush() // runChecked's writer catches a write that failed
 		}
 	}
 	if *plotTo != "" {
@@ -243,11 +246,13 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return mirror.WriteMatricesJSON(stdout, ms)
 	}
-	fmt.Fprintf(stdout, "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test] predicted by gpusim for %s\n", t.Name)
+	out := bufio.NewWriter(stdout) // a write per cell: 2 M of them on 512 GPUs
+	fmt.Fprintf(out, "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test] predicted by gpusim for %s\n", t.Name)
 	for i, g := range t.Machine.GPUs {
-		fmt.Fprintf(stdout, "Device: %d, %s\n", i, g.Model)
+		fmt.Fprintf(out, "Device: %d, %s\n", i, g.Model)
 	}
-	mirror.WriteP2P(stdout, ms)
+	mirror.WriteP2P(out, ms)
+	_ = out.Flush() // runChecked's writer catches a write that failed
 	return nil
 }
 

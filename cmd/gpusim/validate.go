@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"gpusim/internal/spec"
@@ -178,7 +178,9 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		showTopology(stdout, t)
+		out := bufio.NewWriter(stdout)
+		showTopology(out, t)
+		_ = out.Flush() // runChecked's writer catches a write that failed
 		return nil
 	case "plot", "dot":
 		return cmdTopoDraw(args[0], args[1:], stdout, stderr)
@@ -281,13 +283,14 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 			bw, l.Latency, yesNo(l.P2P))
 	}
 	fmt.Fprintln(w, "\nhost to GPU routes:")
+	paths := m.NewPaths()
 	for _, g := range m.GPUs {
 		h := m.Hosts[g.Host]
-		r, _ := m.Route(h.Node, g.Node)
+		r, _ := paths.Route(h.Node, g.Node)
 		fmt.Fprintf(w, "  %s -> %s: %s (bottleneck %s)\n", h.Name, g.Name, m.FormatRoute(h.Node, r), units.Format(bottleneck(m, r), units.Bandwidth))
 	}
 	if len(m.GPUs) > maxPairList {
-		showPairGroups(w, m)
+		showPairGroups(w, m, paths)
 	} else if len(m.GPUs) > 1 {
 		fmt.Fprintln(w, "\nGPU pairs:")
 		for a := range m.GPUs {
@@ -295,7 +298,7 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 				if a == b {
 					continue
 				}
-				fmt.Fprintf(w, "  %s -> %s: %s\n", m.GPUs[a].Name, m.GPUs[b].Name, pairPath(m, a, b))
+				fmt.Fprintf(w, "  %s -> %s: %s\n", m.GPUs[a].Name, m.GPUs[b].Name, pairPath(m, paths, a, b))
 			}
 		}
 		fmt.Fprintln(w, "\npath kinds:")
@@ -317,7 +320,7 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 			for b := range m.GPUs {
 				s := "X"
 				if a != b {
-					s = pathShort[m.PathBetween(a, b).Kind]
+					s = pathShort[paths.PathBetween(a, b).Kind]
 				}
 				fmt.Fprintf(w, "%*s", width, s)
 			}
@@ -325,7 +328,6 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		}
 		fmt.Fprintln(w, "  (NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)")
 	}
-	_ = sort.Strings
 }
 
 // maxPairList is the most GPUs whose pairs topo show lists one by one, with
@@ -337,8 +339,11 @@ var pathShort = map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P"
 
 // pairPath describes the path from GPU a to GPU b: its kind, route(s) and
 // bottleneck.
-func pairPath(m *sim.Machine, a, b int) string {
-	p := m.PathBetween(a, b)
+func pairPath(m *sim.Machine, paths *sim.Paths, a, b int) string {
+	return pairPathOf(m, paths.PathBetween(a, b), a, b)
+}
+
+func pairPathOf(m *sim.Machine, p sim.GPUPath, a, b int) string {
 	switch p.Kind {
 	case sim.PathStaged:
 		return fmt.Sprintf("%s through %s: %s, then %s", p.Kind, m.Hosts[p.Host].Name,
@@ -352,7 +357,7 @@ func pairPath(m *sim.Machine, a, b int) string {
 // showPairGroups prints the GPU pairs grouped by the shape of their path:
 // its description with the two GPUs' names taken out, in the order the
 // shapes first appear, each with its count and first pair.
-func showPairGroups(w io.Writer, m *sim.Machine) {
+func showPairGroups(w io.Writer, m *sim.Machine, paths *sim.Paths) {
 	type group struct {
 		n    int
 		a, b int
@@ -366,7 +371,8 @@ func showPairGroups(w io.Writer, m *sim.Machine) {
 			if a == b {
 				continue
 			}
-			desc := pairPath(m, a, b)
+			p := paths.PathBetween(a, b)
+			desc := pairPathOf(m, p, a, b)
 			shape := replaceName(replaceName(desc, m.GPUs[a].Name, "<from>"), m.GPUs[b].Name, "<to>")
 			g, ok := groups[shape]
 			if !ok {
@@ -375,7 +381,7 @@ func showPairGroups(w io.Writer, m *sim.Machine) {
 				order = append(order, shape)
 			}
 			g.n++
-			kinds[m.PathBetween(a, b).Kind]++
+			kinds[p.Kind]++
 		}
 	}
 	n := len(m.GPUs) * (len(m.GPUs) - 1)
