@@ -387,10 +387,12 @@ func (c *collState) arrive(rank int) {
 }
 
 // launch starts every task without dependencies, and ends the parts of
-// ranks that have nothing to do.
+// ranks that have nothing to do. Which tasks those are is read from the
+// plan, not from the live counts: a join without dependencies ends as it
+// starts, and starts its dependents then.
 func (c *collState) launch() {
-	for i := range c.tasks {
-		if c.tasks[i].pending == 0 {
+	for i := range c.ps.init {
+		if c.ps.init[i].pending == 0 {
 			c.startTask(i)
 		}
 	}

@@ -101,3 +101,42 @@ func TestJoinTaskIsItsDependencies(t *testing.T) {
 		t.Errorf("through a join: parts took %v, want %v", got, want)
 	}
 }
+
+// A join without dependencies ends as the collective starts, and its
+// dependents start then, once each. Two GPUs on a switch (100 GB/s each
+// way, no latency): gpu0 sends 1 GB up (0-10 ms) after a join of nothing,
+// and gpu1 gets 1 GB down after that (10-20 ms); a second plan ends with
+// a join of nothing and one of the last transfer.
+func TestJoinWithoutDependencies(t *testing.T) {
+	m := &Machine{Name: "j"}
+	h := m.AddHost(Host{Name: "cpu0", Cores: 4, MemoryBandwidth: 1e15, MemcpyBandwidth: 1e12, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
+	sw := m.AddSwitch(Switch{Name: "nvs", Kind: "nvswitch", NVLS: true}, true)
+	for i := 0; i < 2; i++ {
+		g := m.AddGPU(GPU{Name: fmt.Sprintf("gpu%d", i), Host: h, CopyEngines: 2, MemoryBandwidth: 1e15})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Switches[sw].Node, Kind: LinkNVLink, Bandwidth: 100e9, P2P: true})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Hosts[h].Node, Kind: LinkPCIe, Bandwidth: 10e9, P2P: true})
+	}
+	nvs := m.Switches[sw].Node
+	join := func(deps ...int) CollTask {
+		return CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: inf, Deps: deps}
+	}
+	for _, tasks := range [][]CollTask{
+		{join(), {From: 0, To: -1, Switch: nvs, Bytes: 1e9, Wire: 1, Bound: inf, Deps: []int{0}}, {From: -1, To: 1, Switch: nvs, Bytes: 1e9, Wire: 1, Bound: inf, Deps: []int{1}}},
+		{{From: 0, To: -1, Switch: nvs, Bytes: 1e9, Wire: 1, Bound: inf}, {From: -1, To: 1, Switch: nvs, Bytes: 1e9, Wire: 1, Bound: inf, Deps: []int{0}}, join(), join(1)},
+	} {
+		plan := &CollPlan{Name: "allreduce", Ranks: []int{0, 1}, SMShare: 0.01, Tasks: tasks}
+		p := &Program{Name: "p", Streams: []Stream{{GPU: 0, Name: "c"}, {GPU: 1, Name: "c"}}}
+		p.Threads = []Thread{{Name: "main", Ops: []Op{{ID: "c", Kind: OpCollective, Coll: plan, Streams: []int{0, 1}, Stream: 0}}}}
+		res, err := Run(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Time
+		for _, r := range res.Ops {
+			got = append(got, r.End-r.Begin)
+		}
+		if want := []Time{10 * Millisecond, 20 * Millisecond}; !slices.Equal(got, want) {
+			t.Errorf("parts took %v, want %v", got, want)
+		}
+	}
+}
