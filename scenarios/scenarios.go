@@ -589,6 +589,11 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		b.pipeline(x, top.KeyNode("pipeline"))
 	}
 	if b.memory != nil {
+		// The input's errors first: they are the user's to fix, and
+		// expanding less may not be what the file meant.
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
 		return nil, b.memory
 	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {

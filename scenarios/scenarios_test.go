@@ -250,6 +250,11 @@ threads:
 	if !errors.As(err, &me) || me.Ops != 200_000 || me.File != "s.yaml" {
 		t.Fatalf("err = %v, want a MemoryError of s.yaml at 200000 ops", err)
 	}
+	// A mistake in the file is said first: it is the user's to fix.
+	bad := []byte(strings.Replace(string(src), "ops: [{repeat", "ops: [{host: {duration: abc}}, {repeat", 1))
+	if _, err := Load("s.yaml", bad, Options{MaxOps: 1 << 40, MemoryOps: 100_000}); err == nil || errors.As(err, &me) || !strings.Contains(err.Error(), `"abc" is not a duration`) {
+		t.Errorf("with a bad duration: %v, want the duration's error", err)
+	}
 	// Room for both threads' 400,000: no error of that kind.
 	if _, err := Load("s.yaml", src, Options{MaxOps: 1 << 40, MemoryOps: 400_000}); err != nil {
 		t.Errorf("with room: %v", err)

@@ -458,14 +458,33 @@ func TestRunThatWouldNotFit(t *testing.T) {
 }
 
 // TestSweepPointThatWouldNotFit: a sweep's point that alone needs more
-// memory than is free fails as a failed point (exit 2) with the estimate:
-// each of launch-bound's 4 points needs over the 1 MiB said to be free.
+// memory than is free fails as a failed point (exit 2) with the estimate.
+// With 1 MiB free there is memory for 1,024 ops (bytesPerOp): the point of
+// n = 10 (11 ops with its sync) runs, the point of n = 5,000 (5,001 ops,
+// 5,001 KiB) fails. Where
+// the first point is the one too large, which sweep loads to read the
+// sweep, the sweep fails at once (exit 1), before expanding it.
 func TestSweepPointThatWouldNotFit(t *testing.T) {
 	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
 	memoryCheckFloor = 0
 	freeMemory = func() (uint64, bool) { return 1 << 20, true }
-	out, _, code := runCmd(t, "sweep", "launch-bound", "--json")
-	if code != exitInput || strings.Count(out, "to simulate; 1 MiB is free here") != 4 {
-		t.Errorf("exit %d, want 2 and every point failed for memory:\n%s", code, out)
+	dir := t.TempDir()
+	scen := func(values string) string {
+		name := filepath.Join(dir, "s"+strings.Trim(strings.ReplaceAll(values, ", ", "-"), "[]")+".yaml")
+		src := "name: s\ntopology: pcie-2gpu\nsweep: {n: " + values + "}\nthreads:\n  - name: m\n    ops:\n      - repeat: {count: \"${n}\", ops: [{kernel: {stream: gpu0/s, duration: 1 us}}]}\n      - sync: {stream: gpu0/s}\n"
+		if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	small := scen("[10, 5000]")
+	out, _, code := runCmd(t, "sweep", small, "--json")
+	if code != exitInput || strings.Count(out, "to simulate; 1 MiB is free here") != 1 || !strings.Contains(out, small+" expands to 5001 ops or more, which need about 4.884 MiB") {
+		t.Errorf("exit %d, want 2 and the second point failed for memory:\n%s", code, out)
+	}
+	big := scen("[5000, 10]")
+	_, errb, code := runCmd(t, "sweep", big)
+	if want := "gpusim: " + big + " expands to 5001 ops or more, which need about 4.884 MiB to simulate; 1 MiB is free here: lower its counts, or run where more memory is free (the sweep's first point, which sweep loads to read the sweep)\n"; code != exitFail || errb != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, errb, want)
 	}
 }

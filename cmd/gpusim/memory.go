@@ -101,7 +101,7 @@ func memoryOps() int64 {
 
 // memoryFailure is checkMemory's error, for a scenario of ops ops (at
 // least, "or more").
-func memoryFailure(file, atLeast string, ops, free uint64) error {
+func memoryFailure(file, atLeast string, ops, free uint64) *failError {
 	return &failError{fmt.Errorf("%s expands to %d ops%s, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", file, ops, atLeast, gib(ops*bytesPerOp), gib(free))}
 }
 
@@ -111,7 +111,12 @@ func asMemoryFailure(err error) error {
 	var me *scenarios.MemoryError
 	if errors.As(err, &me) {
 		free, _ := freeMemory()
-		return memoryFailure(me.File, " or more", uint64(me.Ops), free)
+		f := memoryFailure(me.File, " or more", uint64(me.Ops), free)
+		// What err says beyond the MemoryError, in parentheses.
+		if extra := strings.TrimPrefix(err.Error(), me.Error()); extra != "" {
+			f.err = fmt.Errorf("%v%s", f.err, extra)
+		}
+		return f
 	}
 	return err
 }

@@ -325,7 +325,16 @@ func setsSwept(cmd string, base *scenarios.Scenario, set setFlag, hold bool) err
 // setsSwept; where the load fails and a --set is the mistake setsSwept
 // names, that is said, whatever its value.
 func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, error) {
-	base, err := loadScenario(name, set, maxOps)
+	opt := scenarios.Options{Set: set, MaxOps: maxOps}
+	if cmd == "sweep" {
+		// The base is the first point, expanded: one too large for
+		// memory is refused before it is (validate runs nothing).
+		opt.MemoryOps = memoryOps()
+	}
+	base, err := loadScenarioWith(name, opt)
+	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
+		return nil, asMemoryFailure(fmt.Errorf("%w (the sweep's first point, which sweep loads to read the sweep)", err))
+	}
 	if err != nil && len(set) > 0 {
 		if plain, perr := loadScenario(name, nil, maxOps); perr == nil {
 			if serr := setsSwept(cmd, plain, set, hold); serr != nil {
