@@ -380,8 +380,9 @@ func (m *Machine) adjacency() [][]int {
 
 // Route returns the path from node a to node b: the fewest hops, never through
 // a GPU, preferring a path made only of NVLink (and NVLink-C2C) links when one
-// exists, which never passes through a CPU either; ties go to the links
-// declared first. ok is false when b cannot be
+// exists, which never passes through a CPU either (a route of C2C links
+// alone through a Grace is found by the search over all links); ties go to
+// the links declared first. ok is false when b cannot be
 // reached from a.
 func (m *Machine) Route(a, b int) (r Route, ok bool) {
 	r, ok = m.bfs(a, b, true)
@@ -510,7 +511,7 @@ func newRouteTrees(m *Machine) *routeTrees {
 func (t *routeTrees) tree(a int) ([2][]int32, bool) {
 	tr, ok := t.trees[a]
 	if !ok {
-		if t.entries+4*len(t.m.Nodes) > routeTreesBudget {
+		if t.entries+2*len(t.m.Nodes) > routeTreesBudget {
 			return tr, false
 		}
 		// Each search's prev, without the queue behind it in its buffer.
