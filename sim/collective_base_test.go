@@ -52,21 +52,27 @@ func TestStandaloneRateSumsATasksUses(t *testing.T) {
 	}
 }
 
+// switchMachine is n GPUs on an NVLS switch by links of 100 GB/s each way
+// (no latency), and on their host by PCIe; it returns the switch's node.
+func switchMachine(n int) (*Machine, int) {
+	m := &Machine{Name: "j"}
+	h := m.AddHost(Host{Name: "cpu0", Cores: 4, MemoryBandwidth: 1e15, MemcpyBandwidth: 1e12, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
+	sw := m.AddSwitch(Switch{Name: "nvs", Kind: "nvswitch", NVLS: true}, true)
+	for i := 0; i < n; i++ {
+		g := m.AddGPU(GPU{Name: fmt.Sprintf("gpu%d", i), Host: h, CopyEngines: 2, MemoryBandwidth: 1e15})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Switches[sw].Node, Kind: LinkNVLink, Bandwidth: 100e9, P2P: true})
+		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Hosts[h].Node, Kind: LinkPCIe, Bandwidth: 10e9, P2P: true})
+	}
+	return m, m.Switches[sw].Node
+}
+
 // A join task ends in the event of its last dependency: tasks that depend
 // on it run exactly as they would depending on its dependencies. Three
 // GPUs on a switch (100 GB/s each way, no latency) send 1, 2 and 3 GB up
 // (10, 20, 30 ms on their own links); each then gets 1 GB down once all
 // three are up: from 30 ms to 40 ms, every rank.
 func TestJoinTaskIsItsDependencies(t *testing.T) {
-	m := &Machine{Name: "j"}
-	h := m.AddHost(Host{Name: "cpu0", Cores: 4, MemoryBandwidth: 1e15, MemcpyBandwidth: 1e12, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
-	sw := m.AddSwitch(Switch{Name: "nvs", Kind: "nvswitch", NVLS: true}, true)
-	for i := 0; i < 3; i++ {
-		g := m.AddGPU(GPU{Name: fmt.Sprintf("gpu%d", i), Host: h, CopyEngines: 2, MemoryBandwidth: 1e15})
-		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Switches[sw].Node, Kind: LinkNVLink, Bandwidth: 100e9, P2P: true})
-		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Hosts[h].Node, Kind: LinkPCIe, Bandwidth: 10e9, P2P: true})
-	}
-	nvs := m.Switches[sw].Node
+	m, nvs := switchMachine(3)
 	ends := func(join bool) []Time {
 		var tasks []CollTask
 		for r := 0; r < 3; r++ {
@@ -108,15 +114,7 @@ func TestJoinTaskIsItsDependencies(t *testing.T) {
 // and gpu1 gets 1 GB down after that (10-20 ms); a second plan ends with
 // a join of nothing and one of the last transfer.
 func TestJoinWithoutDependencies(t *testing.T) {
-	m := &Machine{Name: "j"}
-	h := m.AddHost(Host{Name: "cpu0", Cores: 4, MemoryBandwidth: 1e15, MemcpyBandwidth: 1e12, StagingChunk: 1 << 20, StagingBuffers: 2}, true)
-	sw := m.AddSwitch(Switch{Name: "nvs", Kind: "nvswitch", NVLS: true}, true)
-	for i := 0; i < 2; i++ {
-		g := m.AddGPU(GPU{Name: fmt.Sprintf("gpu%d", i), Host: h, CopyEngines: 2, MemoryBandwidth: 1e15})
-		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Switches[sw].Node, Kind: LinkNVLink, Bandwidth: 100e9, P2P: true})
-		m.AddLink(Link{A: m.GPUs[g].Node, B: m.Hosts[h].Node, Kind: LinkPCIe, Bandwidth: 10e9, P2P: true})
-	}
-	nvs := m.Switches[sw].Node
+	m, nvs := switchMachine(2)
 	join := func(deps ...int) CollTask {
 		return CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: inf, Deps: deps}
 	}
