@@ -79,3 +79,71 @@ func TestRouteTreesMatchRoute(t *testing.T) {
 		t.Errorf("detour machine: gpu0 to gpu1 in %d hops, want the 3 of NVLink", len(r.Hops))
 	}
 }
+
+// TestPeerPathsWhereSomeRoutesForbidP2P: on random machines whose links and
+// switches forbid P2P at random, a pair gets a direct path exactly where
+// some route lets P2P through (a search of its own, by depth, over links
+// and through switches and hosts that allow it, never through a GPU), and
+// that path allows it; where the preferred route allows it, it is that one.
+func TestPeerPathsWhereSomeRoutesForbidP2P(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		m := genMachine(r)
+		for i := range m.Links {
+			m.Links[i].P2P = r.IntN(4) > 0
+		}
+		for i := range m.Switches {
+			m.Nodes[m.Switches[i].Node].P2P = r.IntN(3) > 0
+		}
+		reach := func(a, b int) bool {
+			seen := map[int]bool{a: true}
+			stack := []int{a}
+			for len(stack) > 0 {
+				u := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if u == b {
+					return true
+				}
+				if u != a && (m.Nodes[u].Kind == NodeGPU || !m.Nodes[u].P2P) {
+					continue
+				}
+				for _, l := range m.Links {
+					v := -1
+					switch {
+					case l.A == u:
+						v = l.B
+					case l.B == u:
+						v = l.A
+					}
+					if v >= 0 && l.P2P && !seen[v] {
+						seen[v] = true
+						stack = append(stack, v)
+					}
+				}
+			}
+			return false
+		}
+		for a := range m.GPUs {
+			for b := range m.GPUs {
+				if a == b {
+					continue
+				}
+				na, nb := m.GPUs[a].Node, m.GPUs[b].Node
+				p := m.PathBetween(a, b)
+				direct := p.Kind == PathNVLink || p.Kind == PathP2P
+				if direct != reach(na, nb) {
+					t.Fatalf("seed %d: gpu%d to gpu%d: %v, but a route allowing P2P exists: %v", seed, a, b, p.Kind, reach(na, nb))
+				}
+				if !direct {
+					continue
+				}
+				if !m.p2pAllowed(na, p.Route) || m.FormatRoute(na, p.Route) == m.Nodes[na].Name {
+					t.Fatalf("seed %d: gpu%d to gpu%d: route %s does not allow P2P", seed, a, b, m.FormatRoute(na, p.Route))
+				}
+				if pref, ok := m.Route(na, nb); ok && m.p2pAllowed(na, pref) && fmt.Sprint(pref) != fmt.Sprint(p.Route) {
+					t.Fatalf("seed %d: gpu%d to gpu%d: %s, not the preferred route %s, which allows P2P", seed, a, b, m.FormatRoute(na, p.Route), m.FormatRoute(na, pref))
+				}
+			}
+		}
+	}
+}
