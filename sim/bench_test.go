@@ -180,3 +180,57 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	*c += countWriter(len(p))
 	return len(p), nil
 }
+
+// rackTopology is n B200s, two a Grace over NVLink-C2C, all on one NVLS
+// switch by 18 NVLink5 links (gb200-nvl72's shape at any size).
+func rackTopology(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: rack%d\nhosts:\n", n)
+	for h := 0; h < n/2; h++ {
+		fmt.Fprintf(&b, "  - {name: grace%d, cores: 72}\n", h)
+	}
+	b.WriteString("gpus:\n")
+	for g := 0; g < n; g++ {
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: B200, host: grace%d}\n", g, g/2)
+	}
+	b.WriteString("switches:\n  - {name: nvswitch, kind: nvswitch, nvls: true}\nlinks:\n")
+	for g := 0; g < n; g++ {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, nvswitch], type: nvlink5, count: 18}\n", g)
+	}
+	for g := 0; g < n; g++ {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, grace%d], type: nvlink-c2c}\n", g, g/2)
+	}
+	return b.String()
+}
+
+// BenchmarkAllPairs asks for the path between every pair of GPUs of a
+// 256-GPU rack, as topo show, p2p-test and nvbandwidth do: a search for
+// each pair (Machine.PathBetween) against the searches kept per source
+// (sim.Paths). Reports ns per pair.
+func BenchmarkAllPairs(b *testing.B) {
+	tp, err := topologies.Load("rack.yaml", []byte(rackTopology(256)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := tp.Machine
+	pairs := float64(len(m.GPUs) * len(m.GPUs))
+	for _, v := range []struct {
+		name string
+		path func() func(a, c int) sim.GPUPath
+	}{
+		{"each", func() func(a, c int) sim.GPUPath { return m.PathBetween }},
+		{"paths", func() func(a, c int) sim.GPUPath { return m.NewPaths().PathBetween }},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				path := v.path()
+				for a := range m.GPUs {
+					for c := range m.GPUs {
+						path(a, c)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pairs, "ns/pair")
+		})
+	}
+}
