@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -486,5 +488,29 @@ func TestSweepPointThatWouldNotFit(t *testing.T) {
 	_, errb, code := runCmd(t, "sweep", big)
 	if want := "gpusim: " + big + " expands to 5001 ops or more, which need about 4.884 MiB to simulate; 1 MiB is free here: lower its counts, or run where more memory is free (the sweep's first point, which sweep loads to read the sweep)\n"; code != exitFail || errb != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", code, errb, want)
+	}
+}
+
+// TestTuneGC: gpusim collects at gcPercent with a memory limit of what is
+// free, unless the user set GOGC or GOMEMLIMIT, which then win.
+func TestTuneGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer func(f func() (uint64, bool)) { freeMemory = f }(freeMemory)
+	freeMemory = func() (uint64, bool) { return 3 << 30, true }
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	tuneGC()
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("GOGC %d, want %d", got, gcPercent)
+	}
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != 3<<30 {
+		t.Errorf("memory limit %d, want %d", got, 3<<30)
+	}
+	t.Setenv("GOGC", "50")
+	tuneGC()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: GOGC %d, want it left at 100", got)
 	}
 }
