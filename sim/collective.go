@@ -421,6 +421,13 @@ func (c *collState) release() {
 }
 
 func (c *collState) startTask(i int) {
+	if c.ps.info[i].join {
+		// A join moves nothing and ends at once, in the event of its last
+		// dependency: its dependents start there, in order, as they would
+		// had they depended on its dependencies themselves.
+		c.ended(i)
+		return
+	}
 	r := c.r
 	var tr *taskRun
 	if n := len(r.freeRuns); n > 0 {
@@ -431,14 +438,6 @@ func (c *collState) startTask(i int) {
 		tr = &taskRun{}
 		tr.f.owner = tr
 		tr.delayEv.Init(tr)
-	}
-	if c.ps.info[i].join {
-		// A join moves nothing and ends at once, in the event of its last
-		// dependency: its dependents start there, in order, as they would
-		// had they depended on its dependencies themselves.
-		c.r.freeRuns = append(c.r.freeRuns, tr)
-		c.ended(i)
-		return
 	}
 	tr.c, tr.task, tr.running = c, i, false
 	tr.info = &c.ps.info[i]

@@ -575,10 +575,8 @@ func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 	pairs := map[[2]int]bool{}
 	for i, t := range c.Tasks {
 		if t.IsJoin() {
-			for _, d := range t.Deps {
-				if d < 0 || d >= i {
-					return fmt.Sprintf("task %d: dependency %d is not an earlier task", i, d)
-				}
+			if msg := laterDep(t, i); msg != "" {
+				return msg
 			}
 			continue
 		}
@@ -613,10 +611,19 @@ func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 		case t.Delay < 0:
 			return fmt.Sprintf("task %d: delay %d; want 0 or more", i, t.Delay)
 		}
-		for _, d := range t.Deps {
-			if d < 0 || d >= i {
-				return fmt.Sprintf("task %d: dependency %d is not an earlier task", i, d)
-			}
+		if msg := laterDep(t, i); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// laterDep says which of task i's dependencies is not an earlier task, ""
+// if none.
+func laterDep(t CollTask, i int) string {
+	for _, d := range t.Deps {
+		if d < 0 || d >= i {
+			return fmt.Sprintf("task %d: dependency %d is not an earlier task", i, d)
 		}
 	}
 	return ""

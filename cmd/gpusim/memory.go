@@ -106,16 +106,13 @@ func memoryFailure(file, atLeast string, ops, free uint64) *failError {
 }
 
 // asMemoryFailure turns the loader's *scenarios.MemoryError into
-// checkMemory's failure; other errors pass through.
-func asMemoryFailure(err error) error {
+// checkMemory's failure, with note after it; other errors pass through.
+func asMemoryFailure(err error, note string) error {
 	var me *scenarios.MemoryError
 	if errors.As(err, &me) {
 		free, _ := freeMemory()
 		f := memoryFailure(me.File, " or more", uint64(me.Ops), free)
-		// What err says beyond the MemoryError, in parentheses.
-		if extra := strings.TrimPrefix(err.Error(), me.Error()); extra != "" {
-			f.err = fmt.Errorf("%v%s", f.err, extra)
-		}
+		f.err = fmt.Errorf("%v%s", f.err, note)
 		return f
 	}
 	return err

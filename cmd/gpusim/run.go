@@ -66,7 +66,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	sc, err := loadScenarioWith(pos[0], opt)
 	if err != nil {
-		return asMemoryFailure(err)
+		return asMemoryFailure(err, "")
 	}
 	if *backend == "sim" {
 		if err := checkMemory(sc); err != nil {

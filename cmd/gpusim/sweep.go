@@ -333,7 +333,7 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 	}
 	base, err := loadScenarioWith(name, opt)
 	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
-		return nil, asMemoryFailure(fmt.Errorf("%w (the sweep's first point, which sweep loads to read the sweep)", err))
+		return nil, asMemoryFailure(err, " (the sweep's first point, which sweep loads to read the sweep)")
 	}
 	if err != nil && len(set) > 0 {
 		if plain, perr := loadScenario(name, nil, maxOps); perr == nil {
@@ -546,7 +546,7 @@ func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index in
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
 	sc, err := loadScenarioWith(file, scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: memoryOps()})
 	if err != nil {
-		row.Error = oneLine(asMemoryFailure(err).Error())
+		row.Error = oneLine(asMemoryFailure(err, "").Error())
 		return row
 	}
 	row.topology = sc.Topology.Name

@@ -298,7 +298,7 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 				if a == b {
 					continue
 				}
-				fmt.Fprintf(w, "  %s -> %s: %s\n", m.GPUs[a].Name, m.GPUs[b].Name, pairPath(m, paths, a, b))
+				fmt.Fprintf(w, "  %s -> %s: %s\n", m.GPUs[a].Name, m.GPUs[b].Name, pairPath(m, paths.PathBetween(a, b), a, b))
 			}
 		}
 		fmt.Fprintln(w, "\npath kinds:")
@@ -337,13 +337,9 @@ const maxPairList = 16
 
 var pathShort = map[sim.PathKind]string{sim.PathNVLink: "NV", sim.PathP2P: "P2P", sim.PathStaged: "HOST", sim.PathNone: "-"}
 
-// pairPath describes the path from GPU a to GPU b: its kind, route(s) and
-// bottleneck.
-func pairPath(m *sim.Machine, paths *sim.Paths, a, b int) string {
-	return pairPathOf(m, paths.PathBetween(a, b), a, b)
-}
-
-func pairPathOf(m *sim.Machine, p sim.GPUPath, a, b int) string {
+// pairPath describes p, the path from GPU a to GPU b: its kind, route(s)
+// and bottleneck.
+func pairPath(m *sim.Machine, p sim.GPUPath, a, b int) string {
 	switch p.Kind {
 	case sim.PathStaged:
 		return fmt.Sprintf("%s through %s: %s, then %s", p.Kind, m.Hosts[p.Host].Name,
@@ -372,7 +368,7 @@ func showPairGroups(w io.Writer, m *sim.Machine, paths *sim.Paths) {
 				continue
 			}
 			p := paths.PathBetween(a, b)
-			desc := pairPathOf(m, p, a, b)
+			desc := pairPath(m, p, a, b)
 			shape := replaceName(replaceName(desc, m.GPUs[a].Name, "<from>"), m.GPUs[b].Name, "<to>")
 			g, ok := groups[shape]
 			if !ok {
