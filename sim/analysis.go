@@ -638,8 +638,35 @@ func (r *Result) Bottleneck() string {
 		w = "copy-bound"
 	}
 	msg := fmt.Sprintf("%s: %.0f%% of the critical path is %s", w, 100*top.Share, top.What)
-	if l, name, ok := r.BusiestLink(); ok && l.Utilization(r.Makespan) >= 0.5 {
-		msg += fmt.Sprintf("; busiest link %s at %.0f%%", name, 100*l.Utilization(r.Makespan))
+	lu := -1.0
+	l, name, ok := r.BusiestLink()
+	if ok {
+		lu = l.Utilization(r.Makespan)
+	}
+	// A memory busier than every link is what bounds the copies (host
+	// memory shared by several GPUs' copies): said first.
+	if mem, mu := r.BusiestMemory(); mu >= 0.5 && mu > lu {
+		msg += fmt.Sprintf("; %s's memory at %.0f%%", mem, 100*mu)
+	}
+	if lu >= 0.5 {
+		msg += fmt.Sprintf("; busiest link %s at %.0f%%", name, 100*lu)
 	}
 	return msg
+}
+
+// BusiestMemory returns the host or GPU whose memory was the most used over
+// the run (its bytes against its bandwidth), and that share; "" and 0 when
+// no memory carried anything.
+func (r *Result) BusiestMemory() (name string, utilization float64) {
+	for i, s := range r.HostMemory {
+		if u := s.Utilization(r.Makespan); s.Used > 0 && u > utilization {
+			name, utilization = r.Machine.Hosts[i].Name, u
+		}
+	}
+	for i, s := range r.GPUMemory {
+		if u := s.Utilization(r.Makespan); s.Used > 0 && u > utilization {
+			name, utilization = r.Machine.GPUs[i].Name, u
+		}
+	}
+	return name, utilization
 }

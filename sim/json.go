@@ -132,19 +132,23 @@ func WriteJSON(w io.Writer, res *Result) error {
 			j.raw("[]")
 		}
 	}
-	j.key("host_memory", false)
-	j.raw("[")
-	for i, h := range res.HostMemory {
-		if i > 0 {
-			j.raw(",")
+	memories := func(key string, rs []ResourceStats, name func(int) string) {
+		j.key(key, false)
+		j.raw("[")
+		for i, r := range rs {
+			if i > 0 {
+				j.raw(",")
+			}
+			j.raw("\n  {")
+			j.key("name", true)
+			j.str(name(i))
+			j.resource(r, res.Makespan, r.Used)
+			j.raw("}")
 		}
-		j.raw("\n  {")
-		j.key("name", true)
-		j.str(m.Hosts[i].Name)
-		j.resource(h, res.Makespan, h.Used)
-		j.raw("}")
+		j.raw("]")
 	}
-	j.raw("]")
+	memories("host_memory", res.HostMemory, func(i int) string { return m.Hosts[i].Name })
+	memories("gpu_memory", res.GPUMemory, func(i int) string { return m.GPUs[i].Name })
 	if wk := p.Work; wk != nil {
 		j.key("work", false)
 		j.raw("{")

@@ -42,8 +42,14 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 
 	fmt.Fprintln(w, "\nGPUs (share of the makespan):")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  gpu\tcompute\tcomm\tcopy only\tidle\twaiting on: host\tinput\tdata\tother GPU\tdone\tkernels\tcopies\tcollectives")
+	// The idle time split by what it waited on: a heading over those
+	// columns (text after a line's last tab sets no column's width).
+	fmt.Fprintln(tw, "  \t\t\t\t\tidle, waiting on:")
+	fmt.Fprintln(tw, "  gpu\tcompute\tcomm\tcopy only\tidle\thost\tinput\tdata\tother GPU\tdone\tkernels\tcopies\tcollectives")
 	for _, g := range res.GPUs {
+		if g.Kernels+g.Copies+g.Collectives == 0 && peerCopies(res, g.Name) == 0 {
+			continue // one line below names them all
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Comm, span), pct(g.Copy, span), pct(g.Idle(), span),
 			pct(g.IdleHost, span), pct(g.IdleInput, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies, g.Collectives)
 	}
@@ -100,6 +106,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		}
 		tw.Flush()
 	}
+	writeMemories(w, res)
 
 	fmt.Fprintln(w, "\nHost threads:")
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -147,10 +154,12 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		}
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		shown := 0
 		for i, a := range as {
 			if i == 5 || a.t == 0 {
 				break
 			}
+			shown++
 			r := &res.Ops[a.rec]
 			where := ""
 			if r.Stream >= 0 {
@@ -161,10 +170,54 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.ID, pathKind(res, sim.PathStep{Record: a.rec, Part: a.part}), where, a.t, pct(a.t, span))
 		}
 		tw.Flush()
+		if rest := len(as) - shown; rest > 0 {
+			// Steps of no time (records, waits that did not wait) are
+			// on the path too: counted, never listed.
+			fmt.Fprintf(w, "  ... %s, none longer than these\n", plural(rest, "1 more step", "%d more steps"))
+		}
 	}
 	if len(res.Warnings) > 0 {
 		fmt.Fprintf(w, "\n%s, printed on stderr.\n", plural(len(res.Warnings), "1 warning", "%d warnings"))
 	}
+}
+
+// writeMemories lists the host and GPU memories that copies and
+// collectives used (a kernel's own traffic is in its duration, not here),
+// busiest first: host memory that several GPUs' copies share can bound
+// them below every link's bandwidth.
+func writeMemories(w io.Writer, res *sim.Result) {
+	m, span := res.Machine, res.Makespan
+	type row struct {
+		name string
+		st   sim.ResourceStats
+	}
+	var rows []row
+	for i, st := range res.HostMemory {
+		if st.Used > 0 {
+			rows = append(rows, row{m.Hosts[i].Name, st})
+		}
+	}
+	for i, st := range res.GPUMemory {
+		if st.Used > 0 {
+			rows = append(rows, row{m.GPUs[i].Name, st})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].st.Utilization(span) > rows[j].st.Utilization(span) })
+	fmt.Fprintln(w, "\nMemory (what copies and collectives read and wrote, busiest first):")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  memory of\tbytes\tbandwidth\tutilization\tbusy")
+	for i, r := range rows {
+		if i == 8 {
+			fmt.Fprintf(tw, "  ... %d more\t\t\t\t\n", len(rows)-i)
+			break
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.st.Used, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
+			100*r.st.Utilization(span), pct(r.st.Busy, span))
+	}
+	tw.Flush()
 }
 
 func pathKind(res *sim.Result, s sim.PathStep) string {

@@ -1,0 +1,93 @@
+package sim_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"gpusim/sim"
+)
+
+// Two GPUs load from one socket whose memory (12 GB/s) is slower than their
+// two links (10 GB/s each, on their own switch ports to the host): the
+// bottleneck names the memory, full, before the busiest link, at 6/10.
+func TestBottleneckNamesABusierMemoryThanEveryLink(t *testing.T) {
+	topo := `
+name: shared-memory
+hosts: [{name: cpu0, api_overhead: 0 us, memory_bandwidth: 12 GB/s}]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 0 us}, {name: gpu1, model: H100-SXM, copy_overhead: 0 us}]
+links:
+  - {ends: [gpu0, cpu0], bandwidth: 10 GB/s}
+  - {ends: [gpu1, cpu0], bandwidth: 10 GB/s}
+`
+	res := simulate(t, topo, `
+name: loads
+threads:
+  - name: main
+    ops:
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 1.2 GB, stream: gpu0/s}
+      - copy: {id: b, from: cpu0, to: gpu1, bytes: 1.2 GB, stream: gpu1/s}
+`)
+	// 2.4 GB through 12 GB/s: 200 ms, each link at 6 of its 10 GB/s.
+	near(t, "makespan", res.Makespan, us(200_000), us(1))
+	name, u := res.BusiestMemory()
+	if name != "cpu0" || math.Abs(u-1) > 1e-6 {
+		t.Errorf("busiest memory %s at %.4f, want cpu0 at 1", name, u)
+	}
+	want := "copy-bound: 100% of the critical path is copies (h2d); cpu0's memory at 100%; busiest link "
+	if got := res.Bottleneck(); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " at 60%") {
+		t.Errorf("bottleneck %q, want %q... at 60%%", got, want)
+	}
+	// With memory to spare the links bind, and the memory goes unnamed.
+	res = simulate(t, strings.Replace(topo, "12 GB/s", "100 GB/s", 1), `
+name: loads
+threads:
+  - name: main
+    ops:
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 1.2 GB, stream: gpu0/s}
+`)
+	if got := res.Bottleneck(); strings.Contains(got, "memory") || !strings.HasSuffix(got, " at 100%") {
+		t.Errorf("bottleneck %q, want the link at 100%% and no memory", got)
+	}
+}
+
+// A device-local copy reads and writes its GPU's memory: twice its bytes in
+// the JSON's gpu_memory, at the memory's whole bandwidth while it runs.
+func TestJSONGPUMemoryCountsADeviceLocalCopyTwice(t *testing.T) {
+	topo := `
+name: one
+hosts: [` + bareHost + `]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 0 us, memory_bandwidth: 1000 GB/s}]
+links: [{ends: [gpu0, cpu0], bandwidth: 10 GB/s}]
+`
+	res := simulate(t, topo, `
+name: local
+threads:
+  - name: main
+    ops:
+      - copy: {id: d, from: gpu0, to: gpu0, bytes: 1 GB, stream: gpu0/s}
+`)
+	var b bytes.Buffer
+	if err := sim.WriteJSON(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		GPUMemory []struct {
+			Name        string  `json:"name"`
+			Bytes       float64 `json:"bytes"`
+			Utilization float64 `json:"utilization"`
+			Busy        float64 `json:"busy_ns"`
+		} `json:"gpu_memory"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// H100's memory efficiency (0.87) applies to the bandwidth given:
+	// 870 GB/s, 2 GB of traffic in 2.299 ms, busy all of the run.
+	if len(doc.GPUMemory) != 1 || doc.GPUMemory[0].Name != "gpu0" || doc.GPUMemory[0].Bytes != 2e9 ||
+		math.Abs(doc.GPUMemory[0].Utilization-1) > 1e-6 || math.Abs(doc.GPUMemory[0].Busy-2e9/870e9*1e9) > 1 {
+		t.Errorf("gpu_memory %+v, want gpu0 with 2e9 bytes, utilization 1, busy %.0f ns", doc.GPUMemory, 2e9/870e9*1e9)
+	}
+}
