@@ -265,20 +265,25 @@ func (g GPU) DTypeNames() []string {
 	return out
 }
 
-// KernelTime is the roofline cost of a kernel on g: the fixed overhead plus
-// the longer of its compute time (flops at the dtype's peak times the compute
-// efficiency) and its memory time (bytes at the memory bandwidth times the
-// memory efficiency). flops may be zero for a memory-bound kernel (then dtype
-// is ignored). It fails for a dtype g has no rate for, and for a time past
-// the simulator's range.
-func KernelTime(g GPU, flops float64, dtype DType, bytes float64) (sim.Time, error) {
+// KernelTime is the roofline cost of a kernel on share (in (0, 1]) of g's
+// SMs: the fixed overhead plus the longer of its compute time (flops at
+// share of the dtype's peak times the compute efficiency) and its memory
+// time (bytes at the memory bandwidth times the memory efficiency). flops may
+// be zero for a memory-bound kernel (then dtype is ignored). The memory
+// bandwidth is the whole GPU's whatever the share: the engine shares it
+// among the kernels and copies that run at once (sim.Op.Bytes). It fails for
+// a dtype g has no rate for, and for a time past the simulator's range.
+func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Time, error) {
+	if !(share > 0 && share <= 1) {
+		return 0, fmt.Errorf("SM share %g; want a fraction in (0, 1]", share)
+	}
 	var tc, tm float64
 	if flops > 0 {
 		peak, ok := g.Peak[dtype]
 		if !ok {
 			return 0, fmt.Errorf("%s has no %s rate (it has: %s)", g.Name, dtype, strings.Join(g.DTypeNames(), ", "))
 		}
-		tc = flops / float64(peak*g.ComputeEfficiency)
+		tc = flops / float64(peak*g.ComputeEfficiency) / share
 	}
 	if bytes > 0 {
 		tm = bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency)

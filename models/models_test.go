@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -46,24 +47,33 @@ func TestKernelTimeIsARoofline(t *testing.T) {
 	g := GPU{Name: "toy", Peak: map[DType]float64{FP16: 100e12}, MemoryBandwidth: 1e12,
 		ComputeEfficiency: 0.5, MemoryEfficiency: 0.5, KernelOverhead: 2 * sim.Microsecond}
 	for _, tc := range []struct {
-		flops, bytes float64
-		want         sim.Time
+		flops, bytes, share float64
+		want                sim.Time
 	}{
-		{50e9, 0, 1002 * sim.Microsecond},      // 50 GFLOP at 50 TFLOP/s: 1 ms, + 2 us
-		{50e9, 1e9, 2002 * sim.Microsecond},    // 1 GB at 0.5 TB/s: 2 ms bounds it
-		{0, 0, 2 * sim.Microsecond},            // only the overhead
-		{0, 0.25e9, 502 * sim.Microsecond},     // memory only, no dtype needed
-		{100e9, 0.5e9, 2002 * sim.Microsecond}, // 2 ms compute vs 1 ms memory
+		{50e9, 0, 1, 1002 * sim.Microsecond},      // 50 GFLOP at 50 TFLOP/s: 1 ms, + 2 us
+		{50e9, 1e9, 1, 2002 * sim.Microsecond},    // 1 GB at 0.5 TB/s: 2 ms bounds it
+		{0, 0, 1, 2 * sim.Microsecond},            // only the overhead
+		{0, 0.25e9, 1, 502 * sim.Microsecond},     // memory only, no dtype needed
+		{100e9, 0.5e9, 1, 2002 * sim.Microsecond}, // 2 ms compute vs 1 ms memory
+		// A quarter of the SMs computes at a quarter of the peak: 4 ms,
+		// and then bounds it; the memory time is the whole GPU's.
+		{50e9, 1e9, 0.25, 4002 * sim.Microsecond},
+		{0, 1e9, 0.25, 2002 * sim.Microsecond},
 	} {
-		got, err := KernelTime(g, tc.flops, FP16, tc.bytes)
+		got, err := KernelTime(g, tc.flops, FP16, tc.bytes, tc.share)
 		if err != nil || got != tc.want {
-			t.Errorf("KernelTime(%g FLOP, %g B) = %v, %v; want %v", tc.flops, tc.bytes, got, err, tc.want)
+			t.Errorf("KernelTime(%g FLOP, %g B, share %g) = %v, %v; want %v", tc.flops, tc.bytes, tc.share, got, err, tc.want)
 		}
 	}
-	if _, err := KernelTime(g, 1, BF16, 0); err == nil || !strings.Contains(err.Error(), "toy has no bf16 rate (it has: fp16)") {
+	if _, err := KernelTime(g, 1, BF16, 0, 1); err == nil || !strings.Contains(err.Error(), "toy has no bf16 rate (it has: fp16)") {
 		t.Errorf("unsupported dtype: %v", err)
 	}
-	if _, err := KernelTime(g, 1e30, FP16, 0); err == nil {
+	if _, err := KernelTime(g, 1e30, FP16, 0, 1); err == nil {
 		t.Error("a kernel past the time range is not an error")
+	}
+	for _, share := range []float64{0, -1, 1.5, math.NaN()} {
+		if _, err := KernelTime(g, 1, FP16, 0, share); err == nil {
+			t.Errorf("SM share %g is not an error", share)
+		}
 	}
 }

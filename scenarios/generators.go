@@ -784,7 +784,7 @@ func (b *builder) training(n, key spec.Node) {
 				passes = append(passes, 1)
 			}
 			for _, k := range passes {
-				d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], k*batch*l.flops, dtype, k*(l.params*float64(dtype.Size())+batch*l.activations))
+				d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], k*batch*l.flops, dtype, k*(l.params*float64(dtype.Size())+batch*l.activations), kernelShare)
 				if err != nil {
 					n.Errorf("%v", err)
 					return
@@ -902,13 +902,14 @@ func (b *builder) training(n, key spec.Node) {
 		return p
 	}
 	gm := func(gpu int) models.GPU { return b.sc.Topology.GPUModels[gpu] }
-	kernel := func(gpu int, flops, bytes float64) (sim.Time, bool) {
-		d, err := models.KernelTime(gm(gpu), flops, dtype, bytes)
+	// kernel returns the op of a compute kernel of flops and bytes.
+	kernel := func(gpu, compute int, flops, bytes float64) (sim.Op, bool) {
+		d, err := models.KernelTime(gm(gpu), flops, dtype, bytes, kernelShare)
 		if err != nil {
 			n.Errorf("%v", err)
-			return 0, false
+			return sim.Op{}, false
 		}
-		return d, true
+		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare, Bytes: kernelBytes(bytes)}, true
 	}
 	// What a stage sends the next for a micro-batch, and back: a preset's
 	// s x d values a sample (split by tensor with sequence parallelism).
@@ -981,9 +982,9 @@ func (b *builder) training(n, key spec.Node) {
 		// them in reverse), each followed by its all-reduce.
 		// kern issues a kernel of the roofline time of flops and bytes.
 		kern := func(id string, flops, bytes float64) bool {
-			d, ok := kernel(gpu, flops, bytes)
+			op, ok := kernel(gpu, compute, flops, bytes)
 			if ok {
-				g.op(&th, id, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+				g.op(&th, id, op)
 			}
 			return ok
 		}
@@ -1300,11 +1301,11 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			// Optimizer step after the gradients are in.
 			g.after(&th, sp+"/reduced", comm, compute)
-			d, ok := kernel(gpu, 0, (stageParams[st]/tp*shard+expertParams)*optBytes)
+			op, ok := kernel(gpu, compute, 0, (stageParams[st]/tp*shard+expertParams)*optBytes)
 			if !ok {
 				return
 			}
-			g.op(&th, sp+"/optimizer", sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare})
+			g.op(&th, sp+"/optimizer", op)
 			if zeroOpt && (!overlapGather || s == steps-1) {
 				gather(s)
 			}
@@ -1687,6 +1688,15 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// kernelBytes is a roofline kernel's memory traffic as sim.Op.Bytes: whole
+// bytes, at most the largest int64 (9.2 EB, far past any kernel).
+func kernelBytes(b float64) int64 {
+	if b >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(b)
 }
 
 // satTime is a + b, at most sim.MaxTime.

@@ -1382,14 +1382,18 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 			}
 			if !t.bad && op.Stream >= 0 {
 				g := b.p.Streams[op.Stream].GPU
-				d, err := models.KernelTime(b.sc.Topology.GPUModels[g], flops, dt, bytes)
+				share := op.SMShare
+				if share <= 0 {
+					share = 1 // said above
+				}
+				d, err := models.KernelTime(b.sc.Topology.GPUModels[g], flops, dt, bytes, share)
 				if err != nil {
 					// At the quantity that takes it past the range.
 					gm := b.sc.Topology.GPUModels[g]
 					where := n
-					if _, derr := models.KernelTime(gm, 1, dt, 0); hasDType && derr != nil {
+					if _, derr := models.KernelTime(gm, 1, dt, 0, 1); hasDType && derr != nil {
 						where = tn // a dtype the GPU has no rate for
-					} else if _, ferr := models.KernelTime(gm, flops, dt, 0); hasFlops && ferr != nil {
+					} else if _, ferr := models.KernelTime(gm, flops, dt, 0, share); hasFlops && ferr != nil {
 						where = fn
 					} else if hasBytes {
 						where = bn
@@ -1398,6 +1402,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 					t.bad = true
 				}
 				op.Duration = d
+				op.Bytes = kernelBytes(bytes)
 			}
 		default:
 			n.Errorf("a kernel needs a duration, or flops (with dtype) and/or bytes for the roofline model")

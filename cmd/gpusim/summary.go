@@ -181,10 +181,9 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 }
 
-// writeMemories lists the host and GPU memories that copies and
-// collectives used (a kernel's own traffic is in its duration, not here),
-// busiest first: host memory that several GPUs' copies share can bound
-// them below every link's bandwidth.
+// writeMemories lists the host and GPU memories that kernels (those given
+// bytes), copies and collectives used, busiest first: host memory that
+// several GPUs' copies share can bound them below every link's bandwidth.
 func writeMemories(w io.Writer, res *sim.Result) {
 	m, span := res.Machine, res.Makespan
 	type row struct {
@@ -206,7 +205,7 @@ func writeMemories(w io.Writer, res *sim.Result) {
 		return
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].st.Utilization(span) > rows[j].st.Utilization(span) })
-	fmt.Fprintln(w, "\nMemory (what copies and collectives read and wrote, busiest first):")
+	fmt.Fprintln(w, "\nMemory (what kernels, copies and collectives read and wrote, busiest first):")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  memory of\tbytes\tbandwidth\tutilization\tbusy")
 	for i, r := range rows {
