@@ -136,15 +136,23 @@ func nvlsEfficiency(arch string) float64 {
 
 // chunkBytes is the size of the chunks pipelined chains (trees, broadcast,
 // reduce) and NVLS move, per protocol: a few of NCCL's protocol buffer steps.
-// The chunk count is clamped to [1, maxChunks].
 var chunkBytes = [3]float64{32 << 10, 128 << 10, 512 << 10}
 
-const maxChunks = 256
+// A pipeline of k chunks over h hops takes (k + h - 1) chunk times, so its
+// fill costs (h-1)/k of the time at NCCL's chunk sizes' bandwidth, where
+// NCCL's own chunks make it negligible: past a size, a plan holds at most
+// fillChunks chunks a hop (a fill of at most 1/fillChunks, 3%), and at
+// least minChunks where that is more (fewer tasks would save little).
+const (
+	fillChunks = 32
+	minChunks  = 256
+)
 
-// chunks returns how many chunks a pipelined plan of size bytes uses.
-func chunks(size int64, proto int) int {
+// chunks returns how many chunks a pipelined plan of size bytes uses over
+// hops hops a chunk.
+func chunks(size int64, proto, hops int) int {
 	k := int(math.Ceil(float64(size) / chunkBytes[proto]))
-	return min(max(k, 1), maxChunks)
+	return min(max(k, 1), max(minChunks, fillChunks*hops))
 }
 
 // CollSpec describes one collective.
@@ -824,15 +832,22 @@ func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri in
 	}
 	lat := p.hwLat(algo, proto)
 	bytes := int64(float64(p.spec.Bytes) * p.share(ri))
-	k := chunks(bytes, proto)
+	up := p.spec.Kind == Reduce || algo == "tree"
+	down := p.spec.Kind == Broadcast || algo == "tree"
+	hops := 0
+	if up {
+		hops += n - 1
+	}
+	if down {
+		hops += n - 1
+	}
+	k := chunks(bytes, proto, hops)
 	chunk := float64(p.spec.Bytes) * p.share(ri) / float64(k)
 	bound := p.bound(proto, ri)
 	if algo == "tree" {
 		// NCCL's tree model, shared among the rings (methods.md §1.2).
 		bound = p.treeAlgBW(proto) * p.share(ri)
 	}
-	up := p.spec.Kind == Reduce || algo == "tree"
-	down := p.spec.Kind == Broadcast || algo == "tree"
 	// last[slot] is the previous chunk's task on each hop: up hops use slots
 	// 0..n-2 (hop h joins order[h+1] to order[h]), down hops n-1..2n-3.
 	last := make([]int, 2*(n-1))
@@ -883,7 +898,7 @@ func deps(ds ...int) []int {
 // planNVLS: every rank sends each chunk into the switch; the switch reduces
 // it and sends the result to every rank.
 func (p *planner) planNVLS(plan *sim.CollPlan) {
-	k := chunks(p.spec.Bytes, protoSimple)
+	k := chunks(p.spec.Bytes, protoSimple, 2) // up and down
 	chunk := float64(p.spec.Bytes) / float64(k)
 	eff := nvlsEfficiency(p.arch)
 	wire := 1 / eff

@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -336,5 +337,38 @@ func TestNVLSPlanIsLinearInRanks(t *testing.T) {
 	}
 	if want := 72 * (4*256 - 2); deps != want {
 		t.Errorf("%d dependencies in %d tasks, want %d", deps, len(plan.Tasks), want)
+	}
+}
+
+// A pipelined chain of k chunks over h hops takes h hop latencies and
+// (k + h - 1) chunk times: its fill, h - 1 chunk times, is what NCCL's small
+// chunks make negligible. Plans hold enough chunks that the fill costs at
+// most 1/32 of the time: a broadcast down a chain of 16 GPUs (15 hops), at
+// 80 GB/s a hop (the links' kernel-driven rate, every hop on links of its
+// own through the switch), of 1 GiB takes S/80 GB/s, at most 1/32 more,
+// and its latencies (NCCL's base and 15 hops, under 100 us). 256 chunks
+// would add 14/256: 5.5%.
+func TestLongChainsFillLittle(t *testing.T) {
+	topo := "name: sixteen\nhosts: [{name: cpu0}]\nswitches: [{name: nvs, kind: nvswitch}]\ngpus:\n"
+	links := "links:\n"
+	for i := 0; i < 16; i++ {
+		topo += fmt.Sprintf("  - {name: gpu%d, model: H100-SXM, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}\n", i)
+		links += fmt.Sprintf("  - {ends: [gpu%d, nvs], kind: nvlink, bandwidth: 100 GB/s, sm_bandwidth: 80 GB/s}\n  - {ends: [gpu%d, cpu0], type: pcie5x16}\n", i, i)
+	}
+	tp, err := topologies.Load("sixteen.yaml", []byte(topo+links))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := make([]int, 16)
+	for i := range gpus {
+		gpus[i] = i
+	}
+	const size = 1 << 30
+	ideal := size / 80e9
+	for _, kind := range []string{models.Broadcast, models.Reduce} {
+		got := collectiveTime(t, tp, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: size, Protocol: "simple"}).Seconds()
+		if got < ideal || got > ideal*(1+1.0/32)+100e-6 {
+			t.Errorf("%s of 1 GiB down 16 GPUs: %.4g ms; want %.4g ms (1 GiB at 80 GB/s) to %.4g ms", kind, got*1e3, ideal*1e3, (ideal*(1+1.0/32)+100e-6)*1e3)
+		}
 	}
 }
