@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gpusim/models"
+	"gpusim/sim"
 	"gpusim/topologies"
 )
 
@@ -179,6 +180,20 @@ func TestNCCLTestsFormulas(t *testing.T) {
 	if rows[0].Count != (1<<30)/4 {
 		t.Errorf("count %d, want %d floats", rows[0].Count, (1<<30)/4)
 	}
+	if r := rows[0]; r.InPlaceTime != r.Time || r.InPlaceBusBW != r.BusBW {
+		t.Errorf("two ranks: in place %s, %g GB/s; out of place %s, %g: want the same", r.InPlaceTime, r.InPlaceBusBW, r.Time, r.BusBW)
+	}
+	// One rank in place: NCCL discards the call, which costs the host
+	// nothing; the 20 timed calls take what the sync after them does.
+	// Out of place it copies the buffer.
+	one, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", GPUs: 1, MinBytes: 1 << 20, MaxBytes: 1 << 20, Factor: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := timeSync(t, tp)
+	if r := one[0]; r.InPlaceTime != sync/20 || r.Time <= 10*r.InPlaceTime {
+		t.Errorf("one rank: in place %s, out of place %s; want %s (a sync over 20) and far more", r.InPlaceTime, r.Time, sync/20)
+	}
 	if _, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", GPUs: 3, MinBytes: 8, MaxBytes: 8}); err == nil {
 		t.Error("3 GPUs on a 2-GPU topology accepted")
 	}
@@ -257,7 +272,7 @@ func TestNCCLTestsAverageIsPrintedWithCsG(t *testing.T) {
 	} {
 		var rows []NCCLRow
 		for _, b := range tc.bus {
-			rows = append(rows, NCCLRow{Size: 8, Count: 2, BusBW: b})
+			rows = append(rows, NCCLRow{Size: 8, Count: 2, BusBW: b, InPlaceBusBW: b})
 		}
 		var buf bytes.Buffer
 		WriteNCCLTests(&buf, tp, NCCLTestsConfig{Op: "all_reduce", MinBytes: 8, MaxBytes: 8, Factor: 2}, rows)
@@ -444,4 +459,19 @@ links:
 	if _, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", Procs: 3, MinBytes: 8, MaxBytes: 8, Factor: 2}); err == nil || !strings.Contains(err.Error(), "3 processes cannot share 4 GPUs evenly: --gpus counts all of them") {
 		t.Errorf("3 processes on 4 GPUs: %v", err)
 	}
+}
+
+// timeSync is what a stream sync of an idle stream costs the host on the
+// toy's first GPU.
+func timeSync(t *testing.T, tp *topologies.Topology) sim.Time {
+	t.Helper()
+	b := newBuilder(tp.Machine, "sync")
+	st := b.stream(0, 0)
+	th := b.thread(tp.Machine.GPUs[0].Host)
+	id := b.add(th, sim.Op{Kind: sim.OpSync, Sync: sim.SyncStream, Stream: st})
+	recs, _, err := b.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs[id].End - recs[id].Call
 }

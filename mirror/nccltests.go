@@ -57,8 +57,12 @@ type NCCLRow struct {
 	Time        sim.Time
 	AlgBW       float64 // GB/s
 	BusBW       float64 // GB/s
-	Algorithm   string
-	Protocol    string
+	// The in-place columns: the out-of-place figures but where NCCL
+	// discards the in-place call (one rank).
+	InPlaceTime                sim.Time
+	InPlaceAlgBW, InPlaceBusBW float64
+	Algorithm                  string
+	Protocol                   string
 }
 
 // busFactor is nccl-tests' bus bandwidth factor.
@@ -165,7 +169,8 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 		for i := range gpus {
 			gpus[i] = i
 		}
-		plan, err := models.BuildCollective(m, t.GPUModels, models.CollSpec{Kind: kind, GPUs: gpus, Bytes: size, Algorithm: cfg.Algorithm, Protocol: cfg.Protocol})
+		spec := models.CollSpec{Kind: kind, GPUs: gpus, Bytes: size, Algorithm: cfg.Algorithm, Protocol: cfg.Protocol}
+		plan, err := models.BuildCollective(m, t.GPUModels, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +179,23 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 			return nil, err
 		}
 		alg := gbps(float64(size), tm)
-		rows = append(rows, NCCLRow{Size: size, Count: count, Time: tm, AlgBW: alg, BusBW: alg * busFactor(cfg.Op, n), Algorithm: plan.Algorithm, Protocol: plan.Protocol})
+		row := NCCLRow{Size: size, Count: count, Time: tm, AlgBW: alg, BusBW: alg * busFactor(cfg.Op, n), Algorithm: plan.Algorithm, Protocol: plan.Protocol}
+		row.InPlaceTime, row.InPlaceAlgBW, row.InPlaceBusBW = row.Time, row.AlgBW, row.BusBW
+		if n == 1 && kind != models.SendRecv {
+			// One rank in place: NCCL has nothing to do, and
+			// returns (the run discards the call).
+			spec.InPlace = true
+			in, err := models.BuildCollective(m, t.GPUModels, spec)
+			if err != nil {
+				return nil, err
+			}
+			if row.InPlaceTime, err = timeCollective(m, in, n, procs); err != nil {
+				return nil, err
+			}
+			row.InPlaceAlgBW = gbps(float64(size), row.InPlaceTime)
+			row.InPlaceBusBW = row.InPlaceAlgBW * busFactor(cfg.Op, n)
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }
@@ -233,7 +254,8 @@ func timeCollective(m *sim.Machine, plan *sim.CollPlan, n, procs int) (sim.Time,
 }
 
 // WriteNCCLTests prints the table in nccl-tests' layout (out-of-place and
-// in-place columns; the simulator predicts the same for both).
+// in-place columns; the simulator predicts the same for both but where
+// NCCL discards an in-place call: one rank).
 func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, rows []NCCLRow) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
@@ -268,8 +290,9 @@ func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, ro
 	for _, r := range rows {
 		us := r.Time.Seconds() * 1e6
 		cols := fmt.Sprintf("%7s  %6s  %6s  %6s", num(us, 7), num(r.AlgBW, 6), num(r.BusBW, 6), "N/A")
-		fmt.Fprintf(bw, "%12d  %12d  %8s  %6s  %6s  %s  %s\n", r.Size, r.Count, typeName(dt), redop, root, cols, cols)
-		sum += 2 * r.BusBW
+		in := fmt.Sprintf("%7s  %6s  %6s  %6s", num(r.InPlaceTime.Seconds()*1e6, 7), num(r.InPlaceAlgBW, 6), num(r.InPlaceBusBW, 6), "N/A")
+		fmt.Fprintf(bw, "%12d  %12d  %8s  %6s  %6s  %s  %s\n", r.Size, r.Count, typeName(dt), redop, root, cols, in)
+		sum += r.BusBW + r.InPlaceBusBW
 	}
 	fmt.Fprintln(bw, "# Out of bounds values : 0 OK")
 	avg := 0.0
@@ -331,8 +354,8 @@ func WriteNCCLTestsJSON(w io.Writer, cfg NCCLTestsConfig, n int, rows []NCCLRow)
 		if i > 0 {
 			bw.WriteString(",")
 		}
-		fmt.Fprintf(bw, "\n  {\"size_bytes\":%d,\"count\":%d,\"time_us\":%s,\"algbw_gbps\":%s,\"busbw_gbps\":%s,\"algorithm\":%s,\"protocol\":%s}",
-			r.Size, r.Count, fnum(r.Time.Seconds()*1e6), fnum(r.AlgBW), fnum(r.BusBW), strconv.Quote(r.Algorithm), strconv.Quote(r.Protocol))
+		fmt.Fprintf(bw, "\n  {\"size_bytes\":%d,\"count\":%d,\"time_us\":%s,\"algbw_gbps\":%s,\"busbw_gbps\":%s,\"in_place_time_us\":%s,\"in_place_algbw_gbps\":%s,\"in_place_busbw_gbps\":%s,\"algorithm\":%s,\"protocol\":%s}",
+			r.Size, r.Count, fnum(r.Time.Seconds()*1e6), fnum(r.AlgBW), fnum(r.BusBW), fnum(r.InPlaceTime.Seconds()*1e6), fnum(r.InPlaceAlgBW), fnum(r.InPlaceBusBW), strconv.Quote(r.Algorithm), strconv.Quote(r.Protocol))
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
