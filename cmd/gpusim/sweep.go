@@ -1335,6 +1335,11 @@ func checkLayout(t *sweepTable, rows []sweepRow) error {
 	}
 	stride, count, _ := fitLayout(t, rows[:hi-1])
 	r := rows[hi-1]
+	if slices.Contains(stride, 0) || slices.Contains(count, 0) {
+		// The search for the rows before it ran out of work and said
+		// they fit, with no layout to name the contradiction by.
+		return t.fieldError(&r, 0, "point %d's values fit no sweep of %d vars over %d points together with the rows before this one; want the values gpusim sweep wrote (was a value edited, or are some rows of sweeps of other values?)", r.Index, len(t.Vars), t.Total)
+	}
 	for k := range t.Vars {
 		p := r.Index / stride[k] % count[k]
 		for _, q := range rows[:hi-1] {

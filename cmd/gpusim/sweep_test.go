@@ -862,7 +862,16 @@ func TestSweepMergeRefusesImpossibleTables(t *testing.T) {
 	os.WriteFile(huge, []byte("# gpusim sweep x: complete, 1 of 9223372036854775807 points\npoint,a,b,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n0,1,2,1,0,0,gpu0=0,,0,,\n"), 0o644)
 	novars := filepath.Join(dir, "novars.json")
 	os.WriteFile(novars, []byte(`{"scenario":"x","vars":[],"points_total":2,"partial":false,"rows":[]}`), 0o644)
+	// Eight vars over 720720 points: the search for a layout of the first
+	// three rows runs out of work and says they fit (a panic once, dividing
+	// by the strides it never set); with the fourth, none fits.
+	layout := filepath.Join(dir, "layout.csv")
+	rest := ",1e-06,1,1,gpu0=1,,0,host-bound: 100% of the critical path is host work,,,,\n"
+	os.WriteFile(layout, []byte("# gpusim sweep x: partial, 9 of 720720 points\npoint,v0,v1,v2,v3,v4,v5,v6,v7,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu\n"+
+		"0,a,a,a,a,a,a,a,a"+rest+"1,b,a,a,a,a,a,a,a"+rest+"720719,a,b,a,a,a,a,a,a"+rest+"360360,a,a,a,a,a,a,a,b"+rest+"240240,a,a,a,a,a,a,a,b"+rest+
+		"144144,a,a,a,a,a,a,a,b"+rest+"102960,a,a,a,a,a,a,a,b"+rest+"65520,a,a,a,a,a,a,a,b"+rest+"55440,a,a,a,a,a,a,a,b"+rest), 0o644)
 	for _, tc := range []struct{ file, want string }{
+		{layout, layout + ":6:1: column point: point 360360's values fit no sweep of 8 vars over 720720 points together with the rows before this one; want the values gpusim sweep wrote (was a value edited, or are some rows of sweeps of other values?)\n"},
 		// "# gpusim sweep x: complete, 1 of " is 33 characters.
 		{huge, huge + ":1:34: 9223372036854775807 points in all; want a sweep of 1 to 1000000 points\n"},
 		// {"scenario":"x", is 16 characters; "vars" starts at 17, its value at 24.
