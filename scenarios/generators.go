@@ -272,18 +272,27 @@ func satMul(a, b int64) int64 {
 	return min(a*b, 1<<62)
 }
 
+// raise ends a message of ops past the limit: the limit may be raised,
+// but not past its ceiling.
+func (b *builder) raise() string {
+	if b.opt.MaxOps >= MaxOpsCeiling {
+		return " (the limit is at its ceiling, 2^36)"
+	}
+	return " or raise the limit (--max-ops)"
+}
+
 // checkOps refuses, at key (a thread's ops, a generator's key), what would
 // expand to count ops past the op limit (or past Options.MemoryOps), alone
 // or with the ops before it, before anything is expanded; what names the
 // count to lower.
 func (b *builder) checkOps(key spec.Node, count int64, what string) bool {
 	if count > b.opt.MaxOps {
-		key.Errorf("expands to %s ops, more than the limit of %d; lower %s or raise the limit (--max-ops)", countString(count), b.opt.MaxOps, what)
+		key.Errorf("expands to %s ops, more than the limit of %d; lower %s%s", countString(count), b.opt.MaxOps, what, b.raise())
 		return false
 	}
 	all := satAdd(int64(b.p.NumOps()), count)
 	if all > b.opt.MaxOps {
-		key.Errorf("the scenario expands to %s ops, more than the limit of %d; lower %s or raise the limit (--max-ops)", countString(all), b.opt.MaxOps, what)
+		key.Errorf("the scenario expands to %s ops, more than the limit of %d; lower %s%s", countString(all), b.opt.MaxOps, what, b.raise())
 		return false
 	}
 	if b.opt.MemoryOps > 0 && all > b.opt.MemoryOps {
@@ -720,7 +729,7 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	if layers == nil {
 		// More layers than half the op limit: each is at least two ops.
-		key.Errorf("expands to more than %d ops, the limit, with a model of %d layers; lower a count or raise the limit (--max-ops)", b.opt.MaxOps, nLayers)
+		key.Errorf("expands to more than %d ops, the limit, with a model of %d layers; lower a count%s", b.opt.MaxOps, nLayers, b.raise())
 		return
 	}
 	elt := float64(dtype.Size())

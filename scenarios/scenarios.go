@@ -55,6 +55,11 @@ func ShippedSource(name string) ([]byte, bool) {
 // DefaultMaxOps is the default limit on the ops a scenario may expand to.
 const DefaultMaxOps = 10_000_000
 
+// MaxOpsCeiling is the largest limit on ops Load takes (a larger
+// Options.MaxOps is this one): 2^36 ops, whose list alone would take 11 TB;
+// the Go runtime refuses a list of 2^40 at once (a panic).
+const MaxOpsCeiling = 1 << 36
+
 // MaxRepeatDepth is how deeply repeats may nest.
 const MaxRepeatDepth = 32
 
@@ -69,7 +74,8 @@ type Options struct {
 	// ReadFile reads a topology file named by path (the scenario's directory
 	// joined with its topology field). Nil allows shipped topologies only.
 	ReadFile func(name string) ([]byte, error)
-	// MaxOps limits the ops after expanding repeats; zero means DefaultMaxOps.
+	// MaxOps limits the ops after expanding repeats; zero means
+	// DefaultMaxOps, and past MaxOpsCeiling it is MaxOpsCeiling.
 	MaxOps int64
 	// MemoryOps, if above zero, is the most ops there is memory to
 	// simulate: Load returns a *MemoryError, before expanding them, for a
@@ -220,6 +226,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 	if opt.MaxOps <= 0 {
 		opt.MaxOps = DefaultMaxOps
 	}
+	opt.MaxOps = min(opt.MaxOps, MaxOpsCeiling)
 	b := &builder{file: file, opt: opt, sc: &Scenario{File: file, Vars: map[string]string{}}}
 	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep", "training", "pipeline")
 	// Vars first: they are literal, and substituted everywhere else. from
@@ -597,7 +604,7 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		return nil, b.memory
 	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {
-		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count or raise the limit (--max-ops)", b.p.NumOps(), b.opt.MaxOps)
+		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count%s", b.p.NumOps(), b.opt.MaxOps, b.raise())
 	} else {
 		b.checkSemaphores(semKeys)
 	}

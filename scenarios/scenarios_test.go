@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,6 +259,17 @@ threads:
 	// Room for both threads' 400,000: no error of that kind.
 	if _, err := Load("s.yaml", src, Options{MaxOps: 1 << 40, MemoryOps: 400_000}); err != nil {
 		t.Errorf("with room: %v", err)
+	}
+}
+
+// A limit past MaxOpsCeiling is the ceiling: a repeat of 2^62 ops is
+// refused as past it, and saying so, where Load once made room for them
+// (a panic: "makeslice: cap out of range").
+func TestMaxOpsCeiling(t *testing.T) {
+	src := []byte("name: big\ntopology: pcie-2gpu\nthreads:\n  - name: t\n    ops:\n      - repeat: {count: 4611686018427387904, ops: [{host: {duration: 0 s}}]}\n")
+	_, err := Load("s.yaml", src, Options{MaxOps: math.MaxInt64})
+	if want := "s.yaml:6:7: threads[0].ops: expands to more than 4.6e18 ops, more than the limit of 68719476736; lower a repeat count (the limit is at its ceiling, 2^36)"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
 

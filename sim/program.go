@@ -257,6 +257,22 @@ func (p *Program) NumOps() int {
 	return n
 }
 
+// NumRecords is the number of records a run of p keeps (Result.Ops): one
+// an op, and one for each GPU's part of a collective issued for all its
+// ranks at once.
+func (p *Program) NumRecords() int {
+	n := 0
+	for _, t := range p.Threads {
+		n += len(t.Ops)
+		for i := range t.Ops {
+			if op := &t.Ops[i]; op.Kind == OpCollective && !op.OneRank && op.Coll != nil && len(op.Coll.Ranks) > 1 {
+				n += len(op.Coll.Ranks) - 1
+			}
+		}
+	}
+	return n
+}
+
 // Validate checks p against m and reports every problem, naming each op.
 func (p *Program) Validate(m *Machine) error { return p.validate(m, newRouteTrees(m)) }
 

@@ -345,7 +345,7 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	for _, s := range p.Semaphores {
 		r.sems = append(r.sems, semState{count: s.Initial, last: -1})
 	}
-	r.res.Ops = make([]OpRecord, 0, p.NumOps())
+	r.res.Ops = make([]OpRecord, 0, p.NumRecords())
 	for i := range p.Threads {
 		t := &threadState{r: r, idx: i, t: &p.Threads[i], host: &r.hosts[p.Threads[i].Host], prev: -1}
 		t.stepEv.Init(t)

@@ -189,8 +189,13 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	sc, err := loadScenarioOn(pos[0], set, *maxOps, t)
+	// It runs on the simulator and on the GPUs: refused, as run's, where
+	// memory is short.
+	sc, err := loadScenarioWith(pos[0], scenarios.Options{Set: set, MaxOps: *maxOps, Topology: t, MemoryOps: memoryOps()})
 	if err != nil {
+		return asMemoryFailure(err, "")
+	}
+	if err := checkMemory(sc); err != nil {
 		return err
 	}
 	pred, err := sim.Run(replayMachine(sc, 0), sc.Program)

@@ -529,10 +529,11 @@ func oneArg(cmd, synopsis, noun, hint string, pos []string, set setFlag) error {
 }
 
 // checkMaxOps refuses a --max-ops below 1 (zero and less once meant the
-// default, silently).
+// default, silently) or past the loader's ceiling (which it would lower
+// silently).
 func checkMaxOps(cmd string, n int64) error {
-	if n < 1 {
-		return &usageError{fmt.Sprintf("gpusim %s: --max-ops %d: want at least 1 (the default is %d)", cmd, n, scenarios.DefaultMaxOps)}
+	if n < 1 || n > scenarios.MaxOpsCeiling {
+		return &usageError{fmt.Sprintf("gpusim %s: --max-ops %d: want 1 to %d (the default is %d)", cmd, n, int64(scenarios.MaxOpsCeiling), scenarios.DefaultMaxOps)}
 	}
 	return nil
 }

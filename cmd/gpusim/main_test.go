@@ -459,6 +459,40 @@ func TestRunThatWouldNotFit(t *testing.T) {
 	}
 }
 
+// TestOtherCommandsThatWouldNotFit: validate, which only loads, needs a
+// fifth of a run's memory (21 ops at 204 bytes, bytesPerOp/loadShare in
+// whole bytes: 4,284 bytes, 4.184 KiB; room for 20 in 4 KiB) and
+// refuses with less; run --backend hw and replay keep a record of each op
+// as the simulator does, and are refused as run is, before they look for
+// a GPU. A collective issued for its 8 GPUs at once keeps a record of each
+// GPU's part: 10 of them need 80 KiB, though they are 10 ops.
+func TestOtherCommandsThatWouldNotFit(t *testing.T) {
+	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
+	memoryCheckFloor = 0
+	freeMemory = func() (uint64, bool) { return 4 << 10, true }
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"validate", "quickstart"}, "gpusim: scenarios/quickstart.yaml expands to 21 ops or more, which need about 4.184 KiB to load; 4 KiB is free here: lower its counts, or validate it where more memory is free\n"},
+		{[]string{"run", "--backend", "hw", "quickstart"}, "gpusim: scenarios/quickstart.yaml expands to 21 ops or more, which need about 21 KiB to simulate; 4 KiB is free here: lower its counts, or run where more memory is free\n"},
+		{[]string{"replay", "quickstart"}, "gpusim: scenarios/quickstart.yaml expands to 21 ops or more, which need about 21 KiB to simulate; 4 KiB is free here: lower its counts, or run where more memory is free\n"},
+	} {
+		_, errb, code := runCmd(t, tc.args...)
+		if code != exitFail || errb != tc.err {
+			t.Errorf("gpusim %s: exit %d, stderr %q; want 1, %q", strings.Join(tc.args, " "), code, errb, tc.err)
+		}
+	}
+	freeMemory = func() (uint64, bool) { return 40 << 10, true }
+	dir := t.TempDir()
+	coll := filepath.Join(dir, "c.yaml")
+	os.WriteFile(coll, []byte("name: c\ntopology: dgx-h100\nthreads:\n  - name: t\n    host: cpu0\n    ops:\n      - repeat: {count: 10, ops: [{allreduce: {gpus: all, bytes: 8, stream: s}}]}\n"), 0o644)
+	_, errb, code := runCmd(t, "run", coll)
+	if want := "gpusim: " + coll + " expands to 10 ops, 80 records with each GPU's part of its collectives, which need about 80 KiB to simulate; 40 KiB is free here: lower its counts, or run where more memory is free\n"; code != exitFail || errb != want {
+		t.Errorf("collectives: exit %d, stderr %q; want 1, %q", code, errb, want)
+	}
+}
+
 // TestSweepPointThatWouldNotFit: a sweep's point that alone needs more
 // memory than is free fails as a failed point (exit 2) with the estimate.
 // With 1 MiB free there is memory for 1,024 ops (bytesPerOp): the point of

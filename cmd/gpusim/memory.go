@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -81,11 +82,25 @@ func checkMemory(sc *scenarios.Scenario) error {
 	if !ok {
 		return nil
 	}
-	ops := uint64(sc.Program.NumOps())
-	if need := ops * bytesPerOp; need > free && need > memoryCheckFloor {
-		return memoryFailure(sc.File, "", ops, free)
+	// A collective issued for all its ranks keeps a record of each
+	// GPU's part, as much memory as an op each.
+	recs := uint64(sc.Program.NumRecords())
+	if need := satMulU(recs, bytesPerOp); need > free && need > memoryCheckFloor {
+		f := memoryFailure(sc.File, "", uint64(sc.Program.NumOps()), free)
+		if ops := uint64(sc.Program.NumOps()); recs > ops {
+			f.err = fmt.Errorf("%s expands to %d ops, %d records with each GPU's part of its collectives, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", sc.File, ops, recs, gib(satMulU(recs, bytesPerOp)), gib(free))
+		}
+		return f
 	}
 	return nil
+}
+
+// satMulU is a*b, at most the largest uint64.
+func satMulU(a, b uint64) uint64 {
+	if b != 0 && a > math.MaxUint64/b {
+		return math.MaxUint64
+	}
+	return a * b
 }
 
 // memoryOps is the most ops there is memory to simulate (checkMemory's
@@ -99,10 +114,38 @@ func memoryOps() int64 {
 	return int64(min(max(free, memoryCheckFloor)/bytesPerOp, 1<<62))
 }
 
+// loadShare is how many times the memory a scenario's ops take once
+// loaded a run of them takes: loading alone takes a fifth (see memoryOps).
+const loadShare = 5
+
+// expandOps is the most ops there is memory to load (validate expands
+// every op to check it, and runs none): loadShare times memoryOps; 0
+// where the free memory is unknown.
+func expandOps() int64 {
+	n := memoryOps()
+	if n > math.MaxInt64/loadShare {
+		return math.MaxInt64
+	}
+	return n * loadShare
+}
+
+// asLoadFailure is asMemoryFailure for validate, which only loads: a
+// scenario of more ops than expandOps refused, exit 1; other errors pass
+// through.
+func asLoadFailure(err error, note string) error {
+	var me *scenarios.MemoryError
+	if errors.As(err, &me) {
+		free, _ := freeMemory()
+		return &failError{fmt.Errorf("%s expands to %d ops or more, which need about %s to load%s; %s is free here: lower its counts, or validate it where more memory is free",
+			me.File, me.Ops, gib(satMulU(uint64(me.Ops), bytesPerOp/loadShare)), note, gib(free))}
+	}
+	return err
+}
+
 // memoryFailure is checkMemory's error, for a scenario of ops ops (at
 // least, "or more").
 func memoryFailure(file, atLeast string, ops, free uint64) *failError {
-	return &failError{fmt.Errorf("%s expands to %d ops%s, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", file, ops, atLeast, gib(ops*bytesPerOp), gib(free))}
+	return &failError{fmt.Errorf("%s expands to %d ops%s, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", file, ops, atLeast, gib(satMulU(ops, bytesPerOp)), gib(free))}
 }
 
 // asMemoryFailure turns the loader's *scenarios.MemoryError into

@@ -60,18 +60,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		top = t
 	}
-	opt := scenarios.Options{Set: set, MaxOps: *maxOps, Topology: top}
-	if *backend == "sim" {
-		opt.MemoryOps = memoryOps() // refused before the loader expands them
-	}
+	// Refused before the loader expands them, on either backend: the
+	// hardware's run keeps a record of each op too.
+	opt := scenarios.Options{Set: set, MaxOps: *maxOps, Topology: top, MemoryOps: memoryOps()}
 	sc, err := loadScenarioWith(pos[0], opt)
 	if err != nil {
 		return asMemoryFailure(err, "")
 	}
-	if *backend == "sim" {
-		if err := checkMemory(sc); err != nil {
-			return err
-		}
+	if err := checkMemory(sc); err != nil {
+		return err
 	}
 	var res *sim.Result
 	var runErr error
@@ -140,12 +137,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // such file exists.
 func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
 	return loadScenarioWith(name, scenarios.Options{Set: set, MaxOps: maxOps})
-}
-
-// loadScenarioOn is loadScenario with the scenario's topology replaced by
-// top, when top is not nil.
-func loadScenarioOn(name string, set setFlag, maxOps int64, top *topologies.Topology) (*scenarios.Scenario, error) {
-	return loadScenarioWith(name, scenarios.Options{Set: set, MaxOps: maxOps, Topology: top})
 }
 
 // loadScenarioWith is loadScenario with options (ReadFile is set here).

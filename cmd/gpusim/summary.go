@@ -55,6 +55,9 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 	tw.Flush()
 	var unused []string // GPUs that run nothing: one line for all
+	// GPUs that idle alike share a line: "gpu0-gpu71 idle ...".
+	var idleText []string
+	idlers := map[string][]string{}
 	for _, g := range res.GPUs {
 		if g.Kernels+g.Copies+g.Collectives == 0 {
 			if peerCopies(res, g.Name) > 0 {
@@ -63,7 +66,18 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 				unused = append(unused, g.Name)
 			}
 		} else if c := dominantIdle(g); c != "" && g.Idle() > span/10 {
-			fmt.Fprintf(w, "  %s idles %s of the time, mostly %s.\n", g.Name, pct(g.Idle(), span), c)
+			text := fmt.Sprintf("%s of the time, mostly %s.", pct(g.Idle(), span), c)
+			if idlers[text] == nil {
+				idleText = append(idleText, text)
+			}
+			idlers[text] = append(idlers[text], g.Name)
+		}
+	}
+	for _, text := range idleText {
+		if gs := idlers[text]; len(gs) == 1 {
+			fmt.Fprintf(w, "  %s idles %s\n", gs[0], text)
+		} else {
+			fmt.Fprintf(w, "  %s each idle %s\n", nameRuns(gs), text)
 		}
 	}
 	switch len(unused) {

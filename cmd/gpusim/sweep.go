@@ -325,14 +325,18 @@ func setsSwept(cmd string, base *scenarios.Scenario, set setFlag, hold bool) err
 // setsSwept; where the load fails and a --set is the mistake setsSwept
 // names, that is said, whatever its value.
 func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, error) {
-	opt := scenarios.Options{Set: set, MaxOps: maxOps}
-	if cmd == "sweep" {
-		// The base is the first point, expanded: one too large for
-		// memory is refused before it is (validate runs nothing).
-		opt.MemoryOps = memoryOps()
+	// The base is the first point, expanded: one too large for memory is
+	// refused before it is (validate runs nothing, and needs only the
+	// memory to load it).
+	opt := scenarios.Options{Set: set, MaxOps: maxOps, MemoryOps: memoryOps()}
+	if cmd != "sweep" {
+		opt.MemoryOps = expandOps()
 	}
 	base, err := loadScenarioWith(name, opt)
 	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
+		if cmd != "sweep" {
+			return nil, asLoadFailure(err, "")
+		}
 		return nil, asMemoryFailure(err, " (the sweep's first point, which sweep loads to read the sweep)")
 	}
 	if err != nil && len(set) > 0 {

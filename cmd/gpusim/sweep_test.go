@@ -203,7 +203,8 @@ func TestSweepRefusesFlagsThatDoNothing(t *testing.T) {
 		{[]string{"--shards", "-3"}, "gpusim sweep: --shards -3: want the number of shards, at least 1\n"},
 		{[]string{"--shards", "0"}, "gpusim sweep: --shards 0: want the number of shards, at least 1\n"},
 		{[]string{"--shards=0"}, "gpusim sweep: --shards 0: want the number of shards, at least 1\n"},
-		{[]string{"--max-ops", "-1"}, "gpusim sweep: --max-ops -1: want at least 1 (the default is 10000000)\n"},
+		{[]string{"--max-ops", "-1"}, "gpusim sweep: --max-ops -1: want 1 to 68719476736 (the default is 10000000)\n"},
+		{[]string{"--max-ops", "68719476737"}, "gpusim sweep: --max-ops 68719476737: want 1 to 68719476736 (the default is 10000000)\n"},
 	} {
 		_, errb, code := runCmd(t, append([]string{"sweep", scen}, tc.args...)...)
 		if code != 2 || errb != tc.want {

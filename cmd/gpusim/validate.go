@@ -615,7 +615,10 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag, maxOps int6
 					delete(point, sc.Sweep[i].Name)
 				}
 			}
-			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point, MaxOps: maxOps}); err != nil {
+			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expandOps()}); err != nil {
+				if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
+					return asLoadFailure(err, fmt.Sprintf(" (the sweep's point with %s)", pointDesc(sc.Sweep, p, set)))
+				}
 				for _, line := range strings.Split(err.Error(), "\n") {
 					problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", line, pointDesc(sc.Sweep, p, set)))
 				}
