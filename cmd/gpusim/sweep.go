@@ -817,12 +817,35 @@ func (r *sweepRow) rawField(k int, v float64) string {
 	return fmtF(v)
 }
 
+// maxSweepFile is the largest sweep table gpusim reads: a sweep of its most
+// points (1,000,000) on 72 GPUs writes about 1 GB of CSV (a row's idle per
+// GPU is most of it).
+var maxSweepFile = 2 << 30
+
 // readSweepFile reads a table written by --csv or --json, and refuses one
 // whose rows could not have been written so (see checkSweepRows).
 func readSweepFile(name string) (*sweepTable, error) {
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read: %w", name, unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: cannot read: it is a directory, not a file", name)
+	}
+	// What starts as neither table (/dev/zero) is refused at once, not
+	// after reading as much as a table may be.
+	r := bufio.NewReader(f)
+	head, _ := r.Peek(64)
+	if b := bytes.TrimLeft(head, " \t\r\n"); len(b) > 0 && b[0] != '#' && b[0] != '{' {
+		return parseSweepCSV(name, head)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(maxSweepFile)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read: %w", name, unwrapPath(err))
+	}
+	if len(data) > maxSweepFile {
+		return nil, &usageError{fmt.Sprintf("%s:1:1: the file is more than %s; gpusim reads sweep tables (--csv, --json) up to that, more than a sweep of its most points writes", name, gib(uint64(maxSweepFile)))}
 	}
 	var t *sweepTable
 	if b := bytes.TrimSpace(data); len(b) > 0 && b[0] == '{' {

@@ -885,6 +885,27 @@ func TestSweepMergeRefusesImpossibleTables(t *testing.T) {
 	}
 }
 
+// A sweep table is read up to maxSweepFile bytes, and what starts as no
+// table at all is refused at once, endless or not (/dev/zero once ran out
+// of memory).
+func TestSweepFileSizeLimit(t *testing.T) {
+	defer func(n int) { maxSweepFile = n }(maxSweepFile)
+	maxSweepFile = 100
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.csv")
+	os.WriteFile(long, []byte("# gpusim sweep x: complete, 1 of 1 points\n"+strings.Repeat("#\n", 50)), 0o644)
+	_, errb, code := runCmd(t, "sweep", "merge", long)
+	if want := long + ":1:1: the file is more than 100 B; gpusim reads sweep tables (--csv, --json) up to that, more than a sweep of its most points writes\n"; code != 2 || errb != want {
+		t.Errorf("a 143-byte table under a limit of 100: exit %d, stderr %q; want 2, %q", code, errb, want)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, errb, code := runCmd(t, "sweep", "merge", "/dev/zero")
+		if want := "/dev/zero:1:1: not a sweep table written by gpusim sweep --csv; want its first line, # gpusim sweep NAME: ...\n"; code != 2 || errb != want {
+			t.Errorf("/dev/zero: exit %d, stderr %q; want 2, %q", code, errb, want)
+		}
+	}
+}
+
 // A training sweep carries each point's throughput and MFU: in --json, in
 // the CSV (merged shards give the whole sweep's JSON byte for byte), in
 // the table, and as --metric for --plot; the rates are the point's tokens
