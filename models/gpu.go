@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -265,6 +266,10 @@ func (g GPU) DTypeNames() []string {
 	return out
 }
 
+// ErrKernelRange is KernelTime's error for a kernel longer than the
+// simulator's range.
+var ErrKernelRange = errors.New("give fewer flops or bytes")
+
 // KernelTime is the roofline cost of a kernel on share (in (0, 1]) of g's
 // SMs: the fixed overhead plus the longer of its compute time (flops at
 // share of the dtype's peak times the compute efficiency) and its memory
@@ -290,7 +295,7 @@ func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Ti
 	}
 	d, ok := sim.FromSeconds(max(tc, tm))
 	if !ok || d > sim.MaxTime-g.KernelOverhead {
-		return 0, fmt.Errorf("kernel time %.3g s is past the simulator's range", max(tc, tm))
+		return 0, fmt.Errorf("kernel time %.3g s is past the simulator's range (at most %s): %w", max(tc, tm), sim.MaxTime, ErrKernelRange)
 	}
 	return g.KernelOverhead + d, nil
 }

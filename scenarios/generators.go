@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -676,7 +677,7 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	var loader *loaderSpec
 	if x, ok := tm.Get("dataloader"); ok {
-		if loader, ok = b.loaderSpec(x); !ok {
+		if loader, ok = b.loaderSpec(x); !ok || !loader.checkBatch(batch) {
 			return
 		}
 	}
@@ -795,7 +796,7 @@ func (b *builder) training(n, key spec.Node) {
 			for _, k := range passes {
 				d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], k*batch*l.flops, dtype, k*(l.params*float64(dtype.Size())+batch*l.activations), kernelShare)
 				if err != nil {
-					n.Errorf("%v", err)
+					n.Errorf("%v", kernelErr(err))
 					return
 				}
 				costs[i] = satTime(costs[i], d)
@@ -915,7 +916,7 @@ func (b *builder) training(n, key spec.Node) {
 	kernel := func(gpu, compute int, flops, bytes float64) (sim.Op, bool) {
 		d, err := models.KernelTime(gm(gpu), flops, dtype, bytes, kernelShare)
 		if err != nil {
-			n.Errorf("%v", err)
+			n.Errorf("%v", kernelErr(err))
 			return sim.Op{}, false
 		}
 		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare, Bytes: kernelBytes(bytes)}, true
@@ -928,11 +929,11 @@ func (b *builder) training(n, key spec.Node) {
 			pipeBytes /= tp
 		}
 	}
-	if batch*pipeBytes > 1e15 {
+	if pipe > 1 && batch*pipeBytes > 1e15 {
 		key.Errorf("each pipeline send would move %s, more than gpusim's limit of 1 PB: lower batch or pipeline_bytes", units.Format(batch*pipeBytes, units.Bytes))
 		return
 	}
-	pipeMsg := int64(batch * pipeBytes)
+	pipeMsg := int64(min(batch*pipeBytes, 1e15)) // no stage sends it where pipe is 1
 	mods := b.sc.Topology.GPUModels
 	sends, xchgs := map[[3]int]*sim.CollPlan{}, map[[2]int]*sim.CollPlan{}
 	for rank, gpu := range gpus {
@@ -1565,6 +1566,23 @@ type loaderSpec struct {
 	sampleBytes float64
 	prefetch    int
 	memory      sim.MemoryKind
+	// The fields, for errors of a batch's time and size.
+	timeAt, bytesAt spec.Node
+}
+
+// checkBatch refuses a batch of batch samples whose preparation is past the
+// simulator's range, or whose copy is more than gpusim's limit of 1 PB.
+func (l *loaderSpec) checkBatch(batch float64) bool {
+	ok := true
+	if t := float64(l.sampleTime) * batch; t > float64(sim.MaxTime) {
+		l.timeAt.Errorf("a batch of %.0f samples takes %.3g s to prepare, past the simulator's range (at most %s): lower sample_time or batch", batch, t/float64(sim.Second), sim.MaxTime)
+		ok = false
+	}
+	if v := l.sampleBytes * batch; v > 1e15 {
+		l.bytesAt.Errorf("a batch of %.0f samples is %s, more than gpusim's limit of 1 PB: lower sample_bytes or batch", batch, units.Format(v, units.Bytes))
+		ok = false
+	}
+	return ok
 }
 
 func (b *builder) loaderSpec(n spec.Node) (*loaderSpec, bool) {
@@ -1579,9 +1597,11 @@ func (b *builder) loaderSpec(n spec.Node) (*loaderSpec, bool) {
 	}
 	if x, ok := lm.Require("sample_time", "the CPU time to prepare one sample, such as 2 ms"); ok {
 		l.sampleTime, _ = x.Time(spec.NonNeg)
+		l.timeAt = x
 	}
 	if x, ok := lm.Require("sample_bytes", "the size of one prepared sample, such as 600 KiB"); ok {
 		l.sampleBytes, _ = x.Quantity(units.Bytes, spec.NonNeg)
+		l.bytesAt = x
 	}
 	if x, ok := lm.Get("prefetch"); ok {
 		v, _ := x.Int(1, 1024)
@@ -1697,6 +1717,15 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// kernelErr says what to lower where a training's kernel is past the
+// simulator's range.
+func kernelErr(err error) error {
+	if errors.Is(err, models.ErrKernelRange) {
+		return fmt.Errorf("a layer's %s: lower batch or seq, use a smaller model, or split it over more GPUs (tensor:, pipeline:)", strings.TrimSuffix(err.Error(), ": "+models.ErrKernelRange.Error()))
+	}
+	return err
 }
 
 // kernelBytes is a roofline kernel's memory traffic as sim.Op.Bytes: whole
@@ -1998,16 +2027,20 @@ func (b *builder) pipeline(n, key spec.Node) {
 		at.Errorf("the interleaved schedule runs micro-batches in groups of the %d stages: %d is not a multiple of %d; use %s", len(gpus), micro, len(gpus), multiplesNear(micro, int64(len(gpus)), 100000))
 	}
 	var fwd, bwd sim.Time
-	if x, ok := pm.Require("forward", "each stage's forward time per micro-batch, such as 10 ms"); ok {
-		fwd, _ = x.Time(spec.NonNeg)
+	fx, hasFwd := pm.Require("forward", "each stage's forward time per micro-batch, such as 10 ms")
+	if hasFwd {
+		fwd, _ = fx.Time(spec.NonNeg)
 	}
-	bwd = 2 * fwd
 	if x, ok := pm.Get("backward"); ok {
 		bwd, _ = x.Time(spec.NonNeg)
+	} else if bwd = 2 * fwd; hasFwd && fwd > sim.MaxTime/2 {
+		fx.Errorf("%s: its backward, twice as long when backward is not given, is past the simulator's range (at most %s); give backward, or a forward of at most %s", fwd, sim.MaxTime, sim.MaxTime/2)
 	}
 	act := 0.0
 	if x, ok := pm.Get("activation_bytes"); ok {
-		act, _ = x.Quantity(units.Bytes, spec.NonNeg)
+		if act, ok = x.Quantity(units.Bytes, spec.NonNeg); ok && act > 1e15 {
+			x.Errorf("%s a micro-batch is more than gpusim's limit of 1 PB", units.Format(act, units.Bytes))
+		}
 	}
 	steps := int64(1)
 	if x, ok := pm.Get("steps"); ok {
@@ -2032,6 +2065,12 @@ func (b *builder) pipeline(n, key spec.Node) {
 			plans[k] = build()
 		}
 		return plans[k]
+	}
+	for s := range gpus {
+		if at, taken := b.threadNames["stage"+strconv.Itoa(s)]; taken {
+			key.Errorf("its thread stage%d has the name of the thread at %s: rename that thread (the pipeline names its threads stage0 to stage%d)", s, at, len(gpus)-1)
+			return
+		}
 	}
 	for s, gpu := range gpus {
 		th := sim.Thread{Name: "stage" + strconv.Itoa(s), Host: b.m.GPUs[gpu].Host}

@@ -582,9 +582,9 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 		if list != nil && len(list) == 0 && !hasTraining && !hasPipeline {
 			tn.Errorf("a scenario needs at least one thread")
 		}
-		names := map[string]string{}
+		b.threadNames = map[string]string{}
 		for _, n := range list {
-			b.thread(n, names)
+			b.thread(n, b.threadNames)
 		}
 	} else if !hasTraining && !hasPipeline {
 		top.Node().Errorf("missing \"threads\": a list of host threads, each with a name, a host and ops (or a training: or pipeline: generator)")
@@ -690,6 +690,9 @@ type builder struct {
 	// graphs holds, per thread and graph repeat, the streams a graph of
 	// several streams runs on and the events its launches end with.
 	graphs map[graphKey]*graphOrder
+	// threadNames holds where each thread of threads: is named, for the
+	// generators' threads, which must not take those names.
+	threadNames map[string]string
 }
 
 type graphKey struct {
@@ -1905,6 +1908,10 @@ func (b *builder) stream(n spec.Node) int {
 	gpu, name, found := strings.Cut(s, "/")
 	if !found || gpu == "" || name == "" || strings.Contains(name, "/") {
 		n.Errorf("%q is not a stream name: streams are GPU/NAME, such as %s/compute", s, b.m.GPUs[0].Name)
+		return -1
+	}
+	if !spec.ValidName(name) {
+		n.Errorf("stream %q: %q is not a valid stream name: use letters, digits, '_', '-', '.', ':' and '#'", s, name)
 		return -1
 	}
 	i := b.m.NodeIndex(gpu)
