@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -333,13 +334,13 @@ func (j *jw) int(v int64) {
 	j.bytes(j.buf)
 }
 
-// appendJSONString appends s as a JSON string, as json.Marshal writes it
-// (with <, > and & escaped): as it is, quoted, where no byte needs
-// escaping, which is every name gpusim makes.
+// appendJSONString appends s as a JSON string, as encoding/json writes it
+// without HTML escapes (so that "gpu0->nvswitch" stays greppable): as it
+// is, quoted, where no byte needs escaping, which is every name gpusim
+// makes.
 func appendJSONString(b []byte, s string) []byte {
 	if !plainJSON(s) {
-		m, _ := json.Marshal(s)
-		return append(b, m...)
+		return append(b, marshalString(s)...)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
@@ -349,8 +350,7 @@ func appendJSONString(b []byte, s string) []byte {
 // appendJSONString2 appends a+s as one JSON string, without building it.
 func appendJSONString2(b []byte, a, s string) []byte {
 	if !plainJSON(a) || !plainJSON(s) {
-		m, _ := json.Marshal(a + s)
-		return append(b, m...)
+		return append(b, marshalString(a+s)...)
 	}
 	b = append(b, '"')
 	b = append(b, a...)
@@ -358,11 +358,20 @@ func appendJSONString2(b []byte, a, s string) []byte {
 	return append(b, '"')
 }
 
-// plainJSON reports whether s is printable ASCII that JSON (json.Marshal)
-// writes as it is between quotes.
+// marshalString is s as encoding/json writes it with SetEscapeHTML(false).
+func marshalString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// plainJSON reports whether s is printable ASCII that encoding/json writes
+// as it is between quotes (HTML escapes off).
 func plainJSON(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return false
 		}
 	}

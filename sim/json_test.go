@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -14,17 +16,27 @@ import (
 // DEL, non-ASCII, invalid UTF-8 and the line separators JSON escapes for
 // JavaScript.
 func TestJSONStringsAsMarshalWritesThem(t *testing.T) {
-	for _, s := range []string{"", "gpu0/compute", "k 12.5 us", `a"b`, `a\b`, "<x>&y", "tab\there", "nl\n", "\x7f", "gpu·0", "\xff\xfe", "a\u2028b", "über"} {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+	marshal := func(s string) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // "a->b" as it is
+		enc.Encode(s)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	for _, s := range []string{"", "gpu0/compute", "k 12.5 us", `a"b`, `a\b`, "<x>&y", "pcie0->gpu0", "tab\there", "nl\n", "\x7f", "gpu·0", "\xff\xfe", "a\u2028b", "über"} {
+		want := marshal(s)
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+want {
 			t.Errorf("appendJSONString(%q) = %s, want x%s", s, got, want)
 		}
 		for _, prefix := range []string{"", "launch ", `"`, "é"} {
-			want, _ := json.Marshal(prefix + s)
-			if got := appendJSONString2(nil, prefix, s); string(got) != string(want) {
+			want := marshal(prefix + s)
+			if got := appendJSONString2(nil, prefix, s); string(got) != want {
 				t.Errorf("appendJSONString2(%q, %q) = %s, want %s", prefix, s, got, want)
 			}
 		}
+	}
+	if got := string(appendJSONString(nil, "pcie0->gpu0")); got != `"pcie0->gpu0"` {
+		t.Errorf("a link's name is %s, want it as it is", got)
 	}
 }
 

@@ -677,12 +677,10 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 }
 
 func writeSweepJSON(w io.Writer, t *sweepTable) error {
-	b, err := json.MarshalIndent(t, "", " ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // a link's "a->b" as it is
+	enc.SetIndent("", " ")
+	return enc.Encode(t)
 }
 
 func writeSweepText(w io.Writer, t *sweepTable) {
