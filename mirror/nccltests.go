@@ -143,7 +143,13 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 		if n == 1 {
 			gpus = "1 GPU"
 		}
-		return nil, fmt.Errorf("%d processes cannot share %s evenly: --gpus counts all of them (nccl-tests' -np x -g), and each process takes as many", procs, gpus)
+		var ok []string
+		for d := 1; d <= n; d++ {
+			if n%d == 0 {
+				ok = append(ok, strconv.Itoa(d))
+			}
+		}
+		return nil, fmt.Errorf("%d processes cannot share %s evenly: --gpus counts the GPUs of all processes (nccl-tests' -np x -g), each process driving as many; give --procs %s", procs, gpus, strings.Join(ok, ", "))
 	}
 	if cfg.DType == "" {
 		cfg.DType = models.FP32

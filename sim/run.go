@@ -1003,7 +1003,7 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		o.targetRec, o.target = r.eventRec[op.Event], r.eventOp[op.Event]
 		rec.Target = int32(o.targetRec)
 		if o.targetRec < 0 {
-			r.warn(t, op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug", r.p.Events[op.Event])
+			r.warn(t, op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug (where it is meant, as for a buffer free at the start of a loop, record the event once before the loop)", r.p.Events[op.Event])
 		}
 	case OpCopy:
 		o.cp = newCopy(o)
@@ -1167,7 +1167,7 @@ func (t *threadState) sync(op *Op) {
 		}
 	case SyncEvent:
 		if r.eventRec[op.Event] < 0 {
-			r.warn(t, op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug", r.p.Events[op.Event])
+			r.warn(t, op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug (where it is meant, as for a buffer free at the start of a loop, record the event once before the loop)", r.p.Events[op.Event])
 		} else {
 			r.res.Ops[t.curRec].Target = int32(r.eventRec[op.Event])
 			if l := r.eventOp[op.Event]; l != nil {

@@ -70,7 +70,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&cfg.Factor, "f", 1, "multiply the size by this factor each step")
 	fs.Var(&sizeFlag{v: &cfg.StepBytes}, "i", "add this many bytes each step when -f is 1")
 	dtype := fs.String("d", "float", "data type: float, half, bfloat16, double, int8")
-	algo := fs.String("algo", "", "force an algorithm, as NCCL_ALGO: ring, tree, nvls")
+	algo := fs.String("algo", "", "force an algorithm, as NCCL_ALGO: ring, tree, nvls, direct (all-to-all's), or auto (NCCL's choice, the default)")
 	proto := fs.String("proto", "", "force a protocol, as NCCL_PROTO: simple, ll, ll128")
 	asJSON := fs.Bool("json", false, `print {"op", "gpus", "procs", "rows": [...]} instead of the table`)
 	plotTo := fs.String("plot", "", "also draw busbw and algbw against size into `FILE` (.png, .svg or .pdf)")

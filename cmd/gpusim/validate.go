@@ -263,7 +263,11 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 	if len(m.Switches) > 0 {
 		fmt.Fprintln(w, "\nswitches:")
 		for _, s := range m.Switches {
-			fmt.Fprintf(w, "  %-8s %s, p2p %s\n", s.Name, s.Kind, yesNo(m.Nodes[s.Node].P2P))
+			nvls := ""
+			if s.NVLS {
+				nvls = ", nvls (reduces in the switch: NCCL's NVLS all-reduce)"
+			}
+			fmt.Fprintf(w, "  %-8s %s, p2p %s%s\n", s.Name, s.Kind, yesNo(m.Nodes[s.Node].P2P), nvls)
 		}
 	}
 	fmt.Fprintln(w, "\nlinks (bandwidth per direction):")
