@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gpusim/internal/spec"
@@ -417,12 +418,13 @@ func build(root spec.Node) *Topology {
 					}
 				}
 			}
-			if x, ok := lm.Get("bandwidth"); ok {
-				l.Bandwidth = bandwidthTimes(x, count) * float64(count)
+			bwNode, haveBW := lm.Get("bandwidth")
+			if haveBW {
+				l.Bandwidth = bandwidthTimes(bwNode, count) * float64(count)
 				l.SMBandwidth = l.Bandwidth
 				if haveType {
 					// Kernel-driven transfers keep the preset's ratio.
-					l.SMBandwidth = float64(l.Bandwidth * lt.SMEfficiency / lt.Efficiency)
+					l.SMBandwidth = smBandwidthOf(lt, l.Bandwidth)
 				}
 			} else if !haveType {
 				if _, typed := lm.Get("type"); !typed {
@@ -431,6 +433,14 @@ func build(root spec.Node) *Topology {
 			}
 			if x, ok := lm.Get("sm_bandwidth"); ok {
 				l.SMBandwidth = bandwidthTimes(x, count) * float64(count)
+			} else if haveType && haveBW && l.Bandwidth > 0 && !inBandwidthRange(l.SMBandwidth) {
+				// The ratio carries a bandwidth in range out of it (1 B/s
+				// of pcie4x16 is 0.918 B/s for kernels): say so here, at
+				// the value given, rather than leave it to the machine's
+				// check, which knows no file position and names a field
+				// never written.
+				typedBandwidthError(bwNode, lt, count, l.SMBandwidth)
+				l.SMBandwidth = 0
 			}
 			if haveType && lt.Duplex > 0 {
 				// The preset's joint limit, in proportion to the link's
@@ -552,6 +562,61 @@ func bandwidthTimes(n spec.Node, count int) float64 {
 		return 0
 	}
 	return v
+}
+
+// inBandwidthRange reports whether v is a bandwidth the machine accepts:
+// from 1 B/s to 1 EB/s.
+func inBandwidthRange(v float64) bool { return v >= 1 && v <= 1e18 }
+
+// smBandwidthOf is the kernel-driven bandwidth of a link of preset lt given
+// the copy-engine bandwidth bw (all its parallel links together): the
+// preset's ratio of the two applied to bw.
+func smBandwidthOf(lt models.LinkType, bw float64) float64 {
+	return float64(bw * lt.SMEfficiency / lt.Efficiency)
+}
+
+// typedBandwidthError reports, at the bandwidth n given to a link of type lt
+// bundling count links, that the kernel-driven bandwidth sm derived from it
+// is out of range, and names the bandwidths (one link's) that are not: both
+// the bandwidth and the derived one in range, each bound written so that
+// read back it is in range too.
+func typedBandwidthError(n spec.Node, lt models.LinkType, count int, sm float64) {
+	ok := func(v float64) bool {
+		t := v * float64(count)
+		return inBandwidthRange(t) && inBandwidthRange(smBandwidthOf(lt, t))
+	}
+	r := lt.SMEfficiency / lt.Efficiency
+	lo := max(1, 1/r) / float64(count)
+	hi := min(1e18, 1e18/r) / float64(count)
+	// Four digits, moved toward the inside of the range until the text
+	// itself is in range (1/0.918 = 1.0892... is written 1.09, not 1.089).
+	bound := func(v, step float64) string {
+		for range 64 {
+			s := units.Format(v, units.Bandwidth)
+			if v >= 1e15 { // units.Format stops at TB/s
+				s = strconv.FormatFloat(v/1e18, 'g', 4, 64) + " EB/s"
+			}
+			if p, err := units.Parse(s, units.Bandwidth); err == nil && ok(p) {
+				return s
+			}
+			v *= step
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64) + " B/s"
+	}
+	per := ""
+	if count > 1 {
+		per = " a link"
+	}
+	side := "below 1 B/s"
+	if sm > 1 {
+		side = "above 1 EB/s"
+	}
+	s, _ := n.Scalar()
+	if count > 1 {
+		s = fmt.Sprintf("%s x %d links", s, count)
+	}
+	n.Errorf("%s makes kernel-driven transfers %s, %s (%s keeps %.4g of the bandwidth for them): give a bandwidth from %s to %s%s, or an sm_bandwidth of its own",
+		s, units.Format(sm, units.Bandwidth), side, lt.Name, r, bound(lo, 1+1e-4), bound(hi, 1-1e-4), per)
 }
 
 func efficiency(n spec.Node) float64 {

@@ -1,9 +1,11 @@
 package topologies
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -240,8 +242,81 @@ func FuzzLoad(f *testing.F) {
 			if verr := tp.Machine.Validate(); verr != nil {
 				t.Errorf("loaded a machine that does not validate: %v", verr)
 			}
+			return
+		}
+		// Every problem is told at its place in the file.
+		for _, l := range strings.Split(err.Error(), "\n") {
+			if !filePosRe.MatchString(l) {
+				t.Errorf("%q names no file:line:col", l)
+			}
 		}
 	})
+}
+
+var filePosRe = regexp.MustCompile(`^f\.yaml:\d+:\d+: `)
+
+// A link with a type and a bandwidth of its own keeps the preset's ratio of
+// kernel-driven to copy-engine bandwidth: for pcie4x16 0.762/0.83 =
+// 0.91807, so 1 B/s would leave kernels 0.9181 B/s, below the 1 B/s a
+// machine accepts. That bandwidth is refused where it is written, naming the
+// range that is not: from 0.83/0.762 = 1.08924 B/s, written with four
+// digits rounded up (1.09; 1.089 is short of it), to 1 EB/s; with count: 2,
+// half of each, one link's. An sm_bandwidth of its own, or a preset whose
+// ratio is 1 (upi: 0.7/0.7), leaves the bandwidth free.
+func TestTypedBandwidthKeepsSMBandwidthInRange(t *testing.T) {
+	for _, c := range []struct {
+		link   string
+		err    string  // the whole message, or "" where it loads
+		wantSM float64 // the kernel-driven bandwidth where it loads
+	}{
+		{"type: pcie4x16, bandwidth: 1 B/s", "t.yaml:4:57: links[0].bandwidth: 1 B/s makes kernel-driven transfers 0.9181 B/s, below 1 B/s (pcie4x16 keeps 0.9181 of the bandwidth for them): give a bandwidth from 1.09 B/s to 1 EB/s, or an sm_bandwidth of its own", 0},
+		{"type: pcie4x16, bandwidth: 1.089 B/s", "t.yaml:4:57: links[0].bandwidth: 1.089 B/s makes kernel-driven transfers 0.9998 B/s, below 1 B/s (pcie4x16 keeps 0.9181 of the bandwidth for them): give a bandwidth from 1.09 B/s to 1 EB/s, or an sm_bandwidth of its own", 0},
+		{"type: pcie4x16, bandwidth: 0.5 B/s, count: 2", "t.yaml:4:57: links[0].bandwidth: 0.5 B/s x 2 links makes kernel-driven transfers 0.9181 B/s, below 1 B/s (pcie4x16 keeps 0.9181 of the bandwidth for them): give a bandwidth from 0.5447 B/s to 0.5 EB/s a link, or an sm_bandwidth of its own", 0},
+		{"type: pcie4x16, bandwidth: 1.09 B/s", "", 1.09 * 0.762 / 0.83},
+		{"type: pcie4x16, bandwidth: 0.5447 B/s, count: 2", "", 2 * 0.5447 * 0.762 / 0.83},
+		{"type: pcie4x16, bandwidth: 1 B/s, sm_bandwidth: 1 B/s", "", 1},
+		{"type: upi, bandwidth: 1 B/s", "", 1},
+	} {
+		src := "name: t\nhosts: [{name: cpu0}]\ngpus: [{name: gpu0, model: H100-SXM}]\nlinks: [{ends: [gpu0, cpu0], " + c.link + "}]\n"
+		tp, err := Load("t.yaml", []byte(src))
+		switch {
+		case c.err != "":
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%s: error %v\nwant %s", c.link, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.link, err)
+		default:
+			if got := tp.Machine.Links[0].SMBandwidth; math.Abs(got-c.wantSM) > 1e-9 {
+				t.Errorf("%s: kernel-driven bandwidth %g B/s, want %g", c.link, got, c.wantSM)
+			}
+		}
+	}
+}
+
+// Every link preset given a bandwidth of its own, anywhere in range and
+// bundled or not, loads to a machine that validates or is refused at a
+// file position: never by the machine's own check, which knows none. The
+// bandwidths and joint limits it derives from the one given stay in range.
+func TestTypedBandwidthEdges(t *testing.T) {
+	for _, name := range models.LinkNames() {
+		for _, count := range []int{1, 2, 1024} {
+			for _, bw := range []string{"1 B/s", "1.001 B/s", "1.1 B/s", "1.2 B/s", "1.5 B/s", "2 B/s", "1 GB/s", "0.999 EB/s", "1 EB/s"} {
+				link := fmt.Sprintf("type: %s, bandwidth: %s, count: %d", name, bw, count)
+				src := "name: t\nhosts: [{name: cpu0}]\ngpus: [{name: gpu0, model: H100-SXM}]\nlinks: [{ends: [gpu0, cpu0], " + link + "}]\n"
+				tp, err := Load("f.yaml", []byte(src))
+				if err != nil {
+					if !filePosRe.MatchString(err.Error()) || strings.Contains(err.Error(), "\n") {
+						t.Errorf("%s: %q is not one error at a file position", link, err)
+					}
+					continue
+				}
+				if err := tp.Machine.Validate(); err != nil {
+					t.Errorf("%s: %v", link, err)
+				}
+			}
+		}
+	}
 }
 
 // The GB200 NVL72 rack: 72 GPUs, two on each of 36 Graces, every pair over
