@@ -2,6 +2,7 @@ package topologies
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,7 @@ type smiRow struct {
 	line     int
 	cells    []string
 	cpus     string // CPU Affinity, "" if absent
+	cores    int    // the distinct CPUs cpus lists; 0 if absent or not a list
 	numa     string // NUMA Affinity, "" if absent or N/A
 	cellCols []int  // the column of each cell in the line, 1-based
 }
@@ -108,7 +110,8 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	}
 	// Hosts: one per NUMA node, or per distinct CPU affinity.
 	hostOf := make([]int, n)
-	var hostKeys, hostCPUs []string
+	var hostKeys []string
+	var hostCores []int
 	for i, r := range mx.rows {
 		key := r.numa
 		if key == "" {
@@ -123,7 +126,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		if h < 0 {
 			h = len(hostKeys)
 			hostKeys = append(hostKeys, key)
-			hostCPUs = append(hostCPUs, r.cpus)
+			hostCores = append(hostCores, r.cores)
 		}
 		hostOf[i] = h
 	}
@@ -195,7 +198,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	b.WriteString("hosts:\n")
 	for h := range hostKeys {
 		fmt.Fprintf(&b, "  - {name: cpu%d", h)
-		if c := countCPUs(hostCPUs[h]); c > 0 {
+		if c := hostCores[h]; c > 0 {
 			fmt.Fprintf(&b, ", cores: %d", c)
 		}
 		if opt.NoP2P {
@@ -312,6 +315,12 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 		if hasCPU && len(rest) > 0 {
 			r.cpus = rest[0]
 			rest = rest[1:]
+			if c, ok := countCPUs(r.cpus); ok {
+				if c > maxHostCores {
+					return nil, fmt.Errorf("%s:%d:%d: %s's CPU Affinity lists more than %d distinct CPUs: a host has at most %d cores, so the list may name at most that many", file, li+1, cols[1+ncols], r.name, maxHostCores, maxHostCores)
+				}
+				r.cores = c
+			}
 		}
 		if hasNUMA && len(rest) > 0 && rest[0] != "N/A" {
 			r.numa = rest[0]
@@ -410,9 +419,14 @@ func nvCount(c string) int {
 	return k
 }
 
-// countCPUs counts the CPUs of an affinity list such as "0-19,40-59".
-func countCPUs(s string) int {
-	n := 0
+// countCPUs counts the distinct CPUs of an affinity list such as
+// "0-19,40-59": the size of the union of its ranges, so that a CPU listed
+// twice counts once. Past maxHostCores it stops counting and returns
+// maxHostCores+1. ok is false where s is no such list ("N/A").
+// O(k log k) for k ranges.
+func countCPUs(s string) (n int, ok bool) {
+	type span struct{ lo, hi int }
+	var spans []span
 	for _, part := range strings.Split(s, ",") {
 		a, b, isRange := strings.Cut(part, "-")
 		lo, err1 := strconv.Atoi(a)
@@ -421,12 +435,33 @@ func countCPUs(s string) int {
 		if isRange {
 			hi, err2 = strconv.Atoi(b)
 		}
-		if err1 != nil || err2 != nil || hi < lo || hi-lo > 1<<16 {
-			return 0
+		if err1 != nil || err2 != nil || lo < 0 || hi < lo {
+			return 0, false
 		}
-		n += hi - lo + 1
+		spans = append(spans, span{lo, hi})
 	}
-	return n
+	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
+	// Merge ranges that overlap or touch; each merged range adds its size.
+	// Sizes are hi-lo+1 with hi up to MaxInt: add hi-lo (which cannot
+	// overflow, lo >= 0) and stop once past the limit.
+	cur := spans[0]
+	add := func(sp span) {
+		if d := sp.hi - sp.lo; d >= maxHostCores || n+d+1 > maxHostCores {
+			n = maxHostCores + 1
+		} else {
+			n += d + 1
+		}
+	}
+	for _, sp := range spans[1:] {
+		if sp.lo-1 <= cur.hi {
+			cur.hi = max(cur.hi, sp.hi)
+			continue
+		}
+		add(cur)
+		cur = sp
+	}
+	add(cur)
+	return n, true
 }
 
 // yamlString quotes s for YAML when it needs it.

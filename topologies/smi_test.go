@@ -176,6 +176,49 @@ func TestImportErrors(t *testing.T) {
 	}
 }
 
+// A host gets as many cores as the distinct CPUs its CPU Affinity lists:
+// ranges that overlap or repeat count once. 0-65535 seventeen times is the
+// 65536 CPUs 0..65535 (counted each time, 1,114,112: more than a host may
+// have); 0-3,2-5,5,7 is 0..5 and 7, 7 CPUs; 0-1048575 is 2^20, the most a
+// host may have (so is 0-524287,524289-1048576: 524288 and 524288). One
+// more (0..1048576, in one range or three) is refused at the affinity's
+// line and column: line 2, row GPU0, after "GPU0\t X \tNV4\t", column 14;
+// so is a range whose size does not fit an int.
+func TestImportCountsDistinctCPUs(t *testing.T) {
+	table := func(aff string) string {
+		return "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t" + aff + "\nGPU1\tNV4\t X \t" + aff + "\n"
+	}
+	for _, c := range []struct {
+		aff   string
+		cores int
+		err   string
+	}{
+		{strings.Repeat("0-65535,", 16) + "0-65535", 65536, ""},
+		{"0-3,2-5,5,7", 7, ""},
+		{"7,5,0-3,2-5", 7, ""},
+		{"0-19,40-59", 40, ""},
+		{"0-1048575", 1 << 20, ""},
+		{"0-524287,524288-1048575,17", 1 << 20, ""},
+		{"0-1048576", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576 distinct CPUs: a host has at most 1048576 cores, so the list may name at most that many"},
+		{"0-524287,524289-1048576", 1 << 20, ""},
+		{"1048576,0-524288,524288-1048575", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576"},
+		{"0-9223372036854775807", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576"},
+		{"9223372036854775807,0-9223372036854775807", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576"},
+	} {
+		_, tp, err := FromNvidiaSMI("t.txt", []byte(table(c.aff)), SMIOptions{GPU: "H100-SXM"})
+		switch {
+		case c.err != "":
+			if err == nil || !strings.HasPrefix(err.Error(), c.err) {
+				t.Errorf("%.40s: error %v, want one starting %q", c.aff, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%.40s: %v", c.aff, err)
+		case len(tp.Machine.Hosts) != 1 || tp.Machine.Hosts[0].Cores != c.cores:
+			t.Errorf("%.40s: hosts %+v, want one of %d cores", c.aff, tp.Machine.Hosts, c.cores)
+		}
+	}
+}
+
 func FuzzFromNvidiaSMI(f *testing.F) {
 	files, _ := filepath.Glob("testdata/smi/*.txt")
 	for _, name := range files {

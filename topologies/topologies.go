@@ -94,6 +94,9 @@ func Load(file string, data []byte) (*Topology, error) {
 	return t, nil
 }
 
+// maxHostCores is the most cores a host may have: 2^20 logical CPUs.
+const maxHostCores = 1 << 20
+
 // minStagingChunk is the smallest staging chunk accepted: a page. Smaller
 // chunks would only multiply events without changing what is modelled.
 const minStagingChunk = 4096
@@ -161,7 +164,7 @@ func build(root spec.Node) *Topology {
 				continue
 			}
 			if n, ok := hm.Get("cores"); ok {
-				v, _ := n.Int(0, 1<<20)
+				v, _ := n.Int(0, maxHostCores)
 				h.Cores = int(v)
 			}
 			if n, ok := hm.Get("api_overhead"); ok {
