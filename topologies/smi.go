@@ -285,7 +285,7 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 	if hdr < 0 {
 		return nil, fmt.Errorf("%s:1:1: no nvidia-smi topo -m table: want a header line naming GPU0 GPU1 ... and a row per GPU below it", file)
 	}
-	hf := strings.Fields(lines[hdr])
+	hf, hcols := fieldsWithColumns(lines[hdr])
 	mx := &smiMatrix{}
 	for _, c := range hf {
 		if c == "CPU" || c == "NUMA" || c == "GPU" {
@@ -302,6 +302,10 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 			break
 		}
 		f, cols := fieldsWithColumns(l)
+		if len(f) > 0 && isGPUName(f[0]) && !isDeviceName(f[0], mx.cols) {
+			// Not the legend: a GPU the import would drop unseen.
+			return nil, fmt.Errorf("%s:%d:%d: row %s names a GPU the header does not: the header must name every GPU that has a row", file, li+1, cols[0], f[0])
+		}
 		if len(f) == 0 || !isDeviceName(f[0], mx.cols) {
 			break // the legend below the table
 		}
@@ -339,6 +343,14 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 	for i := 0; i < n; i++ {
 		if mx.cols[i] != fmt.Sprintf("GPU%d", i) {
 			return nil, fmt.Errorf("%s:%d:1: column %d is %s: the header must name GPU0..GPU%d first", file, hdr+1, i+1, mx.cols[i], n-1)
+		}
+	}
+	// A GPU column past the rows would be taken for a NIC's, and its GPU
+	// dropped unseen.
+	for j := n; j < ncols; j++ {
+		if isGPUName(mx.cols[j]) {
+			last := mx.rows[n-1]
+			return nil, fmt.Errorf("%s:%d:%d: the header names %s, but the table has no row %s: the GPU rows end with %s at line %d; give every GPU of the header its row, in order", file, hdr+1, hcols[j], mx.cols[j], mx.cols[j], last.name, last.line)
 		}
 	}
 	mx.rel = make([][]string, n)
@@ -397,6 +409,20 @@ func isDeviceName(s string, cols []string) bool {
 		}
 	}
 	return false
+}
+
+// isGPUName reports whether s names a GPU as nvidia-smi does: GPU0, GPU1...
+func isGPUName(s string) bool {
+	d, ok := strings.CutPrefix(s, "GPU")
+	if !ok || d == "" {
+		return false
+	}
+	for _, r := range d {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func validRelation(c string) bool {

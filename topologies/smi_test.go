@@ -160,6 +160,16 @@ func TestImportErrors(t *testing.T) {
 		{"unknown gpu", string(h100), SMIOptions{GPU: "B300"}, `unknown GPU model "B300"`},
 		{"unknown pcie", string(h100), SMIOptions{PCIe: "pcie9x16"}, `unknown PCIe link type "pcie9x16"`},
 		{"X off the diagonal", "\tGPU0\tGPU1\nGPU0\t X \t X \nGPU1\t X \t X \n", SMIOptions{}, "X marks a GPU's own column and only it"},
+		// A GPU of the header without its row, or a row without its
+		// column, is refused rather than dropped (GPU2's column was taken
+		// for a NIC's): at the header's GPU2, line 1 after
+		// "\tGPU0\tGPU1\t", column 12; at the row's first field.
+		{"missing row", "\tGPU0\tGPU1\tGPU2\tCPU Affinity\nGPU0\t X \tNV4\tSYS\t0-15\nGPU1\tNV4\t X \tSYS\t0-15\n", SMIOptions{GPU: "H100-SXM"},
+			"t.txt:1:12: the header names GPU2, but the table has no row GPU2: the GPU rows end with GPU1 at line 3; give every GPU of the header its row, in order"},
+		{"missing row before a NIC's", "\tGPU0\tGPU1\tGPU2\tNIC0\nGPU0\t X \tNV4\tSYS\tPIX\nGPU1\tNV4\t X \tSYS\tPIX\nNIC0\tPIX\tPIX\tSYS\t X \n", SMIOptions{GPU: "H100-SXM"},
+			"t.txt:1:12: the header names GPU2, but the table has no row GPU2"},
+		{"row not in the header", "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \nGPU2\tNV4\tNV4\t X \n", SMIOptions{GPU: "H100-SXM"},
+			"t.txt:4:1: row GPU2 names a GPU the header does not: the header must name every GPU that has a row"},
 	} {
 		_, _, err := FromNvidiaSMI("t.txt", []byte(c.text), c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
