@@ -332,6 +332,28 @@ func TestBusy(t *testing.T) {
 	}
 }
 
+// Over the window [20, 100) ns of the hand result in 4 bins of 20 ns: the
+// kernels' union [0, 75) fills the first two and three quarters of the
+// third; the copy [90, 100) half the last. Over [80, 100) the kernels lie
+// outside: no compute curve.
+func TestBusyIn(t *testing.T) {
+	ns := sim.Nanosecond
+	compute, comm := plots.BusyIn(handResult(), 4, 20*ns, 100*ns)
+	if want := []float64{1, 1, 0.75, 0}; !near(compute[0], want) {
+		t.Errorf("gpu0 compute = %v, want %v", compute[0], want)
+	}
+	if want := []float64{0, 0, 0, 0.5}; !near(comm[0], want) {
+		t.Errorf("gpu0 communication = %v, want %v", comm[0], want)
+	}
+	compute, comm = plots.BusyIn(handResult(), 2, 80*ns, 100*ns)
+	if compute[0] != nil {
+		t.Errorf("gpu0 computes only before 75 ns: %v over [80, 100) ns, want none", compute[0])
+	}
+	if want := []float64{0, 1}; !near(comm[0], want) {
+		t.Errorf("gpu0 communication over [80, 100) = %v, want %v", comm[0], want)
+	}
+}
+
 func TestLinkLoad(t *testing.T) {
 	res := handResult()
 	c := 32e9
@@ -342,6 +364,11 @@ func TestLinkLoad(t *testing.T) {
 	// 20 ns bins: [0,20) 0.5; [20,40): 10 ns at 0.5 and 10 at 1 = 0.75.
 	if got, want := plots.LinkLoad(res, 0, 5), []float64{0.5, 0.75, 0, 0, 0}; !near(got, want) {
 		t.Errorf("load = %v, want %v", got, want)
+	}
+	// [25, 45) in 2 bins of 10 ns: 5 ns at 0.5 and 5 at 1 = 0.75; then
+	// 5 ns at 1 = 0.5.
+	if got, want := plots.LinkLoadIn(res, 0, 2, 25*sim.Nanosecond, 45*sim.Nanosecond), []float64{0.75, 0.5}; !near(got, want) {
+		t.Errorf("load over [25, 45) ns = %v, want %v", got, want)
 	}
 }
 

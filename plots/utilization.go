@@ -21,10 +21,15 @@ const UtilizationBins = 200
 // communicated (a collective moved data or a copy ran on one of its
 // streams). Overlapping ops count once. A GPU with no such ops has nil.
 func Busy(res *sim.Result, bins int) (compute, comm [][]float64) {
+	return BusyIn(res, bins, 0, max(res.Makespan, sim.Nanosecond))
+}
+
+// BusyIn is Busy over the window [from, to) of the run: ops wholly outside
+// it count for nothing.
+func BusyIn(res *sim.Result, bins int, from, to sim.Time) (compute, comm [][]float64) {
 	m := res.Machine
-	span := max(res.Makespan, sim.Nanosecond)
-	width := float64(span) / float64(bins)
-	binOf := func(t sim.Time) float64 { return float64(t) / width }
+	width := float64(to-from) / float64(bins)
+	binOf := func(t sim.Time) float64 { return float64(t-from) / width }
 	type ivl struct{ a, b float64 }
 	ci := make([][]ivl, len(m.GPUs))
 	mi := make([][]ivl, len(m.GPUs))
@@ -40,6 +45,9 @@ func Busy(res *sim.Result, bins int) (compute, comm [][]float64) {
 		}
 	}
 	frac := func(iv []ivl) []float64 {
+		// Ops wholly outside the window are not drawn (a GPU with
+		// none inside has no curve).
+		iv = slices.DeleteFunc(iv, func(x ivl) bool { return x.b < 0 || x.a > float64(bins) })
 		if len(iv) == 0 {
 			return nil
 		}
@@ -71,7 +79,13 @@ func Busy(res *sim.Result, bins int) (compute, comm [][]float64) {
 // each of bins equal slices of the run, as a fraction of its capacity.
 func LinkLoad(res *sim.Result, i, bins int) []float64 {
 	span := max(res.Makespan, sim.Nanosecond)
-	width := float64(span) / float64(bins)
+	return LinkLoadIn(res, i, bins, 0, span)
+}
+
+// LinkLoadIn is LinkLoad over the window [from, to) of the run.
+func LinkLoadIn(res *sim.Result, i, bins int, from, to sim.Time) []float64 {
+	span := max(res.Makespan, sim.Nanosecond)
+	width := float64(to-from) / float64(bins)
 	l := res.Links[i]
 	load := make([]float64, bins)
 	for k, pt := range l.Series {
@@ -79,18 +93,46 @@ func LinkLoad(res *sim.Result, i, bins int) []float64 {
 		if k+1 < len(l.Series) {
 			end = l.Series[k+1].T
 		}
-		spread(load, float64(pt.T)/width, float64(end)/width, pt.Load/l.Capacity)
+		spread(load, float64(pt.T-from)/width, float64(end-from)/width, pt.Load/l.Capacity)
 	}
 	return load
 }
 
 // spread adds v times the overlap of [a, b) (in bins) with each bin.
 func spread(bins []float64, a, b, v float64) {
-	for k := int(a); k < len(bins) && float64(k) < b; k++ {
+	for k := max(int(math.Floor(a)), 0); k < len(bins) && float64(k) < b; k++ {
 		if lo, hi := max(a, float64(k)), min(b, float64(k+1)); hi > lo {
 			bins[k] += (hi - lo) * v
 		}
 	}
+}
+
+// busiestIn is busiestLinks within [from, to): the n link directions with
+// the most load there (none that carried nothing there), and their loads.
+func busiestIn(m *sim.Machine, res *sim.Result, n int, from, to sim.Time) ([]int, [][]float64) {
+	type cand struct {
+		i    int
+		sum  float64
+		load []float64
+	}
+	var cs []cand
+	for _, i := range busiestLinks(m, res, len(res.Links)) {
+		load := LinkLoadIn(res, i, UtilizationBins, from, to)
+		sum := 0.0
+		for _, v := range load {
+			sum += v * res.Links[i].Capacity
+		}
+		if sum > 0 {
+			cs = append(cs, cand{i, sum, load})
+		}
+	}
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].sum > cs[b].sum })
+	var idx []int
+	var loads [][]float64
+	for _, c := range cs[:min(n, len(cs))] {
+		idx, loads = append(idx, c.i), append(loads, c.load)
+	}
+	return idx, loads
 }
 
 // busiestLinks returns the indices in res.Links of the n link directions
@@ -112,15 +154,15 @@ func busiestLinks(m *sim.Machine, res *sim.Result, n int) []int {
 	return idx
 }
 
-// steps turns per-bin values into the points of a step line over [0, span]
-// in the axis unit.
-func steps(v []float64, span, scale float64) plotter.XYs {
+// steps turns per-bin values into the points of a step line over [from,
+// to] in the axis unit.
+func steps(v []float64, from, to, scale float64) plotter.XYs {
 	pts := make(plotter.XYs, len(v)+1)
-	w := span / float64(len(v))
+	w := (to - from) / float64(len(v))
 	for k, y := range v {
-		pts[k] = plotter.XY{X: float64(k) * w / scale, Y: y}
+		pts[k] = plotter.XY{X: (from + float64(k)*w) / scale, Y: y}
 	}
-	pts[len(v)] = plotter.XY{X: span / scale, Y: v[len(v)-1]}
+	pts[len(v)] = plotter.XY{X: to / scale, Y: v[len(v)-1]}
 	return pts
 }
 
@@ -129,6 +171,13 @@ func steps(v []float64, span, scale float64) plotter.XYs {
 // one, named for all of them, "gpu0-gpu7 compute") and the load of the busiest link
 // directions as a fraction of their capacity: two plots to stack.
 func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error) {
+	return UtilizationIn(res, title, links, 0, 0)
+}
+
+// UtilizationIn is Utilization over the window [from, to) of the run (to
+// 0: the makespan), its curves in as many bins as the whole run's, its
+// links the busiest within the window.
+func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) ([]*plot.Plot, error) {
 	m := res.Machine
 	if title == "" {
 		title = res.Program.Name + " on " + m.Name
@@ -137,9 +186,13 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 		links = 6
 	}
 	span := max(res.Makespan, sim.Nanosecond)
-	unit, scale := timeUnit(span)
+	if to <= 0 || to > span {
+		to = span
+	}
+	from = min(max(from, 0), to-1)
+	unit, scale := timeUnit(to - from)
 	line := func(v []float64, n int) (*plotter.Line, error) {
-		l, err := plotter.NewLine(steps(v, float64(span), scale))
+		l, err := plotter.NewLine(steps(v, float64(from), float64(to), scale))
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +201,7 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 		l.StepStyle = plotter.PostStep
 		return l, nil
 	}
-	compute, comm := Busy(res, UtilizationBins)
+	compute, comm := BusyIn(res, UtilizationBins, from, to)
 	groups := alike(compute, comm)
 	gtitle := title + ": GPU busy fraction"
 	if slices.ContainsFunc(groups, func(gs []int) bool { return len(gs) > 1 }) {
@@ -156,7 +209,7 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	}
 	gp := newPlot(gtitle, "time ("+unit+")", "busy fraction")
 	gp.Y.Min, gp.Y.Max = 0, 1.05
-	gp.X.Min, gp.X.Max = 0, float64(span)/scale
+	gp.X.Min, gp.X.Max = float64(from)/scale, float64(to)/scale
 	gp.X.Tick.Marker = NiceTicks{N: 12}
 	names := make([]string, len(m.GPUs))
 	for g := range m.GPUs {
@@ -184,15 +237,20 @@ func Utilization(res *sim.Result, title string, links int) ([]*plot.Plot, error)
 	}
 	lp := newPlot(title+": busiest links", "time ("+unit+")", "load / capacity")
 	lp.Y.Min, lp.Y.Max = 0, 1.05
-	lp.X.Min, lp.X.Max = 0, float64(span)/scale
+	lp.X.Min, lp.X.Max = float64(from)/scale, float64(to)/scale
 	lp.X.Tick.Marker = NiceTicks{N: 12}
-	busiest := busiestLinks(m, res, links)
+	var busiest []int
+	var loads [][]float64
+	if from == 0 && to == span {
+		busiest = busiestLinks(m, res, links)
+		for _, i := range busiest {
+			loads = append(loads, LinkLoadIn(res, i, UtilizationBins, from, to))
+		}
+	} else {
+		busiest, loads = busiestIn(m, res, links, from, to)
+	}
 	if len(busiest) == 0 {
 		lp.Title.Text += " (none carried any bytes)" // an empty panel, said so
-	}
-	loads := make([][]float64, len(busiest))
-	for n, i := range busiest {
-		loads[n] = LinkLoad(res, i, UtilizationBins)
 	}
 	dashed := hiders(loads)
 	nd := 0

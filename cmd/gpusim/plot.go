@@ -125,17 +125,20 @@ func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
 	if err != nil {
 		return fmt.Errorf("gpusim run: %v", err)
 	}
+	window := ""
 	if from.set || to.set {
 		// The window in the axis unit, with the digits that tell its ends
 		// apart: "88 to 92 ms", "50.000001 to 50.000005 s".
-		p.Title.Text += fmt.Sprintf(", %s to %s %s", axisNumber(info.XMin, info.XMax-info.XMin), axisNumber(info.XMax, info.XMax-info.XMin), info.Unit)
+		window = fmt.Sprintf(", %s to %s %s", axisNumber(info.XMin, info.XMax-info.XMin), axisNumber(info.XMax, info.XMax-info.XMin), info.Unit)
+		p.Title.Text += window
 	}
 	for _, name := range []string{"timeline.png", "timeline.svg"} {
 		if err := writePlot(filepath.Join(dir, name), p, plots.TimelineWidth, info.Height); err != nil {
 			return err
 		}
 	}
-	us, err := plots.Utilization(res, title, 0)
+	// The same window as the timeline's.
+	us, err := plots.UtilizationIn(res, title+window, 0, opt.From, opt.To)
 	if err != nil {
 		return fmt.Errorf("gpusim run: %v", err)
 	}

@@ -24,8 +24,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	trace := fs.String("trace", "", "write a Chrome/Perfetto trace to `FILE` (open it in ui.perfetto.dev)")
 	plotTo := fs.String("plot", "", "write timeline.png, timeline.svg and utilization.png into `DIR`")
 	var from, to timeFlag
-	fs.Var(&from, "from", "with --plot or --trace: start the timeline (the trace) at this time, such as 1.5ms")
-	fs.Var(&to, "to", "with --plot or --trace: end the timeline (the trace) at this time (default: the end of the run)")
+	fs.Var(&from, "from", "with --plot or --trace: start the timeline and utilization (the trace) at this time, such as 1.5ms")
+	fs.Var(&to, "to", "with --plot or --trace: end the timeline and utilization (the trace) at this time (default: the end of the run)")
 	strict := fs.Bool("strict", false, "treat warnings as errors (exit status 2)")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
 	backend := fs.String("backend", "sim", "`sim` simulates; hw runs the scenario on this machine's GPUs (GPU i of the topology is device i)")
