@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // gpuStats splits each GPU's time into compute, copy and idle by cause, with
@@ -580,6 +581,9 @@ func pathCategory(r *Result, s PathStep, feeds []bool) string {
 	case OpCollective:
 		return "communication"
 	case OpCopy:
+		if rec.Memory == Pageable {
+			return "pageable copies (" + rec.Copy.String() + ")"
+		}
 		return "copies (" + rec.Copy.String() + ")"
 	case OpHost:
 		if feeds[rec.Thread] {
@@ -634,7 +638,11 @@ func (r *Result) Bottleneck() string {
 		"synchronization":      "synchronization-bound",
 	}
 	w, ok := words[top.What]
-	if !ok {
+	switch {
+	case ok:
+	case strings.HasPrefix(top.What, "pageable copies"):
+		w = "staging-bound" // the driver stages them through host memory
+	default:
 		w = "copy-bound"
 	}
 	msg := fmt.Sprintf("%s: %.0f%% of the critical path is %s", w, 100*top.Share, top.What)

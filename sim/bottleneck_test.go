@@ -91,3 +91,27 @@ threads:
 		t.Errorf("gpu_memory %+v, want gpu0 with 2e9 bytes, utilization 1, busy %.0f ns", doc.GPUMemory, 2e9/870e9*1e9)
 	}
 }
+
+// A run bound by a pageable copy is staging-bound, as model.md defines it
+// (the driver stages the bytes through host memory), in both directions;
+// a pinned one is copy-bound.
+func TestPageableCopiesAreStagingBound(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
+	for _, c := range []struct{ from, to, memory, want string }{
+		{"cpu0", "gpu0", "pageable", "staging-bound: 100% of the critical path is pageable copies (h2d)"},
+		{"gpu0", "cpu0", "pageable", "staging-bound: "},
+		{"cpu0", "gpu0", "pinned", "copy-bound: 100% of the critical path is copies (h2d)"},
+	} {
+		res := simulate(t, topo, `
+name: one-copy
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: `+c.from+`, to: `+c.to+`, bytes: 64 MiB, memory: `+c.memory+`, stream: gpu0/s}
+      - sync: {stream: gpu0/s}
+`)
+		if got := res.Bottleneck(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s copy %s -> %s: bottleneck %q, want %q...", c.memory, c.from, c.to, got, c.want)
+		}
+	}
+}

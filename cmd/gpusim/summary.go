@@ -243,6 +243,9 @@ func pathKind(res *sim.Result, s sim.PathStep) string {
 	}
 	switch r.Kind {
 	case sim.OpCopy:
+		if r.Memory == sim.Pageable {
+			return "copy " + r.Copy.String() + " (pageable)"
+		}
 		return "copy " + r.Copy.String()
 	case sim.OpSync, sim.OpAwait:
 		return r.Kind.String() + " return"
