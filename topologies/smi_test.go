@@ -82,6 +82,25 @@ func TestImportDGX1(t *testing.T) {
 	}
 }
 
+// The shipped DGX-1 numbers its GPUs as nvidia-smi (and CUDA) does: each
+// pair has the NVLink bandwidth the capture's NV1 and NV2 give it.
+func TestShippedDGX1MatchesItsCapture(t *testing.T) {
+	_, imp := importFile(t, "dgx1.txt", SMIOptions{})
+	ship, err := LoadShipped("dgx1-v100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := nvLinks(ship.Machine), nvLinks(imp.Machine)
+	if len(got) != len(want) {
+		t.Errorf("%d NVLink pairs shipped, %d in the capture", len(got), len(want))
+	}
+	for pair, bw := range want {
+		if got[pair] != bw {
+			t.Errorf("%s-%s: shipped %g B/s, the capture's %g", pair[0], pair[1], got[pair], bw)
+		}
+	}
+}
+
 func TestImportNVSwitchMachines(t *testing.T) {
 	for _, c := range []struct {
 		file, gpu, model, gen string
