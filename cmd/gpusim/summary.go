@@ -107,18 +107,11 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 				header = "Links (per direction, and both ways where a link's joint limit on both bound; busiest first):"
 			}
 		}
-		fmt.Fprintln(w, "\n"+header)
-		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  link\tbytes\tbandwidth\tutilization\tbusy")
+		uses := make([]useRow, len(rows))
 		for i, r := range rows {
-			if i == 8 {
-				fmt.Fprintf(tw, "  ... %d more\t\t\t\t\n", len(rows)-i)
-				break
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.st.Bytes, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
-				100*r.st.Utilization(span), pct(r.st.Busy, span))
+			uses[i] = useRow{r.name, r.st.Bytes, r.st.ResourceStats}
 		}
-		tw.Flush()
+		writeUses(w, header, "link", uses, span)
 	}
 	writeMemories(w, res)
 
@@ -219,15 +212,33 @@ func writeMemories(w io.Writer, res *sim.Result) {
 		return
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].st.Utilization(span) > rows[j].st.Utilization(span) })
-	fmt.Fprintln(w, "\nMemory (what kernels, copies and collectives read and wrote, busiest first):")
+	uses := make([]useRow, len(rows))
+	for i, r := range rows {
+		uses[i] = useRow{r.name, r.st.Used, r.st}
+	}
+	writeUses(w, "Memory (what kernels, copies and collectives read and wrote, busiest first):", "memory of", uses, span)
+}
+
+// useRow is a row of writeUses: a link direction or a memory, the bytes
+// that crossed it, and its statistics.
+type useRow struct {
+	name  string
+	bytes float64
+	st    sim.ResourceStats
+}
+
+// writeUses prints a table of rows under header, the first 8 and a count
+// of the others: name, bytes, bandwidth, utilization and busy share.
+func writeUses(w io.Writer, header, first string, rows []useRow, span sim.Time) {
+	fmt.Fprintln(w, "\n"+header)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  memory of\tbytes\tbandwidth\tutilization\tbusy")
+	fmt.Fprintf(tw, "  %s\tbytes\tbandwidth\tutilization\tbusy\n", first)
 	for i, r := range rows {
 		if i == 8 {
 			fmt.Fprintf(tw, "  ... %d more\t\t\t\t\n", len(rows)-i)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.st.Used, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f%%\t%s\n", r.name, units.Format(r.bytes, units.Bytes), units.Format(r.st.Capacity, units.Bandwidth),
 			100*r.st.Utilization(span), pct(r.st.Busy, span))
 	}
 	tw.Flush()
