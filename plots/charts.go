@@ -248,6 +248,9 @@ func Heatmap(title, xlabel, ylabel string, rows, cols []string, v [][]float64, n
 		return nil, fmt.Errorf("an empty matrix")
 	}
 	p := newPlot(title, xlabel, ylabel)
+	// Room under a title of two lines, whose second (a key) otherwise
+	// sits on the top row of cells.
+	p.Title.Padding = vg.Points(10)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, row := range v {
 		for _, x := range row {
