@@ -955,3 +955,28 @@ func TestUtilizationDrawsIdenticalGPUsOnce(t *testing.T) {
 		}
 	}
 }
+
+// A link panel whose loads stay under a quarter of capacity is drawn to
+// 1.1 times their peak, and its label says the peak; at a quarter or more
+// it keeps the 0-1.05 axis. The hand result's link carries x of its
+// capacity over [0, 60) of 100 ns.
+func TestUtilizationLinkAxisFollowsSmallLoads(t *testing.T) {
+	for _, c := range []struct {
+		x, max float64
+		label  string
+	}{
+		{0.02, 1.1 * 0.02, "load / capacity (at most 2%)"},
+		{0.5, 1.05, "load / capacity"},
+	} {
+		res := handResult()
+		res.Links = []sim.LinkStats{{Link: 0, ResourceStats: sim.ResourceStats{Capacity: 32e9, Used: 1,
+			Series: []sim.LoadPoint{{T: 0, Load: c.x * 32e9}, {T: 60 * sim.Nanosecond, Load: 0}}}}}
+		ps, err := plots.Utilization(res, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lp := ps[1]; math.Abs(lp.Y.Max-c.max) > 1e-9 || lp.Y.Label.Text != c.label {
+			t.Errorf("load %g: axis to %g, label %q; want %g, %q", c.x, lp.Y.Max, lp.Y.Label.Text, c.max, c.label)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -279,6 +280,19 @@ func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) 
 			thumb.Dashes, thumb.DashOffs = []vg.Length{vg.Points(4), vg.Points(2)}, 0
 		}
 		lp.Legend.Add(linkLabel(m, res.Links[i]), &thumb)
+	}
+	// Links that never pass a quarter of their capacity get an axis to
+	// their peak (a 0-1 axis flattens a 2% load onto zero); the axis
+	// label says so.
+	peak := 0.0
+	for _, l := range loads {
+		for _, v := range l {
+			peak = max(peak, v)
+		}
+	}
+	if peak > 0 && peak < 0.25 {
+		lp.Y.Max = 1.1 * peak
+		lp.Y.Label.Text += " (at most " + strconv.FormatFloat(100*peak, 'g', 2, 64) + "%)"
 	}
 	return []*plot.Plot{gp, lp}, nil
 }
