@@ -187,7 +187,7 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 		alg := gbps(float64(size), tm)
 		row := NCCLRow{Size: size, Count: count, Time: tm, AlgBW: alg, BusBW: alg * busFactor(cfg.Op, n), Algorithm: plan.Algorithm, Protocol: plan.Protocol}
 		row.InPlaceTime, row.InPlaceAlgBW, row.InPlaceBusBW = row.Time, row.AlgBW, row.BusBW
-		if n == 1 && kind != models.SendRecv {
+		if n == 1 && kind != models.SendRecv && kind != models.AllToAll { // sends and receives are never discarded
 			// One rank in place: NCCL has nothing to do, and
 			// returns (the run discards the call).
 			spec.InPlace = true

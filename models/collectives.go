@@ -142,17 +142,25 @@ var chunkBytes = [3]float64{32 << 10, 128 << 10, 512 << 10}
 // fill costs (h-1)/k of the time at NCCL's chunk sizes' bandwidth, where
 // NCCL's own chunks make it negligible: past a size, a plan holds at most
 // fillChunks chunks a hop (a fill of at most 1/fillChunks, 3%), and at
-// least minChunks where that is more (fewer tasks would save little).
+// least minChunks where that is more (fewer tasks would save little); but
+// a chain holds at most maxChainTasks tasks (chunks x hops), so that a
+// chain of 142 hops (a tree of 72 GPUs) costs seconds, not a minute, and
+// fills for about 15% of its time.
 const (
-	fillChunks = 32
-	minChunks  = 256
+	fillChunks    = 32
+	minChunks     = 256
+	maxChainTasks = 1 << 17
 )
 
 // chunks returns how many chunks a pipelined plan of size bytes uses over
 // hops hops a chunk.
 func chunks(size int64, proto, hops int) int {
 	k := int(math.Ceil(float64(size) / chunkBytes[proto]))
-	return min(max(k, 1), max(minChunks, fillChunks*hops))
+	limit := fillChunks * max(hops, 1)
+	if hops > 0 {
+		limit = min(limit, maxChainTasks/hops)
+	}
+	return min(max(k, 1), max(minChunks, limit))
 }
 
 // CollSpec describes one collective.

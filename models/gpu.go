@@ -273,11 +273,11 @@ var ErrKernelRange = errors.New("give fewer flops or bytes")
 // KernelTime is the roofline cost of a kernel on share (in (0, 1]) of g's
 // SMs: the fixed overhead plus the longer of its compute time (flops at
 // share of the dtype's peak times the compute efficiency) and its memory
-// time (bytes at the memory bandwidth times the memory efficiency). flops may
-// be zero for a memory-bound kernel (then dtype is ignored). The memory
-// bandwidth is the whole GPU's whatever the share: the engine shares it
-// among the kernels and copies that run at once (sim.Op.Bytes). It fails for
-// a dtype g has no rate for, and for a time past the simulator's range.
+// time (bytes at share of the memory bandwidth times the memory
+// efficiency), so that kernels sharing the GPU's SMs add up to at most its
+// peak and its bandwidth. flops may be zero for a memory-bound kernel (then
+// dtype is ignored). It fails for a dtype g has no rate for, and for a time
+// past the simulator's range.
 func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Time, error) {
 	if !(share > 0 && share <= 1) {
 		return 0, fmt.Errorf("SM share %g; want a fraction in (0, 1]", share)
@@ -291,7 +291,7 @@ func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Ti
 		tc = flops / float64(peak*g.ComputeEfficiency) / share
 	}
 	if bytes > 0 {
-		tm = bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency)
+		tm = bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency) / share
 	}
 	d, ok := sim.FromSeconds(max(tc, tm))
 	if !ok || d > sim.MaxTime-g.KernelOverhead {

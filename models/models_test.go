@@ -55,10 +55,11 @@ func TestKernelTimeIsARoofline(t *testing.T) {
 		{0, 0, 1, 2 * sim.Microsecond},            // only the overhead
 		{0, 0.25e9, 1, 502 * sim.Microsecond},     // memory only, no dtype needed
 		{100e9, 0.5e9, 1, 2002 * sim.Microsecond}, // 2 ms compute vs 1 ms memory
-		// A quarter of the SMs computes at a quarter of the peak: 4 ms,
-		// and then bounds it; the memory time is the whole GPU's.
-		{50e9, 1e9, 0.25, 4002 * sim.Microsecond},
-		{0, 1e9, 0.25, 2002 * sim.Microsecond},
+		// A quarter of the SMs computes at a quarter of the peak and
+		// reaches a quarter of the bandwidth: 4 ms and 8 ms.
+		{50e9, 0, 0.25, 4002 * sim.Microsecond},
+		{50e9, 1e9, 0.25, 8002 * sim.Microsecond},
+		{0, 0.25e9, 0.5, 1002 * sim.Microsecond},
 	} {
 		got, err := KernelTime(g, tc.flops, FP16, tc.bytes, tc.share)
 		if err != nil || got != tc.want {

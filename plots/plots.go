@@ -249,6 +249,17 @@ func timeUnit(span sim.Time) (string, float64) {
 	return "ns", 1e3
 }
 
+// windowUnit is the time unit of an axis over [from, to]: timeUnit's of
+// its length, but a window far into the run reads better in a larger
+// unit, by timeUnit's rule: 88.5 ms rather than 88500 us.
+func windowUnit(from, to sim.Time) (string, float64) {
+	unit, scale := timeUnit(to - from)
+	for float64(to)/scale >= 1e3 && unit != "s" {
+		unit, scale = largerUnit(unit, scale)
+	}
+	return unit, scale
+}
+
 // largerUnit is the time unit after unit: ns, us, ms, s.
 func largerUnit(unit string, scale float64) (string, float64) {
 	switch unit {

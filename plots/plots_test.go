@@ -980,3 +980,27 @@ func TestUtilizationLinkAxisFollowsSmallLoads(t *testing.T) {
 		}
 	}
 }
+
+// Ops that only touch a window's edges (kernels ending at its start, a copy
+// starting at its end) are outside it: no curve. A window far into a run
+// keeps the timeline's unit: 100 to 100.01 ms in ms, not us.
+func TestUtilizationWindowEdgesAndUnit(t *testing.T) {
+	ns := sim.Nanosecond
+	compute, comm := plots.BusyIn(handResult(), 3, 75*ns, 90*ns)
+	if compute[0] != nil || comm[0] != nil {
+		t.Errorf("over [75, 90) ns: compute %v, communication %v; want neither", compute[0], comm[0])
+	}
+	res := handResult()
+	res.Makespan = 200 * sim.Millisecond
+	res.Ops[2].Start, res.Ops[2].End = 100*sim.Millisecond, 100*sim.Millisecond+10*sim.Microsecond
+	ps, err := plots.UtilizationIn(res, "", 0, 100*sim.Millisecond, 100*sim.Millisecond+10*sim.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ps[0].X.Label.Text; got != "time (ms)" {
+		t.Errorf("axis %q, want time (ms)", got)
+	}
+	if got := ps[1].Title.Text; !strings.HasSuffix(got, "(none carried any bytes in this window)") {
+		t.Errorf("link panel %q, want it to say no link carried bytes in the window", got)
+	}
+}

@@ -179,12 +179,7 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 	if from < 0 || from >= to {
 		return nil, nil, fmt.Errorf("empty window: from %s to %s (the run ends at %s)", from, opt.To, res.Makespan)
 	}
-	unit, scale := timeUnit(to - from)
-	for float64(to)/scale >= 1e3 && unit != "s" {
-		// A window far into the run reads better in a larger unit, by
-		// timeUnit's rule: 88.5 ms rather than 88500 us.
-		unit, scale = largerUnit(unit, scale)
-	}
+	unit, scale := windowUnit(from, to)
 	x := func(t sim.Time) float64 { return float64(t) / scale }
 	width := opt.Width
 	if width <= 0 {

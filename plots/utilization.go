@@ -48,7 +48,7 @@ func BusyIn(res *sim.Result, bins int, from, to sim.Time) (compute, comm [][]flo
 	frac := func(iv []ivl) []float64 {
 		// Ops wholly outside the window are not drawn (a GPU with
 		// none inside has no curve).
-		iv = slices.DeleteFunc(iv, func(x ivl) bool { return x.b < 0 || x.a > float64(bins) })
+		iv = slices.DeleteFunc(iv, func(x ivl) bool { return x.b <= 0 || x.a >= float64(bins) })
 		if len(iv) == 0 {
 			return nil
 		}
@@ -191,7 +191,7 @@ func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) 
 		to = span
 	}
 	from = min(max(from, 0), to-1)
-	unit, scale := timeUnit(to - from)
+	unit, scale := windowUnit(from, to) // the timeline's
 	line := func(v []float64, n int) (*plotter.Line, error) {
 		l, err := plotter.NewLine(steps(v, float64(from), float64(to), scale))
 		if err != nil {
@@ -251,7 +251,11 @@ func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) 
 		busiest, loads = busiestIn(m, res, links, from, to)
 	}
 	if len(busiest) == 0 {
-		lp.Title.Text += " (none carried any bytes)" // an empty panel, said so
+		if from == 0 && to == span {
+			lp.Title.Text += " (none carried any bytes)" // an empty panel, said so
+		} else {
+			lp.Title.Text += " (none carried any bytes in this window)"
+		}
 	}
 	dashed := hiders(loads)
 	nd := 0

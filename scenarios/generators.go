@@ -919,7 +919,19 @@ func (b *builder) training(n, key spec.Node) {
 			n.Errorf("%v", kernelErr(err))
 			return sim.Op{}, false
 		}
-		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare, Bytes: kernelBytes(bytes)}, true
+		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare}, true
+	}
+	// optimizer returns the op of an optimizer step over bytes of state.
+	optimizer := func(gpu, compute int, bytes float64) (sim.Op, bool) {
+		d, err := models.KernelTime(gm(gpu), 0, dtype, bytes, kernelShare)
+		if errors.Is(err, models.ErrKernelRange) {
+			n.Errorf("the optimizer step's %s: lower optimizer_bytes_per_param or the model's parameters, shard it (sharding:), or split it over more GPUs (tensor:, pipeline:)", strings.TrimSuffix(err.Error(), ": "+models.ErrKernelRange.Error()))
+			return sim.Op{}, false
+		} else if err != nil {
+			n.Errorf("%v", err)
+			return sim.Op{}, false
+		}
+		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare}, true
 	}
 	// What a stage sends the next for a micro-batch, and back: a preset's
 	// s x d values a sample (split by tensor with sequence parallelism).
@@ -1311,7 +1323,7 @@ func (b *builder) training(n, key spec.Node) {
 			}
 			// Optimizer step after the gradients are in.
 			g.after(&th, sp+"/reduced", comm, compute)
-			op, ok := kernel(gpu, compute, 0, (stageParams[st]/tp*shard+expertParams)*optBytes)
+			op, ok := optimizer(gpu, compute, (stageParams[st]/tp*shard+expertParams)*optBytes)
 			if !ok {
 				return
 			}
@@ -1574,7 +1586,7 @@ type loaderSpec struct {
 // simulator's range, or whose copy is more than gpusim's limit of 1 PB.
 func (l *loaderSpec) checkBatch(batch float64) bool {
 	ok := true
-	if t := float64(l.sampleTime) * batch; t > float64(sim.MaxTime) {
+	if t := float64(l.sampleTime) * batch; t >= float64(sim.MaxTime) { // MaxTime rounds up to 2^63 as a float
 		l.timeAt.Errorf("a batch of %.0f samples takes %.3g s to prepare, past the simulator's range (at most %s): lower sample_time or batch", batch, t/float64(sim.Second), sim.MaxTime)
 		ok = false
 	}
@@ -1726,15 +1738,6 @@ func kernelErr(err error) error {
 		return fmt.Errorf("a layer's %s: lower batch or seq, use a smaller model, or split it over more GPUs (tensor:, pipeline:)", strings.TrimSuffix(err.Error(), ": "+models.ErrKernelRange.Error()))
 	}
 	return err
-}
-
-// kernelBytes is a roofline kernel's memory traffic as sim.Op.Bytes: whole
-// bytes, at most the largest int64 (9.2 EB, far past any kernel).
-func kernelBytes(b float64) int64 {
-	if b >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(b)
 }
 
 // satTime is a + b, at most sim.MaxTime.

@@ -1412,7 +1412,6 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 					t.bad = true
 				}
 				op.Duration = d
-				op.Bytes = kernelBytes(bytes)
 			}
 		default:
 			n.Errorf("a kernel needs a duration, or flops (with dtype) and/or bytes for the roofline model")

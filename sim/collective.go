@@ -351,9 +351,8 @@ func (c *collState) arrive(rank int) {
 		return
 	}
 	g := r.gpus[c.plan.Ranks[rank]]
-	R := g.kernelUnit() // as a kernel's flow: proportional sharing
-	o.kuse[0] = use{res: int32(g.smRes), coef: c.plan.SMShare / R}
-	o.kflow = flow{owner: o, bound: R, noEnd: true, uses: o.kuse[:1], ev: Event{slot: -1}}
+	o.kuse[0] = use{res: int32(g.smRes), coef: c.plan.SMShare}
+	o.kflow = flow{owner: o, bound: 1, noEnd: true, uses: o.kuse[:], ev: Event{slot: -1}}
 	o.presence = &o.kflow
 	r.s.start(o.presence, math.MaxFloat64)
 	g.addClaim(c.plan.SMShare)

@@ -125,9 +125,8 @@ type GPU struct {
 	// CopyOverhead is the fixed time a copy engine spends on each copy (or chunk)
 	// before bytes move.
 	CopyOverhead Time
-	// MemoryBandwidth is the device memory bandwidth, bytes/s, that kernels
-	// (their Op.Bytes), device-local copies (which read and write each
-	// byte) and collectives' reductions share.
+	// MemoryBandwidth is the device memory bandwidth available to device-local
+	// copies, bytes/s; such a copy reads and writes each byte.
 	MemoryBandwidth float64
 }
 

@@ -106,11 +106,7 @@ type Op struct {
 	SMShare float64
 	// Src and Dst are the node indices a copy reads and writes (a host or a GPU).
 	Src, Dst int
-	// Bytes is a copy's size, or the bytes a kernel reads and writes in its
-	// GPU's memory: while it runs it loads that memory at Bytes/Duration
-	// (less while it shares its SMs), beside the copies and collectives
-	// there, and slows when their sum passes the memory's bandwidth. 0: a
-	// kernel whose traffic is not known (an explicit duration).
+	// Bytes is a copy's size.
 	Bytes int64
 	// GraphOps, on the first op of a CUDA graph instance, is the number of
 	// ops in it (this one and the ones after it on the thread): one launch
@@ -352,9 +348,6 @@ func (p *Program) validate(m *Machine, trees *routeTrees) error {
 				}
 				if !(op.SMShare > 0 && op.SMShare <= 1) {
 					add(op, "sm share %g is not in (0, 1]", op.SMShare)
-				}
-				if op.Bytes < 0 {
-					add(op, "negative memory traffic")
 				}
 			case OpHost:
 				if op.Duration < 0 {

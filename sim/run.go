@@ -358,14 +358,6 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	return r
 }
 
-// kernelUnit is the full speed of the flows of g's kernels (and of the
-// collectives' presence on its SMs): its memory bandwidth, bytes/s. Every
-// flow on g's SMs has this bound and a claim over it as coefficient, so
-// that they share the SMs in proportion to their claims; a kernel's memory
-// traffic then competes with copies at rates of like size (max-min
-// fairness raises every flow's rate alike).
-func (g *gpuState) kernelUnit() float64 { return g.r.m.GPUs[g.idx].MemoryBandwidth }
-
 // warn adds a warning about op of thread t. The same warning from the same
 // place on one thread (the ops a repeat makes of one op) is given once,
 // with a count of the others.
@@ -409,7 +401,7 @@ type opState struct {
 	// kflow and kuse hold a kernel's flow, or a collective part's presence
 	// on the SMs, so that neither allocates anything of its own.
 	kflow  flow
-	kuse   [2]use // the SMs; a kernel's memory traffic
+	kuse   [1]use
 	cp     *copyState
 	ce     int  // copy engine held, -1
 	ceFrom int  // record of the copy whose release granted the engine, -1
@@ -577,25 +569,11 @@ func (st *streamState) Handle() {
 			o.finish()
 		case OpKernel:
 			o.begin(kind, cause)
-			// The flow's work is its duration in units of 1/R s, R
-			// its GPU's memory bandwidth (kernelUnit), so that it
-			// shares the memory with copies, whose work is bytes, at
-			// a rate of like size.
-			R := st.gpu.kernelUnit()
-			o.kuse[0] = use{res: int32(st.gpu.smRes), coef: o.op.SMShare / R}
-			uses := o.kuse[:1]
-			if sec := o.op.Duration.Seconds(); o.op.Bytes > 0 && sec > 0 {
-				// Its traffic at full speed (rate R) is Bytes/sec,
-				// at most the memory's bandwidth: a roofline
-				// kernel's time is never under its bytes at that
-				// bandwidth but for rounding.
-				o.kuse[1] = use{res: int32(st.gpu.memRes), coef: min(float64(o.op.Bytes)/sec/R, 1)}
-				uses = o.kuse[:2]
-			}
-			o.kflow = flow{owner: o, bound: R, uses: uses, ev: Event{slot: -1}}
+			o.kuse[0] = use{res: int32(st.gpu.smRes), coef: o.op.SMShare}
+			o.kflow = flow{owner: o, bound: 1, uses: o.kuse[:], ev: Event{slot: -1}}
 			f := &o.kflow
 			o.kernel = f
-			r.s.start(f, o.op.Duration.Seconds()*R)
+			r.s.start(f, o.op.Duration.Seconds())
 			st.gpu.addClaim(o.op.SMShare)
 			return
 		case OpCollective:
@@ -1402,12 +1380,8 @@ func (r *run) blame(e *OverflowError) {
 	switch x := who.(type) {
 	case *opState: // a kernel
 		op, id = x.op, x.record().ID
-		if g := x.stream.gpu; f != nil && r.e.rate < f.bound {
-			what := "the SMs"
-			if g.claims <= 1+1e-12 {
-				what = "the memory" // its SMs are its own
-			}
-			e.Why = fmt.Sprintf("running at %.3g of its speed, sharing %s of %s", r.e.rate/f.bound, what, r.m.GPUs[g.idx].Name)
+		if f != nil && r.e.rate < 1 {
+			e.Why = fmt.Sprintf("running at %.3g of its speed, sharing the SMs of %s", r.e.rate, r.m.GPUs[x.stream.gpu.idx].Name)
 		}
 	case *stage: // a copy's piece: its delay or its bytes
 		op, id = x.c.o.op, x.c.o.record().ID

@@ -188,9 +188,10 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 }
 
-// writeMemories lists the host and GPU memories that kernels (those given
-// bytes), copies and collectives used, busiest first: host memory that
-// several GPUs' copies share can bound them below every link's bandwidth.
+// writeMemories lists the host and GPU memories that copies and
+// collectives used (a GPU's: device-local copies and reductions; kernels'
+// traffic is in their durations), busiest first: host memory that several
+// GPUs' copies share can bound them below every link's bandwidth.
 func writeMemories(w io.Writer, res *sim.Result) {
 	m, span := res.Machine, res.Makespan
 	type row struct {
@@ -216,7 +217,7 @@ func writeMemories(w io.Writer, res *sim.Result) {
 	for i, r := range rows {
 		uses[i] = useRow{r.name, r.st.Used, r.st}
 	}
-	writeUses(w, "Memory (what kernels, copies and collectives read and wrote, busiest first):", "memory of", uses, span)
+	writeUses(w, "Memory (what copies and collectives read and wrote, busiest first):", "memory of", uses, span)
 }
 
 // useRow is a row of writeUses: a link direction or a memory, the bytes
