@@ -222,6 +222,20 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			links = append(links, fmt.Sprintf("{ends: [gpu%d, nvswitch], type: %s, count: %d}", i, g.NVLinkGen, sameNV))
 		}
 	} else {
+		// Links joined GPU to GPU: a GPU's row may not show more than
+		// its ports in all.
+		for i := 0; i < n && g.NVLinks > 0; i++ {
+			all := 0
+			for j := 0; j < n; j++ {
+				if j != i {
+					all += nvCount(mx.rel[i][j])
+				}
+			}
+			if all > g.NVLinks {
+				r := mx.rows[i]
+				return "", nil, fmt.Errorf("%s:%d:1: %s's row shows %d NVLinks to its peers in all, more than the %d ports of %s (and not the same count to every peer, as through an NVSwitch): pass the right --gpu, or check the table", file, r.line, r.name, all, g.NVLinks, model)
+			}
+		}
 		for i := 0; i < n; i++ {
 			for j := i + 1; j < n; j++ {
 				if k := nvCount(mx.rel[i][j]); k > 0 {

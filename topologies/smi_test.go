@@ -189,6 +189,10 @@ func TestImportErrors(t *testing.T) {
 			"t.txt:1:12: the header names GPU2, but the table has no row GPU2"},
 		{"row not in the header", "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \nGPU2\tNV4\tNV4\t X \n", SMIOptions{GPU: "H100-SXM"},
 			"t.txt:4:1: row GPU2 names a GPU the header does not: the header must name every GPU that has a row"},
+		// GPU0 of four V100s (6 ports) shows NV2 + NV3 + NV2: 7 links,
+		// not the same to every peer (no NVSwitch): refused at its row.
+		{"more links than ports", "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV2\tNV3\tNV2\nGPU1\tNV2\t X \tNV1\tNV1\nGPU2\tNV3\tNV1\t X \tNV1\nGPU3\tNV2\tNV1\tNV1\t X \n", SMIOptions{GPU: "V100-SXM2"},
+			"t.txt:2:1: GPU0's row shows 7 NVLinks to its peers in all, more than the 6 ports of V100-SXM2 (and not the same count to every peer, as through an NVSwitch): pass the right --gpu, or check the table"},
 	} {
 		_, _, err := FromNvidiaSMI("t.txt", []byte(c.text), c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
