@@ -133,13 +133,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// loadScenario reads a scenario file, or a shipped scenario by name when no
-// such file exists.
-func loadScenario(name string, set setFlag, maxOps int64) (*scenarios.Scenario, error) {
-	return loadScenarioWith(name, scenarios.Options{Set: set, MaxOps: maxOps})
-}
-
-// loadScenarioWith is loadScenario with options (ReadFile is set here).
+// loadScenarioWith reads a scenario file, or a shipped scenario by name
+// when no such file exists, and loads it with opt (ReadFile is set here).
 func loadScenarioWith(name string, opt scenarios.Options) (*scenarios.Scenario, error) {
 	data, err := readInput(name)
 	opt.ReadFile = readInput

@@ -340,7 +340,9 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 		return nil, asMemoryFailure(err, " (the sweep's first point, which sweep loads to read the sweep)")
 	}
 	if err != nil && len(set) > 0 {
-		if plain, perr := loadScenario(name, nil, maxOps); perr == nil {
+		// Without the --set values, and as bounded by memory as the
+		// load above: only to say which --set is the mistake.
+		if plain, perr := loadScenarioWith(name, scenarios.Options{MaxOps: maxOps, MemoryOps: opt.MemoryOps}); perr == nil {
 			if serr := setsSwept(cmd, plain, set, hold); serr != nil {
 				return nil, serr
 			}
