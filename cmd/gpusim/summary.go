@@ -46,13 +46,36 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	// columns (text after a line's last tab sets no column's width).
 	fmt.Fprintln(tw, "  \t\t\t\t\tidle, waiting on:")
 	fmt.Fprintln(tw, "  gpu\tcompute\tcomm\tcopy only\tidle\thost\tinput\tdata\tother GPU\tdone\tkernels\tcopies\tcollectives")
+	// A run of three or more GPUs whose rows read alike is one row
+	// ("gpu0-gpu71": a rack's data-parallel ranks), each GPU's figures
+	// as printed; --json has every GPU's.
+	var names []string
+	cells := ""
+	flush := func() {
+		if len(names) == 0 {
+			return
+		}
+		if len(names) >= 3 {
+			names = []string{nameRuns(names)}
+		}
+		for _, n := range names {
+			fmt.Fprintf(tw, "  %s\t%s\n", n, cells)
+		}
+		names = names[:0]
+	}
 	for _, g := range res.GPUs {
 		if g.Kernels+g.Copies+g.Collectives == 0 && peerCopies(res, g.Name) == 0 {
 			continue // one line below names them all
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", g.Name, pct(g.Compute, span), pct(g.Comm, span), pct(g.Copy, span), pct(g.Idle(), span),
+		c := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", pct(g.Compute, span), pct(g.Comm, span), pct(g.Copy, span), pct(g.Idle(), span),
 			pct(g.IdleHost, span), pct(g.IdleInput, span), pct(g.IdleData, span), pct(g.IdleGPU, span), pct(g.IdleDone, span), g.Kernels, g.Copies, g.Collectives)
+		if c != cells || len(names) > 0 && !consecutive(names[len(names)-1], g.Name) {
+			flush()
+			cells = c
+		}
+		names = append(names, g.Name)
 	}
+	flush()
 	tw.Flush()
 	var unused []string // GPUs that run nothing: one line for all
 	// GPUs that idle alike share a line: "gpu0-gpu71 idle ...".
@@ -352,15 +375,27 @@ func rate(v float64) string {
 
 // nameRuns lists names, writing three or more that count up by one
 // (gpu3, gpu4, gpu5) as a range: gpu3-gpu5.
-func nameRuns(names []string) string {
-	split := func(s string) (string, int, bool) {
-		i := len(s)
-		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-			i--
-		}
-		n, err := strconv.Atoi(s[i:])
-		return s[:i], n, err == nil && i < len(s)
+// consecutive reports whether b's number follows a's, with the same
+// prefix: gpu7, gpu8.
+func consecutive(a, b string) bool {
+	p, n, ok := splitNum(a)
+	q, m, ok2 := splitNum(b)
+	return ok && ok2 && p == q && m == n+1
+}
+
+// splitNum splits a name into its prefix and the number that ends it:
+// "gpu12" is "gpu", 12; ok is false where no number ends it.
+func splitNum(s string) (string, int, bool) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
 	}
+	n, err := strconv.Atoi(s[i:])
+	return s[:i], n, err == nil && i < len(s)
+}
+
+func nameRuns(names []string) string {
+	split := splitNum
 	var out []string
 	for i := 0; i < len(names); {
 		p, n, ok := split(names[i])
