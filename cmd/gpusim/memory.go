@@ -84,13 +84,12 @@ func checkMemory(sc *scenarios.Scenario) error {
 	}
 	// A collective issued for all its ranks keeps a record of each
 	// GPU's part, as much memory as an op each.
-	recs := uint64(sc.Program.NumRecords())
+	recs, ops := uint64(sc.Program.NumRecords()), uint64(sc.Program.NumOps())
 	if need := satMulU(recs, bytesPerOp); need > free && need > memoryCheckFloor {
-		f := memoryFailure(sc.File, "", uint64(sc.Program.NumOps()), free)
-		if ops := uint64(sc.Program.NumOps()); recs > ops {
-			f.err = fmt.Errorf("%s expands to %d ops, %d records with each GPU's part of its collectives, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", sc.File, ops, recs, gib(satMulU(recs, bytesPerOp)), gib(free))
+		if recs > ops {
+			return &failError{fmt.Errorf("%s expands to %d ops, %d records with each GPU's part of its collectives, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", sc.File, ops, recs, gib(need), gib(free))}
 		}
-		return f
+		return memoryFailure(sc.File, "", ops, free)
 	}
 	return nil
 }

@@ -217,30 +217,22 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 // GPUs' copies share can bound them below every link's bandwidth.
 func writeMemories(w io.Writer, res *sim.Result) {
 	m, span := res.Machine, res.Makespan
-	type row struct {
-		name string
-		st   sim.ResourceStats
-	}
-	var rows []row
+	var rows []useRow
 	for i, st := range res.HostMemory {
 		if st.Used > 0 {
-			rows = append(rows, row{m.Hosts[i].Name, st})
+			rows = append(rows, useRow{m.Hosts[i].Name, st.Used, st})
 		}
 	}
 	for i, st := range res.GPUMemory {
 		if st.Used > 0 {
-			rows = append(rows, row{m.GPUs[i].Name, st})
+			rows = append(rows, useRow{m.GPUs[i].Name, st.Used, st})
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].st.Utilization(span) > rows[j].st.Utilization(span) })
-	uses := make([]useRow, len(rows))
-	for i, r := range rows {
-		uses[i] = useRow{r.name, r.st.Used, r.st}
-	}
-	writeUses(w, "Memory (what copies and collectives read and wrote, busiest first):", "memory of", uses, span)
+	writeUses(w, "Memory (what copies and collectives read and wrote, busiest first):", "memory of", rows, span)
 }
 
 // useRow is a row of writeUses: a link direction or a memory, the bytes
@@ -395,13 +387,12 @@ func splitNum(s string) (string, int, bool) {
 }
 
 func nameRuns(names []string) string {
-	split := splitNum
 	var out []string
 	for i := 0; i < len(names); {
-		p, n, ok := split(names[i])
+		p, n, ok := splitNum(names[i])
 		j := i + 1
 		for ok && j < len(names) {
-			q, m, ok2 := split(names[j])
+			q, m, ok2 := splitNum(names[j])
 			if !ok2 || q != p || m != n+(j-i) {
 				break
 			}
