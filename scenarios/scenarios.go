@@ -202,7 +202,58 @@ func (p Point) Set(sweep []SweepVar) map[string]string {
 //
 // A --set that names no var, or one nothing refers to, is an error, said
 // first; the file's own errors follow it, so that one run shows them all.
-func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
+func Load(file string, data []byte, opt Options) (*Scenario, error) {
+	src, err := parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return src.load(src.doc, src.root, opt)
+}
+
+// Source is a scenario file parsed once, to be loaded many times (a
+// sweep's points) without parsing it again.
+type Source struct {
+	file  string
+	doc   *spec.Doc
+	root  spec.Node
+	clone func() (*spec.Doc, spec.Node)
+}
+
+// Parse parses a scenario file for Source.Load; file names it in messages.
+// Errors are those of its YAML, or of a file that is not a scenario.
+func Parse(file string, data []byte) (*Source, error) {
+	s, err := parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	s.clone = s.root.Cloner()
+	return s, nil
+}
+
+// parse is Parse for one load, which may change the tree.
+func parse(file string, data []byte) (*Source, error) {
+	d, root, err := spec.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.WrongKind("a scenario", "a topology", "a scenario names it in its topology: field, and gpusim topo show "+file+" shows it",
+		spec.ScenarioKeys, spec.TopologyKeys); err != nil {
+		return nil, err
+	}
+	return &Source{file: file, doc: d, root: root}, nil
+}
+
+// Load loads the parsed scenario as Load would load its file; the Source
+// stays as it was, ready for the next. Loads may run at once.
+func (s *Source) Load(opt Options) (*Scenario, error) {
+	d, root := s.clone()
+	return s.load(d, root, opt)
+}
+
+// load builds the scenario from a parsed tree, which it changes (vars are
+// substituted into it).
+func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, err error) {
+	file := s.file
 	var setErrs []string
 	defer func() {
 		if len(setErrs) > 0 {
@@ -215,14 +266,6 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 			sc = nil
 		}
 	}()
-	d, root, err := spec.Parse(file, data)
-	if err != nil {
-		return nil, err
-	}
-	if err := root.WrongKind("a scenario", "a topology", "a scenario names it in its topology: field, and gpusim topo show "+file+" shows it",
-		spec.ScenarioKeys, spec.TopologyKeys); err != nil {
-		return nil, err
-	}
 	if opt.MaxOps <= 0 {
 		opt.MaxOps = DefaultMaxOps
 	}
@@ -285,7 +328,10 @@ func Load(file string, data []byte, opt Options) (sc *Scenario, err error) {
 				continue
 			}
 			sv := SweepVar{Name: k}
-			var valueAt []spec.Node
+			valueAt := make([]spec.Node, 0, len(list))
+			if x := list[0].Target(); x == nil || x.Kind != yaml.MappingNode {
+				sv.Values = make([]string, 0, len(list))
+			}
 			// A group's values are mappings of its vars (the first value
 			// says which it is); members holds each value's value nodes,
 			// firstKeys the first value's key nodes, for messages.

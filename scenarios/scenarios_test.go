@@ -7,7 +7,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"gpusim/sim"
@@ -576,5 +578,56 @@ func TestRankDisagreementsSayWhatWasWritten(t *testing.T) {
 	}
 	if err := two("", ", algorithm: "+plan.Program.Threads[0].Ops[0].Coll.Algorithm); err != nil {
 		t.Errorf("an algorithm left out and the one picked: %v, want them to agree", err)
+	}
+}
+
+// TestSourceLoadsAsLoadDoes loads every point of a sweep from one parsed
+// Source, all at once, and each from its file with Load: the two agree,
+// and the points differ from one another where their values do.
+func TestSourceLoadsAsLoadDoes(t *testing.T) {
+	src0, ok := ShippedSource("quickstart")
+	if !ok {
+		t.Fatal("quickstart is not shipped")
+	}
+	data := []byte(string(src0) + "sweep:\n  batch: [1 MiB, 2 MiB, 3 MiB, 4 MiB, 5 MiB, 6 MiB, 7 MiB, 8 MiB]\n")
+	base, err := Load("q.yaml", data, Options{ReadFile: readShipped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := Points(base.Sweep)
+	src, err := Parse("q.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]*Scenario, len(points))
+	var wg sync.WaitGroup
+	for i, p := range points {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc, err := src.Load(Options{ReadFile: readShipped, Point: p.Set(base.Sweep)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = sc
+		}()
+	}
+	wg.Wait()
+	for i, p := range points {
+		want, err := Load("q.yaml", data, Options{ReadFile: readShipped, Point: p.Set(base.Sweep)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i] == nil {
+			continue
+		}
+		if !reflect.DeepEqual(got[i].Program, want.Program) || !reflect.DeepEqual(got[i].Vars, want.Vars) {
+			t.Errorf("point %d (%s): Source.Load and Load differ", i, p[0])
+		}
+		// The first copy of each batch: batch MiB.
+		if b := got[i].Program.Threads[0].Ops[0].Bytes; b != int64(i+1)<<20 {
+			t.Errorf("point %d (%s): first copy of %d bytes, want %d", i, p[0], b, (i+1)<<20)
+		}
 	}
 }

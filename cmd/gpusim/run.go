@@ -136,33 +136,71 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // loadScenarioWith reads a scenario file, or a shipped scenario by name
 // when no such file exists, and loads it with opt (ReadFile is set here).
 func loadScenarioWith(name string, opt scenarios.Options) (*scenarios.Scenario, error) {
+	file, data, readFile, err := readScenario(name)
+	if err != nil {
+		return nil, err
+	}
+	opt.ReadFile = readFile
+	return scenarios.Load(file, data, opt)
+}
+
+// scenarioSource is a scenario file read and parsed once, for the many
+// loads of a sweep's points.
+type scenarioSource struct {
+	src      *scenarios.Source
+	readFile func(string) ([]byte, error)
+}
+
+// openScenario reads and parses a scenario as loadScenarioWith does.
+func openScenario(name string) (*scenarioSource, error) {
+	file, data, readFile, err := readScenario(name)
+	if err != nil {
+		return nil, err
+	}
+	src, err := scenarios.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return &scenarioSource{src: src, readFile: readFile}, nil
+}
+
+// load loads the scenario with opt (ReadFile is set here); loads may run
+// at once.
+func (s *scenarioSource) load(opt scenarios.Options) (*scenarios.Scenario, error) {
+	opt.ReadFile = s.readFile
+	return s.src.Load(opt)
+}
+
+// readScenario reads a scenario file, or a shipped scenario by name when
+// no such file exists: the name to load it as, its text, and the reader of
+// the topology it names.
+func readScenario(name string) (string, []byte, func(string) ([]byte, error), error) {
 	data, err := readInput(name)
-	opt.ReadFile = readInput
 	var big *tooLargeError
 	if errors.As(err, &big) {
-		return nil, err
+		return "", nil, nil, err
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if src, ok := scenarios.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok && !strings.Contains(name, "/") {
 				// A shipped scenario names its topology by a path beside it
 				// in the repository; serve those from the embedded copies.
-				opt.ReadFile = func(p string) ([]byte, error) {
+				readFile := func(p string) ([]byte, error) {
 					if b, ok := topologies.ShippedSource(strings.TrimSuffix(path.Base(p), ".yaml")); ok {
 						return b, nil
 					}
 					return readInput(p)
 				}
-				return scenarios.Load(path.Join("scenarios", strings.TrimSuffix(name, ".yaml")+".yaml"), src, opt)
+				return path.Join("scenarios", strings.TrimSuffix(name, ".yaml")+".yaml"), src, readFile, nil
 			}
 			if _, ok := topologies.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok && !strings.Contains(name, "/") {
-				return nil, fmt.Errorf("%s: a shipped topology, not a scenario: a scenario names it in its topology: field, and gpusim topo show %s shows it", name, name)
+				return "", nil, nil, fmt.Errorf("%s: a shipped topology, not a scenario: a scenario names it in its topology: field, and gpusim topo show %s shows it", name, name)
 			}
-			return nil, fmt.Errorf("%s: no such file (shipped scenarios: %s)", name, strings.Join(scenarios.Shipped(), ", "))
+			return "", nil, nil, fmt.Errorf("%s: no such file (shipped scenarios: %s)", name, strings.Join(scenarios.Shipped(), ", "))
 		}
-		return nil, fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
+		return "", nil, nil, fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
 	}
-	return scenarios.Load(name, data, opt)
+	return name, data, readInput, nil
 }
 
 // runProgress is the line a long run keeps on a terminal's stderr: from 2 s

@@ -150,7 +150,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Load once with the defaults to learn the sweep.
-	base, err := loadSweepBase("sweep", pos[0], set, *maxOps, false)
+	base, src, err := loadSweepBase("sweep", pos[0], set, *maxOps, false)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results <- runPoint(pos[0], base, points[i], i, set, *maxOps, *strict)
+				results <- runPoint(src, base, points[i], i, set, *maxOps, *strict)
 			}
 		}()
 	}
@@ -324,7 +324,7 @@ func setsSwept(cmd string, base *scenarios.Scenario, set setFlag, hold bool) err
 // loadSweepBase loads a scenario with --set values and checks them with
 // setsSwept; where the load fails and a --set is the mistake setsSwept
 // names, that is said, whatever its value.
-func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, error) {
+func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, *scenarioSource, error) {
 	// The base is the first point, expanded: one too large for memory is
 	// refused before it is (validate runs nothing, and needs only the
 	// memory to load it).
@@ -332,29 +332,33 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 	if cmd != "sweep" {
 		opt.MemoryOps = expandOps()
 	}
-	base, err := loadScenarioWith(name, opt)
+	src, err := openScenario(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := src.load(opt)
 	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
 		if cmd != "sweep" {
-			return nil, asLoadFailure(err, "")
+			return nil, nil, asLoadFailure(err, "")
 		}
-		return nil, asMemoryFailure(err, " (the sweep's first point, which sweep loads to read the sweep)")
+		return nil, nil, asMemoryFailure(err, " (the sweep's first point, which sweep loads to read the sweep)")
 	}
 	if err != nil && len(set) > 0 {
 		// Without the --set values, and as bounded by memory as the
 		// load above: only to say which --set is the mistake.
-		if plain, perr := loadScenarioWith(name, scenarios.Options{MaxOps: maxOps, MemoryOps: opt.MemoryOps}); perr == nil {
+		if plain, perr := src.load(scenarios.Options{MaxOps: maxOps, MemoryOps: opt.MemoryOps}); perr == nil {
 			if serr := setsSwept(cmd, plain, set, hold); serr != nil {
-				return nil, serr
+				return nil, nil, serr
 			}
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := setsSwept(cmd, base, set, hold); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return base, nil
+	return base, src, nil
 }
 
 // sweepTooLarge refuses a sweep of more than maxPoints points.
@@ -548,9 +552,9 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 }
 
 // runPoint loads and runs one point of the sweep.
-func runPoint(file string, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool) sweepRow {
+func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool) sweepRow {
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
-	sc, err := loadScenarioWith(file, scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: memoryOps()})
+	sc, err := src.load(scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: memoryOps()})
 	if err != nil {
 		row.Error = oneLine(asMemoryFailure(err, "").Error())
 		return row

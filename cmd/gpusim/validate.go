@@ -76,7 +76,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			plural(len(t.Machine.Hosts), "1 host", "%d hosts"), plural(len(t.Machine.GPUs), "1 GPU", "%d GPUs"),
 			plural(len(t.Machine.Switches), "1 switch", "%d switches"), plural(len(t.Machine.Links), "1 link", "%d links"))
 	default:
-		sc, err := loadSweepBase("validate", name, set, *maxOps, true)
+		sc, src, err := loadSweepBase("validate", name, set, *maxOps, true)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		sweep := ""
 		if len(sc.Sweep) > 0 {
-			if err := validateSweep(name, sc, set, *maxOps); err != nil {
+			if err := validateSweep(src, sc, set, *maxOps); err != nil {
 				return err
 			}
 			loaded := "each value loaded"
@@ -592,7 +592,7 @@ func plural(n int, one, many string) string {
 // (the others at their first value): a value that no point could run with
 // (d: abc, a topology that does not exist) is found without running the
 // sweep's every point, each problem on a line of its own naming the value.
-func validateSweep(name string, sc *scenarios.Scenario, set setFlag, maxOps int64) error {
+func validateSweep(src *scenarioSource, sc *scenarios.Scenario, set setFlag, maxOps int64) error {
 	if err := sweepTooLarge(sc); err != nil {
 		return err
 	}
@@ -619,7 +619,7 @@ func validateSweep(name string, sc *scenarios.Scenario, set setFlag, maxOps int6
 					delete(point, sc.Sweep[i].Name)
 				}
 			}
-			if _, err := loadScenarioWith(name, scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expandOps()}); err != nil {
+			if _, err := src.load(scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expandOps()}); err != nil {
 				if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
 					return asLoadFailure(err, fmt.Sprintf(" (the sweep's point with %s)", pointDesc(sc.Sweep, p, set)))
 				}

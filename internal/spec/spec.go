@@ -706,6 +706,68 @@ func (n Node) Target() *yaml.Node { return n.resolveQuiet() }
 // Raw returns the underlying YAML node.
 func (n Node) Raw() *yaml.Node { return n.n }
 
+// Cloner returns a function that copies the tree below n, each call into
+// a Doc of its own with no problems recorded: Substitute may then change
+// the copy's scalars while n stays as it was, so that a file parsed once
+// loads many times (a sweep's points), at once if need be. Only what
+// Substitute can change is copied: the scalars that refer to a var, and
+// the mappings, lists and aliases above them; the rest is shared, read
+// only. Aliases in a copy point into the copy. n must not change after.
+func (n Node) Cloner() func() (*Doc, Node) {
+	// vars holds the nodes below which a var is referred to. Only an
+	// alias's target can be met twice: from the alias, where target says
+	// what was found (false while it is being looked at, for an alias back
+	// to its anchor's ancestor), and in its place in the tree.
+	vars, target := map[*yaml.Node]bool{}, map[*yaml.Node]bool{}
+	var refers func(y *yaml.Node) bool
+	refers = func(y *yaml.Node) bool {
+		if y == nil {
+			return false
+		}
+		r := y.Kind == yaml.ScalarNode && strings.Contains(y.Value, "${")
+		if a := y.Alias; a != nil {
+			t, ok := target[a]
+			if !ok {
+				target[a] = false
+				t = refers(a)
+				target[a] = t
+			}
+			r = r || t
+		}
+		for _, x := range y.Content {
+			r = refers(x) || r
+		}
+		if r {
+			vars[y] = true
+		}
+		return r
+	}
+	refers(n.n)
+	return func() (*Doc, Node) {
+		d := &Doc{File: n.d.File}
+		done := map[*yaml.Node]*yaml.Node{}
+		var clone func(y *yaml.Node) *yaml.Node
+		clone = func(y *yaml.Node) *yaml.Node {
+			if !vars[y] {
+				return y
+			}
+			if c, ok := done[y]; ok {
+				return c
+			}
+			c := new(yaml.Node)
+			*c = *y
+			done[y] = c
+			c.Content = make([]*yaml.Node, len(y.Content))
+			for i, x := range y.Content {
+				c.Content[i] = clone(x)
+			}
+			c.Alias = clone(y.Alias)
+			return c
+		}
+		return d, Node{d: d, n: clone(n.n), Path: n.Path}
+	}
+}
+
 // Child returns a Node for a YAML node below n.
 func (n Node) Child(y *yaml.Node, path string) Node {
 	return Node{d: n.d, n: y, Path: path}
@@ -955,7 +1017,7 @@ func (n Node) Seq() ([]Node, bool) {
 			n.Errorf("more than %d YAML nodes (alias expansion?)", MaxNodes)
 			return nil, false
 		}
-		out[i] = n.Child(c, fmt.Sprintf("%s[%d]", n.Path, i))
+		out[i] = n.Child(c, n.Path+"["+strconv.Itoa(i)+"]")
 	}
 	return out, true
 }

@@ -331,3 +331,61 @@ func TestMapAnyTakesMergedKeys(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestClonesAreSubstitutedApart substitutes two copies of one parsed file
+// with different values: each copy reads its own, the parsed file keeps
+// its ${x}, an alias reads its anchor's value in its own copy, and a
+// problem recorded in one copy is that copy's alone.
+func TestClonesAreSubstitutedApart(t *testing.T) {
+	src := "a: &anchor {v: \"${x}\", w: plain}\nb: *anchor\nc: [1, 2, \"${x}-${y}\"]\nd: {e: fixed}\n"
+	_, root, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := root.Cloner()
+	read := func(r Node) (av, bv, c2, e string) {
+		top, _ := r.MapAny()
+		get := func(k, sub string) string {
+			n, _ := top.Get(k)
+			m, _ := n.MapAny()
+			v, _ := m.Get(sub)
+			s, _ := v.Scalar()
+			return s
+		}
+		cn, _ := top.Get("c")
+		items, _ := cn.Seq()
+		c2, _ = items[2].Scalar()
+		return get("a", "v"), get("b", "v"), c2, get("d", "e")
+	}
+	d1, r1 := clone()
+	d2, r2 := clone()
+	r1.Substitute(map[string]string{"x": "one", "y": "1"}, []string{"x", "y"}, nil, nil)
+	r2.Substitute(map[string]string{"x": "two"}, []string{"x"}, nil, nil)
+	for _, c := range []struct {
+		name       string
+		r          Node
+		a, b, c, e string
+	}{
+		{"first copy", r1, "one", "one", "one-1", "fixed"},
+		{"second copy", r2, "two", "two", "two-${y}", "fixed"},
+		{"parsed file", root, "${x}", "${x}", "${x}-${y}", "fixed"},
+	} {
+		if a, b, c2, e := read(c.r); a != c.a || b != c.b || c2 != c.c || e != c.e {
+			t.Errorf("%s: a.v %q, b.v %q, c[2] %q, d.e %q; want %q, %q, %q, %q", c.name, a, b, c2, e, c.a, c.b, c.c, c.e)
+		}
+	}
+	if err := d1.Err(); err != nil {
+		t.Errorf("first copy: %v", err)
+	}
+	if err := d2.Err(); err == nil || !strings.Contains(err.Error(), "${y} is not defined") {
+		t.Errorf("second copy: %v, want ${y} is not defined", err)
+	}
+	// What refers to no var is shared rather than copied.
+	top1, _ := r1.MapAny()
+	top0, _ := root.MapAny()
+	d1n, _ := top1.Get("d")
+	d0n, _ := top0.Get("d")
+	if d1n.Raw() != d0n.Raw() {
+		t.Error("d, which refers to no var, was copied")
+	}
+}
