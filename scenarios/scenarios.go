@@ -98,6 +98,13 @@ func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%s expands to %d ops or more, more than there is memory to simulate", e.File, e.Ops)
 }
 
+// SetError lists the problems of the --set values (Options.Set and
+// Point), one a line, each starting "--set NAME: ". Load returns it joined
+// with the file's own problems, which follow it.
+type SetError struct{ Lines []string }
+
+func (e *SetError) Error() string { return strings.Join(e.Lines, "\n") }
+
 // Scenario is a loaded workload bound to its machine.
 type Scenario struct {
 	Name        string
@@ -257,7 +264,7 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	var setErrs []string
 	defer func() {
 		if len(setErrs) > 0 {
-			se := errors.New(strings.Join(setErrs, "\n"))
+			se := &SetError{Lines: setErrs}
 			if err != nil {
 				err = errors.Join(se, err)
 			} else {

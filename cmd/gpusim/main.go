@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -211,7 +212,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gpusim: unknown command %q; commands: run, sweep, replay, calibrate, validate, topo, nccl-tests, nvbandwidth, p2p-test, accuracy, version, help\n", args[0])
 		return exitInput
 	}
-	return report(err, stderr)
+	return report(commandSet(args[0], err), stderr)
+}
+
+// commandSet says which command a --set mistake was given to: its lines
+// start "gpusim CMD: --set NAME:", as the command's other usage errors do.
+func commandSet(cmd string, err error) error {
+	var se *scenarios.SetError
+	if !errors.As(err, &se) {
+		return err
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		if slices.Contains(se.Lines, l) {
+			lines[i] = "gpusim " + cmd + ": " + l
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // report prints err and returns the exit status it calls for.
