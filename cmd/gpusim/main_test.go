@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -546,5 +547,77 @@ func TestTuneGC(t *testing.T) {
 	tuneGC()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set: GOGC %d, want it left at 100", got)
+	}
+}
+
+// TestSweepPointsShareTheMemory: with -j 4, points that each fit in the
+// memory free but not two at once run one after another, rather than four
+// at once, and the table is -j 1's. With 1 MiB free (1,024 ops), each
+// point of n = 600 (601 ops, 601 KiB with its sync) fits alone, two do
+// not; none fails. The points are checked against the memory free when
+// the sweep started, whatever the others take meanwhile: freeMemory says
+// less after its first answer, and no point fails for it.
+func TestSweepPointsShareTheMemory(t *testing.T) {
+	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
+	memoryCheckFloor = 0
+	name := filepath.Join(t.TempDir(), "s.yaml")
+	src := "name: s\ntopology: pcie-2gpu\nsweep: {n: [600, 601, 602, 603, 604, 605]}\nthreads:\n  - name: m\n    ops:\n      - repeat: {count: \"${n}\", ops: [{kernel: {stream: gpu0/s, duration: 1 us}}]}\n      - sync: {stream: gpu0/s}\n"
+	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var outs [2]string
+	for k, j := range []string{"1", "4"} {
+		calls := 0
+		freeMemory = func() (uint64, bool) {
+			// The sweep's first load reads it, then the gate: from the
+			// third call on, as if the points running took it all.
+			calls++
+			if calls > 2 {
+				return 0, true
+			}
+			return 1 << 20, true
+		}
+		out, errb, code := runCmd(t, "sweep", name, "--json", "-j", j)
+		if code != exitOK || strings.Contains(out, "memory") {
+			t.Fatalf("-j %s: exit %d, want 0 and no point failed:\n%s%s", j, code, out, errb)
+		}
+		outs[k] = out
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("-j 4's table differs from -j 1's:\n%s\n%s", outs[1], outs[0])
+	}
+}
+
+// TestMemoryGate: the gate lets takes run while what they took fits, and
+// holds the one that does not until enough is given back; a need above
+// the whole waits for all the others; an unknown amount never holds.
+func TestMemoryGate(t *testing.T) {
+	g := &memoryGate{total: 10, left: 10, known: true}
+	g.cond = sync.NewCond(&g.mu)
+	a := g.take(6)
+	b := g.take(4)
+	if a != 6 || b != 4 || g.left != 0 {
+		t.Fatalf("took %d and %d, %d left; want 6, 4, 0", a, b, g.left)
+	}
+	done := make(chan uint64)
+	go func() { done <- g.take(25) }() // at most the whole: 10
+	select {
+	case <-done:
+		t.Fatal("a take passed with nothing left")
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.give(a)
+	select {
+	case <-done:
+		t.Fatal("a take of the whole passed with 6 of 10 given back")
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.give(b)
+	if c := <-done; c != 10 || g.left != 0 {
+		t.Errorf("took %d, %d left; want 10, 0", c, g.left)
+	}
+	open := &memoryGate{}
+	if took := open.take(1 << 40); took != 0 {
+		t.Errorf("an unknown amount: took %d, want 0", took)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gpusim/internal/units"
 	"gpusim/scenarios"
@@ -79,19 +80,85 @@ var freeMemory = func() (free uint64, ok bool) {
 // an environment's failure, exit status 1.
 func checkMemory(sc *scenarios.Scenario) error {
 	free, ok := freeMemory()
+	return checkMemoryIn(sc, free, ok)
+}
+
+// checkMemoryIn is checkMemory where free is free (if ok).
+func checkMemoryIn(sc *scenarios.Scenario, free uint64, ok bool) error {
 	if !ok {
 		return nil
 	}
-	// A collective issued for all its ranks keeps a record of each
-	// GPU's part, as much memory as an op each.
 	recs, ops := uint64(sc.Program.NumRecords()), uint64(sc.Program.NumOps())
-	if need := satMulU(recs, bytesPerOp); need > free && need > memoryCheckFloor {
+	if need := memoryNeed(sc); need > free && need > memoryCheckFloor {
 		if recs > ops {
 			return &failError{fmt.Errorf("%s expands to %d ops, %d records with each GPU's part of its collectives, which need about %s to simulate; %s is free here: lower its counts, or run where more memory is free", sc.File, ops, recs, gib(need), gib(free))}
 		}
 		return memoryFailure(sc.File, "", ops, free)
 	}
 	return nil
+}
+
+// memoryNeed is about what simulating sc takes in memory. A collective
+// issued for all its ranks keeps a record of each GPU's part, as much
+// memory as an op each.
+func memoryNeed(sc *scenarios.Scenario) uint64 {
+	return satMulU(uint64(sc.Program.NumRecords()), bytesPerOp)
+}
+
+// memoryGate keeps the points a sweep runs at once within the memory that
+// was free when it started: a point takes its need before it runs, and
+// gives it back after; one that needs more than there is waits for all
+// the others. Points are checked against that memory too (check), not
+// against what is free while others run, so that whether a point fits
+// does not depend on -j. Where the free memory is unknown, the gate is
+// open.
+type memoryGate struct {
+	mu          sync.Mutex
+	cond        *sync.Cond
+	left, total uint64
+	known       bool
+}
+
+func newMemoryGate() *memoryGate {
+	g := &memoryGate{}
+	g.cond = sync.NewCond(&g.mu)
+	g.total, g.known = freeMemory()
+	g.left = g.total
+	return g
+}
+
+// check is checkMemory against the memory free when the sweep started.
+func (g *memoryGate) check(sc *scenarios.Scenario) error {
+	return checkMemoryIn(sc, g.total, g.known)
+}
+
+// ops is memoryOps against the memory free when the sweep started.
+func (g *memoryGate) ops() int64 { return memoryOpsIn(g.total, g.known) }
+
+// take waits until need (at most the whole) is free, takes it and returns
+// what it took, for give.
+func (g *memoryGate) take(need uint64) uint64 {
+	if !g.known {
+		return 0
+	}
+	need = min(need, g.total)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.left < need {
+		g.cond.Wait()
+	}
+	g.left -= need
+	return need
+}
+
+func (g *memoryGate) give(took uint64) {
+	if took == 0 {
+		return
+	}
+	g.mu.Lock()
+	g.left += took
+	g.mu.Unlock()
+	g.cond.Broadcast()
 }
 
 // satMulU is a*b, at most the largest uint64.
@@ -107,6 +174,11 @@ func satMulU(a, b uint64) uint64 {
 // alone takes a fifth of that memory; 0 where the free memory is unknown.
 func memoryOps() int64 {
 	free, ok := freeMemory()
+	return memoryOpsIn(free, ok)
+}
+
+// memoryOpsIn is memoryOps where free is free (if ok).
+func memoryOpsIn(free uint64, ok bool) int64 {
 	if !ok {
 		return 0
 	}

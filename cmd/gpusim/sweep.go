@@ -237,6 +237,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	results := make(chan sweepRow)
 	next := make(chan int)
 	var wg sync.WaitGroup
+	gate := newMemoryGate()
 	// More workers than points do nothing, and a worker per point of a
 	// large sweep (-j 100000) holds every point's run in memory at once.
 	for w := 0; w < min(*jobs, len(todo), maxJobs); w++ {
@@ -244,7 +245,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results <- runPoint(src, base, points[i], i, set, *maxOps, *strict)
+				results <- runPoint(src, base, points[i], i, set, *maxOps, *strict, gate)
 			}
 		}()
 	}
@@ -552,20 +553,22 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 }
 
 // runPoint loads and runs one point of the sweep.
-func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool) sweepRow {
+func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool, gate *memoryGate) sweepRow {
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
-	sc, err := src.load(scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: memoryOps()})
+	sc, err := src.load(scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: gate.ops()})
 	if err != nil {
 		row.Error = oneLine(asMemoryFailure(err, "").Error())
 		return row
 	}
 	row.topology = sc.Topology.Name
 	// A point that alone needs more memory than is free fails, rather
-	// than the whole sweep dying in the Go runtime.
-	if err := checkMemory(sc); err != nil {
+	// than the whole sweep dying in the Go runtime; the others wait for
+	// memory the points running take.
+	if err := gate.check(sc); err != nil {
 		row.Error = oneLine(err.Error())
 		return row
 	}
+	defer gate.give(gate.take(memoryNeed(sc)))
 	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
 	if err != nil {
 		row.Error = oneLine(err.Error())
