@@ -302,6 +302,49 @@ func TestShippedScenariosLoadAndRun(t *testing.T) {
 // FuzzLoad checks that no scenario text makes the loader (or, when it loads,
 // the simulator) panic or hang.
 func FuzzLoad(f *testing.F) {
+	addLoadSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Load("f.yaml", data, Options{ReadFile: readShipped, MaxOps: 10_000})
+		if err != nil {
+			return
+		}
+		if res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{CollLinks: true}); res != nil {
+			_ = sim.WriteTrace(io.Discard, res)
+			_ = err
+		}
+	})
+}
+
+// FuzzSourceLoad: a file parsed once loads as Load loads it, twice over
+// (the first load leaves the parsed file as it was), errors and all.
+func FuzzSourceLoad(f *testing.F) {
+	addLoadSeeds(f)
+	f.Add([]byte("name: x\ntopology: pcie-2gpu\nvars: {d: 1 us}\nthreads: [{name: m, ops: &o [{kernel: &k {stream: gpu0/s, duration: \"${d}\"}}, {kernel: {<<: *k, id: k2}}, {repeat: {count: 2, ops: *o}}]}]\nsweep: {d: [1 us, 2 us]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opt := Options{ReadFile: readShipped, MaxOps: 10_000}
+		want, werr := Load("f.yaml", data, opt)
+		src, perr := Parse("f.yaml", data)
+		if perr != nil {
+			if werr == nil || werr.Error() != perr.Error() {
+				t.Fatalf("Parse: %v; Load: %v", perr, werr)
+			}
+			return
+		}
+		for i := range 2 {
+			got, err := src.Load(opt)
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Fatalf("load %d: %v; Load: %v", i+1, err, werr)
+			}
+			if err == nil && (!reflect.DeepEqual(got.Program, want.Program) || !reflect.DeepEqual(got.Vars, want.Vars)) {
+				t.Fatalf("load %d: the program differs from Load's", i+1)
+			}
+		}
+	})
+}
+
+// addLoadSeeds adds the fuzz seeds of the loader: the shipped scenarios,
+// small files of each feature, and the command line's bad-input corpus.
+func addLoadSeeds(f *testing.F) {
 	for _, n := range Shipped() {
 		b, _ := ShippedSource(n)
 		f.Add(b)
@@ -328,16 +371,6 @@ func FuzzLoad(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		sc, err := Load("f.yaml", data, Options{ReadFile: readShipped, MaxOps: 10_000})
-		if err != nil {
-			return
-		}
-		if res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{CollLinks: true}); res != nil {
-			_ = sim.WriteTrace(io.Discard, res)
-			_ = err
-		}
-	})
 }
 
 // Lists of ops used through YAML aliases are read once per list, not once
