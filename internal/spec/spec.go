@@ -715,30 +715,36 @@ func (n Node) Raw() *yaml.Node { return n.n }
 // only. Aliases in a copy point into the copy. n must not change after.
 func (n Node) Cloner() func() (*Doc, Node) {
 	// vars holds the nodes below which a var is referred to. Only an
-	// alias's target can be met twice: from the alias, where target says
-	// what was found (false while it is being looked at, for an alias back
-	// to its anchor's ancestor), and in its place in the tree.
-	vars, target := map[*yaml.Node]bool{}, map[*yaml.Node]bool{}
+	// anchored node can be met twice (in its place, and from each alias
+	// to it), so its answer is kept; one met again while it is being
+	// looked at (from an alias inside it) counts as referring, which
+	// copies a little more than needed and nothing less.
+	vars, anchored, busy := map[*yaml.Node]bool{}, map[*yaml.Node]bool{}, map[*yaml.Node]bool{}
 	var refers func(y *yaml.Node) bool
 	refers = func(y *yaml.Node) bool {
 		if y == nil {
 			return false
 		}
-		r := y.Kind == yaml.ScalarNode && strings.Contains(y.Value, "${")
-		if a := y.Alias; a != nil {
-			t, ok := target[a]
-			if !ok {
-				target[a] = false
-				t = refers(a)
-				target[a] = t
+		if y.Anchor != "" {
+			if r, ok := anchored[y]; ok {
+				return r
 			}
-			r = r || t
+			if busy[y] {
+				return true
+			}
+			busy[y] = true
 		}
+		r := y.Kind == yaml.ScalarNode && strings.Contains(y.Value, "${")
+		r = refers(y.Alias) || r
 		for _, x := range y.Content {
 			r = refers(x) || r
 		}
 		if r {
 			vars[y] = true
+		}
+		if y.Anchor != "" {
+			anchored[y] = r
+			delete(busy, y)
 		}
 		return r
 	}
