@@ -335,13 +335,13 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 		} else if math.IsNaN(m.value(r)) {
 			without++
 		}
-		if r.topology == "" {
+		if r.Topology == "" {
 			continue
 		}
-		if topology != "" && r.topology != topology {
+		if topology != "" && r.Topology != topology {
 			same = false
 		}
-		topology = r.topology
+		topology = r.Topology
 	}
 	if !same {
 		topology = ""

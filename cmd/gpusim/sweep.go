@@ -46,6 +46,7 @@ const maxJobs = 256
 type sweepRow struct {
 	Index      int        `json:"point"`
 	Values     []string   `json:"values"`
+	Topology   string     `json:"topology,omitempty"`
 	MakespanS  float64    `json:"makespan_s"`
 	IdleMean   float64    `json:"idle_mean"`
 	IdleMax    float64    `json:"idle_max"`
@@ -59,10 +60,9 @@ type sweepRow struct {
 	SamplesPerS *float64 `json:"samples_per_s,omitempty"`
 	TokensPerS  *float64 `json:"tokens_per_s,omitempty"`
 	MFU         *float64 `json:"mfu,omitempty"`
-	// Warnings are the simulator's warnings for the point (JSON only; a
-	// resumed or merged CSV row has none).
+	// Warnings are the simulator's warnings for the point (in a CSV, one
+	// field, a line each).
 	Warnings []string `json:"warnings,omitempty"`
-	topology string   // the point's machine, for plot titles (not written)
 	at       *rowAt   // where a row read back from a file is (not written)
 }
 
@@ -560,7 +560,7 @@ func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, 
 		row.Error = oneLine(asMemoryFailure(err, "").Error())
 		return row
 	}
-	row.topology = sc.Topology.Name
+	row.Topology = sc.Topology.Name
 	// A point that alone needs more memory than is free fails, rather
 	// than the whole sweep dying in the Go runtime; the others wait for
 	// memory the points running take.
@@ -675,7 +675,8 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 			idle = append(idle, g.GPU+"="+fmtF(g.Idle))
 		}
 		rec := append(append([]string{strconv.Itoa(r.Index)}, r.Values...), fmtF(r.MakespanS), fmtF(r.IdleMean), fmtF(r.IdleMax),
-			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error, optF(r.SamplesPerS), optF(r.TokensPerS), optF(r.MFU))
+			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error, optF(r.SamplesPerS), optF(r.TokensPerS), optF(r.MFU),
+			r.Topology, strings.Join(r.Warnings, "\n"))
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -746,9 +747,14 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 // sweepCols are the columns of a sweep's CSV after the point and its vars;
 // a CSV of an older gpusim ends at "error" (oldSweepCols), without a
 // training's rates.
-var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu"}
+var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu", "topology", "warnings"}
 
-const oldSweepCols = 8
+// The columns older gpusims wrote: up to error, then up to mfu (without
+// the point's topology and warnings).
+const (
+	oldSweepCols   = 8
+	ratesSweepCols = 11
+)
 
 func btoi(b bool) int {
 	if b {
@@ -975,9 +981,11 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	case last == "error":
 		cols = sweepCols[:oldSweepCols] // an older gpusim's
 		t.old = true
-	case last != "mfu" && len(h) > 1:
-		// Some of the rates' columns, or others after them.
-		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu (or at error, as an older gpusim wrote it)", name, hline, hcol(len(h)-1), last)
+	case last == "mfu":
+		cols = sweepCols[:ratesSweepCols] // an older gpusim's
+	case last != "warnings" && len(h) > 1:
+		// Some of the last columns, or others after them.
+		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,topology,warnings (or at mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
 	}
 	nv := len(h) - 1 - len(cols)
 	if nv < 1 {
@@ -1067,6 +1075,12 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 					return nil, err
 				}
 				*dst = &v
+			}
+		}
+		if len(f) > ratesSweepCols {
+			r.Topology = f[ratesSweepCols]
+			if w := f[ratesSweepCols+1]; w != "" {
+				r.Warnings = strings.Split(w, "\n")
 			}
 		}
 		t.Rows = append(t.Rows, r)
@@ -1504,6 +1518,8 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	for _, i := range idx {
 		merged.Rows = append(merged.Rows, rows[i])
 	}
+	// The points' warnings, as the whole sweep would print them.
+	warnPoints(stderr, merged, rows, idx)
 	if len(merged.Rows) < merged.Total {
 		merged.Partial = true
 		fmt.Fprintf(stderr, "warning: the shards hold %d of %d points\n", len(merged.Rows), merged.Total)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -613,7 +614,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		{"cut short", sweepCSVHead + sweepCSVRow0 + "1,x,2,0.7",
 			"DIR/f.csv:4:10: 4 fields (the file ends in this row: was it cut short?)" + want11},
 		{"no header", "# gpusim sweep st: complete, 3 of 4 points\n" + sweepCSVRow0,
-			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu\n"},
+			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu,topology,warnings\n"},
 		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
 			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set` + "\n"},
 		{"rows missing", sweepCSVHead + sweepCSVRow0,
@@ -975,7 +976,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 			continue
 		}
 		f := strings.Split(l, ",")
-		lines = append(lines, strings.Join(f[:len(f)-3], ","))
+		lines = append(lines, strings.Join(f[:len(f)-5], ","))
 	}
 	os.WriteFile(oldCSV, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	if out, errb, code := runCmd(t, "sweep", "merge", oldCSV); code != 0 || strings.Contains(out, "MFU") {
@@ -989,7 +990,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	part := filepath.Join(dir, "part.csv")
 	os.WriteFile(part, []byte("# gpusim sweep x: complete, 1 of 1 points\npoint,a,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s\n0,1,1,0,0,,,0,,,1\n"), 0o644)
 	_, errb, code = runCmd(t, "sweep", "merge", part)
-	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu (or at error, as an older gpusim wrote it)` + "\n"; code != 2 || errb != want {
+	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,topology,warnings (or at mfu or error, as older gpusims wrote it)` + "\n"; code != 2 || errb != want {
 		t.Errorf("a header with some rates: exit %d, %q; want 2 and %q", code, errb, want)
 	}
 	_, errb, code = runCmd(t, "sweep", "tensor-parallel", "--shard", "0/2", "--csv", oldCSV, "--resume")
@@ -1072,5 +1073,74 @@ threads:
 	}
 	if _, errb, code := runCmd(t, "sweep", "merge", csv); code != 0 {
 		t.Errorf("merge of its own CSV: exit %d: %s", code, errb)
+	}
+}
+
+// TestSweepMergeKeepsWarningsAndMachine: shards merged give the whole
+// sweep's JSON, warnings included, its stderr (the points' warnings) and
+// its plot, whose title names the machine of an unswept topology; a
+// --resume of a CSV keeps the warnings of the points it read. A CSV of the
+// gpusim before (ending at mfu) reads, without them.
+func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	whole, wholeErr, code := runCmd(t, "sweep", "activation-recompute", "--json", "--plot", filepath.Join(dir, "whole"))
+	if code != 0 || !strings.Contains(whole, `"warnings": [`) || !strings.Contains(wholeErr, "warning: point 3 ") {
+		t.Fatalf("exit %d, want 0 and points with warnings:\n%s", code, wholeErr)
+	}
+	var shards []string
+	for i := 0; i < 2; i++ {
+		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
+		if _, e, code := runCmd(t, "sweep", "activation-recompute", "--shard", fmt.Sprintf("%d/2", i), "--csv", csv); code != 0 {
+			t.Fatalf("shard %d/2: exit %d: %s", i, code, e)
+		}
+		shards = append(shards, csv)
+	}
+	merged, mergedErr, code := runCmd(t, append([]string{"sweep", "merge", "--json", "--plot", filepath.Join(dir, "merged")}, shards...)...)
+	if code != 0 || merged != whole || mergedErr != wholeErr {
+		t.Errorf("merged: exit %d; JSON as the whole sweep's %v, stderr %q, want %q", code, merged == whole, mergedErr, wholeErr)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "whole", "sweep.png"))
+	b, _ := os.ReadFile(filepath.Join(dir, "merged", "sweep.png"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the merged sweep.png differs from the whole sweep's")
+	}
+	// Resume a shard whose file lost its third row (point 5): the second
+	// (point 3) keeps its warnings.
+	data, _ := os.ReadFile(shards[1])
+	lines := strings.Split(string(data), "\n")
+	cut := filepath.Join(dir, "cut.csv")
+	head := strings.Replace(lines[0], "complete, 4 of 8", "partial, 3 of 8", 1)
+	os.WriteFile(cut, []byte(strings.Join(append([]string{head, lines[1], lines[2], lines[3]}, lines[5:]...), "\n")), 0o644)
+	resumed, e, code := runCmd(t, "sweep", "activation-recompute", "--shard", "1/2", "--csv", cut, "--resume", "--json")
+	shard, _, _ := runCmd(t, "sweep", "activation-recompute", "--shard", "1/2", "--json")
+	if code != 0 || resumed != shard {
+		t.Errorf("--resume: exit %d (%s); JSON as the shard's %v:\n%s", code, e, resumed == shard, resumed)
+	}
+	// The gpusim before wrote no topology and warnings: its rows read
+	// without them.
+	var v2 []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if strings.HasPrefix(l, "#") {
+			v2 = append(v2, l)
+			continue
+		}
+		r := csv.NewReader(strings.NewReader(l))
+		f, err := r.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		w := csv.NewWriter(&sb)
+		w.Write(f[:len(f)-2])
+		w.Flush()
+		v2 = append(v2, strings.TrimSuffix(sb.String(), "\n"))
+	}
+	old := filepath.Join(dir, "v2.csv")
+	os.WriteFile(old, []byte(strings.Join(v2, "\n")+"\n"), 0o644)
+	out, e, code := runCmd(t, "sweep", "merge", old, "--json")
+	if code != 0 || strings.Contains(out, `"warnings"`) || strings.Contains(out, `"topology"`) || !strings.Contains(out, `"mfu"`) {
+		t.Errorf("a CSV ending at mfu: exit %d (%s):\n%s", code, e, out)
 	}
 }
