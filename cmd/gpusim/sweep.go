@@ -1125,6 +1125,9 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 	if len(t.Vars) == 0 {
 		return nil, fmt.Errorf("%s: no swept vars; want the vars of a sweep (at least one)", t.at.where("vars"))
 	}
+	if t.Scenario == "" || strings.ContainsAny(t.Scenario, "\r\n") {
+		return nil, fmt.Errorf("%s: scenario %q; want the scenario's name, the one gpusim sweep --json prints", t.at.where("scenario"), t.Scenario)
+	}
 	if t.Total < 1 || t.Total > maxPoints {
 		return nil, fmt.Errorf("%s: points_total %d; want a sweep of 1 to %d points", t.at.where("points_total"), t.Total, maxPoints)
 	}
