@@ -678,6 +678,11 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 			b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: collective %q is issued by rank, but no op issues the rank of %s: give each rank's op (in its own thread) the same id", b.collWhere[id], id, strings.Join(missing, ", ")))
 		}
 	}
+	for _, d := range b.dups {
+		if d.more > 0 {
+			b.lateErrs[d.at] += fmt.Sprintf(" (and %s more ids of the ops repeated there)", countString(d.more))
+		}
+	}
 	if len(b.lateErrs) > 0 {
 		return nil, errors.New(strings.Join(b.lateErrs, "\n"))
 	}
@@ -713,7 +718,10 @@ type builder struct {
 	comms    map[string]int16  // communicator name -> Op.Comm
 	ids      map[string]string // op id -> where
 	lateErrs []string
-	collSig  map[string]collSig // collective id -> what every rank's op must agree on
+	// dups counts the duplicate ids of each pair of places (where,
+	// where the id was first), reported once: at is its line in lateErrs.
+	dups    map[[2]string]*dupCount
+	collSig map[string]collSig // collective id -> what every rank's op must agree on
 	// collRanks records which ranks of each rank-issued collective some op
 	// issues; collWhere where it first appears; collOrder the ids in order.
 	collRanks map[string][]bool
@@ -1286,14 +1294,26 @@ func (b *builder) checkGraph(body []*tpl) {
 	}
 }
 
-// dupID reports a duplicate id once per id.
+// dupCount is a duplicate id reported, and how many more there were
+// between the same two places (the ops of repeats).
+type dupCount struct {
+	at   int
+	more int64
+}
+
+// dupID reports a duplicate id once per pair of places, counting the
+// others (each repeat of the ops makes one).
 func (b *builder) dupID(id, where, prev string) {
-	key := "\x00dup:" + id
-	if _, seen := b.ids[key]; seen {
+	key := [2]string{where, prev}
+	if d, seen := b.dups[key]; seen {
+		d.more++
 		return
 	}
-	b.ids[key] = where
-	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s)", where, id, prev))
+	if b.dups == nil {
+		b.dups = map[[2]string]*dupCount{}
+	}
+	b.dups[key] = &dupCount{at: len(b.lateErrs)}
+	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s): an id names one op; give each op an id of its own (only the ops that issue the ranks of one collective share theirs)", where, id, prev))
 }
 
 func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
