@@ -364,6 +364,9 @@ func build(root spec.Node) *Topology {
 	// Links.
 	errsBefore := root.ErrCount()
 	var latencySum sim.Time
+	// pairs holds each pair of ends' first link, for the one a second
+	// would shadow.
+	pairs := map[[2]int]spec.Node{}
 	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
 		list, _ := ln.Seq()
 		for _, n := range list {
@@ -499,6 +502,13 @@ func build(root spec.Node) *Topology {
 			if l.A < 0 || l.B < 0 {
 				continue
 			}
+			pair := [2]int{min(l.A, l.B), max(l.A, l.B)}
+			if first, dup := pairs[pair]; dup {
+				// Routes take the first: this one would carry nothing.
+				lm.Node().Errorf("a second link between %s and %s (the first at %s): a route takes one link between two ends, so this one would carry nothing; for parallel links give the first count: N (or its bandwidth in all)", m.Nodes[l.A].Name, m.Nodes[l.B].Name, first.Pos())
+				continue
+			}
+			pairs[pair] = lm.Node()
 			if l.Name != "" {
 				if prev, dup := names[l.Name]; dup {
 					lm.Node().Errorf("duplicate name %q (first at %s)", l.Name, prev.node.Pos())
