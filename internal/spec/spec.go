@@ -128,6 +128,39 @@ func syntaxHint(data []byte, line int, msg string) string {
 	return ""
 }
 
+// unquotedVarInFlow returns the column (from 1, in characters) of the
+// first ${ on the line that is inside a flow mapping or list ({ } or [ ])
+// opened on it and outside quotes, or 0: YAML cannot read it as a plain
+// value there.
+func unquotedVarInFlow(text string) int {
+	depth, col := 0, 0
+	var quote rune
+	prev := ' '
+	for i, c := range text {
+		col++
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '#' && (prev == ' ' || prev == '\t'):
+			return 0
+		case (c == '"' || c == '\'') && strings.ContainsRune(" :-[{,", prev):
+			quote = c
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == '$' && depth > 0 && strings.HasPrefix(text[i:], "${"):
+			return col
+		}
+		if c != ' ' && c != '\t' {
+			prev = c
+		}
+	}
+	return 0
+}
+
 // locateSyntaxError finds where a YAML syntax error is. The parser's
 // message names the line where the construct it was parsing began,
 // counted from 0 for parser errors ("did not find expected ',' or '}'"
@@ -444,6 +477,11 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 		line, col, hint := locateSyntaxError(data, line, msg)
 		if hint == "" {
 			hint = syntaxHint(data, line, msg)
+		}
+		if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) {
+			if c := unquotedVarInFlow(lines[line-1]); c > 0 {
+				col, hint = c, " (a ${var} inside { } or [ ] needs quotes, \"${...}\": there YAML reads its { as a mapping's)"
+			}
 		}
 		return d, Node{}, List{{File: file, Line: line, Col: col, Msg: "not valid YAML: " + msg + hint}}
 	}

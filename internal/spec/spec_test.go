@@ -144,6 +144,12 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		// Early in a 1 MB file: the budget of parses is not all spent on
 		// the last lines (it was, and the parser's line was reported).
 		{"early in a 1 MB file", "a: 1\nb: [1}\n" + strings.Repeat("c: 2 # padding padding padding padding padding padding\n", 20000), `f.yaml:2:6: not valid YAML: did not find expected ',' or ']' (this } closes a [)`},
+		// A var unquoted inside a flow mapping or list: where it is, and
+		// that it wants quotes; quoted, or in a comment, it is not the
+		// error.
+		{"an unquoted var in a flow mapping", "vars: {t: 1 ms}\nops:\n  - host: {duration: ${t}}\n", `f.yaml:3:22: not valid YAML: did not find expected ',' or '}' (a ${var} inside { } or [ ] needs quotes, "${...}": there YAML reads its { as a mapping's)`},
+		{"an unquoted var in a flow list", "a: [1, \"${x}\", ${y}]\n", `f.yaml:1:16: not valid YAML: did not find expected ',' or ']' (a ${var} inside { } or [ ] needs quotes, "${...}": there YAML reads its { as a mapping's)`},
+		{"a quoted var beside an unclosed brace", "a: {x: \"${t}\"\nb: 1\n", `f.yaml:1:4: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		// Far from the end: found by bisection.
 		{"early in a long file", "a: 1\nb: [1\n" + strings.Repeat("c: 2\n", 200), `f.yaml:2:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
 	} {
