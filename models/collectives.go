@@ -908,6 +908,8 @@ func deps(ds ...int) []int {
 func (p *planner) planNVLS(plan *sim.CollPlan) {
 	k := chunks(p.spec.Bytes, protoSimple, 2) // up and down
 	chunk := float64(p.spec.Bytes) / float64(k)
+	// The efficiency takes link capacity, not bytes: each chunk crosses
+	// each GPU's link once up and once down (Crossing).
 	eff := nvlsEfficiency(p.arch)
 	wire := 1 / eff
 	// Fewer channels than NCCL's NVLS count drive a share of the links.
@@ -923,14 +925,14 @@ func (p *planner) planNVLS(plan *sim.CollPlan) {
 	for c := 0; c < k; c++ {
 		ups := make([]int, p.n)
 		for r := 0; r < p.n; r++ {
-			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(prevUp[r])})
+			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Crossing: 1, Bound: bound, Deps: deps(prevUp[r])})
 			prevUp[r] = ups[r]
 		}
 		// The downs wait for every up through one join: n + n
 		// dependencies instead of n x n.
 		join := task(plan, sim.CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: math.Inf(1), Deps: ups})
 		for r := 0; r < p.n; r++ {
-			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Bound: bound, Deps: deps(prevDown[r], join)})
+			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Crossing: 1, Bound: bound, Deps: deps(prevDown[r], join)})
 		}
 	}
 }

@@ -372,3 +372,49 @@ func TestLongChainsFillLittle(t *testing.T) {
 		}
 	}
 }
+
+// An NVLS all-reduce's efficiency takes link capacity, not bytes: each
+// GPU's link to the switch carries the S bytes the GPU sends up and the S
+// it receives down, while the link's load, which its time follows, is
+// S / NVLSEfficiency in the link's kernel-driven units each way.
+func TestNVLSLinkBytesArePayload(t *testing.T) {
+	tp, err := topologies.LoadShipped("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Machine
+	const size = 1 << 30
+	gpus := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	plan, err := models.BuildCollective(m, tp.GPUModels, models.CollSpec{Kind: models.AllReduce, GPUs: gpus, Bytes: size, Algorithm: "nvls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &sim.Program{Name: "nvls", Threads: []sim.Thread{{Name: "main", Host: m.GPUs[0].Host}}}
+	var streams []int
+	for _, g := range gpus {
+		p.Streams = append(p.Streams, sim.Stream{GPU: g, Name: "comm"})
+		streams = append(streams, len(p.Streams)-1)
+	}
+	p.Threads[0].Ops = append(p.Threads[0].Ops, sim.Op{ID: "c", Kind: sim.OpCollective, Coll: plan, Streams: streams, Stream: streams[0]})
+	res, err := sim.Run(m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, ls := range res.Links {
+		l := m.Links[ls.Link]
+		nvswitch := func(n sim.Node) bool { return n.Kind == sim.NodeSwitch && m.Switches[n.Index].Kind == "nvswitch" }
+		a, b := m.Nodes[l.A], m.Nodes[l.B]
+		if ls.Both || !(a.Kind == sim.NodeGPU && nvswitch(b) || nvswitch(a) && b.Kind == sim.NodeGPU) {
+			continue
+		}
+		seen++
+		load := size / models.NVLSEfficiency * l.KernelCoef()
+		if math.Abs(ls.Bytes/size-1) > 1e-9 || math.Abs(ls.Used/load-1) > 1e-9 {
+			t.Errorf("%s: %.6g bytes, load %.6g; want %d bytes, load %.6g", ls.LinkName(m), ls.Bytes, ls.Used, size, load)
+		}
+	}
+	if seen != 16 {
+		t.Errorf("%d directions of GPU-NVSwitch links, want 16", seen)
+	}
+}

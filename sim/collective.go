@@ -218,14 +218,22 @@ func (r *run) planState(plan *CollPlan) *planState {
 			}
 		}
 		ti.base = min(ti.base, ti.bound)
+		cross := plan.Tasks[i].Crossing
 		for k := ti.useLo; k < ti.useHi; k++ {
 			u := ps.uses[k]
 			if l := r.linkOf(u.res); l >= 0 {
+				ex := 0.0
 				if kc := r.m.Links[l].KernelCoef(); kc != 1 {
+					ex = ti.bytes * u.coef * (1 - 1/kc)
+				}
+				if cross > 0 {
+					ex = ti.bytes * (u.coef - cross)
+				}
+				if ex > 0 {
 					if ps.excess == nil {
 						ps.excess = make([]float64, len(ps.uses))
 					}
-					ps.excess[k] = ti.bytes * u.coef * (1 - 1/kc)
+					ps.excess[k] = ex
 				}
 			}
 		}

@@ -159,6 +159,11 @@ type CollTask struct {
 	// Wire is the bytes put on each link per data byte (protocol overhead),
 	// at least 1. Links carry kernel-driven transfers at their SMBandwidth.
 	Wire float64
+	// Crossing, where set (1 to Wire), is what of Wire crosses each link
+	// per data byte: the rest is an efficiency, link capacity the transfer
+	// takes without bytes for it (NVLS's), left out of the links' bytes.
+	// Zero means all of Wire crosses (a protocol's flags and data).
+	Crossing float64
 	// Bound caps the data rate, bytes/s (protocol limits); +Inf for none.
 	Bound float64
 	// Delay is fixed time before the bytes flow (the step's latency).
@@ -622,6 +627,8 @@ func (p *Program) checkPlan(m *Machine, c *CollPlan, reach *reachCache) string {
 			return fmt.Sprintf("task %d: bytes %g; want a finite number, 0 or more", i, t.Bytes)
 		case !(t.Wire >= 1) || math.IsInf(t.Wire, 1):
 			return fmt.Sprintf("task %d: wire %g; want a finite factor of at least 1", i, t.Wire)
+		case t.Crossing != 0 && !(t.Crossing >= 1 && t.Crossing <= t.Wire):
+			return fmt.Sprintf("task %d: crossing %g; want 0 (all of wire) or from 1 to wire (%g)", i, t.Crossing, t.Wire)
 		case !(t.Bound > 0):
 			return fmt.Sprintf("task %d: bound %g; want a positive rate, or +Inf for none", i, t.Bound)
 		case t.Delay < 0:

@@ -154,7 +154,8 @@ type LinkStats struct {
 	// Bytes is what crossed it, protocol overhead (LL's flags) included.
 	// ResourceStats.Used is its load in the link's copy-engine units:
 	// more than Bytes where kernel-driven transfers, which reach only
-	// SMBandwidth, crossed it (Bandwidth/SMBandwidth of their bytes each).
+	// SMBandwidth, crossed it (Bandwidth/SMBandwidth of their bytes each),
+	// and where a collective's efficiency took capacity (CollTask.Crossing).
 	Bytes float64
 	ResourceStats
 }
