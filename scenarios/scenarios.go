@@ -112,9 +112,12 @@ type Scenario struct {
 	File        string
 	Topology    *topologies.Topology
 	Program     *sim.Program
-	// Vars are the values used, after --set; VarNames lists them in file order.
+	// Vars are the values used, after --set; VarNames lists them in file
+	// order. Replaced lists those of them that only the topology field
+	// refers to, where Options.Topology replaced it: they change nothing.
 	Vars     map[string]string
 	VarNames []string
+	Replaced []string
 	// Sweep lists the swept vars and their values, in file order; SweepAt
 	// is where the sweep: key is ("file:line:col"), for messages.
 	Sweep   []SweepVar
@@ -536,11 +539,26 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 		b.sc.Vars[k] = opt.Set[k]
 	}
 	used := map[string]bool{}
+	// With a topology given in its place, what only the topology field
+	// refers to changes nothing (topUsed: what it refers to).
+	topUsed := map[string]bool{}
 	for _, k := range top.Keys() {
 		if k != "vars" && k != "sweep" {
 			v, _ := top.Get(k)
+			if k == "topology" && opt.Topology != nil {
+				v.Substitute(b.sc.Vars, b.sc.VarNames, topUsed, from)
+				continue
+			}
 			v.Substitute(b.sc.Vars, b.sc.VarNames, used, from)
 		}
+	}
+	for _, k := range b.sc.VarNames {
+		if topUsed[k] && !used[k] {
+			b.sc.Replaced = append(b.sc.Replaced, k)
+		}
+	}
+	for k := range topUsed {
+		used[k] = true // for the checks below, as without a topology given
 	}
 	// A swept or --set var that nothing refers to would change nothing,
 	// while the sweep's table and plots label its points as if it did.
@@ -578,6 +596,9 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	for _, k := range sortedKeys(opt.Set) {
 		if _, known := b.sc.Vars[k]; known && !used[k] && !b.swept(k) {
 			setErrs = append(setErrs, fmt.Sprintf("--set %s: %s", k, unused(k, file)))
+		}
+		if slices.Contains(b.sc.Replaced, k) {
+			setErrs = append(setErrs, fmt.Sprintf("--set %s: only the topology field of %s refers to ${%s}, and the topology given in its place replaces it, so its value would change nothing", k, file, k))
 		}
 	}
 	if err := d.Err(); err != nil {
@@ -693,6 +714,11 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	b.sc.Program = b.p
+	for _, k := range b.sc.VarNames {
+		if !slices.Contains(b.sc.Replaced, k) {
+			b.p.Vars = append(b.p.Vars, sim.Var{Name: k, Value: b.sc.Vars[k]})
+		}
+	}
 	return b.sc, nil
 }
 

@@ -22,6 +22,13 @@ func WriteJSON(w io.Writer, res *Result) error {
 	j.str(p.Name)
 	j.key("topology", false)
 	j.str(m.Name)
+	j.key("vars", false)
+	j.raw("{")
+	for i, v := range p.Vars {
+		j.key(v.Name, i == 0)
+		j.str(v.Value)
+	}
+	j.raw("}")
 	j.key("makespan_ns", false)
 	j.raw(res.Makespan.NS())
 	j.key("events", false)

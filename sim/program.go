@@ -221,7 +221,13 @@ type Program struct {
 	// Work is what the program achieves, where its builder knows it (a
 	// training's samples and model FLOPs); nil otherwise.
 	Work *Work
+	// Vars are the values of the vars the program was built with (a
+	// scenario's, after --set), in the file's order; for display only.
+	Vars []Var
 }
+
+// Var is a named value a program was built with.
+type Var struct{ Name, Value string }
 
 // Work is the useful work of a program, from which results state
 // throughput and model FLOPs utilization.

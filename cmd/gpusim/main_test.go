@@ -621,3 +621,27 @@ func TestMemoryGate(t *testing.T) {
 		t.Errorf("an unknown amount: took %d, want 0", took)
 	}
 }
+
+// TestVarsAreTheRunsOwn: --json names the vars a run used, --set values
+// included, in the file's order; with a topology given in place of one a
+// var names, the var is said to be unused (the summary named the machine
+// it did not run on), and a --set of it changes nothing and is refused.
+func TestVarsAreTheRunsOwn(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "s.yaml")
+	src := "name: s\ntopology: ${machine}\nvars: {machine: pcie-2gpu, d: 1 us}\nthreads:\n  - name: m\n    host: cpu0\n    ops:\n      - kernel: {stream: gpu0/s, duration: \"${d}\"}\n"
+	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errb, code := runCmd(t, "run", name, "--json", "--set", "d=2 us")
+	if want := `{"scenario":"s","topology":"pcie-2gpu","vars":{"machine":"pcie-2gpu","d":"2 us"},"makespan_ns":`; code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("exit %d (%s), JSON starts %.100q; want %q", code, errb, out, want)
+	}
+	out, errb, code = runCmd(t, "run", name, "--topology", "dgx-h100")
+	if want := "s on dgx-h100: makespan 3.7 us (1 op, "; code != 0 || !strings.HasPrefix(out, want) || !strings.Contains(out, "\nvars: d=1 us (machine: unused, the topology given replaces the scenario's)\n") {
+		t.Errorf("--topology: exit %d (%s):\n%s", code, errb, out)
+	}
+	_, errb, code = runCmd(t, "run", name, "--topology", "dgx-h100", "--set", "machine=dgx-b200")
+	if want := "gpusim run: --set machine: only the topology field of " + name + " refers to ${machine}, and the topology given in its place replaces it, so its value would change nothing\n"; code != exitInput || errb != want {
+		t.Errorf("--set of the replaced var: exit %d, %q; want 2 and %q", code, errb, want)
+	}
+}

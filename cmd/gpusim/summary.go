@@ -28,10 +28,13 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	m, p := res.Machine, res.Program
 	span := res.Makespan
 	fmt.Fprintf(w, "%s on %s: makespan %s (%s, %s)\n", sc.Name, m.Name, span, plural(len(res.Ops), "1 op", "%d ops"), plural(int(res.Events), "1 event", "%d events"))
-	if len(sc.VarNames) > 0 {
+	if len(p.Vars) > 0 || len(sc.Replaced) > 0 {
 		var vs []string
-		for _, k := range sc.VarNames {
-			vs = append(vs, k+"="+sc.Vars[k])
+		for _, v := range p.Vars {
+			vs = append(vs, v.Name+"="+v.Value)
+		}
+		if len(sc.Replaced) > 0 {
+			vs = append(vs, fmt.Sprintf("(%s: unused, the topology given replaces the scenario's)", strings.Join(sc.Replaced, ", ")))
 		}
 		fmt.Fprintf(w, "vars: %s\n", strings.Join(vs, " "))
 	}
