@@ -164,6 +164,7 @@ var sweepMetrics = []struct {
 	value              func(r *sweepRow) float64
 }{
 	{"makespan", "makespan", "makespan", func(r *sweepRow) float64 { return r.MakespanS }},
+	{"compute_mean", "mean GPU compute", "mean compute of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return optional(r.ComputeMean, 100) }},
 	{"idle_mean", "mean GPU idle", "mean idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
 	{"idle_max", "largest GPU idle", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
 	{"busiest_link_util", "busiest link's utilization", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},

@@ -60,6 +60,10 @@ type sweepRow struct {
 	SamplesPerS *float64 `json:"samples_per_s,omitempty"`
 	TokensPerS  *float64 `json:"tokens_per_s,omitempty"`
 	MFU         *float64 `json:"mfu,omitempty"`
+	// ComputeMean is the mean share of the makespan the GPUs in use ran
+	// kernels (none in a table of an older gpusim): what idle leaves out,
+	// a GPU waiting on its copies.
+	ComputeMean *float64 `json:"compute_mean,omitempty"`
 	// Warnings are the simulator's warnings for the point (in a CSV, one
 	// field, a line each).
 	Warnings []string `json:"warnings,omitempty"`
@@ -581,6 +585,7 @@ func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, 
 	}
 	row.MakespanS = res.Makespan.Seconds()
 	row.IdleMean, row.IdleMax, row.GPUIdle = idleOfGPUs(res)
+	row.ComputeMean = ptr(computeOfGPUs(res))
 	if l, name, ok := res.BusiestLink(); ok {
 		// At most 1: a link busy the whole run can add up to a hair over.
 		row.Link, row.LinkUtil = name, min(1, l.Utilization(res.Makespan))
@@ -614,6 +619,29 @@ func optF(v *float64) string {
 // A GPU the scenario leaves alone (seven of a DGX's eight in a one-GPU
 // study) is idle throughout, and would say so of the machine, not of the
 // workload: a mean over it read 88-94% where the one GPU in use idled 2-53%.
+// computeOfGPUs is the mean share of the makespan the GPUs in use (as
+// idleOfGPUs counts them) ran kernels.
+func computeOfGPUs(res *sim.Result) float64 {
+	someRun := false
+	for _, g := range res.GPUs {
+		someRun = someRun || g.Kernels+g.Copies+g.Collectives > 0
+	}
+	sum, n := 0.0, 0
+	for _, g := range res.GPUs {
+		if someRun && g.Kernels+g.Copies+g.Collectives == 0 {
+			continue
+		}
+		if res.Makespan > 0 {
+			sum += float64(g.Compute) / float64(res.Makespan)
+		}
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return min(sum/float64(n), 1)
+}
+
 func idleOfGPUs(res *sim.Result) (mean, most float64, per []gpuShare) {
 	var sum float64
 	n := 0
@@ -676,7 +704,7 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 		}
 		rec := append(append([]string{strconv.Itoa(r.Index)}, r.Values...), fmtF(r.MakespanS), fmtF(r.IdleMean), fmtF(r.IdleMax),
 			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error, optF(r.SamplesPerS), optF(r.TokensPerS), optF(r.MFU),
-			r.Topology, strings.Join(r.Warnings, "\n"))
+			optF(r.ComputeMean), r.Topology, strings.Join(r.Warnings, "\n"))
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -713,14 +741,24 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 			rateCol = "tokens/s\tMFU\t"
 		}
 	}
-	fmt.Fprintln(tw, "makespan\t"+rateCol+"idle mean\tidle max\tbusiest link\tutil\tbottleneck")
+	// The GPUs' compute, where the points have it (not an older
+	// gpusim's table).
+	compute := false
+	for _, r := range t.Rows {
+		compute = compute || r.ComputeMean != nil
+	}
+	computeCol := ""
+	if compute {
+		computeCol = "compute\t"
+	}
+	fmt.Fprintln(tw, "makespan\t"+rateCol+computeCol+"idle mean\tidle max\tbusiest link\tutil\tbottleneck")
 	for _, r := range t.Rows {
 		fmt.Fprintf(tw, "%d\t", r.Index)
 		for _, v := range r.Values {
 			fmt.Fprint(tw, v+"\t")
 		}
 		if r.Error != "" {
-			fmt.Fprintf(tw, "error\t%s\t\t\t\t%s\n", strings.Repeat("\t", 2*btoi(work)), r.Error)
+			fmt.Fprintf(tw, "error\t%s\t\t\t\t%s\n", strings.Repeat("\t", 2*btoi(work)+btoi(compute)), r.Error)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t", sim.Time(r.MakespanS*1e12+0.5))
@@ -739,6 +777,13 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t", rt, mfu)
 		}
+		if compute {
+			c := "-"
+			if r.ComputeMean != nil {
+				c = fmt.Sprintf("%.1f%%", 100**r.ComputeMean)
+			}
+			fmt.Fprintf(tw, "%s\t", c)
+		}
 		fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t%s\t%.0f%%\t%s\n", 100*r.IdleMean, 100*r.IdleMax, r.Link, 100*r.LinkUtil, r.Bottleneck)
 	}
 	tw.Flush()
@@ -747,10 +792,10 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 // sweepCols are the columns of a sweep's CSV after the point and its vars;
 // a CSV of an older gpusim ends at "error" (oldSweepCols), without a
 // training's rates.
-var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu", "topology", "warnings"}
+var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu", "compute_mean", "topology", "warnings"}
 
 // The columns older gpusims wrote: up to error, then up to mfu (without
-// the point's topology and warnings).
+// the GPUs' compute, the point's topology and warnings).
 const (
 	oldSweepCols   = 8
 	ratesSweepCols = 11
@@ -985,7 +1030,7 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 		cols = sweepCols[:ratesSweepCols] // an older gpusim's
 	case last != "warnings" && len(h) > 1:
 		// Some of the last columns, or others after them.
-		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,topology,warnings (or at mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
+		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings (or at mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
 	}
 	nv := len(h) - 1 - len(cols)
 	if nv < 1 {
@@ -1078,8 +1123,15 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 			}
 		}
 		if len(f) > ratesSweepCols {
-			r.Topology = f[ratesSweepCols]
-			if w := f[ratesSweepCols+1]; w != "" {
+			if c := f[ratesSweepCols]; c != "" {
+				v, err := num(1+nv+ratesSweepCols, c)
+				if err != nil {
+					return nil, err
+				}
+				r.ComputeMean = &v
+			}
+			r.Topology = f[ratesSweepCols+1]
+			if w := f[ratesSweepCols+2]; w != "" {
 				r.Warnings = strings.Split(w, "\n")
 			}
 		}
@@ -1099,6 +1151,7 @@ var sweepColWant = map[string]string{
 	"samples_per_s":     "a training's samples a second, a number at least 0, or nothing",
 	"tokens_per_s":      "a training's tokens a second, a number at least 0, or nothing",
 	"mfu":               "a training's model FLOPs utilization, a fraction at least 0, or nothing",
+	"compute_mean":      "a fraction from 0 to 1, or nothing",
 }
 
 // parseSweepJSON reads a table printed by --json, with the place of each
@@ -1256,7 +1309,8 @@ func checkSweepRows(t *sweepTable) error {
 			v     float64
 			upTo1 bool
 		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, true},
-			{9 + nv, deref(r.SamplesPerS), false}, {10 + nv, deref(r.TokensPerS), false}, {11 + nv, deref(r.MFU), false}} {
+			{9 + nv, deref(r.SamplesPerS), false}, {10 + nv, deref(r.TokensPerS), false}, {11 + nv, deref(r.MFU), false},
+			{12 + nv, deref(r.ComputeMean), true}} {
 			why := "is out of range"
 			if math.IsNaN(c.v) {
 				why = "is not a number"

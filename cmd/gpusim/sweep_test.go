@@ -614,7 +614,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		{"cut short", sweepCSVHead + sweepCSVRow0 + "1,x,2,0.7",
 			"DIR/f.csv:4:10: 4 fields (the file ends in this row: was it cut short?)" + want11},
 		{"no header", "# gpusim sweep st: complete, 3 of 4 points\n" + sweepCSVRow0,
-			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu,topology,warnings\n"},
+			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings\n"},
 		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
 			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set` + "\n"},
 		{"rows missing", sweepCSVHead + sweepCSVRow0,
@@ -976,7 +976,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 			continue
 		}
 		f := strings.Split(l, ",")
-		lines = append(lines, strings.Join(f[:len(f)-5], ","))
+		lines = append(lines, strings.Join(f[:len(f)-6], ","))
 	}
 	os.WriteFile(oldCSV, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	if out, errb, code := runCmd(t, "sweep", "merge", oldCSV); code != 0 || strings.Contains(out, "MFU") {
@@ -990,7 +990,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	part := filepath.Join(dir, "part.csv")
 	os.WriteFile(part, []byte("# gpusim sweep x: complete, 1 of 1 points\npoint,a,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s\n0,1,1,0,0,,,0,,,1\n"), 0o644)
 	_, errb, code = runCmd(t, "sweep", "merge", part)
-	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,topology,warnings (or at mfu or error, as older gpusims wrote it)` + "\n"; code != 2 || errb != want {
+	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings (or at mfu or error, as older gpusims wrote it)` + "\n"; code != 2 || errb != want {
 		t.Errorf("a header with some rates: exit %d, %q; want 2 and %q", code, errb, want)
 	}
 	_, errb, code = runCmd(t, "sweep", "tensor-parallel", "--shard", "0/2", "--csv", oldCSV, "--resume")
@@ -1118,8 +1118,8 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 	if code != 0 || resumed != shard {
 		t.Errorf("--resume: exit %d (%s); JSON as the shard's %v:\n%s", code, e, resumed == shard, resumed)
 	}
-	// The gpusim before wrote no topology and warnings: its rows read
-	// without them.
+	// The gpusim before wrote no compute, topology and warnings: its rows
+	// read without them.
 	var v2 []string
 	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		if strings.HasPrefix(l, "#") {
@@ -1133,14 +1133,40 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 		}
 		var sb strings.Builder
 		w := csv.NewWriter(&sb)
-		w.Write(f[:len(f)-2])
+		w.Write(f[:len(f)-3])
 		w.Flush()
 		v2 = append(v2, strings.TrimSuffix(sb.String(), "\n"))
 	}
 	old := filepath.Join(dir, "v2.csv")
 	os.WriteFile(old, []byte(strings.Join(v2, "\n")+"\n"), 0o644)
 	out, e, code := runCmd(t, "sweep", "merge", old, "--json")
-	if code != 0 || strings.Contains(out, `"warnings"`) || strings.Contains(out, `"topology"`) || !strings.Contains(out, `"mfu"`) {
+	if code != 0 || strings.Contains(out, `"warnings"`) || strings.Contains(out, `"topology"`) || strings.Contains(out, `"compute_mean"`) || !strings.Contains(out, `"mfu"`) {
 		t.Errorf("a CSV ending at mfu: exit %d (%s):\n%s", code, e, out)
+	}
+}
+
+// TestSweepComputeShare: compute_mean is the share of the makespan the
+// GPUs in use ran kernels. On pcie-2gpu (3 us a call), one kernel of d
+// after its launch: the makespan is 3 us + d, gpu0 computes d of it, and
+// gpu1, which runs nothing, is left out: 27/30 = 0.9 and 7/10 = 0.7.
+func TestSweepComputeShare(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "s.yaml")
+	src := "name: s\ntopology: pcie-2gpu\nsweep: {d: [27 us, 7 us]}\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: \"${d}\"}\n      - sync: {stream: gpu0/s}\n"
+	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errb, code := runCmd(t, "sweep", name, "--json")
+	var tab sweepTable
+	if code != 0 || json.Unmarshal([]byte(out), &tab) != nil || len(tab.Rows) != 2 {
+		t.Fatalf("exit %d (%s):\n%s", code, errb, out)
+	}
+	for i, want := range []float64{0.9, 0.7} {
+		if c := tab.Rows[i].ComputeMean; c == nil || math.Abs(*c-want) > 1e-12 {
+			t.Errorf("point %d: compute_mean %v, want %g", i, c, want)
+		}
+	}
+	text, _, _ := runCmd(t, "sweep", name)
+	if !strings.Contains(text, "compute  idle mean") || !strings.Contains(text, " 90.0% ") || !strings.Contains(text, " 70.0% ") {
+		t.Errorf("the table:\n%s\nwant a compute column of 90.0%% and 70.0%%", text)
 	}
 }
