@@ -331,6 +331,14 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 			v, _ := sm.Get(k)
 			list, ok := v.Seq()
 			if !ok {
+				// Refused (not a list); a plain value stands for the var,
+				// so that what uses it adds no error of its own.
+				if x := v.Target(); x != nil && x.Kind == yaml.ScalarNode {
+					if _, defined := b.sc.Vars[k]; !defined {
+						b.sc.Vars[k] = x.Value
+						b.sc.VarNames = append(b.sc.VarNames, k)
+					}
+				}
 				continue
 			}
 			if len(list) == 0 {

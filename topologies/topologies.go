@@ -528,7 +528,7 @@ func build(root spec.Node) *Topology {
 			continue
 		}
 		if _, ok := m.Route(m.Hosts[g.Host].Node, g.Node); !ok {
-			names[g.Name].node.Errorf("GPU %s is not connected to its host %s: add links that join them", g.Name, m.Hosts[g.Host].Name)
+			names[g.Name].node.Errorf("GPU %s has no route to its host %s (a route never passes through another GPU): add a link from %s to %s, or to a switch that reaches it", g.Name, m.Hosts[g.Host].Name, g.Name, m.Hosts[g.Host].Name)
 		}
 		_ = i
 	}
