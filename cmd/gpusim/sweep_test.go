@@ -388,14 +388,7 @@ func TestSweepMergedShardsGiveTheSameJSON(t *testing.T) {
 	if !strings.Contains(whole, `"makespan_s": 0.210622313982,`) {
 		t.Fatalf("point 0's makespan is not 0.210622313982 s; pick another value to check:\n%s", whole)
 	}
-	var shards []string
-	for i := 0; i < 3; i++ {
-		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
-		if _, e, code := runCmd(t, "sweep", "pipeline-bubble", "--shard", fmt.Sprintf("%d/3", i), "--csv", csv); code != 0 {
-			t.Fatalf("shard %d/3: exit %d: %s", i, code, e)
-		}
-		shards = append(shards, csv)
-	}
+	shards := runShards(t, dir, "pipeline-bubble", 3)
 	s0, _ := os.ReadFile(shards[0])
 	if !bytes.Contains(s0, []byte("\n0,gpipe,4,0.210622313982,")) {
 		t.Errorf("shard 0's CSV does not hold point 0's makespan in full, 0.210622313982:\n%s", s0)
@@ -939,14 +932,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 			t.Errorf("point %d: MFU %g, want in (0, 0.7): kernels reach 70%% of the peak", r.Index, *r.MFU)
 		}
 	}
-	var shards []string
-	for i := 0; i < 2; i++ {
-		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
-		if _, e, code := runCmd(t, "sweep", "tensor-parallel", "--shard", fmt.Sprintf("%d/2", i), "--csv", csv); code != 0 {
-			t.Fatalf("shard %d/2: exit %d: %s", i, code, e)
-		}
-		shards = append(shards, csv)
-	}
+	shards := runShards(t, dir, "tensor-parallel", 2)
 	merged, errb, code := runCmd(t, append([]string{"sweep", "merge", "--json"}, shards...)...)
 	if code != 0 || merged != whole {
 		t.Errorf("merged shards: exit %d (%s), JSON differs from the whole sweep's: %v", code, errb, merged != whole)
@@ -1089,14 +1075,7 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 	if code != 0 || !strings.Contains(whole, `"warnings": [`) || !strings.Contains(wholeErr, "warning: point 3 ") {
 		t.Fatalf("exit %d, want 0 and points with warnings:\n%s", code, wholeErr)
 	}
-	var shards []string
-	for i := 0; i < 2; i++ {
-		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
-		if _, e, code := runCmd(t, "sweep", "activation-recompute", "--shard", fmt.Sprintf("%d/2", i), "--csv", csv); code != 0 {
-			t.Fatalf("shard %d/2: exit %d: %s", i, code, e)
-		}
-		shards = append(shards, csv)
-	}
+	shards := runShards(t, dir, "activation-recompute", 2)
 	merged, mergedErr, code := runCmd(t, append([]string{"sweep", "merge", "--json", "--plot", filepath.Join(dir, "merged")}, shards...)...)
 	if code != 0 || merged != whole || mergedErr != wholeErr {
 		t.Errorf("merged: exit %d; JSON as the whole sweep's %v, stderr %q, want %q", code, merged == whole, mergedErr, wholeErr)
@@ -1169,4 +1148,19 @@ func TestSweepComputeShare(t *testing.T) {
 	if !strings.Contains(text, "compute  idle mean") || !strings.Contains(text, " 90.0% ") || !strings.Contains(text, " 70.0% ") {
 		t.Errorf("the table:\n%s\nwant a compute column of 90.0%% and 70.0%%", text)
 	}
+}
+
+// runShards runs the n shards of a shipped sweep, each into its CSV in
+// dir (s0.csv, s1.csv, ...), and returns the files.
+func runShards(t *testing.T, dir, scenario string, n int) []string {
+	t.Helper()
+	var shards []string
+	for i := 0; i < n; i++ {
+		csv := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
+		if _, e, code := runCmd(t, "sweep", scenario, "--shard", fmt.Sprintf("%d/%d", i, n), "--csv", csv); code != 0 {
+			t.Fatalf("shard %d/%d: exit %d: %s", i, n, code, e)
+		}
+		shards = append(shards, csv)
+	}
+	return shards
 }
