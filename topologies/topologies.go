@@ -364,9 +364,14 @@ func build(root spec.Node) *Topology {
 	// Links.
 	errsBefore := root.ErrCount()
 	var latencySum sim.Time
-	// pairs holds each pair of ends' first link, for the one a second
-	// would shadow.
-	pairs := map[[2]int]spec.Node{}
+	// pairs holds each pair of ends' first link of each kind and p2p
+	// setting, for the one a second like it would shadow.
+	type pairKey struct {
+		a, b int
+		kind sim.LinkKind
+		p2p  bool
+	}
+	pairs := map[pairKey]spec.Node{}
 	if ln, ok := top.Require("links", "a list of links between hosts, GPUs and switches"); ok {
 		list, _ := ln.Seq()
 		for _, n := range list {
@@ -502,10 +507,12 @@ func build(root spec.Node) *Topology {
 			if l.A < 0 || l.B < 0 {
 				continue
 			}
-			pair := [2]int{min(l.A, l.B), max(l.A, l.B)}
+			// Routes choose between links by kind (NVLink first) and by
+			// whether peer copies may cross them, then take the first
+			// declared: a second link like the first would carry nothing.
+			pair := pairKey{min(l.A, l.B), max(l.A, l.B), l.Kind, l.P2P}
 			if first, dup := pairs[pair]; dup {
-				// Routes take the first: this one would carry nothing.
-				lm.Node().Errorf("a second link between %s and %s (the first at %s): a route takes one link between two ends, so this one would carry nothing; for parallel links give the first count: N (or its bandwidth in all)", m.Nodes[l.A].Name, m.Nodes[l.B].Name, first.Pos())
+				lm.Node().Errorf("a second %s link between %s and %s, like the one at %s: a route takes the first of such links, so this one would carry nothing; for parallel links give the first count: N (or its bandwidth in all)", l.Kind, m.Nodes[l.A].Name, m.Nodes[l.B].Name, first.Pos())
 				continue
 			}
 			pairs[pair] = lm.Node()

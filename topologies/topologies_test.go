@@ -358,3 +358,25 @@ func TestGB200NVL72(t *testing.T) {
 		t.Errorf("api_overhead %v, want 3 us", got)
 	}
 }
+
+// A second link between two ends is refused only where routes could never
+// take it: one of another kind (an NVLink beside a PCIe link) or another
+// p2p setting loads, one like the first is refused at its line.
+func TestSecondLinkBetweenTheSameEnds(t *testing.T) {
+	head := "name: t\nhosts: [{name: cpu0}]\ngpus: [{name: gpu0, model: H100-SXM, host: cpu0}, {name: gpu1, model: H100-SXM, host: cpu0}]\nlinks:\n  - {ends: [gpu0, cpu0], type: pcie5x16}\n  - {ends: [gpu1, cpu0], type: pcie5x16}\n  - {ends: [gpu0, gpu1], type: pcie5x16}\n"
+	for _, c := range []struct {
+		second, err string
+	}{
+		{"  - {ends: [gpu0, gpu1], type: nvlink4, count: 18}\n", ""},
+		{"  - {ends: [gpu1, gpu0], type: pcie5x16, p2p: false}\n", ""},
+		{"  - {ends: [gpu1, gpu0], type: pcie4x16}\n", "t.yaml:8:5: links[3]: a second pcie link between gpu1 and gpu0, like the one at t.yaml:7:5: "},
+	} {
+		_, err := Load("t.yaml", []byte(head+c.second))
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.second, err)
+		case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
+			t.Errorf("%s: %v; want %q...", c.second, err, c.err)
+		}
+	}
+}
