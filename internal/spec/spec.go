@@ -134,24 +134,35 @@ func syntaxHint(data []byte, line int, msg string) string {
 // value there.
 func unquotedVarInFlow(text string) int {
 	depth, col := 0, 0
-	var quote rune
-	prev := ' '
-	for i, c := range text {
-		col++
+	var quote byte
+	prev := byte(' ') // the last character not a space or tab
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c&0xC0 != 0x80 {
+			col++ // a character's first byte
+		}
 		switch {
+		case quote == '\'' && c == '\'' && i+1 < len(text) && text[i+1] == '\'':
+			i++ // '' is a quote inside single quotes
+			col++
+			continue
+		case quote == '"' && c == '\\':
+			i++ // an escape: the next character is not the closing quote
+			col++
+			continue
 		case quote != 0:
 			if c == quote {
 				quote = 0
 			}
-		case c == '#' && (prev == ' ' || prev == '\t'):
+		case c == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t'):
 			return 0
-		case (c == '"' || c == '\'') && strings.ContainsRune(" :-[{,", prev):
+		case (c == '"' || c == '\'') && strings.IndexByte(" :-[{,", prev) >= 0:
 			quote = c
 		case c == '{' || c == '[':
 			depth++
 		case c == '}' || c == ']':
 			depth--
-		case c == '$' && depth > 0 && strings.HasPrefix(text[i:], "${"):
+		case c == '$' && depth > 0 && i+1 < len(text) && text[i+1] == '{':
 			return col
 		}
 		if c != ' ' && c != '\t' {

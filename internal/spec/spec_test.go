@@ -149,6 +149,8 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		// error.
 		{"an unquoted var in a flow mapping", "vars: {t: 1 ms}\nops:\n  - host: {duration: ${t}}\n", `f.yaml:3:22: not valid YAML: did not find expected ',' or '}' (a ${var} inside { } or [ ] needs quotes, "${...}": there YAML reads its { as a mapping's)`},
 		{"an unquoted var in a flow list", "a: [1, \"${x}\", ${y}]\n", `f.yaml:1:16: not valid YAML: did not find expected ',' or ']' (a ${var} inside { } or [ ] needs quotes, "${...}": there YAML reads its { as a mapping's)`},
+		{"a var in a comment after an unclosed brace", "a: {x: 1 # was ${t}\nb: 1\n", `f.yaml:1:4: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
+		{"a var after a doubled single quote", "a: {x: 'it''s ${t}', y: ${u}}\n", `f.yaml:1:25: not valid YAML: did not find expected ',' or '}' (a ${var} inside { } or [ ] needs quotes, "${...}": there YAML reads its { as a mapping's)`},
 		{"a quoted var beside an unclosed brace", "a: {x: \"${t}\"\nb: 1\n", `f.yaml:1:4: not valid YAML: did not find expected ',' or '}' (the { here is not closed)`},
 		// Far from the end: found by bisection.
 		{"early in a long file", "a: 1\nb: [1\n" + strings.Repeat("c: 2\n", 200), `f.yaml:2:4: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
