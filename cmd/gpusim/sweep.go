@@ -87,11 +87,21 @@ type sweepTable struct {
 	Partial bool              `json:"partial"`
 	Rows    []sweepRow        `json:"rows"`
 	at      *tableAt          // where a table read back from a file is (not written)
-	// old marks a CSV of an older gpusim, without a training's rates.
-	old bool
+	// old marks a CSV of an older gpusim, without a training's rates;
+	// older, a table of one without the GPUs' compute and the points'
+	// topology and warnings (old tables are older too).
+	old, older bool
 	// claimed is the count of rows a CSV's first line gives (-1 for a
 	// table without one: JSON).
 	claimed int
+}
+
+// olderWhat says what an older gpusim's table lacks.
+func (t *sweepTable) olderWhat() string {
+	if t.old {
+		return "a training's rates, the GPUs' compute, the points' topology and warnings"
+	}
+	return "the GPUs' compute, the points' topology and warnings"
 }
 
 // hasRates reports whether a row of t has a training's rates.
@@ -210,12 +220,6 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 				// the file written over it.
 				return fmt.Errorf("%s: it holds %s; this run is %s: want the --csv FILE of %s (each shard resumes its own file)", prev.at.where("shard"), shardName(prev.Shard), shardName(table.Shard), shardName(table.Shard))
 			}
-			if prev.old && base.Program.Work != nil && len(prev.Rows) > 0 {
-				// Its rows lack the training's rates: they run again,
-				// so that the table is the one a run in one go writes.
-				fmt.Fprintf(stderr, "note: %s is an older gpusim's, without a training's rates: its %s run again\n", *csvOut, plural(len(prev.Rows), "1 point", "%d points"))
-				prev.Rows = nil
-			}
 			for _, r := range prev.Rows {
 				for k, v := range points[r.Index] {
 					if r.Values[k] != v {
@@ -223,6 +227,13 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 					}
 				}
 				done[r.Index] = r
+			}
+			if prev.older && len(prev.Rows) > 0 {
+				// Its rows lack what this gpusim's have: they run
+				// again, so that the table is the one a run in one go
+				// writes.
+				fmt.Fprintf(stderr, "note: %s is an older gpusim's, without %s: its %s run again\n", *csvOut, prev.olderWhat(), plural(len(prev.Rows), "1 point", "%d points"))
+				clear(done)
 			}
 		}
 	}
@@ -277,7 +288,13 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	table.Partial = interrupted
-	warnPoints(stderr, table, done, todo)
+	// Every point's warnings, those read back with --resume too: the
+	// table is the whole shard's.
+	var shown []int
+	for _, r := range table.Rows {
+		shown = append(shown, r.Index)
+	}
+	warnPoints(stderr, table, done, shown)
 	if *csvOut != "" {
 		if err := writeFileAtomic(*csvOut, func(w io.Writer) error { return writeSweepCSV(w, table) }); err != nil {
 			return err
@@ -381,11 +398,11 @@ func sweepTooLarge(base *scenarios.Scenario) error {
 // maxWarnedPoints bounds the points whose warnings a sweep prints.
 const maxWarnedPoints = 10
 
-// warnPoints prints, in point order, the first warning of each point run
-// now (todo) that had any, as gpusim run prints a run's; a sweep of many
-// points prints the first few and counts the rest.
-func warnPoints(stderr io.Writer, t *sweepTable, done map[int]sweepRow, todo []int) {
-	run := append([]int(nil), todo...)
+// warnPoints prints, in point order, the first warning of each of the
+// points (their rows in done) that had any, as gpusim run prints a run's;
+// a sweep of many points prints the first few and counts the rest.
+func warnPoints(stderr io.Writer, t *sweepTable, done map[int]sweepRow, points []int) {
+	run := append([]int(nil), points...)
 	sort.Ints(run)
 	n := 0
 	for _, i := range run {
@@ -1025,9 +1042,10 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	switch last := h[len(h)-1]; {
 	case last == "error":
 		cols = sweepCols[:oldSweepCols] // an older gpusim's
-		t.old = true
+		t.old, t.older = true, true
 	case last == "mfu":
 		cols = sweepCols[:ratesSweepCols] // an older gpusim's
+		t.older = true
 	case last != "warnings" && len(h) > 1:
 		// Some of the last columns, or others after them.
 		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings (or at mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
@@ -1213,6 +1231,9 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 			if g.GPU == "" || g.Idle < 0 || g.Idle > 1 {
 				return nil, t.fieldError(r, 1+len(t.Vars)+3, "%s=%s; want %s", g.GPU, fmtF(g.Idle), sweepColWant["idle_per_gpu"])
 			}
+		}
+		if r.Error == "" && r.ComputeMean == nil {
+			t.older = true // an older gpusim's
 		}
 	}
 	return &t, nil
@@ -1534,6 +1555,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	rows := map[int]sweepRow{}
 	var all []sweepRow            // in the order of the files and their lines
 	var oldFile, ratesFile string // a CSV without the rates, and one with
+	var olderFile, newFile string // an older gpusim's table, and one of this gpusim
 	for _, f := range files {
 		t, err := readSweepFile(f)
 		if err != nil {
@@ -1547,6 +1569,15 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		}
 		if oldFile != "" && ratesFile != "" {
 			return fmt.Errorf("%s: an older gpusim's CSV, without a training's rates, and %s has them: its points would lack them in the merged table; run that shard again (--resume reruns its points)", oldFile, ratesFile)
+		}
+		if t.older && olderFile == "" {
+			olderFile = f
+		}
+		if !t.older && newFile == "" {
+			newFile = f
+		}
+		if olderFile != "" && newFile != "" {
+			return fmt.Errorf("%s: an older gpusim's table, without the GPUs' compute, the points' topology and warnings, and %s has them: its points would lack them in the merged table; run that shard again (--resume reruns its points)", olderFile, newFile)
 		}
 		if merged == nil {
 			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total, Set: t.Set, at: t.at}

@@ -800,16 +800,17 @@ threads:
 	if _, errb, code := runCmd(t, append([]string{"sweep", scen, "--shard", "0/2", "--csv", a, "--resume"}, set...)...); code != 0 {
 		t.Errorf("resume with the same --set: exit %d: %s", code, errb)
 	}
-	// An older CSV, with no record: resumed without --set; with it, refused
-	// at the end of its first line (15 + 2 + 2 + 9 + 13 = 41 characters).
+	// An older CSV, with no record: resumed without --set (its point runs
+	// again, for what an older gpusim did not write); with it, refused at
+	// the end of its first line (15 + 2 + 2 + 9 + 13 = 41 characters).
 	old := filepath.Join(dir, "old.csv")
 	oldCSV := []byte("# gpusim sweep ss: partial, 1 of 4 points\n" +
 		"point,n,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error\n" +
 		"0,1,2e-05,0.5,0.5,gpu0=0.5 gpu1=1,,0,launch-bound,\n")
 	os.WriteFile(old, oldCSV, 0o644)
 	out, errb, code := runCmd(t, "sweep", scen, "--csv", old, "--resume", "--json")
-	if code != 0 || !strings.Contains(out, `"makespan_s": 0.00002,`) || strings.Contains(out, `"set"`) {
-		t.Errorf("old CSV resumed without --set: exit %d, stderr %q, JSON:\n%s\nwant 0, its point 0 kept, no set", code, errb, out)
+	if code != 0 || strings.Contains(out, `"makespan_s": 0.00002,`) || strings.Contains(out, `"set"`) || !strings.Contains(errb, "is an older gpusim's, without a training's rates, the GPUs' compute, the points' topology and warnings: its 1 point run again") {
+		t.Errorf("old CSV resumed without --set: exit %d, stderr %q, JSON:\n%s\nwant 0, its point 0 run again, no set", code, errb, out)
 	}
 	os.WriteFile(old, oldCSV, 0o644) // the resume finished it
 	_, errb, code = runCmd(t, "sweep", scen, "--csv", old, "--resume", "--set", "d=2 us")
@@ -1093,9 +1094,9 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 	head := strings.Replace(lines[0], "complete, 4 of 8", "partial, 3 of 8", 1)
 	os.WriteFile(cut, []byte(strings.Join(append([]string{head, lines[1], lines[2], lines[3]}, lines[5:]...), "\n")), 0o644)
 	resumed, e, code := runCmd(t, "sweep", "activation-recompute", "--shard", "1/2", "--csv", cut, "--resume", "--json")
-	shard, _, _ := runCmd(t, "sweep", "activation-recompute", "--shard", "1/2", "--json")
-	if code != 0 || resumed != shard {
-		t.Errorf("--resume: exit %d (%s); JSON as the shard's %v:\n%s", code, e, resumed == shard, resumed)
+	shard, shardErr, _ := runCmd(t, "sweep", "activation-recompute", "--shard", "1/2", "--json")
+	if code != 0 || resumed != shard || e != shardErr || !strings.Contains(e, "warning: point 3 ") {
+		t.Errorf("--resume: exit %d, stderr %q (the shard's: %q); JSON as the shard's %v:\n%s", code, e, shardErr, resumed == shard, resumed)
 	}
 	// The gpusim before wrote no compute, topology and warnings: its rows
 	// read without them.
@@ -1121,6 +1122,16 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 	out, e, code := runCmd(t, "sweep", "merge", old, "--json")
 	if code != 0 || strings.Contains(out, `"warnings"`) || strings.Contains(out, `"topology"`) || strings.Contains(out, `"compute_mean"`) || !strings.Contains(out, `"mfu"`) {
 		t.Errorf("a CSV ending at mfu: exit %d (%s):\n%s", code, e, out)
+	}
+	// Beside a shard of this gpusim it is refused, its points would lack
+	// them; --resume runs its points again.
+	_, e, code = runCmd(t, "sweep", "merge", shards[0], old)
+	if want := old + ": an older gpusim's table, without the GPUs' compute, the points' topology and warnings, and " + shards[0] + " has them: "; code != 2 || !strings.HasPrefix(e, want) {
+		t.Errorf("merged with a shard of this gpusim: exit %d, %q; want 2 and %q...", code, e, want)
+	}
+	resumed, e, code = runCmd(t, "sweep", "activation-recompute", "--shard", "1/2", "--csv", old, "--resume", "--json")
+	if code != 0 || resumed != shard || !strings.Contains(e, "its 4 points run again") {
+		t.Errorf("--resume of a CSV ending at mfu: exit %d, stderr %q; JSON as the shard's %v", code, e, resumed == shard)
 	}
 }
 
