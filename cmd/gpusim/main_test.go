@@ -577,9 +577,25 @@ func TestSweepPointsShareTheMemory(t *testing.T) {
 			}
 			return 1 << 20, true
 		}
+		// Runs that overlap would show here: each lasts 20 ms more.
+		var mu sync.Mutex
+		running, peak := 0, 0
+		sweepRunHook = func(delta int) {
+			mu.Lock()
+			running += delta
+			peak = max(peak, running)
+			mu.Unlock()
+			if delta > 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
 		out, errb, code := runCmd(t, "sweep", name, "--json", "-j", j)
+		sweepRunHook = nil
 		if code != exitOK || strings.Contains(out, "memory") {
 			t.Fatalf("-j %s: exit %d, want 0 and no point failed:\n%s%s", j, code, out, errb)
+		}
+		if peak != 1 {
+			t.Errorf("-j %s: %d points ran at once, want 1", j, peak)
 		}
 		outs[k] = out
 	}
@@ -590,7 +606,8 @@ func TestSweepPointsShareTheMemory(t *testing.T) {
 
 // TestMemoryGate: the gate lets takes run while what they took fits, and
 // holds the one that does not until enough is given back; a need above
-// the whole waits for all the others; an unknown amount never holds.
+// the whole waits for all the others; an unknown amount never holds; a
+// point resizes what it holds only to what is free at once.
 func TestMemoryGate(t *testing.T) {
 	g := &memoryGate{total: 10, left: 10, known: true}
 	g.cond = sync.NewCond(&g.mu)
@@ -619,6 +636,20 @@ func TestMemoryGate(t *testing.T) {
 	open := &memoryGate{}
 	if took := open.take(1 << 40); took != 0 {
 		t.Errorf("an unknown amount: took %d, want 0", took)
+	}
+	// resize: a point that loaded holding 4 of 10 shrinks to 3 or grows
+	// to what is free at once; past that it holds nothing, and says so.
+	g.left = 10
+	x := g.take(4)
+	if got, ok := g.resize(x, 3); !ok || got != 3 || g.left != 7 {
+		t.Errorf("shrink 4 to 3: %d, %v, %d left; want 3, true, 7", got, ok, g.left)
+	}
+	if got, ok := g.resize(3, 9); !ok || got != 9 || g.left != 1 {
+		t.Errorf("grow 3 to 9: %d, %v, %d left; want 9, true, 1", got, ok, g.left)
+	}
+	y := g.take(1)
+	if got, ok := g.resize(y, 5); ok || got != 0 || g.left != 1 {
+		t.Errorf("grow 1 to 5 with nothing free: %d, %v, %d left; want 0, false, 1 (given back)", got, ok, g.left)
 	}
 }
 

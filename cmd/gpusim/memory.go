@@ -117,10 +117,13 @@ type memoryGate struct {
 	cond        *sync.Cond
 	left, total uint64
 	known       bool
+	// estimate is what a point holds while it loads, before its need is
+	// known: the sweep's first point's.
+	estimate uint64
 }
 
-func newMemoryGate() *memoryGate {
-	g := &memoryGate{}
+func newMemoryGate(estimate uint64) *memoryGate {
+	g := &memoryGate{estimate: estimate}
 	g.cond = sync.NewCond(&g.mu)
 	g.total, g.known = freeMemory()
 	g.left = g.total
@@ -149,6 +152,31 @@ func (g *memoryGate) take(need uint64) uint64 {
 	}
 	g.left -= need
 	return need
+}
+
+// resize turns what a point took to load into its need, if that is free
+// at once, and returns what the point then holds. Otherwise it gives all
+// back and returns false: the point is to drop what it loaded, take its
+// need with nothing held (two points each holding part and waiting for
+// more would wait forever) and load again.
+func (g *memoryGate) resize(took, need uint64) (uint64, bool) {
+	if !g.known {
+		return 0, true
+	}
+	need = min(need, g.total)
+	g.mu.Lock()
+	defer g.cond.Broadcast()
+	defer g.mu.Unlock()
+	switch {
+	case need <= took:
+		g.left += took - need
+	case g.left >= need-took:
+		g.left -= need - took
+	default:
+		g.left += took
+		return 0, false
+	}
+	return need, true
 }
 
 func (g *memoryGate) give(took uint64) {

@@ -252,7 +252,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	results := make(chan sweepRow)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	gate := newMemoryGate()
+	gate := newMemoryGate(memoryNeed(base))
 	// More workers than points do nothing, and a worker per point of a
 	// large sweep (-j 100000) holds every point's run in memory at once.
 	for w := 0; w < min(*jobs, len(todo), maxJobs); w++ {
@@ -576,20 +576,43 @@ func shardOf(flagValue string, shards int, shardsGiven bool) (int, int, error) {
 // runPoint loads and runs one point of the sweep.
 func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, index int, set setFlag, maxOps int64, strict bool, gate *memoryGate) sweepRow {
 	row := sweepRow{Index: index, Values: append([]string(nil), p...)}
-	sc, err := src.load(scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: gate.ops()})
+	load := func() (*scenarios.Scenario, error) {
+		return src.load(scenarios.Options{Set: set, Point: p.Set(base.Sweep), MaxOps: maxOps, MemoryOps: gate.ops()})
+	}
+	// The point loads holding the memory the sweep's first point needs
+	// (loading takes a share of a run's), then holds its own need.
+	took := gate.take(gate.estimate)
+	sc, err := load()
 	if err != nil {
+		gate.give(took)
 		row.Error = oneLine(asMemoryFailure(err, "").Error())
 		return row
 	}
-	row.Topology = sc.Topology.Name
 	// A point that alone needs more memory than is free fails, rather
 	// than the whole sweep dying in the Go runtime; the others wait for
 	// memory the points running take.
 	if err := gate.check(sc); err != nil {
+		gate.give(took)
 		row.Error = oneLine(err.Error())
 		return row
 	}
-	defer gate.give(gate.take(memoryNeed(sc)))
+	need := memoryNeed(sc)
+	var ok bool
+	if took, ok = gate.resize(took, need); !ok {
+		sc = nil // not held while it waits
+		took = gate.take(need)
+		if sc, err = load(); err != nil {
+			gate.give(took)
+			row.Error = oneLine(asMemoryFailure(err, "").Error())
+			return row
+		}
+	}
+	defer gate.give(took)
+	row.Topology = sc.Topology.Name
+	if sweepRunHook != nil {
+		sweepRunHook(1)
+		defer sweepRunHook(-1)
+	}
 	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{NoLoadSeries: true})
 	if err != nil {
 		row.Error = oneLine(err.Error())
@@ -620,6 +643,10 @@ func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, 
 	}
 	return row
 }
+
+// sweepRunHook, where set (by tests), is called with 1 as a point's run
+// starts and -1 as it ends.
+var sweepRunHook func(delta int)
 
 func ptr(v float64) *float64 { return &v }
 
