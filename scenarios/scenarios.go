@@ -1163,7 +1163,7 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 		}
 		if prev, dup := b.ids[key]; dup {
 			if !b.collBad[op.ID] {
-				b.dupID(op.ID, t.where, prev)
+				b.dupID(t.id, op.ID, t.where, prev)
 			}
 		} else {
 			b.ids[key] = t.where
@@ -1337,7 +1337,7 @@ type dupCount struct {
 
 // dupID reports a duplicate id once per pair of places, counting the
 // others (each repeat of the ops makes one).
-func (b *builder) dupID(id, where, prev string) {
+func (b *builder) dupID(written, id, where, prev string) {
 	key := [2]string{where, prev}
 	if d, seen := b.dups[key]; seen {
 		d.more++
@@ -1347,7 +1347,14 @@ func (b *builder) dupID(id, where, prev string) {
 		b.dups = map[[2]string]*dupCount{}
 	}
 	b.dups[key] = &dupCount{at: len(b.lateErrs)}
-	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s): an id names one op; give each op an id of its own (only the ops that issue the ranks of one collective share theirs)", where, id, prev))
+	as := ""
+	switch {
+	case written == "":
+		written = id // a thread's own name for an op, "main/3"
+	case id != written:
+		as = fmt.Sprintf(", %s in its repeat", id)
+	}
+	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s%s): an id names one op; give each op an id of its own (only the ops that issue the ranks of one collective share theirs)", where, written, prev, as))
 }
 
 func (b *builder) op(kind string, n spec.Node, depth int) *tpl {

@@ -658,27 +658,37 @@ func optF(v *float64) string {
 	return fmtF(*v)
 }
 
-// idleOfGPUs returns the mean and the largest idle fraction of the GPUs
-// that run ops of their own (all of them where none does), and every GPU's.
-// A GPU the scenario leaves alone (seven of a DGX's eight in a one-GPU
-// study) is idle throughout, and would say so of the machine, not of the
-// workload: a mean over it read 88-94% where the one GPU in use idled 2-53%.
-// computeOfGPUs is the mean share of the makespan the GPUs in use (as
-// idleOfGPUs counts them) ran kernels.
-func computeOfGPUs(res *sim.Result) float64 {
+// inUse says whether a GPU runs ops of its own, or, where none does,
+// counts every GPU. A GPU the scenario leaves alone (seven of a DGX's
+// eight in a one-GPU study) is idle throughout, and would say so of the
+// machine, not of the workload: a mean over it read 88-94% where the one
+// GPU in use idled 2-53%.
+func inUse(res *sim.Result) func(g *sim.GPUStats) bool {
 	someRun := false
 	for _, g := range res.GPUs {
 		someRun = someRun || g.Kernels+g.Copies+g.Collectives > 0
 	}
+	return func(g *sim.GPUStats) bool { return !someRun || g.Kernels+g.Copies+g.Collectives > 0 }
+}
+
+// share is t's share of the makespan (0 for none).
+func share(res *sim.Result, t sim.Time) float64 {
+	if res.Makespan <= 0 {
+		return 0
+	}
+	return float64(t) / float64(res.Makespan)
+}
+
+// computeOfGPUs is the mean share of the makespan the GPUs in use ran
+// kernels.
+func computeOfGPUs(res *sim.Result) float64 {
+	used := inUse(res)
 	sum, n := 0.0, 0
-	for _, g := range res.GPUs {
-		if someRun && g.Kernels+g.Copies+g.Collectives == 0 {
-			continue
+	for i := range res.GPUs {
+		if g := &res.GPUs[i]; used(g) {
+			sum += share(res, g.Compute)
+			n++
 		}
-		if res.Makespan > 0 {
-			sum += float64(g.Compute) / float64(res.Makespan)
-		}
-		n++
 	}
 	if n == 0 {
 		return 0
@@ -686,25 +696,20 @@ func computeOfGPUs(res *sim.Result) float64 {
 	return min(sum/float64(n), 1)
 }
 
+// idleOfGPUs returns the mean and the largest idle fraction of the GPUs
+// in use, and every GPU's.
 func idleOfGPUs(res *sim.Result) (mean, most float64, per []gpuShare) {
-	var sum float64
-	n := 0
-	someRun := false
-	for _, g := range res.GPUs {
-		someRun = someRun || g.Kernels+g.Copies+g.Collectives > 0
-	}
-	for _, g := range res.GPUs {
-		f := 0.0
-		if res.Makespan > 0 {
-			f = float64(g.Idle()) / float64(res.Makespan)
-		}
+	used := inUse(res)
+	sum, n := 0.0, 0
+	for i := range res.GPUs {
+		g := &res.GPUs[i]
+		f := share(res, g.Idle())
 		per = append(per, gpuShare{g.Name, f})
-		if someRun && g.Kernels+g.Copies+g.Collectives == 0 {
-			continue
+		if used(g) {
+			sum += f
+			n++
+			most = max(most, f)
 		}
-		sum += f
-		n++
-		most = max(most, f)
 	}
 	if n > 0 {
 		mean = sum / float64(n)
