@@ -1159,7 +1159,11 @@ func (b *builder) expand(th *sim.Thread, ts []*tpl, suffix string) {
 				b.collWhere[op.ID] = t.where
 				b.collOrder = append(b.collOrder, op.ID)
 			}
-			b.collRanks[op.ID][op.Rank] = true
+			// An op over more GPUs than the first (an error said above)
+			// marks no rank.
+			if r := b.collRanks[op.ID]; op.Rank < len(r) {
+				r[op.Rank] = true
+			}
 		}
 		if prev, dup := b.ids[key]; dup {
 			if !b.collBad[op.ID] {
