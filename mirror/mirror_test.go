@@ -456,7 +456,7 @@ links:
 			t.Errorf("%d processes: %.4f us, want %.4f", c.procs, got, c.want)
 		}
 	}
-	if _, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", Procs: 3, MinBytes: 8, MaxBytes: 8, Factor: 2}); err == nil || !strings.HasSuffix(err.Error(), "3 processes cannot share 4 GPUs evenly: --gpus counts the GPUs of all processes (nccl-tests' -np x -g), each process driving as many; give --procs 1, 2, 4") {
+	if _, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", Procs: 3, MinBytes: 8, MaxBytes: 8, Factor: 2}); err == nil || !strings.HasSuffix(err.Error(), "3 processes cannot share 4 GPUs evenly, each process driving as many; give --procs 1, 2, 4, or -g, the GPUs of each process (nccl-tests' -g)") {
 		t.Errorf("3 processes on 4 GPUs: %v", err)
 	}
 }

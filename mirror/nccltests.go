@@ -149,7 +149,7 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 				ok = append(ok, strconv.Itoa(d))
 			}
 		}
-		return nil, fmt.Errorf("%d processes cannot share %s evenly: --gpus counts the GPUs of all processes (nccl-tests' -np x -g), each process driving as many; give --procs %s", procs, gpus, strings.Join(ok, ", "))
+		return nil, fmt.Errorf("%d processes cannot share %s evenly, each process driving as many; give --procs %s, or -g, the GPUs of each process (nccl-tests' -g)", procs, gpus, strings.Join(ok, ", "))
 	}
 	if cfg.DType == "" {
 		cfg.DType = models.FP32

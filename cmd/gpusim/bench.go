@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 
-	"gpusim/internal/units"
 	"gpusim/mirror"
 	"gpusim/models"
 	"gpusim/plots"
@@ -16,24 +17,29 @@ import (
 
 const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N | -g N] [--procs P] [-b 8] [-e 8G] [-f 2] [-i BYTES] [-d float] [--algo A] [--proto P] [--json] [--plot FILE]"
 
-// parseSize reads nccl-tests sizes: a number with an optional K, M, G
-// (powers of 1024) or any gpusim size unit.
+// sizeRe is a size as nccl-tests reads it (parsesize: a number, then one
+// of k, m, g in either case, powers of 1024; gpusim also takes what
+// follows them, B or iB, and a whole number of bytes written with a
+// fraction or an exponent).
+var sizeRe = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?) *([kKmMgG]?)(i?[bB])?$`)
+
+// parseSize reads nccl-tests sizes: 8, 8K, 8M, 8G (also 8m, 8MB, 8MiB:
+// 8 x 1024^2 bytes, as nccl-tests reads 8MB).
 func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(t, "K") || strings.HasSuffix(t, "k"):
-		mult, t = 1<<10, t[:len(t)-1]
-	case strings.HasSuffix(t, "M"):
-		mult, t = 1<<20, t[:len(t)-1]
-	case strings.HasSuffix(t, "G"):
-		mult, t = 1<<30, t[:len(t)-1]
+	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
+	bad := fmt.Errorf("%q is not a size: use bytes with an optional K, M or G (powers of 1024, as nccl-tests reads them), such as 8, 8K or 8G", s)
+	if m == nil {
+		return 0, bad
 	}
-	v, err := units.Parse(t, units.Bytes)
-	if err != nil || v < 0 || v*float64(mult) >= 1<<62 || v != math.Trunc(v) {
-		return 0, fmt.Errorf("%q is not a size: use bytes with an optional K, M or G (powers of 1024), such as 8 or 8G", s)
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, bad
 	}
-	return int64(v) * mult, nil
+	v *= map[string]float64{"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[strings.ToLower(m[2])]
+	if v >= 1<<62 || v != math.Trunc(v) {
+		return 0, bad
+	}
+	return int64(v), nil
 }
 
 type sizeFlag struct {
@@ -61,7 +67,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("nccl-tests", ncclSynopsis, stderr)
 	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
 	op := fs.String("op", "all_reduce", "the operation: "+strings.Join(mirror.NCCLTestOpNames, ", "))
-	gpus := fs.Int("gpus", 0, "use the first `N` GPUs (default: all)")
+	gpus := fs.Int("gpus", 0, "the GPUs of each process, as nccl-tests' -g: the first `N` x --procs GPUs (default: all, shared among the processes)")
 	fs.IntVar(gpus, "g", 0, "same as --gpus")
 	procs := fs.Int("procs", 1, "split the GPUs among `P` processes in order, as mpirun -np P: each drives its share from one thread on its first GPU's host")
 	cfg := mirror.NCCLTestsConfig{MinBytes: 32 << 20, MaxBytes: 32 << 20, Factor: 1, StepBytes: 1 << 20}
@@ -92,10 +98,16 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if *gpus < 0 || gpusSet && *gpus == 0 {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: --gpus (-g) %d: give at least 1 GPU (leave the flag out for all of them)", *gpus)}
 	}
-	cfg.GPUs, cfg.Procs = *gpus, *procs
 	if *procs < 1 {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: --procs %d: give at least 1 process", *procs)}
 	}
+	// -g counts each process's GPUs, as nccl-tests' does (mpirun -np 8
+	// all_reduce_perf -g 1 runs 8 ranks).
+	if *gpus > 1<<20 || *procs > 1<<20 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d --procs %d: more GPUs than any machine has", *gpus, *procs)}
+	}
+	*gpus *= *procs
+	cfg.GPUs, cfg.Procs = *gpus, *procs
 	if err := cfg.Check(); err != nil {
 		return &usageError{"gpusim nccl-tests: " + err.Error()}
 	}
@@ -108,6 +120,9 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	t, err := loadTopology(*topo)
 	if err != nil {
 		return err
+	}
+	if have := len(t.Machine.GPUs); gpusSet && *procs > 1 && *gpus > have {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d x --procs %d: %d GPUs; topology %s has %d", *gpus / *procs, *procs, *gpus, t.Name, have)}
 	}
 	if *plotTo != "" {
 		if _, err := plots.FormatOf(*plotTo); err != nil {
