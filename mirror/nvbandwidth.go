@@ -191,10 +191,11 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 		if read {
 			word = "Read"
 		}
-		one := newMatrix(test, fmt.Sprintf("memcpy CE GPU(row) <-> GPU(column) %s1 bandwidth (GB/s)", word), "GB/s", gpus, gpus)
+		// Named as nvbandwidth names them (methods.md §5): _read1 (or
+		// _write1), _read2 (_write2), _total.
+		one := newMatrix(test+"_"+strings.ToLower(word)+"1", fmt.Sprintf("memcpy CE GPU(row) <-> GPU(column) %s1 bandwidth (GB/s)", word), "GB/s", gpus, gpus)
 		two := newMatrix(test+"_"+strings.ToLower(word)+"2", fmt.Sprintf("memcpy CE GPU(row) <-> GPU(column) %s2 bandwidth (GB/s)", word), "GB/s", gpus, gpus)
 		tot := newMatrix(test+"_total", "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)", "GB/s", gpus, gpus)
-		one.Name = test
 		for i := 0; i < g; i++ {
 			for j := 0; j < g; j++ {
 				if i == j || !peer(paths, i, j) {
