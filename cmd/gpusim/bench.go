@@ -149,7 +149,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST | --testcase TEST]... [--buffer-size MiB | -b MiB] [--json] [--plot FILE]"
+const nvbSynopsis = "gpusim nvbandwidth --topology T [-t TEST... | --testcase TEST...]... [--buffer-size MiB | -b MiB | --bufferSize MiB] [--json] [--plot FILE]"
 
 type listFlag []string
 
@@ -164,6 +164,7 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&tests, "testcase", "same as -t")
 	buf := fs.Int64("buffer-size", mirror.NVBandwidthDefaultBuffer>>20, "copy size in MiB, as nvbandwidth's -b")
 	fs.Int64Var(buf, "b", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size")
+	fs.Int64Var(buf, "bufferSize", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size (nvbandwidth's spelling)")
 	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"unit", "rows", "cols", "matrix"}}} instead`)
 	plotTo := fs.String("plot", "", "also draw each matrix as a heatmap into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, nvbSynopsis, args, stdout) {
@@ -172,6 +173,15 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	// nvbandwidth's -t takes several tests (-t 0 1 4): after a -t, the
+	// arguments that read as tests (an index, or a name with its
+	// underscores) are more of them, checked with the others below.
+	for len(tests) > 0 && len(pos) > 0 {
+		if _, err := strconv.Atoi(pos[0]); err != nil && !strings.Contains(pos[0], "_") {
+			break
+		}
+		tests, pos = append(tests, pos[0]), pos[1:]
 	}
 	if err := needTopology("nvbandwidth", nvbSynopsis, pos, *topo); err != nil {
 		return err
