@@ -48,6 +48,7 @@ type cache struct {
 	nvb  map[string][]*Matrix
 	p2p  map[string][]*Matrix
 	nccl map[string][]NCCLRow
+	each Each
 }
 
 func (c *cache) nvbandwidth(topo, test string, buffer int64) (*Matrix, error) {
@@ -59,7 +60,7 @@ func (c *cache) nvbandwidth(topo, test string, buffer int64) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := NVBandwidth(t.Machine, test, buffer)
+	ms, err := NVBandwidth(t.Machine, test, buffer, c.each)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func (c *cache) p2pTest(topo, name string) (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ms, err = P2PTest(t.Machine); err != nil {
+		if ms, err = P2PTest(t.Machine, c.each); err != nil {
 			return nil, err
 		}
 		c.p2p[topo] = ms
@@ -242,9 +243,10 @@ type ReportRow struct {
 	Error float64
 }
 
-// Accuracy predicts every reference figure.
-func Accuracy() (*Report, error) {
-	c := &cache{nvb: map[string][]*Matrix{}, p2p: map[string][]*Matrix{}, nccl: map[string][]NCCLRow{}}
+// Accuracy predicts every reference figure, the tools' cells through each
+// (nil: one after another).
+func Accuracy(each Each) (*Report, error) {
+	c := &cache{nvb: map[string][]*Matrix{}, p2p: map[string][]*Matrix{}, nccl: map[string][]NCCLRow{}, each: each}
 	rep := &Report{}
 	for _, ref := range References {
 		v, err := ref.predict(c)

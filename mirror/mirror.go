@@ -191,6 +191,65 @@ func timeCopiesAndCalls(m *sim.Machine, specs []copySpec) (gpu, host []sim.Time,
 	return gpu, host, nil
 }
 
+// Each calls f(i) for every i from 0 to n-1, in any order and perhaps at
+// once (each f(i) touches only its own i's state). The tools' cells are
+// independent simulations on a shared, read-only machine; the package runs
+// them through an Each so that its caller may spread them over the CPUs
+// (the core starts no goroutines). Nil runs them one after another.
+type Each func(n int, f func(i int))
+
+// batch collects measurements that do not depend on each other (a tool's
+// cells), runs them through an Each, then hands each its times in the order
+// they were added, so the output is the same however they ran.
+type batch struct {
+	m    *sim.Machine
+	each Each
+	jobs []batchJob
+}
+
+type batchJob struct {
+	specs []copySpec
+	done  func(gpu, host []sim.Time)
+}
+
+// add queues a measurement of specs (as timeCopiesAndCalls times them);
+// done gets its times when run is called.
+func (b *batch) add(specs []copySpec, done func(gpu, host []sim.Time)) {
+	b.jobs = append(b.jobs, batchJob{specs, done})
+}
+
+// run measures every queued job, then calls their done functions in the
+// order added. An error is the first job's, in that order, that failed,
+// and then no done function is called.
+func (b *batch) run() error {
+	type result struct {
+		gpu, host []sim.Time
+		err       error
+	}
+	res := make([]result, len(b.jobs))
+	measure := func(i int) {
+		g, h, err := timeCopiesAndCalls(b.m, b.jobs[i].specs)
+		res[i] = result{g, h, err}
+	}
+	if b.each != nil {
+		b.each(len(b.jobs), measure)
+	} else {
+		for i := range b.jobs {
+			measure(i)
+		}
+	}
+	for _, r := range res {
+		if r.err != nil {
+			return r.err
+		}
+	}
+	for i, r := range res {
+		b.jobs[i].done(r.gpu, r.host)
+	}
+	b.jobs = nil
+	return nil
+}
+
 func satAdd(a, b sim.Time) sim.Time {
 	if a > sim.MaxTime-b {
 		return sim.MaxTime

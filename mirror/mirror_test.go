@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"gpusim/models"
@@ -17,7 +18,7 @@ import (
 // committed file is stale, when any figure's error passes its bound, or
 // when the median error over large messages passes the stated bound.
 func TestAccuracyReport(t *testing.T) {
-	rep, err := Accuracy()
+	rep, err := Accuracy(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestNVBandwidthOnAToyMachine(t *testing.T) {
 	tol := 1e-6
 	check := func(test string, r, c int, want float64) {
 		t.Helper()
-		ms, err := NVBandwidth(m, test, 64<<20)
+		ms, err := NVBandwidth(m, test, 64<<20, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,20 +101,20 @@ func TestNVBandwidthOnAToyMachine(t *testing.T) {
 	tol = 1e-4
 	check("all_to_host_memcpy_ce", 0, 0, float64(16*(64<<20))/(16*(float64(64<<20)/5e9+1e-6))/1e9)
 	tol = 1e-6
-	ms, _ := NVBandwidth(m, "device_to_device_memcpy_read_ce", 64<<20)
+	ms, _ := NVBandwidth(m, "device_to_device_memcpy_read_ce", 64<<20, nil)
 	if ms[0].Cells[0][0] != nil {
 		t.Error("the diagonal of a device-to-device test should be N/A")
 	}
 	// Pointer chase to the host: out and back over the 1 us uplink.
 	check("host_device_latency_sm", 0, 0, 2000)
-	if _, err := NVBandwidth(m, "nope", 1); err == nil || !strings.Contains(err.Error(), "host_to_device_memcpy_ce") {
+	if _, err := NVBandwidth(m, "nope", 1, nil); err == nil || !strings.Contains(err.Error(), "host_to_device_memcpy_ce") {
 		t.Errorf("unknown test: %v", err)
 	}
 }
 
 func TestP2PTestOnAToyMachine(t *testing.T) {
 	tp := loadToy(t)
-	ms, err := P2PTest(tp.Machine)
+	ms, err := P2PTest(tp.Machine, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = P2PTest(tp.Machine)
+	_, err = P2PTest(tp.Machine, nil)
 	want := "gpu0 and gpu1 cannot reach each other: no route, and no host reachable from both; the sample copies between every pair of GPUs"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
@@ -240,7 +241,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := P2PTest(tp.Machine)
+	ms, err := P2PTest(tp.Machine, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestP2PTestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := P2PTest(tp.Machine)
+	ms, err := P2PTest(tp.Machine, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +360,7 @@ func TestNVBandwidthTestsByIndex(t *testing.T) {
 		}
 	}
 	// NVBandwidth itself takes an index and names the matrix by the test.
-	ms, err := NVBandwidth(loadToy(t).Machine, "5", 64<<20)
+	ms, err := NVBandwidth(loadToy(t).Machine, "5", 64<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,7 @@ func TestP2PTestTimesTheGPUsNotTheEnqueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms, err := P2PTest(tp.Machine)
+		ms, err := P2PTest(tp.Machine, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,4 +475,80 @@ func timeSync(t *testing.T, tp *topologies.Topology) sim.Time {
 		t.Fatal(err)
 	}
 	return recs[id].End - recs[id].Call
+}
+
+// backwardsAtOnce is an Each that starts every call at once, the last
+// first.
+func backwardsAtOnce(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := n - 1; i >= 0; i-- {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
+}
+
+// TestCellsAreTheSameHoweverTheyRun runs p2p-test and an nvbandwidth test,
+// whose cells are independent simulations (batch), one after another and
+// all at once in reverse: every cell must be the same, and equal to the
+// cell measured alone.
+func TestCellsAreTheSameHoweverTheyRun(t *testing.T) {
+	m := loadToy(t).Machine
+	print := func(each Each) string {
+		var b bytes.Buffer
+		ms, err := P2PTest(m, each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		WriteP2P(&b, ms)
+		nv, err := NVBandwidth(m, "device_to_device_bidirectional_memcpy_read_ce", 64<<20, each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mx := range nv {
+			WriteMatrix(&b, mx)
+		}
+		return b.String()
+	}
+	one, four := print(nil), print(backwardsAtOnce)
+	if one != four {
+		t.Errorf("p2p-test one cell after another:\n%s\nall at once, last first:\n%s", one, four)
+	}
+	// A cell measured alone, as the tools measured before batching: the
+	// bidirectional read between gpu0 and gpu1, row 0 column 1.
+	nv, _ := NVBandwidth(m, "device_to_device_bidirectional_memcpy_read_ce", 64<<20, backwardsAtOnce)
+	node := func(i int) int { return m.GPUs[i].Node }
+	a := copySpec{src: node(1), dst: node(0), gpu: 0, bytes: 64 << 20, repeat: nvbLoop}
+	c := copySpec{src: node(0), dst: node(1), gpu: 1, bytes: 64 << 20, repeat: nvbLoop}
+	ts, err := timeCopies(m, []copySpec{a, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *nv[0].Cells[0][1], gbps(float64(64<<20)*nvbLoop, ts[0]); got != want {
+		t.Errorf("read1[0][1] = %g in the batch, %g alone", got, want)
+	}
+}
+
+// TestBatchReportsTheFirstErrorInOrder queues a good job and two failing
+// ones: the error is the second job's whichever worker ends first, and no
+// job's results are handed out.
+func TestBatchReportsTheFirstErrorInOrder(t *testing.T) {
+	m := loadToy(t).Machine
+	node := func(i int) int { return m.GPUs[i].Node }
+	for range 20 {
+		b := &batch{m: m, each: backwardsAtOnce}
+		called := 0
+		done := func(_, _ []sim.Time) { called++ }
+		b.add([]copySpec{{src: node(0), dst: node(1), gpu: 0, bytes: 1 << 20, repeat: 1}}, done)
+		b.add([]copySpec{{src: node(0), dst: node(1), gpu: 0, bytes: -1, repeat: 1}}, done)
+		b.add([]copySpec{{src: node(0), dst: node(1), gpu: 0, bytes: 1 << 20, repeat: 1, noPeer: true}, {src: node(0), dst: node(1), gpu: 0, bytes: -2, repeat: 1}}, done)
+		err := b.run()
+		// Each job numbers its ops from 1, a latch before each copy: the
+		// second job's bad copy is op2, the third's op4.
+		if err == nil || !strings.Contains(err.Error(), "op op2:") {
+			t.Fatalf("error %v, want the second job's (op op2)", err)
+		}
+		if called != 0 {
+			t.Fatalf("%d jobs handed their times after an error", called)
+		}
+	}
 }

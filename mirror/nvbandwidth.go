@@ -87,8 +87,9 @@ func NVBandwidthTestName(arg string) (string, error) {
 // NVBandwidth runs one nvbandwidth test (a name or an index, as
 // NVBandwidthTestName takes them) on m with the given buffer size and
 // returns its matrices (most tests have one; bidirectional device-to-device
-// tests have three: each direction and their total).
-func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
+// tests have three: each direction and their total). Its cells'
+// simulations run through each (nil: one after another).
+func NVBandwidth(m *sim.Machine, test string, buffer int64, each Each) ([]*Matrix, error) {
 	test, err := NVBandwidthTestName(test)
 	if err != nil {
 		return nil, err
@@ -99,6 +100,7 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 	host := func(i int) int { return m.Hosts[m.GPUs[i].Host].Node }
 	node := func(i int) int { return m.GPUs[i].Node }
 	size := float64(buffer) * nvbLoop
+	cells := &batch{m: m, each: each} // a test's cells, simulated together
 	hostTest := func(title string, measured func(d int) copySpec, others func(d, o int) []copySpec) ([]*Matrix, error) {
 		mx := newMatrix(test, title, "GB/s", []string{"0"}, gpus)
 		for d := 0; d < g; d++ {
@@ -108,11 +110,10 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 					specs = append(specs, others(d, o)...)
 				}
 			}
-			ts, err := timeCopies(m, specs)
-			if err != nil {
-				return nil, err
-			}
-			mx.set(0, d, gbps(size, ts[0]))
+			cells.add(specs, func(ts, _ []sim.Time) { mx.set(0, d, gbps(size, ts[0])) })
+		}
+		if err := cells.run(); err != nil {
+			return nil, err
 		}
 		return []*Matrix{mx}, nil
 	}
@@ -177,12 +178,11 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 				if read {
 					s = copySpec{src: node(j), dst: node(i), gpu: i, bytes: buffer, repeat: nvbLoop}
 				}
-				ts, err := timeCopies(m, []copySpec{s})
-				if err != nil {
-					return nil, err
-				}
-				mx.set(i, j, gbps(size, ts[0]))
+				cells.add([]copySpec{s}, func(ts, _ []sim.Time) { mx.set(i, j, gbps(size, ts[0])) })
 			}
+		}
+		if err := cells.run(); err != nil {
+			return nil, err
 		}
 		return []*Matrix{mx}, nil
 	case "device_to_device_bidirectional_memcpy_read_ce", "device_to_device_bidirectional_memcpy_write_ce":
@@ -207,14 +207,15 @@ func NVBandwidth(m *sim.Machine, test string, buffer int64) ([]*Matrix, error) {
 					a = copySpec{src: node(j), dst: node(i), gpu: i, bytes: buffer, repeat: nvbLoop}
 					b = copySpec{src: node(i), dst: node(j), gpu: j, bytes: buffer, repeat: nvbLoop}
 				}
-				ts, err := timeCopies(m, []copySpec{a, b})
-				if err != nil {
-					return nil, err
-				}
-				one.set(i, j, gbps(size, ts[0]))
-				two.set(i, j, gbps(size, ts[1]))
-				tot.set(i, j, gbps(size, ts[0])+gbps(size, ts[1]))
+				cells.add([]copySpec{a, b}, func(ts, _ []sim.Time) {
+					one.set(i, j, gbps(size, ts[0]))
+					two.set(i, j, gbps(size, ts[1]))
+					tot.set(i, j, gbps(size, ts[0])+gbps(size, ts[1]))
+				})
 			}
+		}
+		if err := cells.run(); err != nil {
+			return nil, err
 		}
 		return []*Matrix{one, two, tot}, nil
 	case "host_device_latency_sm":

@@ -29,8 +29,9 @@ const (
 const P2PConnectivity = "p2p_connectivity"
 
 // P2PTest returns the matrices of p2pBandwidthLatencyTest, in its order:
-// the connectivity matrix, then the bandwidth and latency matrices.
-func P2PTest(m *sim.Machine) ([]*Matrix, error) {
+// the connectivity matrix, then the bandwidth and latency matrices. Its
+// cells' simulations run through each (nil: one after another).
+func P2PTest(m *sim.Machine, each Each) ([]*Matrix, error) {
 	g := len(m.GPUs)
 	paths := m.NewPaths() // every pair's paths: a search per GPU, not per pair
 	// The sample copies between every pair: one that cannot is said once.
@@ -58,6 +59,7 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 		}
 	}
 	out := []*Matrix{conn}
+	cells := &batch{m: m, each: each} // every cell's simulation, run at the end
 	for _, bidir := range []bool{false, true} {
 		for _, enabled := range []bool{false, true} {
 			name, title := "unidirectional", "Unidirectional P2P=%s Bandwidth Matrix (GB/s)"
@@ -81,19 +83,17 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 					if bidir {
 						specs = append(specs, copySpec{src: node(j), dst: node(i), gpu: j, bytes: p2pBytes, repeat: p2pRepeat, noPeer: !enabled})
 					}
-					ts, err := timeCopies(m, specs)
-					if err != nil {
-						return nil, err
-					}
-					t := ts[0]
-					if bidir {
-						t = max(ts[0], ts[1])
-					}
-					v := gbps(float64(p2pBytes*p2pRepeat*len(specs)), t)
-					if i == j {
-						v *= 2 // read and write
-					}
-					mx.set(i, j, v)
+					cells.add(specs, func(ts, _ []sim.Time) {
+						t := ts[0]
+						if bidir {
+							t = max(ts[0], ts[1])
+						}
+						v := gbps(float64(p2pBytes*p2pRepeat*len(specs)), t)
+						if i == j {
+							v *= 2 // read and write
+						}
+						mx.set(i, j, v)
+					})
 				}
 			}
 			out = append(out, mx)
@@ -111,15 +111,16 @@ func P2PTest(m *sim.Machine) ([]*Matrix, error) {
 				if !enabled && unstaged(i, j) {
 					continue
 				}
-				ts, hs, err := timeCopiesAndCalls(m, []copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pLatencyBytes, repeat: p2pLatencyCount, noPeer: !enabled}})
-				if err != nil {
-					return nil, err
-				}
-				gpuM.set(i, j, ts[0].Seconds()*1e6/p2pLatencyCount)
-				cpuM.set(i, j, hs[0].Seconds()*1e6/p2pLatencyCount)
+				cells.add([]copySpec{{src: node(i), dst: node(j), gpu: i, bytes: p2pLatencyBytes, repeat: p2pLatencyCount, noPeer: !enabled}}, func(ts, hs []sim.Time) {
+					gpuM.set(i, j, ts[0].Seconds()*1e6/p2pLatencyCount)
+					cpuM.set(i, j, hs[0].Seconds()*1e6/p2pLatencyCount)
+				})
 			}
 		}
 		out = append(out, gpuM, cpuM)
+	}
+	if err := cells.run(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

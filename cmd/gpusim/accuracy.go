@@ -17,7 +17,7 @@ func cmdAccuracy(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{"usage: " + accuracySynopsis + " (it takes no arguments)"}
 	}
-	rep, err := mirror.Accuracy()
+	rep, err := mirror.Accuracy(onEveryCPU)
 	if err != nil {
 		return &failError{err}
 	}

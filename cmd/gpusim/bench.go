@@ -7,8 +7,11 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"gpusim/mirror"
 	"gpusim/models"
@@ -214,7 +217,7 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "gpusim nvbandwidth: predicted for %s, buffer size %d MiB\n\n", t.Name, *buf)
 	}
 	for _, tc := range tests {
-		ms, err := mirror.NVBandwidth(t.Machine, tc, *buf<<20)
+		ms, err := mirror.NVBandwidth(t.Machine, tc, *buf<<20, onEveryCPU)
 		if err != nil {
 			return fmt.Errorf("gpusim nvbandwidth: %v", err)
 		}
@@ -264,7 +267,7 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ms, err := mirror.P2PTest(t.Machine)
+	ms, err := mirror.P2PTest(t.Machine, onEveryCPU)
 	if err != nil {
 		return fmt.Errorf("gpusim p2p-test: %v", err)
 	}
@@ -291,4 +294,21 @@ func needTopology(cmd, synopsis string, pos []string, topo string) error {
 		return &usageError{fmt.Sprintf("gpusim %s: --topology is required: a topology file or a shipped name (gpusim topo list); usage: %s", cmd, synopsis)}
 	}
 	return nil
+}
+
+// onEveryCPU is a mirror.Each that spreads the calls over GOMAXPROCS
+// goroutines, each taking the next i until none is left: the tools' cells
+// are independent simulations, and each lands in its own place, so the
+// output does not depend on how many ran at once.
+func onEveryCPU(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
