@@ -88,7 +88,7 @@ func runChecked(args []string, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	code := run(args, out, stderr)
 	if out.err != nil && code == exitOK {
-		fmt.Fprintf(stderr, "gpusim: writing standard output: %v\n", unwrapPath(out.err))
+		fmt.Fprintln(stderr, "gpusim: "+out.err.Error())
 		code = exitFail
 	}
 	return code
@@ -107,10 +107,18 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	}
 	n, err := c.w.Write(p)
 	if err != nil {
-		c.err = err
+		c.err = &stdoutError{err}
 	}
-	return n, err
+	return n, c.err
 }
+
+// stdoutError is a write to standard output that failed. A command that
+// returns it (a --json writer's error) fails as runChecked fails for it:
+// exit status 1, "writing standard output".
+type stdoutError struct{ err error }
+
+func (e *stdoutError) Error() string { return "writing standard output: " + unwrapPath(e.err).Error() }
+func (e *stdoutError) Unwrap() error { return e.err }
 
 // usage is the top-level help; each command's line is its synopsis, the
 // one its --help prints, so that every flag is listed.
@@ -242,6 +250,11 @@ func report(err error, stderr io.Writer) int {
 	if hw.IsUnavailable(err) {
 		fmt.Fprintln(stderr, "gpusim: "+firstLine(err.Error()))
 		return exitNoGPU
+	}
+	var se *stdoutError
+	if errors.As(err, &se) {
+		fmt.Fprintln(stderr, "gpusim: "+se.Error())
+		return exitFail
 	}
 	var fe *failError
 	if errors.As(err, &fe) {

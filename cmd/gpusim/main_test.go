@@ -427,7 +427,12 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // TestOutputThatDidNotArrive: a command whose output could not be written
 // fails with exit status 1 and says so on stderr, whichever command it is.
 func TestOutputThatDidNotArrive(t *testing.T) {
-	for _, args := range [][]string{{"version"}, {"topo", "list"}, {"run", "quickstart"}, {"validate", "quickstart"}} {
+	for _, args := range [][]string{
+		{"version"}, {"topo", "list"}, {"run", "quickstart"}, {"validate", "quickstart"},
+		// The --json writers return the write's error themselves.
+		{"run", "quickstart", "--json"}, {"nccl-tests", "--topology", "pcie-2gpu", "-b", "8", "-e", "1M", "--json"},
+		{"p2p-test", "--topology", "pcie-2gpu", "--json"}, {"nvbandwidth", "--topology", "pcie-2gpu", "-t", "0", "--json"},
+	} {
 		var stderr bytes.Buffer
 		if code := runChecked(args, fullWriter{}, &stderr); code != exitFail || stderr.String() != "gpusim: writing standard output: no space left on device\n" {
 			t.Errorf("gpusim %s: exit %d, stderr %q; want 1 and the write error", strings.Join(args, " "), code, stderr.String())
