@@ -53,6 +53,10 @@ type bar struct {
 	x0, x1 float64 // in the axis unit
 	kind   Kind
 	level  float64 // link lanes: the load as a fraction of capacity
+	// partial bars (the parts of a pixel column's stack: mergeBars) fill
+	// the lane's height from base to base+level, as fractions of it.
+	partial bool
+	base    float64
 }
 
 // gantt is the plotter that draws the lanes' bars.
@@ -82,17 +86,20 @@ func (g *gantt) Plot(c draw.Canvas, plt *plot.Plot) {
 	for i, bars := range g.lanes {
 		y := float64(len(g.lanes) - 1 - i)
 		for _, b := range bars {
-			top := 0.38
-			if b.kind == KindTransfer {
+			bottom, top := -0.38, 0.38
+			switch {
+			case b.partial:
+				bottom, top = -0.38+0.76*b.base, -0.38+0.76*math.Min(1, b.base+b.level)
+			case b.kind == KindTransfer:
 				top = -0.38 + 0.76*math.Min(1, b.level)
 			}
 			x0, x1 := trX(b.x0), trX(b.x1)
 			if x1-x0 < 0.75 {
 				x1 = x0 + 0.75 // at least a visible sliver
 			}
-			pts := []vg.Point{{X: x0, Y: trY(y - 0.38)}, {X: x1, Y: trY(y - 0.38)}, {X: x1, Y: trY(y + top)}, {X: x0, Y: trY(y + top)}}
+			pts := []vg.Point{{X: x0, Y: trY(y + bottom)}, {X: x1, Y: trY(y + bottom)}, {X: x1, Y: trY(y + top)}, {X: x0, Y: trY(y + top)}}
 			c.FillPolygon(kindColor[b.kind], c.ClipPolygonXY(pts))
-			if b.kind != KindTransfer && x1-x0 >= 2 && x0 >= c.Min.X {
+			if b.kind != KindTransfer && !b.partial && x1-x0 >= 2 && x0 >= c.Min.X {
 				// A hairline at the start, so that two ops back to back
 				// (two kernels on a stream) read as two bars, not one.
 				c.StrokeLine2(separator, x0, trY(y-0.38), x0, trY(y+top))
@@ -105,61 +112,126 @@ func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return g.xmin, g.xmax, -0.5, float64(len(g.lanes)) - 0.5
 }
 
-// mergeBars merges, per lane, consecutive bars that touch within a pixel
-// when either is narrower than a pixel: a 10^5-op timeline draws a few
-// thousand rectangles, and what it shows does not change.
-func mergeBars(bars []bar, pixel float64) []bar {
+// mergeBars draws a lane's bars narrower than a pixel as what they add up
+// to in each pixel column (origin is the window's start; columns are pixel
+// wide from there): a stack, one part per kind in legend order, each as
+// tall as the share of the column that kind covers (for link loads, the
+// mean load over the column). Columns alike (their parts equal to 1/64 of
+// the lane's height) join into one. So a run of tiny kernels with gaps
+// between them reads as a lower bar, and kernels alternating with
+// collectives as both colours stacked, where merging bars end to end drew
+// one bar of whichever kind covered most, across every gap. Bars a pixel
+// wide or more are kept as they are. A 10^5-op lane draws at most a few
+// rectangles a column.
+func mergeBars(bars []bar, pixel, origin float64) []bar {
 	sort.SliceStable(bars, func(i, j int) bool { return bars[i].x0 < bars[j].x0 })
 	var out []bar
-	// width is, for the last merged bar, the time each kind in it covers
-	// (a few kinds: a slice, reused): the kind that covers the most names
-	// it (the first in case of a tie).
-	type kindWidth struct {
-		kind Kind
-		w    float64
+	type column struct {
+		c int
+		w [len(kindIndexOrder)]float64 // per kind, in kindIndexOrder
 	}
-	var width []kindWidth
-	add := func(k Kind, w float64) float64 {
-		for i := range width {
-			if width[i].kind == k {
-				width[i].w += w
-				return width[i].w
+	var cols []column // in column order: narrow bars come sorted by start
+	at := func(c int) *column {
+		// A narrow bar touches at most two columns, at or after the last
+		// one's predecessor: look back a few.
+		for k := len(cols) - 1; k >= 0 && k >= len(cols)-3; k-- {
+			if cols[k].c == c {
+				return &cols[k]
+			}
+			if cols[k].c < c {
+				cols = append(cols, column{})
+				copy(cols[k+2:], cols[k+1:])
+				cols[k+1] = column{c: c}
+				return &cols[k+1]
 			}
 		}
-		width = append(width, kindWidth{k, w})
-		return w
-	}
-	of := func(k Kind) float64 {
-		for _, x := range width {
-			if x.kind == k {
-				return x.w
-			}
-		}
-		return 0
+		cols = append(cols, column{})
+		copy(cols[1:], cols)
+		cols[0] = column{c: c}
+		return &cols[0]
 	}
 	for _, b := range bars {
-		if n := len(out); n > 0 {
-			last := &out[n-1]
-			narrow := b.x1-b.x0 < pixel || last.x1-last.x0 < pixel
-			if narrow && b.x0 <= last.x1+pixel {
-				wa, wb := last.x1-last.x0, b.x1-b.x0
-				if add(b.kind, wb) > of(last.kind) {
-					last.kind = b.kind
-				}
-				x1 := math.Max(last.x1, b.x1)
-				if b.kind == KindTransfer && x1 > last.x0 {
-					// A link's load: the mean over the merged span, gaps
-					// counting as no load.
-					last.level = (last.level*wa + b.level*wb) / (x1 - last.x0)
-				}
-				last.x1 = x1
-				continue
+		if b.x1-b.x0 >= pixel || pixel <= 0 {
+			out = append(out, b)
+			continue
+		}
+		weight := 1.0
+		if b.kind == KindTransfer {
+			weight = b.level
+		}
+		ki := kindIndex(b.kind)
+		// The column the bar starts in (a start on a column's edge, to
+		// within rounding, is in the column it opens).
+		c0 := int(math.Floor((b.x0-origin)/pixel + 1e-9))
+		for c := c0; c <= c0+1; c++ {
+			lo, hi := origin+float64(c)*pixel, origin+float64(c+1)*pixel
+			if w := math.Min(hi, b.x1) - math.Max(lo, b.x0); w > 0 || c == c0 {
+				// A bar of no length (an op that took no time) shows as
+				// a sliver, as it did before columns.
+				at(c).w[ki] += max(w*weight/pixel, 1e-12*min(weight, 1))
 			}
 		}
-		out = append(out, b)
-		width = append(width[:0], kindWidth{b.kind, b.x1 - b.x0})
 	}
+	// Each column's stack, quantized to 1/64 of the lane, from the bottom
+	// in legend order; a column over full (bars overlapping in a lane)
+	// is scaled to fit.
+	const steps = 64
+	type stack [len(kindIndexOrder)]int
+	stackOf := func(col *column) (st stack, any bool) {
+		total := 0.0
+		for _, w := range col.w {
+			total += w
+		}
+		scale := 1.0
+		if total > 1 {
+			scale = 1 / total
+		}
+		for k, w := range col.w {
+			st[k] = int(math.Round(w * scale * steps))
+			if w > 0 && st[k] == 0 {
+				st[k] = 1 // a sliver, not nothing
+			}
+			any = any || st[k] > 0
+		}
+		return st, any
+	}
+	for i := 0; i < len(cols); {
+		st, any := stackOf(&cols[i])
+		j := i + 1
+		for j < len(cols) && cols[j].c == cols[j-1].c+1 {
+			next, _ := stackOf(&cols[j])
+			if next != st {
+				break
+			}
+			j++
+		}
+		if any {
+			x0, x1 := origin+float64(cols[i].c)*pixel, origin+float64(cols[j-1].c+1)*pixel
+			base := 0
+			for k, n := range st {
+				if n == 0 {
+					continue
+				}
+				out = append(out, bar{x0: x0, x1: x1, kind: kindIndexOrder[k], partial: true, base: float64(base) / steps, level: float64(n) / steps})
+				base += n
+			}
+		}
+		i = j
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].x0 < out[j].x0 })
 	return out
+}
+
+// kindIndexOrder is kindOrder, indexed by kindIndex.
+var kindIndexOrder = [...]Kind{KindKernel, KindComm, KindCollWait, KindH2D, KindD2H, KindP2P, KindStaged, KindD2D, KindHost, KindAPI, KindWait, KindTransfer}
+
+func kindIndex(k Kind) int {
+	for i, x := range kindIndexOrder {
+		if x == k {
+			return i
+		}
+	}
+	panic("plots: a bar of unknown kind " + string(k))
 }
 
 // Timeline draws res as a Gantt chart: a lane per host thread (the host
@@ -341,7 +413,7 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 		g.bands = append(g.bands, shade)
 	}
 	for i := range bars {
-		merged := mergeBars(bars[i], pixel)
+		merged := mergeBars(bars[i], pixel, x(from))
 		lanes[i].Bars = len(merged)
 		g.lanes = append(g.lanes, merged)
 	}
