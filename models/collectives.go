@@ -799,6 +799,7 @@ func (p *planner) planRing(plan *sim.CollPlan, proto int) {
 		chunk := float64(p.spec.Bytes) * p.share(ri) / float64(n)
 		bound := p.bound(proto, ri)
 		prev := make([]int, n) // task that delivered to position i in the last step
+		sent := make([]int, n) // position i's send of the last step
 		for k := 0; k < steps; k++ {
 			cur := make([]int, n)
 			for pos := 0; pos < n; pos++ {
@@ -808,9 +809,19 @@ func (p *planner) planRing(plan *sim.CollPlan, proto int) {
 					Reduce: p.spec.Kind == ReduceScatter || (p.spec.Kind == AllReduce && k < n-1),
 				}
 				if k > 0 {
-					t.Deps = []int{prev[pos]} // the chunk this rank received last step
+					// The chunk this rank received last step, and its own
+					// send of last step: a channel's sends to its next rank
+					// go in order over one connection (NCCL's FIFO of
+					// steps), as a chain's chunks do. Without the second, a
+					// rank fed by a faster link sent its next chunk beside
+					// the last on its slower one, the two shared it, and
+					// the ring stalled behind the later one (rings over
+					// unequal links lost up to a tenth of their bandwidth,
+					// and more when a link got faster).
+					t.Deps = deps(prev[pos], sent[pos])
 				}
-				cur[(pos+1)%n] = task(plan, t)
+				sent[pos] = task(plan, t)
+				cur[(pos+1)%n] = sent[pos]
 			}
 			prev = cur
 		}

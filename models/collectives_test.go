@@ -418,3 +418,49 @@ func TestNVLSLinkBytesArePayload(t *testing.T) {
 		t.Errorf("%d directions of GPU-NVSwitch links, want 16", seen)
 	}
 }
+
+// A ring runs at its slowest link, however fast its others are: three H100s
+// in a triangle, gpu0's two links 80 GB/s for kernels and the third link
+// 80, 160 or 320. The rings are 0->1->2->0 and its reverse, 80 GB/s each,
+// each carrying half the data in chunks of a third of that. A ring
+// all-reduce of n = 3 is 2(n-1) = 4 steps, each its hop latency (3.4 us,
+// Simple over NVLink) then a chunk at 80 GB/s, after the 8.4 us base
+// latency; all-gather is n-1 = 2 steps. (A rank fed by the faster link
+// used to send its next chunk beside the last one on its slower link: the
+// two shared it and the ring stalled: 25% slower at 320.)
+func TestRingRunsAtItsSlowestLink(t *testing.T) {
+	const size = 1 << 30
+	chunk := float64(size) / 2 / 3
+	for _, fast := range []int{80, 160, 320} {
+		yaml := fmt.Sprintf(`
+name: triangle
+hosts: [{name: cpu0}]
+gpus:
+  - {name: gpu0, model: H100-SXM, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+  - {name: gpu1, model: H100-SXM, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+  - {name: gpu2, model: H100-SXM, memory_bandwidth: 100000 GB/s, memory_efficiency: 1}
+links:
+  - {ends: [gpu0, gpu1], kind: nvlink, bandwidth: 100 GB/s, sm_bandwidth: 80 GB/s}
+  - {ends: [gpu0, gpu2], kind: nvlink, bandwidth: 100 GB/s, sm_bandwidth: 80 GB/s}
+  - {ends: [gpu1, gpu2], kind: nvlink, bandwidth: %d GB/s, sm_bandwidth: %d GB/s}
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+  - {ends: [gpu2, cpu0], type: pcie5x16}
+`, fast*100/80, fast)
+		tp, err := topologies.Load("triangle.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			kind  string
+			steps float64
+		}{{models.AllReduce, 4}, {models.AllGather, 2}} {
+			spec := models.CollSpec{Kind: tc.kind, GPUs: []int{0, 1, 2}, Bytes: size, Algorithm: "ring", Protocol: "simple"}
+			got := collectiveTime(t, tp, spec).Seconds()
+			want := 8.4e-6 + tc.steps*(3.4e-6+chunk/80e9)
+			if math.Abs(got-want) > 1e-6*want {
+				t.Errorf("%s with a %d GB/s third link: %.6g s, want %.6g s", tc.kind, fast, got, want)
+			}
+		}
+	}
+}
