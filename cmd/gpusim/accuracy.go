@@ -15,7 +15,7 @@ func cmdAccuracy(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "usage: "+accuracySynopsis+"\n\nPrints docs/accuracy.md: every published measurement a shipped topology covers, gpusim's prediction and the error.")
 			return nil
 		}
-		return &usageError{"usage: " + accuracySynopsis + " (it takes no arguments)"}
+		return &usageError{fmt.Sprintf("gpusim accuracy: unexpected argument %q: it takes no arguments (usage: %s)", args[0], accuracySynopsis)}
 	}
 	rep, err := mirror.Accuracy(onEveryCPU)
 	if err != nil {

@@ -211,8 +211,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 && args[0] == "help" && args[1] != "help" {
-			// gpusim help run: run's own help.
-			return run(append(args[1:2:2], "--help"), stdout, stderr)
+			// gpusim help run: run's own help; gpusim help sweep merge:
+			// that subcommand's.
+			return run(append(args[1:len(args):len(args)], "--help"), stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -325,7 +326,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				// helpRequested answered -h and --help; what reaches here
+				// is one given a value (--help=false), which did nothing.
+				return nil, &usageError{fmt.Sprintf("gpusim %s: --help takes no value (run gpusim %s --help)", fs.Name(), fs.Name())}
 			}
 			return nil, &usageError{fmt.Sprintf("gpusim %s: %s (see gpusim %s --help)", fs.Name(), flagProblem(fs, err), fs.Name())}
 		}
@@ -445,8 +448,13 @@ func writeFileAtomic(name string, write func(io.Writer) error) error {
 		return &failError{fmt.Errorf("cannot write %s: %v", name, unwrapPath(err))}
 	}
 	tmp := f.Name()
-	// CreateTemp makes the file private; outputs are ordinary files.
-	if err := f.Chmod(0o644); err != nil {
+	// CreateTemp makes the file private; outputs are ordinary files, and
+	// a file replaced keeps its permissions.
+	perm := os.FileMode(0o644)
+	if st, err := os.Stat(name); err == nil {
+		perm = st.Mode().Perm()
+	}
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return &failError{fmt.Errorf("cannot write %s: %v", name, err)}
@@ -487,11 +495,38 @@ func writeInPlace(name string, write func(io.Writer) error) error {
 	return nil
 }
 
-// notADirectory is the error of an output file named by a directory, or
-// nil; commands check their outputs with it before a long run too.
+// notADirectory is the error of an output file named by a directory or by
+// a read-only file (which writeFileAtomic would rename over, as the shell's
+// > refuses to), or nil; commands check their outputs with it before a long
+// run too.
 func notADirectory(name string) error {
 	if st, err := os.Stat(name); name != "" && err == nil && st.IsDir() {
 		return &failError{fmt.Errorf("cannot write %s: it is a directory; name a file", name)}
+	} else if err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o222 == 0 {
+		return &failError{fmt.Errorf("cannot write %s: it is read-only; name another file, or make it writable", name)}
+	}
+	return nil
+}
+
+// notAnInput is the usage error of an output (the flag's value) that is
+// one of the command's input files, which writing it would destroy
+// (gpusim sweep s.yaml --csv s.yaml), or nil. Inputs that are not files
+// (shipped names, "") are skipped.
+func notAnInput(cmd, flagName, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	ost, err := os.Stat(out)
+	if err != nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if ist, err := os.Stat(in); err == nil && os.SameFile(ost, ist) {
+			return &usageError{fmt.Sprintf("gpusim %s: %s %s is the input %s: writing it would destroy it; name another file", cmd, dashes(flagName)+flagName, out, in)}
+		}
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := notADirectory(*trace); err != nil {
 		return err // before the run, not after it
 	}
+	if err := notAnInput("run", "trace", *trace, pos[0], *topo); err != nil {
+		return err
+	}
 	if (from.set || to.set) && *plotTo == "" && *trace == "" {
 		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR and --trace FILE; add one"}
 	}

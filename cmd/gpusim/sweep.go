@@ -150,6 +150,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := notADirectory(*csvOut); err != nil {
 		return err // before the points run, not after
 	}
+	if err := notAnInput("sweep", "csv", *csvOut, pos[0]); err != nil {
+		return err
+	}
 	if err := checkSweepMetric(fs, "sweep", *metric, *plotTo); err != nil {
 		return err
 	}
@@ -1566,7 +1569,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(files) == 0 {
-		return &usageError{"usage: " + sweepMergeSynopsis}
+		return &usageError{"gpusim sweep merge: name the shards' files, the CSV or JSON tables of sweep --shard (usage: " + sweepMergeSynopsis + ")"}
 	}
 	if err := checkSweepMetric(fs, "sweep merge", *metric, *plotTo); err != nil {
 		return err

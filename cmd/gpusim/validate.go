@@ -160,7 +160,7 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "list":
 		if len(args) != 1 {
-			return &usageError{"usage: " + topoListSynopsis + " (it takes no arguments)"}
+			return &usageError{fmt.Sprintf("gpusim topo list: unexpected argument %q: it takes no arguments (usage: %s)", args[1], topoListSynopsis)}
 		}
 		for _, n := range topologies.Shipped() {
 			t, err := topologies.LoadShipped(n)
@@ -171,8 +171,16 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case "show":
-		if len(args) != 2 {
-			return &usageError{"usage: " + topoShowSynopsis}
+		for _, a := range args[1:] {
+			if len(a) > 1 && strings.HasPrefix(a, "-") {
+				return &usageError{fmt.Sprintf("gpusim topo show: unknown flag %s: it takes no flags (usage: %s)", a, topoShowSynopsis)}
+			}
+		}
+		switch {
+		case len(args) == 1:
+			return &usageError{"gpusim topo show: name a TOPOLOGY, a file or a shipped name (usage: " + topoShowSynopsis + ")"}
+		case len(args) > 2:
+			return &usageError{fmt.Sprintf("gpusim topo show: unexpected argument %q: it takes one TOPOLOGY (usage: %s)", args[2], topoShowSynopsis)}
 		}
 		t, err := loadTopology(args[1])
 		if err != nil {
@@ -462,8 +470,16 @@ func cmdTopoDraw(sub string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || (sub == "plot" && *out == "") {
-		return &usageError{"usage: " + synopsis}
+	switch {
+	case len(pos) == 0:
+		return &usageError{fmt.Sprintf("gpusim topo %s: name a TOPOLOGY, a file or a shipped name (usage: %s)", sub, synopsis)}
+	case len(pos) > 1:
+		return &usageError{fmt.Sprintf("gpusim topo %s: unexpected argument %q: it takes one TOPOLOGY (usage: %s)", sub, pos[1], synopsis)}
+	case sub == "plot" && *out == "":
+		return &usageError{fmt.Sprintf("gpusim topo plot: -o FILE is required: the picture's file, .png, .svg or .pdf (usage: %s)", synopsis)}
+	}
+	if err := notAnInput("topo "+sub, "o", *out, pos[0]); err != nil {
+		return err
 	}
 	if sub == "plot" {
 		if _, err := plots.FormatOf(*out); err != nil {
@@ -517,6 +533,9 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 1 {
 		return &usageError{"usage: " + importSynopsis + " (FILE is what nvidia-smi topo -m prints; - reads standard input)"}
+	}
+	if err := notAnInput("topo import", "o", *out, pos[0]); err != nil {
+		return err
 	}
 	if err := checkNameFlag("topo import", *name); err != nil {
 		return err

@@ -106,3 +106,42 @@ func TestWriteToTheFileStdoutGoesTo(t *testing.T) {
 		t.Errorf("%s holds %q", out, b)
 	}
 }
+
+// TestWriteKeepsPermissions: a file replaced keeps its permission bits (a
+// 0640 file stayed 0640, not 0644), a new one is 0644, and a read-only one
+// is refused and left as it was.
+func TestWriteKeepsPermissions(t *testing.T) {
+	dir := t.TempDir()
+	put := func(name string) error {
+		return writeFileAtomic(name, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+	}
+	mode := func(name string) os.FileMode {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	fresh := filepath.Join(dir, "fresh")
+	if err := put(fresh); err != nil || mode(fresh) != 0o644 {
+		t.Errorf("a new file: %v, mode %o; want 644", err, mode(fresh))
+	}
+	kept := filepath.Join(dir, "kept")
+	if err := os.WriteFile(kept, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(kept, 0o640) // whatever the umask
+	if err := put(kept); err != nil || mode(kept) != 0o640 {
+		t.Errorf("a 640 file: %v, mode %o; want 640", err, mode(kept))
+	}
+	ro := filepath.Join(dir, "ro")
+	if err := os.WriteFile(ro, []byte("old"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ro); err == nil || mode(ro) != 0o400 {
+		t.Errorf("a read-only file: %v, mode %o; want an error and 400", err, mode(ro))
+	}
+	if b, _ := os.ReadFile(ro); string(b) != "old" {
+		t.Errorf("the read-only file holds %q, want it untouched", b)
+	}
+}
