@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,6 +132,9 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 		if _, err := plots.FormatOf(*plotTo); err != nil {
 			return &usageError{"gpusim nccl-tests: --plot " + err.Error()}
 		}
+		if err := notAnInput("nccl-tests", "plot", *plotTo, *topo); err != nil {
+			return err
+		}
 	}
 	rows, err := mirror.NCCLTests(t, cfg)
 	if err != nil {
@@ -207,10 +211,25 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		if _, err := plots.FormatOf(*plotTo); err != nil {
 			return &usageError{"gpusim nvbandwidth: --plot " + err.Error()}
 		}
+		if err := notAnInput("nvbandwidth", "plot", *plotTo, *topo); err != nil {
+			return err
+		}
 	}
+	// A test named twice (-t 0 -t host_to_device_memcpy_ce) runs once, as
+	// nvbandwidth runs each test once: its JSON has a key per test.
+	seen := map[string]bool{}
+	tests = slices.DeleteFunc(tests, func(tc string) bool {
+		dup := seen[tc]
+		seen[tc] = true
+		return dup
+	})
 	t, err := loadTopology(*topo)
 	if err != nil {
 		return err
+	}
+	if n := len(t.Machine.GPUs); *plotTo != "" && n > maxHeatmapGPUs {
+		// Before the tests run, not after (gb200-nvl72 takes seconds).
+		return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
 	}
 	var all []*mirror.Matrix
 	if !*asJSON {
@@ -234,9 +253,6 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *plotTo != "" {
-		if n := len(t.Machine.GPUs); n > maxHeatmapGPUs {
-			return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
-		}
 		if err := plotMatrices(*plotTo, t.Name, all); err != nil {
 			return err
 		}
