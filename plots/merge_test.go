@@ -73,3 +73,20 @@ func TestMergeBarsKeepsOpsOfNoLength(t *testing.T) {
 		t.Errorf("got %v, want a sliver for the call and nothing for a link at no load", got)
 	}
 }
+
+// TestSlidingMean: each value the mean of the k around it, (k-1)/2 before
+// and k/2 after, fewer at the ends.
+func TestSlidingMean(t *testing.T) {
+	got := sliding([]float64{4, 0, 0, 0, 8}, 4)
+	// i=0: [4 0 0]/3; i=1: [4 0 0 0]/4; i=2: [0 0 0 8]/4; i=3: [0 0 8]/3; i=4: [0 8]/2.
+	want := []float64{4.0 / 3, 1, 2, 8.0 / 3, 4}
+	for i := range want {
+		if !near(got[i], want[i]) {
+			t.Errorf("sliding = %v, want %v", got, want)
+			break
+		}
+	}
+	if sliding(nil, 4) != nil {
+		t.Error("no curve should stay no curve (a GPU with no ops)")
+	}
+}
