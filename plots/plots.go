@@ -468,6 +468,7 @@ func layoutSheet(ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length) *sheet 
 		cellH = min(cellH, d.Size().Y/vg.Length(m.rows))
 	}
 	cellW = min(cellW, cellAspect*cellH)
+	tiles := make([]vg.Rectangle, len(keep))
 	for k, i := range keep {
 		r := slots[k]
 		if f := fits[k]; f != nil && cellW > 0 && cellH > 0 {
@@ -477,9 +478,32 @@ func layoutSheet(ps []*plot.Plot, cols int, w vg.Length, hs []vg.Length) *sheet 
 			mid := (r.Min.X + r.Max.X) / 2
 			r = vg.Rectangle{Min: vg.Point{X: mid - tw/2, Y: r.Max.Y - th}, Max: vg.Point{X: mid + tw/2, Y: r.Max.Y}}
 		}
-		sh.plots = append(sh.plots, ps[i])
-		sh.tiles = append(sh.tiles, r)
+		tiles[k] = r
 	}
+	// Heatmaps take less than their slots (one cell size for all): each
+	// row of the sheet is as tall as its tallest tile, not its slots, so
+	// that no band of white is left under a row (nvbandwidth's 8x8
+	// matrices left half the picture white).
+	shrink := vg.Length(0) // how much the rows above have given up
+	for k := 0; k < len(keep); k += cols {
+		row := tiles[k:min(k+cols, len(keep))]
+		need := vg.Length(0)
+		for _, r := range row {
+			need = max(need, r.Size().Y+2*sheetPad)
+		}
+		for j := range row {
+			row[j].Min.Y += shrink
+			row[j].Max.Y += shrink
+		}
+		shrink += rowH[k/cols] - need
+	}
+	for k, i := range keep {
+		tiles[k].Min.Y -= shrink
+		tiles[k].Max.Y -= shrink
+		sh.plots = append(sh.plots, ps[i])
+		sh.tiles = append(sh.tiles, tiles[k])
+	}
+	sh.size.Y -= shrink
 	return sh
 }
 

@@ -87,6 +87,29 @@ func TestSheetSizesMatricesByShape(t *testing.T) {
 	if h1, h8 := sh.tiles[2].Size().Y, sh.tiles[3].Size().Y; h1 > hs[2] || h1 >= h8 {
 		t.Errorf("the 1x8 tile is %.0f high (given %.0f) beside the 8x8's %.0f: stretched", h1, hs[2], h8)
 	}
+	// No row of the sheet is taller than its tallest tile and the pads
+	// around it, and the rows abut: the picture is their sum (the
+	// matrices use less than their slots; the white was left under them).
+	rows := [][]int{{0, 1}, {2, 3}, {4}}
+	total := vg.Length(0)
+	prevBottom := sh.size.Y - vg.Length(len(sh.note))*sh.noteLine
+	if len(sh.note) > 0 {
+		prevBottom -= sheetPad
+	}
+	for _, row := range rows {
+		top, bottom := vg.Length(math.Inf(-1)), vg.Length(math.Inf(1))
+		for _, k := range row {
+			top, bottom = max(top, sh.tiles[k].Max.Y), min(bottom, sh.tiles[k].Min.Y)
+		}
+		if math.Abs(float64(prevBottom-(top+sheetPad))) > 0.01 {
+			t.Errorf("row %v starts %.1f below the row above, want %v (the pad)", row, prevBottom-top, sheetPad)
+		}
+		total += top - bottom + 2*sheetPad
+		prevBottom = bottom - sheetPad
+	}
+	if math.Abs(float64(prevBottom)) > 0.01 {
+		t.Errorf("%.1f left under the last row, want none", prevBottom)
+	}
 	var a, b bytes.Buffer
 	for _, buf := range []*bytes.Buffer{&a, &b} {
 		if err := WriteSheet(buf, ps, 2, w, hs, "png"); err != nil {
