@@ -371,12 +371,50 @@ func WriteSheet(out io.Writer, ps []*plot.Plot, cols int, w vg.Length, hs []vg.L
 		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
 		dc.FillText(sty, vg.Point{X: sheetPad, Y: sh.size.Y - sheetPad - vg.Length(i)*sh.noteLine}, line)
 	}
+	left, side := alignColumn(sh, cols)
 	for k, p := range sh.plots {
 		tile := draw.Canvas{Canvas: dc.Canvas, Rectangle: sh.tiles[k]}
-		drawPlot(tile, p, legendWidth(tile, p))
+		if side == nil {
+			drawPlot(tile, p, legendWidth(tile, p))
+			continue
+		}
+		drawPlot(draw.Crop(tile, left[k], 0, 0, 0), p, *side)
 	}
 	_, err = c.WriteTo(out)
 	return err
+}
+
+// alignColumn lines up the time axes of a sheet of one column of plots
+// (a replay's predicted and measured timelines): every plot gets the
+// widest legend strip, and each is moved right by what its y axis (lane
+// names) is narrower than the widest, so that one instant is at one x in
+// all. Heatmaps, or several columns: nil, each drawn as it is.
+func alignColumn(sh *sheet, cols int) (left []vg.Length, side *vg.Length) {
+	if cols != 1 || len(sh.plots) < 2 {
+		return nil, nil
+	}
+	s := vg.Length(0)
+	for k, p := range sh.plots {
+		if _, ok := matrixOf(p); ok {
+			return nil, nil
+		}
+		s = max(s, legendWidth(draw.Canvas{Rectangle: sh.tiles[k]}, p))
+	}
+	data := make([]vg.Length, len(sh.plots))
+	most := vg.Length(0)
+	for k, p := range sh.plots {
+		c := draw.Crop(draw.Canvas{Rectangle: sh.tiles[k]}, 0, 0, 0, -titleRoom)
+		if s > 0 {
+			c = draw.Crop(c, 0, -s, 0, 0)
+		}
+		data[k] = p.DataCanvas(c).Min.X - c.Min.X
+		most = max(most, data[k])
+	}
+	left = make([]vg.Length, len(sh.plots))
+	for k := range left {
+		left[k] = most - data[k]
+	}
+	return left, &s
 }
 
 // sheetPad separates the tiles of WriteSheet from each other and from the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -125,5 +126,44 @@ func TestSheetSizesMatricesByShape(t *testing.T) {
 	p2, h2 := matrix(t, "n2", 1, 1, math.NaN())
 	if sh := layoutSheet([]*plot.Plot{p1, p2}, 2, w, []vg.Length{h1, h2}); len(sh.plots) != 2 || len(sh.note) != 0 {
 		t.Errorf("only empty matrices: %d drawn, note %q; want both drawn, no note", len(sh.plots), sh.note)
+	}
+}
+
+// TestColumnSharesItsTimeAxis: two plots stacked in one column, one with
+// long lane names and a wide legend, the other with short ones, have their
+// data areas at the same x, left and right, as a replay's predicted and
+// measured timelines must (one instant at one place in both).
+func TestColumnSharesItsTimeAxis(t *testing.T) {
+	mk := func(lanes []string, legend string) *plot.Plot {
+		p := newPlot("t", "time (ms)", "")
+		p.NominalY(lanes...)
+		p.X.Min, p.X.Max = 0, 10
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Add(l)
+		p.Legend.Add(legend, l)
+		return p
+	}
+	a := mk([]string{"cpu0 a-very-long-thread-name", "gpu0/compute"}, "kernel")
+	b := mk([]string{"t", "s"}, "a much longer legend entry than the other")
+	w, h := Pixels(1200), Pixels(300)
+	sh := layoutSheet([]*plot.Plot{a, b}, 1, w, []vg.Length{h, h})
+	left, side := alignColumn(sh, 1)
+	if side == nil {
+		t.Fatal("a column of two plots was not aligned")
+	}
+	var x0, x1 []vg.Length
+	for k, p := range sh.plots {
+		c := draw.Crop(draw.Crop(draw.Canvas{Rectangle: sh.tiles[k]}, left[k], 0, 0, 0), 0, 0, 0, -titleRoom)
+		d := p.DataCanvas(draw.Crop(c, 0, -*side, 0, 0))
+		x0, x1 = append(x0, d.Min.X), append(x1, d.Max.X)
+	}
+	if math.Abs(float64(x0[0]-x0[1])) > 0.01 || math.Abs(float64(x1[0]-x1[1])) > 0.01 {
+		t.Errorf("data areas from %.1f to %.1f and from %.1f to %.1f: want one", x0[0], x1[0], x0[1], x1[1])
+	}
+	if left[0] != 0 || left[1] <= 0 {
+		t.Errorf("moved right by %v: want only the plot with short names moved", left)
 	}
 }
