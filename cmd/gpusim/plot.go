@@ -109,7 +109,7 @@ func checkWindow(res *sim.Result, from, to timeFlag) error {
 }
 
 // plotRun writes timeline.png, timeline.svg and utilization.png of a run.
-func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
+func plotRun(dir string, res *sim.Result, from, to timeFlag, measured bool) error {
 	if err := checkWindow(res, from, to); err != nil {
 		return err
 	}
@@ -117,6 +117,10 @@ func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
 		return err
 	}
 	title := res.Program.Name + " on " + res.Machine.Name
+	if measured {
+		// Not to be taken for a prediction.
+		title = res.Program.Name + ", measured on the GPUs (" + res.Machine.Name + ")"
+	}
 	opt := plots.TimelineOptions{Title: title, From: from.t}
 	if to.set {
 		opt.To = to.t
@@ -141,6 +145,9 @@ func plotRun(dir string, res *sim.Result, from, to timeFlag) error {
 	us, err := plots.UtilizationIn(res, title+window, 0, opt.From, opt.To)
 	if err != nil {
 		return fmt.Errorf("gpusim run: %v", err)
+	}
+	if measured {
+		us = us[:1] // the hardware records no link's load: no links panel
 	}
 	return writePlotGrid(filepath.Join(dir, "utilization.png"), us, 1, plots.TimelineWidth, plots.Pixels(420))
 }

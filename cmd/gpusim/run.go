@@ -113,7 +113,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *plotTo != "" {
 		// A deadlocked run is drawn too: its timeline shows who waits.
-		if err := plotRun(*plotTo, res, from, to); err != nil {
+		if err := plotRun(*plotTo, res, from, to, *backend == "hw"); err != nil {
 			return err
 		}
 	}
