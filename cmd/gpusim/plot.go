@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -372,9 +373,13 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	if !numeric {
 		ticks = xs
 	}
-	p, err := plots.Lines(title, t.Vars[0], ylabel, series, false, ticks)
+	logX := numeric && geometric(xv)
+	p, err := plots.Lines(title, t.Vars[0], ylabel, series, logX, ticks)
 	if err != nil {
 		return nil, err
+	}
+	if logX {
+		p.X.Label.Text += ", log scale"
 	}
 	if plots.LogY(p, series) {
 		p.Y.Label.Text += ", log scale"
@@ -391,6 +396,27 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 }
 
 func finiteF(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// geometric reports whether swept values read best on a log axis: three
+// or more, all positive, each at least 1.5 times the one below it, and
+// spanning a factor of 8 or more (1, 2, 4, ... 1024 crowded the first
+// ticks into "2481632" on a linear axis, and bent a straight power law).
+func geometric(xs []float64) bool {
+	if len(xs) < 3 {
+		return false
+	}
+	v := slices.Clone(xs)
+	slices.Sort(v)
+	if v[0] <= 0 || v[len(v)-1] < 8*v[0] {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] < 1.5*v[i-1] {
+			return false
+		}
+	}
+	return true
+}
 
 // plotNCCLTests writes busbw and algbw against size.
 func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConfig, gpus int, rows []mirror.NCCLRow) error {

@@ -1,0 +1,26 @@
+package main
+
+import "testing"
+
+// TestGeometricSweepsGetALogAxis: powers of two, and decades, read best on
+// a log axis; evenly spaced values, a narrow range, two values, or a zero
+// do not.
+func TestGeometricSweepsGetALogAxis(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want bool
+	}{
+		{[]float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, true},
+		{[]float64{1024, 1, 32}, true}, // in any order
+		{[]float64{1, 10, 100, 1000}, true},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, false}, // ratios under 1.5
+		{[]float64{1, 2, 4}, false},                       // a factor of 4
+		{[]float64{1, 16}, false},                         // two values
+		{[]float64{0, 2, 4, 8, 16}, false},                // no log of 0
+		{[]float64{-8, -4, 1, 2}, false},
+	} {
+		if got := geometric(tc.xs); got != tc.want {
+			t.Errorf("geometric(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}
