@@ -1,6 +1,8 @@
 package plots
 
 import (
+	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"sort"
@@ -25,6 +27,25 @@ const UtilizationBins = 200
 
 // utilizationSamples is how many samples a utilization window spans.
 const utilizationSamples = 4
+
+// maxUtilizationCurves is the most GPU groups (GPUs busy alike share a
+// curve) the busy panel draws one by one, each named in the legend.
+const maxUtilizationCurves = 8
+
+// addInto adds v to sum element by element (sum nil: a copy of v) and
+// returns it; a nil v adds nothing.
+func addInto(sum, v []float64) []float64 {
+	if v == nil {
+		return sum
+	}
+	if sum == nil {
+		return slices.Clone(v)
+	}
+	for i := range v {
+		sum[i] += v[i]
+	}
+	return sum
+}
 
 // sliding is v's mean over k consecutive bins around each (k-1)/2 before
 // it and k/2 after, fewer at the ends.
@@ -251,6 +272,51 @@ func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) 
 	names := make([]string, len(m.GPUs))
 	for g := range m.GPUs {
 		names[g] = m.GPUs[g].Name
+	}
+	if len(groups) > maxUtilizationCurves {
+		// Too many curves to tell apart by colour or to list (24 GPUs,
+		// each its own: 48 legend entries ran off the picture): each GPU
+		// thin and grey, and the mean over the GPUs in colour.
+		gp.Title.Text = title + fmt.Sprintf(": GPU busy fraction (each of %d GPUs in grey, their mean in colour)", len(groups))
+		used := 0
+		var mc, mm []float64
+		for _, gs := range groups {
+			for _, g := range gs {
+				used++
+				for _, v := range [][]float64{compute[g], comm[g]} {
+					if v == nil {
+						continue
+					}
+					l, err := line(v, 0)
+					if err != nil {
+						return nil, err
+					}
+					l.Color, l.Width = color.Gray{Y: 200}, vg.Points(0.5)
+					gp.Add(l)
+				}
+				mc, mm = addInto(mc, compute[g]), addInto(mm, comm[g])
+			}
+		}
+		for k, v := range [][]float64{mc, mm} {
+			if v == nil {
+				continue
+			}
+			for i := range v {
+				v[i] /= float64(used)
+			}
+			l, err := line(v, 0)
+			if err != nil {
+				return nil, err
+			}
+			name := fmt.Sprintf("mean of %d GPUs: compute", used)
+			if k == 1 {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				name = fmt.Sprintf("mean of %d GPUs: communication and copies", used)
+			}
+			gp.Add(l)
+			gp.Legend.Add(name, l)
+		}
+		groups = nil
 	}
 	for _, gs := range groups {
 		g, name := gs[0], nameRuns(names, gs)
