@@ -53,7 +53,7 @@ func FormatOf(name string) (string, error) {
 // (if any) to the right of the data, where it covers nothing.
 func Write(out io.Writer, p *plot.Plot, w, h vg.Length, format string) (err error) {
 	defer recoverDraw(&err)
-	c, err := draw.NewFormattedCanvas(w, h, format)
+	c, err := newCanvas(w, h, format)
 	if err != nil {
 		return err
 	}
@@ -123,6 +123,26 @@ func drawPlot(c draw.Canvas, p *plot.Plot, side vg.Length) {
 	leg.Draw(draw.Crop(c, c.Size().X-side+legendGap, 0, 0, -top))
 }
 
+// newCanvas is a w x h canvas of the format, white all over: SVG and PDF
+// canvases start transparent, and the plots fill only their own areas, so
+// the legends' strips and the margins let a dark slide show through the
+// black text drawn on them.
+func newCanvas(w, h vg.Length, format string) (vg.CanvasWriterTo, error) {
+	c, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return nil, err
+	}
+	c.SetColor(color.White)
+	var p vg.Path
+	p.Move(vg.Point{})
+	p.Line(vg.Point{X: w})
+	p.Line(vg.Point{X: w, Y: h})
+	p.Line(vg.Point{Y: h})
+	p.Close()
+	c.Fill(p)
+	return c, nil
+}
+
 // WriteTiles renders plots stacked in one column, each w x h.
 func WriteTiles(out io.Writer, ps []*plot.Plot, w, h vg.Length, format string) error {
 	return WriteGrid(out, ps, 1, w, h, format)
@@ -137,7 +157,7 @@ func WriteGrid(out io.Writer, ps []*plot.Plot, cols int, w, h vg.Length, format 
 	}
 	cols = max(1, min(cols, len(ps)))
 	nrows := (len(ps) + cols - 1) / cols
-	c, err := draw.NewFormattedCanvas(w*vg.Length(cols), h*vg.Length(nrows), format)
+	c, err := newCanvas(w*vg.Length(cols), h*vg.Length(nrows), format)
 	if err != nil {
 		return err
 	}
@@ -361,7 +381,7 @@ func WriteSheet(out io.Writer, ps []*plot.Plot, cols int, w vg.Length, hs []vg.L
 		return fmt.Errorf("nothing to draw")
 	}
 	sh := layoutSheet(ps, cols, w, hs)
-	c, err := draw.NewFormattedCanvas(sh.size.X, sh.size.Y, format)
+	c, err := newCanvas(sh.size.X, sh.size.Y, format)
 	if err != nil {
 		return err
 	}

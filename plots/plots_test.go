@@ -1034,3 +1034,20 @@ func TestUtilizationOfManyGPUsIsTheirMean(t *testing.T) {
 		t.Errorf("title %q does not say how it is drawn", ps[0].Title.Text)
 	}
 }
+
+// An SVG is white all over, margins and legend strip included: left
+// transparent, its black legend text vanished on a dark slide.
+func TestSVGIsWhiteAllOver(t *testing.T) {
+	ps, err := plots.Utilization(run(t, eightGPU(), "name: one\ntopology: topo.yaml\nthreads:\n  - {name: t, host: cpu0, ops: [{kernel: {stream: gpu0/s, duration: 1 ms}}]}\n"), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := plots.WriteTiles(&b, ps, plots.Pixels(800), plots.Pixels(300), "svg"); err != nil {
+		t.Fatal(err)
+	}
+	// 800 x 600 pixels at 96 dpi are 600 x 450 points.
+	if !strings.Contains(b.String(), `<path d="M0,0L600,0L600,450L0,450Z" style="fill:#FFFFFF" />`) {
+		t.Errorf("no white rectangle over the whole 600 x 450 pt picture:\n%.600s", b.String())
+	}
+}
