@@ -339,6 +339,20 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 	if step/mag == 2 {
 		minor = step / 4
 	}
+	// Values of 10,000 or more are labelled in thousands, millions, ...
+	// with a suffix, as the tables print them (39.8M, not 39800000).
+	div, suffix := 1.0, ""
+	if big := math.Max(math.Abs(lo), math.Abs(hi)); big >= 1e4 {
+		for _, u := range []struct {
+			d float64
+			s string
+		}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+			if big >= u.d {
+				div, suffix = u.d, u.s
+				break
+			}
+		}
+	}
 	var ts []plot.Tick
 	first := math.Ceil(lo/minor-1e-9) * minor
 	for k := 0; ; k++ {
@@ -351,10 +365,13 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 		tk := plot.Tick{Value: v}
 		if r := v / step; math.Abs(r-math.Round(r)) < 1e-6 {
 			// As many decimals as the step needs: 88.5, 50.000002.
-			dec := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
-			tk.Label = strconv.FormatFloat(math.Round(r)*step, 'f', dec, 64)
+			dec := max(0, int(math.Ceil(-math.Log10(step/div)-1e-9)))
+			tk.Label = strconv.FormatFloat(math.Round(r)*step/div, 'f', dec, 64)
 			if strings.Contains(tk.Label, ".") {
 				tk.Label = strings.TrimRight(strings.TrimRight(tk.Label, "0"), ".")
+			}
+			if tk.Label != "0" {
+				tk.Label += suffix
 			}
 		}
 		ts = append(ts, tk)

@@ -689,6 +689,21 @@ func TestNiceTicks(t *testing.T) {
 	if got, want := labels(0, 1.5), []string{"0", "0.2", "0.4", "0.6", "0.8", "1", "1.2", "1.4"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("0..1.5: %q, want %q", got, want)
 	}
+	// From 10,000 up, a suffix as the tables print: 0..4e7 in steps of
+	// 5e6 reads 5M, 10M ...; 3.8e7..4.2e7 in steps of 5e5, 38.5M.
+	if got, want := labels(0, 4e7), []string{"0", "5M", "10M", "15M", "20M", "25M", "30M", "35M", "40M"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("0..4e7: %q, want %q", got, want)
+	}
+	if got, want := labels(3.8e7, 4.2e7), []string{"38M", "38.5M", "39M", "39.5M", "40M", "40.5M", "41M", "41.5M", "42M"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("3.8e7..4.2e7: %q, want %q", got, want)
+	}
+	if got, want := labels(0, 12000), []string{"0", "2k", "4k", "6k", "8k", "10k", "12k"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("0..12000: %q, want %q", got, want)
+	}
+	// Under 10,000, as written.
+	if got, want := labels(0, 9000), []string{"0", "1000", "2000", "3000", "4000", "5000", "6000", "7000", "8000", "9000"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("0..9000: %q, want %q", got, want)
+	}
 }
 
 func TestTimelineLaneCap(t *testing.T) {
