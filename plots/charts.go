@@ -186,7 +186,7 @@ func LogY(p *plot.Plot, series []Series) bool {
 		return false
 	}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	// Room on both sides of the extremes, as on a linear axis above.
 	p.Y.Min, p.Y.Max = lo/math.Pow(hi/lo, 0.04), hi*math.Pow(hi/lo, 0.04)
 	return true

@@ -105,6 +105,28 @@ const titleRoom = vg.Length(5)
 // drawPlot draws p in c with its legend in a strip of width side on the
 // right, under the title (side 0: no strip).
 func drawPlot(c draw.Canvas, p *plot.Plot, side vg.Length) {
+	if _, isLog := p.Y.Scale.(plot.LogScale); isLog && p.Y.Label.Text != "" {
+		// The plotting library reserves room for a y label at the
+		// linear midpoint of a log axis (near its top), so that a long
+		// label left the top third of the picture blank. Drawn here
+		// instead, centred on the data as the library draws it.
+		text, sty := p.Y.Label.Text, p.Y.Label.TextStyle
+		descent := sty.FontExtents().Descent
+		room := sty.Height(text) + descent + p.Y.Label.Padding
+		p.Y.Label.Text = ""
+		inner := draw.Crop(c, room, 0, 0, 0)
+		drawPlot(inner, p, side)
+		p.Y.Label.Text = text
+		d := draw.Crop(inner, 0, 0, 0, -titleRoom)
+		if side > 0 {
+			d = draw.Crop(d, 0, -side, 0, 0)
+		}
+		data := p.DataCanvas(d)
+		mid := data.Center().Y
+		sty.Rotation += math.Pi / 2
+		c.FillText(sty, vg.Point{X: c.Min.X + sty.Height(text) - descent, Y: mid}, text)
+		return
+	}
 	c = draw.Crop(c, 0, 0, 0, -titleRoom)
 	if side <= 0 {
 		p.Draw(c)

@@ -1066,3 +1066,48 @@ func TestSVGIsWhiteAllOver(t *testing.T) {
 		t.Errorf("no white rectangle over the whole 600 x 450 pt picture:\n%.600s", b.String())
 	}
 }
+
+// A log y axis with a long label fills the picture's height as a linear
+// one does: the plotting library reserved room for the label at the
+// linear midpoint of the log axis, near its top, and left the top third
+// of the picture blank. The y axis line (the longest dark column run near
+// the left edge) must start within 60 pixels of the top.
+func TestLogYAxisFillsThePicture(t *testing.T) {
+	s := []plots.Series{{Name: "a", X: []float64{1, 2, 4, 8, 16}, Y: []float64{20, 10, 1, 0.1, 0.02}}}
+	p, err := plots.Lines("t", "n", "mean idle of the GPUs in use (% of the makespan), log scale", s, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plots.LogY(p, s) {
+		t.Fatal("not on a log axis")
+	}
+	var b bytes.Buffer
+	if err := plots.Write(&b, p, plots.Pixels(800), plots.Pixels(600), "png"); err != nil {
+		t.Fatal(err)
+	}
+	im, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bestLen, bestTop := 0, 0
+	for x := 0; x < 150; x++ {
+		run, top := 0, 0
+		for y := im.Bounds().Min.Y; y < im.Bounds().Max.Y; y++ {
+			r, g, bl, _ := im.At(x, y).RGBA()
+			if r+g+bl < 3*0xC000 {
+				if run == 0 {
+					top = y
+				}
+				run++
+				if run > bestLen {
+					bestLen, bestTop = run, top
+				}
+			} else {
+				run = 0
+			}
+		}
+	}
+	if bestLen < 300 || bestTop > 60 {
+		t.Errorf("the y axis runs %d pixels from y = %d; want 300 or more from within 60 of the top", bestLen, bestTop)
+	}
+}
