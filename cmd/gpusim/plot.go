@@ -427,7 +427,16 @@ func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConf
 		alg.X, alg.Y = append(alg.X, float64(r.Size)), append(alg.Y, r.AlgBW)
 	}
 	title := fmt.Sprintf("nccl-tests %s_perf on %s, %d GPUs (predicted)", cfg.Op, t.Name, gpus)
-	p, err := plots.Lines(title, "message size", "bandwidth (GB/s)", []plots.Series{bus, alg}, true, nil)
+	if cfg.Procs > 1 {
+		title = fmt.Sprintf("nccl-tests %s_perf on %s, %d GPUs in %d processes (predicted)", cfg.Op, t.Name, gpus, cfg.Procs)
+	}
+	series, ylabel := []plots.Series{bus, alg}, "bandwidth (GB/s)"
+	if slices.Equal(bus.Y, alg.Y) {
+		// A bus factor of 1 (sendrecv, broadcast, reduce, one GPU): one
+		// curve, named for both, not one hidden under the other.
+		series, ylabel = series[:1], "busbw = algbw (GB/s)"
+	}
+	p, err := plots.Lines(title, "message size", ylabel, series, true, nil)
 	if err != nil {
 		return err
 	}
