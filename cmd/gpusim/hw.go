@@ -183,6 +183,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if *top < 0 {
 		return &usageError{fmt.Sprintf("gpusim replay: --top %d: want 0 or more ops to list", *top)}
 	}
+	if err := plotDirUsable("replay", *plotTo); err != nil {
+		return err // before the GPUs run, not after
+	}
 	var t *topologies.Topology
 	if *topo != "" {
 		if t, err = loadTopology(*topo); err != nil {

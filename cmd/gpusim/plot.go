@@ -63,8 +63,10 @@ func (f *timeFlag) Set(s string) error {
 		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s (a bare number is in seconds)", s)
 	case v < 0:
 		return fmt.Errorf("%q is before the run's start: give a time from 0, such as 250us, 1.5ms or 2s", s)
-	case v > 1e6:
-		return fmt.Errorf("%q is past the limit of 1000000 s (11.6 days): give a time such as 250us, 1.5ms or 2s", s)
+	case v*1e12 >= float64(sim.MaxTime):
+		// A run may last that long (its times are int64 picoseconds),
+		// and its end be zoomed on; the limit was 11.6 days.
+		return fmt.Errorf("%q is past the longest time gpusim can simulate, %.0f s (%.1f days): give a time such as 250us, 1.5ms or 2s", s, math.Floor(sim.MaxTime.Seconds()), sim.MaxTime.Seconds()/86400)
 	}
 	f.t, f.set = sim.Time(math.Round(v*1e12)), true
 	return nil

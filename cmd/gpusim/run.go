@@ -49,6 +49,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := notAnInput("run", "trace", *trace, pos[0], *topo); err != nil {
 		return err
 	}
+	if err := plotDirUsable("run", *plotTo); err != nil {
+		return err // before the run, not after it
+	}
 	if (from.set || to.set) && *plotTo == "" && *trace == "" {
 		return &usageError{"gpusim run: --from and --to choose the window of --plot DIR and --trace FILE; add one"}
 	}

@@ -156,7 +156,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := checkSweepMetric(fs, "sweep", *metric, *plotTo); err != nil {
 		return err
 	}
-	if err := plotDirUsable(*plotTo); err != nil {
+	if err := plotDirUsable("sweep", *plotTo); err != nil {
 		return err // before the points run, as --csv
 	}
 	if *resume && *csvOut == "" {
@@ -472,10 +472,19 @@ func countShard(total, i, n int) int {
 // plotDirUsable is the error of a --plot DIR that cannot be a directory (it,
 // or the nearest of its parents that exists, is a file), or nil: it is
 // checked before a sweep runs, as --csv is, rather than after, and fails
-// as the drawing would (exit status 1).
-func plotDirUsable(dir string) error {
+// as the drawing would (exit status 1). A folder not made yet whose name
+// is a picture's (out.png) is a usage error: --plot names a file only for
+// nccl-tests and nvbandwidth.
+func plotDirUsable(cmd, dir string) error {
 	if dir == "" {
 		return nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		// run --plot out.png made a folder named out.png: --plot of
+		// run, sweep and replay names a folder, of nccl-tests a file.
+		if ext := strings.ToLower(filepath.Ext(dir)); ext == ".png" || ext == ".svg" || ext == ".pdf" {
+			return &usageError{fmt.Sprintf("gpusim %s: --plot %s: --plot names a folder to write the pictures into, not a picture's file; name a folder, such as plots", cmd, dir)}
+		}
 	}
 	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
 		st, err := os.Stat(p)
@@ -1574,7 +1583,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if err := checkSweepMetric(fs, "sweep merge", *metric, *plotTo); err != nil {
 		return err
 	}
-	if err := plotDirUsable(*plotTo); err != nil {
+	if err := plotDirUsable("sweep merge", *plotTo); err != nil {
 		return err
 	}
 	for i, f := range files {
