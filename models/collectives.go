@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gpusim/sim"
@@ -1014,4 +1015,62 @@ func ExchangePlan(m *sim.Machine, ms []GPU, a, b int, ab, ba int64) *sim.CollPla
 		task(plan, sim.CollTask{From: 1, To: 0, Bytes: float64(ba), Wire: 1, Bound: math.Inf(1), Delay: lat})
 	}
 	return plan
+}
+
+// NVLinkDomains splits gpus (indices into m.GPUs) by the NVLink fabric
+// between them: GPUs joined by NVLink links, directly or through
+// switches, share a domain (a node's NVSwitch, an NVL72 rack, a DGX-1's
+// cube mesh); PCIe, NVLink-C2C and the host's links join none. Each
+// domain lists its GPUs in the order given, the domains in the order of
+// their first GPU.
+func NVLinkDomains(m *sim.Machine, gpus []int) [][]int {
+	parent := make([]int, len(m.Nodes))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	fabric := func(n int) bool { k := m.Nodes[n].Kind; return k == sim.NodeGPU || k == sim.NodeSwitch }
+	for _, l := range m.Links {
+		if l.Kind == sim.LinkNVLink && fabric(l.A) && fabric(l.B) {
+			parent[find(l.A)] = find(l.B)
+		}
+	}
+	var out [][]int
+	at := map[int]int{} // a domain's root -> its index in out
+	for _, g := range gpus {
+		r := find(m.GPUs[g].Node)
+		i, ok := at[r]
+		if !ok {
+			i = len(out)
+			at[r] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], g)
+	}
+	return out
+}
+
+// MultiNodeWarning is a warning about a collective over gpus that spans
+// two or more NVLink domains of two GPUs or more each (several nodes'
+// GPUs), or "": gpusim plans it as within one node, while NCCL runs it
+// across the network with rings and trees of its own (not modelled).
+// GPUs without NVLink (a PCIe box) are each a domain of one: no warning.
+func MultiNodeWarning(m *sim.Machine, gpus []int) string {
+	var sizes []string
+	for _, d := range NVLinkDomains(m, gpus) {
+		if len(d) > 1 {
+			sizes = append(sizes, strconv.Itoa(len(d)))
+		}
+	}
+	if len(sizes) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("a collective over %d GPUs spans %d NVLink domains (of %s GPUs): gpusim plans it as within one node (NCCL's intra-node rings, trees and latencies), not as NCCL runs collectives across nodes over the network, which it does not model; take its time as a rough bound", len(gpus), len(sizes), strings.Join(sizes, ", "))
 }

@@ -3,6 +3,8 @@ package models_test
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 
 	"gpusim/models"
@@ -462,5 +464,56 @@ links:
 				t.Errorf("%s with a %d GB/s third link: %.6g s, want %.6g s", tc.kind, fast, got, want)
 			}
 		}
+	}
+}
+
+// GPUs joined by NVLink, directly or through NVSwitches, share a domain;
+// a collective over two domains of two GPUs or more each (two nodes) is
+// warned of, one over a single domain, or over GPUs without NVLink (a
+// PCIe box), is not.
+func TestMultiNodeWarning(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: two-nodes\nhosts: [{name: cpu0}, {name: cpu1}]\ngpus:\n")
+	for g := 0; g < 8; g++ {
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: H100-SXM, host: cpu%d}\n", g, g/4)
+	}
+	b.WriteString("switches: [{name: nvs0, kind: nvswitch}, {name: nvs1, kind: nvswitch}, {name: ib, kind: pcie}]\nlinks:\n")
+	for g := 0; g < 8; g++ {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, nvs%d], type: nvlink4, count: 18}\n  - {ends: [gpu%d, cpu%d], type: pcie5x16}\n  - {ends: [gpu%d, ib], type: pcie5x16}\n", g, g/4, g, g/4, g)
+	}
+	tp, err := topologies.Load("two-nodes.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Machine
+	if got, want := models.NVLinkDomains(m, []int{0, 5, 1, 7}), [][]int{{0, 1}, {5, 7}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("domains %v, want %v", got, want)
+	}
+	if w := models.MultiNodeWarning(m, []int{0, 1, 2, 3, 4, 5, 6, 7}); !strings.Contains(w, "spans 2 NVLink domains (of 4, 4 GPUs)") {
+		t.Errorf("8 GPUs of two nodes: warning %q", w)
+	}
+	if w := models.MultiNodeWarning(m, []int{0, 1, 2, 3}); w != "" {
+		t.Errorf("one node's GPUs: warning %q", w)
+	}
+	if w := models.MultiNodeWarning(m, []int{0, 1, 2, 4}); w != "" {
+		t.Errorf("one GPU of the second node (a domain of one): warning %q", w)
+	}
+	box, err := topologies.LoadShipped("pcie-8x-4090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := models.MultiNodeWarning(box.Machine, []int{0, 1, 2, 3, 4, 5, 6, 7}); w != "" {
+		t.Errorf("a PCIe box: warning %q", w)
+	}
+	nvl, err := topologies.LoadShipped("gb200-nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, len(nvl.Machine.GPUs))
+	for i := range all {
+		all[i] = i
+	}
+	if d := models.NVLinkDomains(nvl.Machine, all); len(d) != 1 {
+		t.Errorf("gb200-nvl72: %d domains, want 1 (the rack's NVSwitch; C2C to the Graces joins none)", len(d))
 	}
 }

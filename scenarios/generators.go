@@ -907,6 +907,8 @@ func (b *builder) training(n, key spec.Node) {
 		if err != nil {
 			n.Errorf("%v", err)
 			p = nil // said once: the ops that would use it are left out
+		} else {
+			b.warnMultiNode(n.Pos(), ranks)
 		}
 		plans[key] = p
 		return p

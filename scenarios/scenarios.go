@@ -756,6 +756,9 @@ type builder struct {
 	// where the id was first), reported once: at is its line in lateErrs.
 	dups    map[[2]string]*dupCount
 	collSig map[string]collSig // collective id -> what every rank's op must agree on
+	// multiNode holds the GPU sets already warned of spanning several
+	// NVLink domains (models.MultiNodeWarning), so that each is said once.
+	multiNode map[string]bool
 	// collRanks records which ranks of each rank-issued collective some op
 	// issues; collWhere where it first appears; collOrder the ids in order.
 	collRanks map[string][]bool
@@ -1856,8 +1859,28 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 		n.Errorf("%v", err)
 		return false
 	}
+	b.warnMultiNode(n.Pos(), cs.GPUs)
 	op.Coll = plan
 	return true
+}
+
+// warnMultiNode adds, once per set of GPUs, the warning that a collective
+// over them spans several NVLink domains (several nodes), which gpusim
+// plans as within one.
+func (b *builder) warnMultiNode(where string, gpus []int) {
+	w := models.MultiNodeWarning(b.m, gpus)
+	if w == "" {
+		return
+	}
+	key := fmt.Sprint(gpus)
+	if b.multiNode[key] {
+		return
+	}
+	if b.multiNode == nil {
+		b.multiNode = map[string]bool{}
+	}
+	b.multiNode[key] = true
+	b.p.Warnings = append(b.p.Warnings, where+": "+w)
 }
 
 // namedComm is the id of the communicator name names (Op.Comm), named

@@ -144,6 +144,13 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if n <= 0 {
 		n = len(t.Machine.GPUs)
 	}
+	ranks := make([]int, n) // the first n GPUs, as the mirror runs them
+	for i := range ranks {
+		ranks[i] = i
+	}
+	if w := models.MultiNodeWarning(t.Machine, ranks); w != "" {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
 	if *plotTo != "" {
 		if err := plotNCCLTests(*plotTo, t, cfg, n, rows); err != nil {
 			return err
