@@ -529,8 +529,8 @@ func TestCellsAreTheSameHoweverTheyRun(t *testing.T) {
 }
 
 // TestBatchReportsTheFirstErrorInOrder queues a good job and two failing
-// ones: the error is the second job's whichever worker ends first, and no
-// job's results are handed out.
+// ones: the error is the second job's whichever ends first, and only the
+// good job is handed its times.
 func TestBatchReportsTheFirstErrorInOrder(t *testing.T) {
 	m := loadToy(t).Machine
 	node := func(i int) int { return m.GPUs[i].Node }
@@ -547,8 +547,8 @@ func TestBatchReportsTheFirstErrorInOrder(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "op op2:") {
 			t.Fatalf("error %v, want the second job's (op op2)", err)
 		}
-		if called != 0 {
-			t.Fatalf("%d jobs handed their times after an error", called)
+		if called != 1 {
+			t.Fatalf("%d jobs handed their times, want 1: only the good one", called)
 		}
 	}
 }
