@@ -215,6 +215,13 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 		for k, pt := range l.Series {
 			switch {
 			case pt.T > to:
+				// The first change after the window ends the value in
+				// effect at its end: without it the trace (whose slices
+				// are drawn whole, past the window) held that value to
+				// its end, as if the link stayed loaded.
+				if k > 0 && l.Series[k-1].T <= to {
+					t.counter(linkPid, name, pt.T, pt.Load/1e9)
+				}
 			case pt.T >= from:
 				t.counter(linkPid, name, pt.T, pt.Load/1e9)
 			case k+1 == len(l.Series) || l.Series[k+1].T > from:

@@ -271,6 +271,37 @@ threads:
 	}
 }
 
+// TestTraceWindowEndsItsCounters: a window inside a copy gives each link
+// counter its load at the window's start and the change that ends it after
+// the window: 10 MB at 10 GB/s from 0 (no latency, no overhead) loads each
+// link on its way at 10 GB/s to 1 ms, so the window 0.2-0.5 ms has 10 at
+// 200 us and 0 at 1000 us. Without the second point the trace, whose copy
+// slice is drawn whole, held 10 GB/s to its end.
+func TestTraceWindowEndsItsCounters(t *testing.T) {
+	res := simulate(t, twoGPUs, `
+name: window
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: cpu0, to: gpu1, bytes: 10 MB, stream: gpu1/in}
+      - kernel: {id: k, stream: gpu0/s, duration: 3 ms}
+`)
+	points := map[string][]string{}
+	for _, e := range traceEvents(t, res, us(200), us(500)) {
+		if e.Ph == "C" {
+			points[e.Name] = append(points[e.Name], string(e.Ts)+"="+strings.TrimSuffix(strings.TrimPrefix(string(e.Args), `{"GB/s":`), "}"))
+		}
+	}
+	if len(points) != 2 {
+		t.Errorf("counters %v, want the copy's two links", points)
+	}
+	for name, p := range points {
+		if got := strings.Join(p, " "); got != "200=10 1000=0" {
+			t.Errorf("%s: points %s, want 200=10 1000=0", name, got)
+		}
+	}
+}
+
 // traceEvents writes the trace of res's window [from, to] and reads its
 // events back.
 func traceEvents(t *testing.T, res *sim.Result, from, to sim.Time) []traceEvent {
