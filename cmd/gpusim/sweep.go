@@ -70,6 +70,29 @@ type sweepRow struct {
 	at       *rowAt   // where a row read back from a file is (not written)
 }
 
+// MarshalJSON writes a failed point without the measures it does not
+// have: a makespan of 0 and no GPUs read as a result.
+func (r sweepRow) MarshalJSON() ([]byte, error) {
+	type plain sweepRow // without this method
+	var v any = plain(r)
+	if r.Error != "" {
+		v = struct {
+			Index    int      `json:"point"`
+			Values   []string `json:"values"`
+			Topology string   `json:"topology,omitempty"`
+			Error    string   `json:"error"`
+			Warnings []string `json:"warnings,omitempty"`
+		}{r.Index, r.Values, r.Topology, r.Error, r.Warnings}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a link's "a->b" as it is
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 type gpuShare struct {
 	GPU  string  `json:"gpu"`
 	Idle float64 `json:"idle"`

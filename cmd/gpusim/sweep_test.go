@@ -1175,3 +1175,25 @@ func runShards(t *testing.T, dir, scenario string, n int) []string {
 	}
 	return shards
 }
+
+// A failed point's JSON has its point, values, error and warnings, not
+// measures it does not have (a makespan of 0 read as a result); a point
+// that ran keeps every measure, and a link's "->" as it is.
+func TestFailedPointJSONHasNoMeasures(t *testing.T) {
+	failed, err := json.Marshal(sweepRow{Index: 4, Values: []string{"bogus"}, Error: "s.yaml:9:44: not a duration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(failed), `{"point":4,"values":["bogus"],"error":"s.yaml:9:44: not a duration"}`; got != want {
+		t.Errorf("failed point: %s, want %s", got, want)
+	}
+	var b bytes.Buffer
+	if err := writeSweepJSON(&b, &sweepTable{Scenario: "s", Vars: []string{"n"}, Total: 1, Rows: []sweepRow{{Index: 1, Values: []string{"2"}, MakespanS: 0.5, Link: "link:a-b a->b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"makespan_s": 0.5`, `"idle_mean": 0`, `"busiest_link": "link:a-b a->b"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("point that ran: %s, want %s in it", b.String(), want)
+		}
+	}
+}
