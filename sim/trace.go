@@ -70,6 +70,10 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 	// call is drawn once, on the first of them, named for all (more[i] >
 	// 0); the others draw none (more[i] < 0).
 	more := make([]int32, len(res.Ops))
+	// graph marks heads whose call holds ops other than one collective's
+	// ranks (a graph launch); a collective's ranks need not follow one
+	// another in res.Ops, as other threads' records come between.
+	graph := make([]bool, len(res.Ops))
 	head := make([]int32, len(p.Threads)) // each thread's last record that drew its call, +1
 	for i := range res.Ops {
 		r := &res.Ops[i]
@@ -82,6 +86,7 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 			if r.Call == h.Call && r.HostEnd == h.HostEnd && sameCall {
 				more[i] = -1
 				more[k]++
+				graph[k] = graph[k] || r.Coll == nil || r.Coll != h.Coll
 				continue
 			}
 		}
@@ -118,7 +123,7 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 		case !in(r.Call, r.HostEnd):
 		case n == 0:
 			t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], label, "api", r)
-		case n > 0 && r.Coll != nil && res.Ops[i+int(n)].Coll == r.Coll:
+		case n > 0 && r.Coll != nil && !graph[i]:
 			t.slice(hp, htid, r.Call, r.HostEnd, apiCallName[r.Kind], fmt.Sprintf("%s and %d more rank%s", label, n, plural(n)), "api", r)
 		case n > 0:
 			t.slice(hp, htid, r.Call, r.HostEnd, "graph launch ", fmt.Sprintf("%s and %d more op%s", label, n, plural(n)), "api", r)

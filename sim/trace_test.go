@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gpusim/sim"
+	"gpusim/topologies"
 )
 
 type traceEvent struct {
@@ -174,6 +175,35 @@ threads:
 	want = []string{"graph launch a#0 and 1 more op", "graph launch a#1 and 1 more op", "graph launch c#0 and 1 more op", "graph launch c#1 and 1 more op"}
 	if strings.Join(api, "|") != strings.Join(want, "|") {
 		t.Errorf("API slices %q, want %q", api, want)
+	}
+
+	// A collective issued whole by one thread while others launch kernels
+	// and graphs: their records come between the ranks' in the records,
+	// and the call is still the collective's (it was named a graph
+	// launch).
+	h100, _ := topologies.ShippedSource("dgx-h100")
+	api = apiSlices(simulate(t, string(h100), `
+name: between
+threads:
+  - name: a
+    host: cpu0
+    ops: [{allreduce: {id: ar, gpus: all, bytes: 1 MiB, stream: comm}}, {allreduce: {id: ar2, gpus: all, bytes: 1 MiB, stream: comm}}]
+  - name: b
+    host: cpu0
+    ops: [{repeat: {count: 20, ops: [{kernel: {id: k, stream: gpu0/x, duration: 1 us}}]}}]
+  - name: c
+    host: cpu0
+    ops: [{repeat: {count: 4, graph: true, ops: [{kernel: {id: g, stream: gpu1/x, duration: 1 us}}, {kernel: {id: h, stream: gpu1/y, duration: 1 us}}]}}]
+`))
+	var colls []string
+	for _, a := range api {
+		if strings.Contains(a, "ar") {
+			colls = append(colls, a)
+		}
+	}
+	want = []string{"collective ar2@gpu0 and 7 more ranks", "collective ar@gpu0 and 7 more ranks"}
+	if strings.Join(colls, "|") != strings.Join(want, "|") {
+		t.Errorf("the collectives' API slices %q, want %q", colls, want)
 	}
 }
 
