@@ -121,6 +121,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if dl != nil {
+		if *asJSON {
+			// The run up to the deadlock, its stuck ops "unfinished",
+			// for a program to read; the report on stderr, exit 2.
+			if err := sim.WriteJSON(stdout, res); err != nil {
+				return &failError{err}
+			}
+		}
 		if dl.Where != "" {
 			return dl
 		}
