@@ -324,8 +324,10 @@ func WriteMatrix(w io.Writer, m *Matrix) {
 	}
 }
 
-// WriteMatricesJSON writes {"tests": {NAME: {"unit", "rows", "cols",
-// "matrix"}}}, a null for each empty cell, in the order given.
+// WriteMatricesJSON writes {"tests": {NAME: {"title", "unit", "rows",
+// "cols", "matrix", "sum"}}}, a null for each empty cell, numbers to 6
+// significant digits (the text's 2 decimals lost the SUM's), in the order
+// given.
 func WriteMatricesJSON(w io.Writer, ms []*Matrix) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"tests":{`)
@@ -346,12 +348,13 @@ func WriteMatricesJSON(w io.Writer, ms []*Matrix) error {
 				if v == nil {
 					bw.WriteString("null")
 				} else {
-					bw.WriteString(strconv.FormatFloat(round(*v, 2), 'f', -1, 64))
+					bw.WriteString(fnum(*v))
 				}
 			}
 			bw.WriteString("]")
 		}
-		bw.WriteString("]}")
+		// The sum of the cells that have a value, as the text's SUM line.
+		fmt.Fprintf(bw, "],\"sum\":%s}", fnum(m.Sum()))
 	}
 	bw.WriteString("\n}}\n")
 	return bw.Flush()
@@ -363,11 +366,6 @@ func quoteList(xs []string) string {
 		q[i] = strconv.Quote(x)
 	}
 	return "[" + strings.Join(q, ",") + "]"
-}
-
-func round(v float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(v*p) / p
 }
 
 // topology loads a shipped topology, for tests and the accuracy report.

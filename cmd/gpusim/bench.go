@@ -82,7 +82,7 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	dtype := fs.String("d", "float", "data type: float, half, bfloat16, double, int8")
 	algo := fs.String("algo", "", "force an algorithm, as NCCL_ALGO: ring, tree, nvls, direct (all-to-all's), or auto (NCCL's choice, the default)")
 	proto := fs.String("proto", "", "force a protocol, as NCCL_PROTO: simple, ll, ll128")
-	asJSON := fs.Bool("json", false, `print {"op", "gpus", "procs", "rows": [...]} instead of the table`)
+	asJSON := fs.Bool("json", false, `print {"op", "gpus", "procs", "avg_busbw_gbps", "rows": [...]} instead of the table`)
 	plotTo := fs.String("plot", "", "also draw busbw and algbw against size into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, ncclSynopsis, args, stdout) {
 		return nil
@@ -179,7 +179,7 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	buf := fs.Int64("buffer-size", mirror.NVBandwidthDefaultBuffer>>20, "copy size in MiB, as nvbandwidth's -b")
 	fs.Int64Var(buf, "b", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size")
 	fs.Int64Var(buf, "bufferSize", mirror.NVBandwidthDefaultBuffer>>20, "same as --buffer-size (nvbandwidth's spelling)")
-	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"unit", "rows", "cols", "matrix"}}} instead`)
+	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"title", "unit", "rows", "cols", "matrix", "sum"}}} instead`)
 	plotTo := fs.String("plot", "", "also draw each matrix as a heatmap into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, nvbSynopsis, args, stdout) {
 		return nil
@@ -275,7 +275,7 @@ const p2pSynopsis = "gpusim p2p-test --topology T [--json]"
 func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("p2p-test", p2pSynopsis, stderr)
 	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
-	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"unit", "rows", "cols", "matrix"}}} instead`)
+	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"title", "unit", "rows", "cols", "matrix", "sum"}}} instead`)
 	if helpRequested(fs, p2pSynopsis, args, stdout) {
 		return nil
 	}
