@@ -98,8 +98,8 @@ func WriteJSON(w io.Writer, res *Result) error {
 	j.raw("]")
 	// Link directions under "links"; joint limits on both directions
 	// (duplex_bandwidth), which count the bytes of both, under
-	// "links_both_ways" where a link has one, so that summing "links"
-	// counts each byte once.
+	// "links_both_ways" (empty where no link has one), so that summing
+	// "links" counts each byte once.
 	for _, both := range []bool{false, true} {
 		n := 0
 		for _, l := range res.Links {
@@ -137,6 +137,11 @@ func WriteJSON(w io.Writer, res *Result) error {
 			j.raw("]")
 		case !both:
 			j.key("links", false)
+			j.raw("[]")
+		default:
+			// No joint limit: an empty list, as "links" has, not a key
+			// that is there in one run and not in another.
+			j.key("links_both_ways", false)
 			j.raw("[]")
 		}
 	}

@@ -16,7 +16,8 @@ import (
 // stream and per copy engine (execution), and a process for links with a
 // utilization counter per link direction that carried traffic. Event waits
 // are flow arrows from the record to the wait. Timestamps are microseconds
-// written exactly (picosecond digits), so the same result gives the same bytes.
+// with nanosecond digits (traceNS, appendUS: the resolution of Perfetto's
+// timeline), so the same result gives the same bytes.
 // apiCallName names the CUDA call that issues each kind of stream op.
 var apiCallName = map[OpKind]string{OpKernel: "launch ", OpCopy: "memcpyAsync ", OpEventRecord: "eventRecord ", OpEventWait: "streamWaitEvent ", OpCollective: "collective "}
 
