@@ -36,6 +36,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"gpusim/hw"
 	"gpusim/scenarios"
@@ -315,6 +316,12 @@ func (s setFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	if !ok || strings.TrimSpace(k) == "" {
 		return fmt.Errorf("%q is not name=value", v)
+	}
+	// A newline or other control character would go into the summary,
+	// the CSV and the plots' titles as it is (batch=1<newline>GiB printed
+	// two lines).
+	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%q holds a control character (%q); a value is one line of text", v, v[i:i+1])
 	}
 	s[strings.TrimSpace(k)] = val
 	return nil

@@ -24,3 +24,17 @@ func TestGeometricSweepsGetALogAxis(t *testing.T) {
 		}
 	}
 }
+
+// A --set value is one line: a newline went into the summary, the CSV and
+// the plots' titles as it was.
+func TestSetRefusesControlCharacters(t *testing.T) {
+	s := setFlag{}
+	for _, v := range []string{"batch=1\nGiB", "batch=1\rGiB", "k\x00=1"} {
+		if err := s.Set(v); err == nil {
+			t.Errorf("--set %q accepted", v)
+		}
+	}
+	if err := s.Set("batch=1 GiB"); err != nil || s["batch"] != "1 GiB" {
+		t.Errorf("--set batch=1 GiB: %v, %v", err, s)
+	}
+}
