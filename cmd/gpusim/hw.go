@@ -20,6 +20,7 @@ import (
 
 	"gpusim/calibrate"
 	"gpusim/hw"
+	"gpusim/internal/units"
 	"gpusim/models"
 	"gpusim/plots"
 	"gpusim/scenarios"
@@ -385,7 +386,9 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	topo := fs.String("topology", "", "the machine's topology `FILE` to calibrate (default: discovered)")
 	out := fs.String("o", "", "write the calibrated topology to `FILE` (default: standard output)")
 	quick := fs.Bool("quick", false, "fewer sizes and repeats (well under a minute per GPU)")
-	budget := fs.Duration("budget", 10*time.Minute, "stop starting measurements after this `DURATION`")
+	budgetF := &budgetFlag{10 * time.Minute}
+	fs.Var(budgetF, "budget", "stop starting measurements after this `DURATION`, such as 2m, 90s or 1.5 min")
+	budget := &budgetF.d
 	if helpRequested(fs, calibrateSynopsis, args, stdout) {
 		return nil
 	}
@@ -617,4 +620,24 @@ func presetFor(device string) (preset, note string) {
 		return "", device + " is not a known model"
 	}
 	return p, note
+}
+
+// budgetFlag is calibrate's --budget: a Go duration (2m, 1m30s) or a time
+// as --from reads one (90 s, 1.5 min, a bare number of seconds), so that
+// the commands read times alike.
+type budgetFlag struct{ d time.Duration }
+
+func (b *budgetFlag) String() string { return b.d.String() }
+
+func (b *budgetFlag) Set(s string) error {
+	if d, err := time.ParseDuration(s); err == nil {
+		b.d = d
+		return nil
+	}
+	v, err := units.Parse(s, units.Duration)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e6 {
+		return fmt.Errorf("%q is not a duration: use a number and a unit, such as 2m, 90s or 1.5 min", s)
+	}
+	b.d = time.Duration(v * 1e9)
+	return nil
 }

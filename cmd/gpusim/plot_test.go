@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestGeometricSweepsGetALogAxis: powers of two, and decades, read best on
 // a log axis; evenly spaced values, a narrow range, two values, or a zero
@@ -36,5 +39,21 @@ func TestSetRefusesControlCharacters(t *testing.T) {
 	}
 	if err := s.Set("batch=1 GiB"); err != nil || s["batch"] != "1 GiB" {
 		t.Errorf("--set batch=1 GiB: %v, %v", err, s)
+	}
+}
+
+// calibrate's --budget reads Go durations and times as --from reads them.
+func TestBudgetReadsTimesAsTheOtherFlags(t *testing.T) {
+	for in, want := range map[string]time.Duration{"2m": 2 * time.Minute, "1m30s": 90 * time.Second, "1.5 min": 90 * time.Second, "90 s": 90 * time.Second, "10": 10 * time.Second, "250ms": 250 * time.Millisecond} {
+		var b budgetFlag
+		if err := b.Set(in); err != nil || b.d != want {
+			t.Errorf("--budget %s: %v, %v; want %v", in, b.d, err, want)
+		}
+	}
+	for _, in := range []string{"abc", "1e300 s", "NaN"} {
+		var b budgetFlag
+		if err := b.Set(in); err == nil {
+			t.Errorf("--budget %s accepted as %v", in, b.d)
+		}
 	}
 }
