@@ -270,12 +270,13 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-const p2pSynopsis = "gpusim p2p-test --topology T [--json]"
+const p2pSynopsis = "gpusim p2p-test --topology T [--json] [--plot FILE]"
 
 func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("p2p-test", p2pSynopsis, stderr)
 	topo := fs.String("topology", "", "the machine: a topology file or a shipped name (required)")
 	asJSON := fs.Bool("json", false, `print {"tests": {NAME: {"title", "unit", "rows", "cols", "matrix", "sum"}}} instead`)
+	plotTo := fs.String("plot", "", "also draw each matrix as a heatmap into `FILE` (.png, .svg or .pdf)")
 	if helpRequested(fs, p2pSynopsis, args, stdout) {
 		return nil
 	}
@@ -286,13 +287,29 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	if err := needTopology("p2p-test", p2pSynopsis, pos, *topo); err != nil {
 		return err
 	}
+	if *plotTo != "" {
+		if _, err := plots.FormatOf(*plotTo); err != nil {
+			return &usageError{"gpusim p2p-test: --plot " + err.Error()}
+		}
+		if err := notAnInput("p2p-test", "plot", *plotTo, *topo); err != nil {
+			return err
+		}
+	}
 	t, err := loadTopology(*topo)
 	if err != nil {
 		return err
 	}
+	if n := len(t.Machine.GPUs); *plotTo != "" && n > maxHeatmapGPUs {
+		return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
+	}
 	ms, err := mirror.P2PTest(t.Machine, onEveryCPU)
 	if err != nil {
 		return fmt.Errorf("gpusim p2p-test: %v", err)
+	}
+	if *plotTo != "" {
+		if err := plotMatrices(*plotTo, t.Name, ms); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		return mirror.WriteMatricesJSON(stdout, ms)
