@@ -1111,3 +1111,34 @@ func TestLogYAxisFillsThePicture(t *testing.T) {
 		t.Errorf("the y axis runs %d pixels from y = %d; want 300 or more from within 60 of the top", bestLen, bestTop)
 	}
 }
+
+// A window's link lanes are the links busiest in it, not in the run: 1 GiB
+// to gpu0 first (the run's busiest, cpu0->sw0 and sw0->gpu0), then, after
+// a 100 ms kernel, 1 MiB from gpu1 to the host; the window around the
+// second copy draws gpu1->sw0's lane, not the first copy's idle ones.
+func TestTimelineWindowDrawsItsBusiestLinks(t *testing.T) {
+	res := run(t, twoGPU, `
+name: win
+topology: topo.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {from: cpu0, to: gpu0, bytes: 1 GiB, stream: gpu0/s}
+      - kernel: {stream: gpu1/s, duration: 100 ms}
+      - copy: {from: gpu1, to: cpu0, bytes: 1 MiB, stream: gpu1/s}
+`)
+	_, info, err := plots.Timeline(res, plots.TimelineOptions{From: res.Makespan - sim.Millisecond, Links: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, l := range info.Lanes {
+		if l.Group == "links" {
+			links = append(links, l.Name)
+		}
+	}
+	if len(links) != 1 || !strings.Contains(links[0], "gpu1->sw0") {
+		t.Errorf("the window's link lanes %q, want gpu1->sw0's", links)
+	}
+}

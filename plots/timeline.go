@@ -376,6 +376,10 @@ func Timeline(res *sim.Result, opt TimelineOptions) (*plot.Plot, *TimelineInfo, 
 	// The busiest link directions, by bytes, in the machine's order (a
 	// link's joint limit on both directions after its directions).
 	busy := busiestLinks(m, res, nlinks)
+	if from > 0 || to < res.Makespan {
+		// A window's busiest, not the run's: those may carry nothing in it.
+		busy, _ = busiestIn(m, res, nlinks, from, to)
+	}
 	sort.Slice(busy, func(a, b int) bool {
 		la, lb := res.Links[busy[a]], res.Links[busy[b]]
 		if la.Link != lb.Link {
