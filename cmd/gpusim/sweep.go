@@ -142,7 +142,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return cmdSweepMerge(args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("sweep", sweepSynopsis, stderr)
-	jobs := fs.Int("j", runtime.NumCPU(), fmt.Sprintf("run `N` points at once (at most %d)", maxJobs))
+	jobs := fs.Int("j", min(runtime.NumCPU(), maxJobs), fmt.Sprintf("run `N` points at once (at most %d)", maxJobs))
 	csvOut := fs.String("csv", "", "write the table as CSV to `FILE` (written atomically)")
 	asJSON := fs.Bool("json", false, "print the table as JSON")
 	shard := fs.String("shard", "", "run only points i, i+n, i+2n, ... (`i/n`); default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shards")
@@ -164,8 +164,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := oneArg("sweep", sweepSynopsis, "SCENARIO", "a scenario file with a sweep: block, or a shipped study such as dp-scaling", pos, set); err != nil {
 		return err
 	}
-	if *jobs < 1 {
-		return &usageError{"gpusim sweep: -j must be at least 1"}
+	if *jobs < 1 || *jobs > maxJobs {
+		// Past the bound it was cut to it without a word.
+		return &usageError{fmt.Sprintf("gpusim sweep: -j %d: want 1 to %d points at once", *jobs, maxJobs)}
 	}
 	if err := checkMaxOps("sweep", *maxOps); err != nil {
 		return err
