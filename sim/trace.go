@@ -26,8 +26,10 @@ func WriteTrace(w io.Writer, res *Result) error { return WriteTraceWindow(w, res
 // WriteTraceWindow is WriteTrace of what overlaps [from, to] alone: the
 // host side of calls and the execution of ops that reach into it, the
 // arrows whose both ends are drawn, and the link counters from their value
-// at from (a slice that reaches out of the window is drawn whole). A large
-// run's trace is then as large as the part looked at.
+// at from to the end of the last slice drawn (a slice that reaches out of
+// the window is drawn whole, and the counters say what the links did as
+// far as the trace shows). A large run's trace is then as large as the
+// part looked at.
 func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 	in := func(a, b Time) bool { return b >= from && a <= to }
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -212,7 +214,11 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 			t.slice(linkPid, laneTid(dir, k), it.start, it.end, "", it.label, it.cat, &res.Ops[it.rec])
 		}
 	}
-	// Link utilization counters.
+	// Link utilization counters, from their value at from to the end of
+	// what the trace shows (its slices are drawn whole, past to): cut at
+	// to, a link's last value held to the trace's end, loaded or idle
+	// whatever it did after to.
+	until := t.last
 	for _, l := range res.Links {
 		if l.Used == 0 {
 			continue
@@ -220,12 +226,10 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 		name := l.LinkName(m)
 		for k, pt := range l.Series {
 			switch {
-			case pt.T > to:
-				// The first change after the window ends the value in
-				// effect at its end: without it the trace (whose slices
-				// are drawn whole, past the window) held that value to
-				// its end, as if the link stayed loaded.
-				if k > 0 && l.Series[k-1].T <= to {
+			case pt.T > max(to, until):
+				// The first change past the last slice ends the value
+				// the links held there; the trace ends with it.
+				if k > 0 && l.Series[k-1].T <= max(to, until) {
 					t.counter(linkPid, name, pt.T, pt.Load/1e9)
 				}
 			case pt.T >= from:
@@ -317,7 +321,8 @@ func appendUS(b []byte, ns int64) []byte {
 // buffer: a trace of 10^6 ops has millions of events.
 type tw struct {
 	jsonOut
-	n int // events written
+	n    int  // events written
+	last Time // the latest end of a slice written
 }
 
 func (t *tw) sep() {
@@ -343,6 +348,7 @@ func (t *tw) meta(name string, pid, tid int, value string) {
 
 // slice writes a complete event named prefix+name.
 func (t *tw) slice(pid, tid int, start, end Time, prefix, name, cat string, r *OpRecord) {
+	t.last = max(t.last, end)
 	t.sep()
 	b := append(t.buf[:0], `{"ph":"X","pid":`...)
 	b = strconv.AppendInt(b, int64(pid), 10)

@@ -301,12 +301,14 @@ threads:
 	}
 }
 
-// TestTraceWindowEndsItsCounters: a window inside a copy gives each link
-// counter its load at the window's start and the change that ends it after
-// the window: 10 MB at 10 GB/s from 0 (no latency, no overhead) loads each
-// link on its way at 10 GB/s to 1 ms, so the window 0.2-0.5 ms has 10 at
-// 200 us and 0 at 1000 us. Without the second point the trace, whose copy
-// slice is drawn whole, held 10 GB/s to its end.
+// TestTraceWindowEndsItsCounters: a window's link counters run from the
+// load at its start to the end of the last slice drawn (slices that reach
+// out of it are drawn whole). 10 MB at 10 GB/s from 0 (no latency, no
+// overhead) loads each link on its way at 10 GB/s to 1 ms; a 2.5 ms kernel
+// runs beside it, so the window 0.2-0.5 ms draws slices to 2.5 ms. Cut at
+// the window, the trace held 10 GB/s to its end; given only the first
+// change after it, a link that began to load after the window held that
+// load to the end.
 func TestTraceWindowEndsItsCounters(t *testing.T) {
 	res := simulate(t, twoGPUs, `
 name: window
@@ -314,7 +316,11 @@ threads:
   - name: main
     ops:
       - copy: {id: c, from: cpu0, to: gpu1, bytes: 10 MB, stream: gpu1/in}
-      - kernel: {id: k, stream: gpu0/s, duration: 3 ms}
+      - kernel: {id: k, stream: gpu0/s, duration: 2.5 ms}
+      - kernel: {id: kk, stream: gpu1/in, duration: 1 ms}
+      - copy: {id: c2, from: cpu0, to: gpu1, bytes: 10 MB, stream: gpu1/in}
+      - kernel: {id: k3, stream: gpu1/in, duration: 1 ms}
+      - copy: {id: c3, from: cpu0, to: gpu1, bytes: 10 MB, stream: gpu1/in}
 `)
 	points := map[string][]string{}
 	for _, e := range traceEvents(t, res, us(200), us(500)) {
@@ -326,8 +332,11 @@ threads:
 		t.Errorf("counters %v, want the copy's two links", points)
 	}
 	for name, p := range points {
-		if got := strings.Join(p, " "); got != "200=10 1000=0" {
-			t.Errorf("%s: points %s, want 200=10 1000=0", name, got)
+		// c from 0 to 1 ms, c2 from 2 to 3 ms (after kk), c3 from 4 to
+		// 5 ms: the slices drawn end at 2.5 ms (k), so c2's end closes
+		// the counters and c3 is past them.
+		if got := strings.Join(p, " "); got != "200=10 1000=0 2000=10 3000=0" {
+			t.Errorf("%s: points %s, want 200=10 1000=0 2000=10 3000=0", name, got)
 		}
 	}
 }
