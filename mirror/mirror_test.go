@@ -552,3 +552,16 @@ func TestBatchReportsTheFirstErrorInOrder(t *testing.T) {
 		}
 	}
 }
+
+// JSON numbers: 6 significant digits and at least 2 decimals, never an
+// exponent above 1.
+func TestJSONNumbers(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 0.000343421234: "0.000343421", 1739307.123: "1739307.12", 4011577.64: "4011577.64",
+		26.14621: "26.1462", 104.585: "104.585", 393: "393", 12.5: "12.5", 1e-7: "1e-07",
+	} {
+		if got := fnum(v); got != want {
+			t.Errorf("fnum(%v) = %s, want %s", v, got, want)
+		}
+	}
+}

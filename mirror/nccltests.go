@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -377,6 +378,22 @@ func WriteNCCLTestsJSON(w io.Writer, cfg NCCLTestsConfig, n int, rows []NCCLRow)
 	return bw.Flush()
 }
 
-// fnum writes a number of the JSON with 6 significant digits (4 decimals
-// left 0.0003 GB/s, one digit, for an 8-byte all-reduce).
-func fnum(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+// fnum writes a number of the JSON with 6 significant digits and at least
+// 2 decimals, never an exponent above 1: 4 decimals left 0.0003 GB/s, one
+// digit, for an 8-byte all-reduce, and 6 digits alone wrote 1.73931e+06 us
+// where the table prints 1739307.
+func fnum(v float64) string {
+	a := math.Abs(v)
+	if a == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if a < 1 {
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	dec := max(2, 6-int(math.Floor(math.Log10(a)))-1)
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
