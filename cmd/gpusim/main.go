@@ -524,8 +524,8 @@ func notAnInput(cmd, flagName, out string, inputs ...string) error {
 		return nil
 	}
 	ost, err := os.Stat(out)
-	if err != nil {
-		return nil
+	if err != nil || !ost.Mode().IsRegular() {
+		return nil // only files are replaced (not /dev/stdout, a terminal)
 	}
 	for _, in := range inputs {
 		if in == "" {

@@ -73,6 +73,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asMemoryFailure(err, "")
 	}
+	// The topology file the scenario names is an input too.
+	if err := notAnInput("run", "trace", *trace, sc.Topology.File); err != nil {
+		return err
+	}
 	if err := checkMemory(sc); err != nil {
 		return err
 	}
