@@ -1020,14 +1020,16 @@ func TestUtilizationWindowEdgesAndUnit(t *testing.T) {
 	}
 }
 
-// Nine GPUs each busy differently are too many curves to tell apart: each
+// Ten GPUs in nine groups busy differently are too many curves to tell apart: each
 // is drawn grey without a legend entry, and their mean in colour, named.
 // (Eight are drawn one by one: an 8-GPU pipeline's stages each differ.)
 func TestUtilizationOfManyGPUsIsTheirMean(t *testing.T) {
 	src, _ := topologies.ShippedSource("gb200-nvl72")
 	s := "name: many\ntopology: topo.yaml\nthreads:\n"
-	for g := 0; g < 9; g++ {
-		s += fmt.Sprintf("  - {name: t%d, host: grace%d, ops: [{kernel: {stream: gpu%d/s, duration: %d ms}}, {sync: {stream: gpu%d/s}}]}\n", g, g/2, g, g+1, g)
+	// Nine durations over ten GPUs: gpu9 is busy as gpu8, so there are
+	// nine groups (curves) of ten GPUs.
+	for g := 0; g < 10; g++ {
+		s += fmt.Sprintf("  - {name: t%d, host: grace%d, ops: [{kernel: {stream: gpu%d/s, duration: %d ms}}, {sync: {stream: gpu%d/s}}]}\n", g, g/2, g, min(g, 8)+1, g)
 	}
 	ps, err := plots.Utilization(run(t, string(src), s), "", 0)
 	if err != nil {
@@ -1037,15 +1039,15 @@ func TestUtilizationOfManyGPUsIsTheirMean(t *testing.T) {
 	if err := plots.WriteTiles(&b, ps, plots.TimelineWidth, plots.Pixels(400), "svg"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), ">mean of 9 GPUs: compute<") {
+	if !strings.Contains(b.String(), ">mean of 10 GPUs: compute<") {
 		t.Error("no legend entry for the mean")
 	}
-	for g := 0; g < 9; g++ {
+	for g := 0; g < 10; g++ {
 		if strings.Contains(b.String(), fmt.Sprintf(">gpu%d compute<", g)) {
 			t.Errorf("a legend entry for gpu%d", g)
 		}
 	}
-	if !strings.Contains(ps[0].Title.Text, "each of 9 GPUs in grey, their mean in colour") {
+	if !strings.Contains(ps[0].Title.Text, "each of 10 GPUs in grey, their mean in colour") {
 		t.Errorf("title %q does not say how it is drawn", ps[0].Title.Text)
 	}
 }

@@ -47,15 +47,18 @@ func addInto(sum, v []float64) []float64 {
 	return sum
 }
 
-// sliding is v's mean over k consecutive bins around each (k-1)/2 before
-// it and k/2 after, fewer at the ends.
+// sliding is v's mean over k consecutive bins around each, (k-1)/2 before
+// it and k/2 after, the window moved inside v at its ends.
 func sliding(v []float64, k int) []float64 {
 	if v == nil {
 		return nil
 	}
 	out := make([]float64, len(v))
 	for i := range v {
-		lo, hi := max(0, i-(k-1)/2), min(len(v), i+k/2+1)
+		// k values at the ends too, the window moved inside: fewer made
+		// the last point of a periodic curve jump (0.88 to 1).
+		lo := min(max(0, i-(k-1)/2), max(0, len(v)-k))
+		hi := min(len(v), lo+k)
 		sum := 0.0
 		for _, x := range v[lo:hi] {
 			sum += x
@@ -277,7 +280,6 @@ func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) 
 		// Too many curves to tell apart by colour or to list (24 GPUs,
 		// each its own: 48 legend entries ran off the picture): each GPU
 		// thin and grey, and the mean over the GPUs in colour.
-		gp.Title.Text = title + fmt.Sprintf(": GPU busy fraction (each of %d GPUs in grey, their mean in colour)", len(groups))
 		used := 0
 		var mc, mm []float64
 		for _, gs := range groups {
@@ -316,6 +318,8 @@ func UtilizationIn(res *sim.Result, title string, links int, from, to sim.Time) 
 			gp.Add(l)
 			gp.Legend.Add(name, l)
 		}
+		// The GPUs, not their groups: GPUs busy alike share a group.
+		gp.Title.Text = title + fmt.Sprintf(": GPU busy fraction (each of %d GPUs in grey, their mean in colour)", used)
 		groups = nil
 	}
 	for _, gs := range groups {
