@@ -2,6 +2,7 @@ package plots
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,23 @@ func TestSlidingMean(t *testing.T) {
 	}
 	if sliding(nil, 4) != nil {
 		t.Error("no curve should stay no curve (a GPU with no ops)")
+	}
+}
+
+// Log axes label big values as the tables print them (10M, not 10000000).
+func TestLogTicksShortLabels(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(1e3, 2e7) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got, want := strings.Join(labels, " "), "1000 10k 100k 1M 10M"; got != want {
+		t.Errorf("labels %s, want %s", got, want)
+	}
+	for v, want := range map[float64]string{0.00001: "0.00001", 500: "500", 9999: "9999", 10000: "10k", 2.5e7: "25M", 3e9: "3G"} {
+		if got := shortNumber(v); got != want {
+			t.Errorf("shortNumber(%v) = %s, want %s", v, got, want)
+		}
 	}
 }

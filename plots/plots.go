@@ -335,6 +335,21 @@ func linkLabel(m *sim.Machine, l sim.LinkStats) string {
 	return fmt.Sprintf("%s %s%s%s%s", strings.TrimPrefix(lk.Name, "link:"), a, arrow, z, both)
 }
 
+// shortNumber writes v as the tables print it: 10,000 and more in
+// thousands, millions, ... with a suffix (10k, 20M), less as written (0.01,
+// 500), never with an exponent.
+func shortNumber(v float64) string {
+	for _, u := range []struct {
+		d float64
+		s string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= max(u.d, 1e4) {
+			return strconv.FormatFloat(v/u.d, 'f', -1, 64) + u.s
+		}
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
 // NiceTicks labels about N evenly spaced round values (1, 2 or 5 times a
 // power of ten apart), with unlabelled minor ticks between them.
 type NiceTicks struct{ N int }

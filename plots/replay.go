@@ -225,7 +225,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			t := plot.Tick{Value: v}
 			if label {
-				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+				t.Label = shortNumber(v)
 			}
 			ts = append(ts, t)
 		}

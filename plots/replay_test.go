@@ -195,14 +195,14 @@ func TestLogTicks(t *testing.T) {
 		want   []string
 	}{
 		// 4.6 decades: powers of ten, as plain numbers.
-		{1.6, 63000, []string{"10", "100", "1000", "10000"}},
+		{1.6, 63000, []string{"10", "100", "1000", "10k"}},
 		{0.0016, 63, []string{"0.01", "0.1", "1", "10"}},
 		// 1.5 decades: 1, 2 and 5 times each.
 		{3, 100, []string{"5", "10", "20", "50", "100"}},
 		// Under a decade: evenly spaced round values.
 		{2, 9, []string{"2", "4", "6", "8"}},
 		// 12 decades: every second power of ten.
-		{1e-6, 1e6, []string{"0.000001", "0.0001", "0.01", "1", "100", "10000", "1000000"}},
+		{1e-6, 1e6, []string{"0.000001", "0.0001", "0.01", "1", "100", "10k", "1M"}},
 	} {
 		if got := labels(c.lo, c.hi); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%g..%g: labels %q, want %q", c.lo, c.hi, got, c.want)
