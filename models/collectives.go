@@ -1058,15 +1058,28 @@ func NVLinkDomains(m *sim.Machine, gpus []int) [][]int {
 }
 
 // MultiNodeWarning is a warning about a collective over gpus that spans
-// two or more NVLink domains of two GPUs or more each (several nodes'
-// GPUs), or "": gpusim plans it as within one node, while NCCL runs it
-// across the network with rings and trees of its own (not modelled).
-// GPUs without NVLink (a PCIe box) are each a domain of one: no warning.
+// two or more NVLink domains of two GPUs or more each, under hosts of
+// their own (several nodes' GPUs), or "": gpusim plans it as within one
+// node, while NCCL runs it across the network with rings and trees of its
+// own (not modelled). GPUs without NVLink (a PCIe box) are each a domain
+// of one, and domains that share a host (bridged pairs in one box) are
+// one node's: no warning.
 func MultiNodeWarning(m *sim.Machine, gpus []int) string {
 	var sizes []string
-	for _, d := range NVLinkDomains(m, gpus) {
-		if len(d) > 1 {
-			sizes = append(sizes, strconv.Itoa(len(d)))
+	owner := map[int]int{} // host -> the domain its GPUs are in
+	for k, d := range NVLinkDomains(m, gpus) {
+		if len(d) < 2 {
+			continue
+		}
+		sizes = append(sizes, strconv.Itoa(len(d)))
+		for _, g := range d {
+			h := m.GPUs[g].Host
+			if o, ok := owner[h]; ok && o != k {
+				// Two domains under one host are one machine's (GPUs
+				// bridged in pairs): NCCL runs them as one node too.
+				return ""
+			}
+			owner[h] = k
 		}
 	}
 	if len(sizes) < 2 {

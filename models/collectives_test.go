@@ -468,9 +468,9 @@ links:
 }
 
 // GPUs joined by NVLink, directly or through NVSwitches, share a domain;
-// a collective over two domains of two GPUs or more each (two nodes) is
-// warned of, one over a single domain, or over GPUs without NVLink (a
-// PCIe box), is not.
+// a collective over two domains of two GPUs or more each under hosts of
+// their own (two nodes) is warned of; one over a single domain, over GPUs
+// without NVLink (a PCIe box), or over one host's bridged pairs is not.
 func TestMultiNodeWarning(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: two-nodes\nhosts: [{name: cpu0}, {name: cpu1}]\ngpus:\n")
@@ -497,6 +497,28 @@ func TestMultiNodeWarning(t *testing.T) {
 	}
 	if w := models.MultiNodeWarning(m, []int{0, 1, 2, 4}); w != "" {
 		t.Errorf("one GPU of the second node (a domain of one): warning %q", w)
+	}
+	// Four GPUs of one host bridged in two pairs: one machine.
+	bridged, err := topologies.Load("bridged.yaml", []byte(`
+name: bridged
+hosts: [{name: cpu0}]
+gpus: [{name: gpu0, model: A100-SXM4-80GB}, {name: gpu1, model: A100-SXM4-80GB}, {name: gpu2, model: A100-SXM4-80GB}, {name: gpu3, model: A100-SXM4-80GB}]
+links:
+  - {ends: [gpu0, gpu1], type: nvlink3, count: 4}
+  - {ends: [gpu2, gpu3], type: nvlink3, count: 4}
+  - {ends: [gpu0, cpu0], type: pcie4x16}
+  - {ends: [gpu1, cpu0], type: pcie4x16}
+  - {ends: [gpu2, cpu0], type: pcie4x16}
+  - {ends: [gpu3, cpu0], type: pcie4x16}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := models.NVLinkDomains(bridged.Machine, []int{0, 1, 2, 3}); len(d) != 2 {
+		t.Errorf("bridged pairs: %d domains, want 2", len(d))
+	}
+	if w := models.MultiNodeWarning(bridged.Machine, []int{0, 1, 2, 3}); w != "" {
+		t.Errorf("one host's bridged pairs: warning %q", w)
 	}
 	box, err := topologies.LoadShipped("pcie-8x-4090")
 	if err != nil {
