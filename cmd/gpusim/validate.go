@@ -171,9 +171,14 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case "show":
-		for _, a := range args[1:] {
-			if len(a) > 1 && strings.HasPrefix(a, "-") {
-				return &usageError{fmt.Sprintf("gpusim topo show: unknown flag %s: it takes no flags (usage: %s)", a, topoShowSynopsis)}
+		if len(args) > 1 && args[1] == "--" {
+			// What follows is a name, even one that starts with -.
+			args = append([]string{args[0]}, args[2:]...)
+		} else {
+			for _, a := range args[1:] {
+				if len(a) > 1 && strings.HasPrefix(a, "-") {
+					return &usageError{fmt.Sprintf("gpusim topo show: unknown flag %s: it takes no flags; a file named so is ./%s or follows -- (usage: %s)", a, a, topoShowSynopsis)}
+				}
 			}
 		}
 		switch {
