@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"image/png"
 	"math"
 	"strings"
 	"testing"
@@ -167,3 +168,58 @@ func TestColumnSharesItsTimeAxis(t *testing.T) {
 		t.Errorf("moved right by %v: want only the plot with short names moved", left)
 	}
 }
+
+// TestColumnSharesItsTimeAxisInPixels draws such a column and finds, in
+// each half of the picture, the x axis line (the longest dark horizontal
+// run): both must start and end at the same pixel, give or take one.
+func TestColumnSharesItsTimeAxisInPixels(t *testing.T) {
+	mk := func(lanes []string, legend string) *plot.Plot {
+		p := newPlot("t", "time (ms)", "")
+		p.NominalY(lanes...)
+		p.X.Min, p.X.Max = 0, 10
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Add(l)
+		p.Legend.Add(legend, l)
+		return p
+	}
+	a := mk([]string{"cpu0 a-very-long-thread-name", "gpu0/compute"}, "kernel")
+	b := mk([]string{"t", "s"}, "a much longer legend entry than the other")
+	h := Pixels(300)
+	var buf bytes.Buffer
+	if err := WriteSheet(&buf, []*plot.Plot{a, b}, 1, Pixels(1200), []vg.Length{h, h}, "png"); err != nil {
+		t.Fatal(err)
+	}
+	im, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axis := func(y0, y1 int) (int, int) {
+		best, bx0, bx1 := 0, 0, 0
+		for y := y0; y < y1; y++ {
+			run := 0
+			for x := im.Bounds().Min.X; x < im.Bounds().Max.X; x++ {
+				r, g, bl, _ := im.At(x, y).RGBA()
+				if r+g+bl < 3*0x8000 {
+					run++
+					if run > best {
+						best, bx0, bx1 = run, x-run+1, x
+					}
+				} else {
+					run = 0
+				}
+			}
+		}
+		return bx0, bx1
+	}
+	mid := im.Bounds().Dy() / 2
+	ax0, ax1 := axis(0, mid)
+	bx0, bx1 := axis(mid, im.Bounds().Dy())
+	if abs(ax0-bx0) > 1 || abs(ax1-bx1) > 1 {
+		t.Errorf("x axes from %d to %d and from %d to %d: want one", ax0, ax1, bx0, bx1)
+	}
+}
+
+func abs(x int) int { return max(x, -x) }
