@@ -135,20 +135,7 @@ func TestSheetSizesMatricesByShape(t *testing.T) {
 // data areas at the same x, left and right, as a replay's predicted and
 // measured timelines must (one instant at one place in both).
 func TestColumnSharesItsTimeAxis(t *testing.T) {
-	mk := func(lanes []string, legend string) *plot.Plot {
-		p := newPlot("t", "time (ms)", "")
-		p.NominalY(lanes...)
-		p.X.Min, p.X.Max = 0, 10
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Add(l)
-		p.Legend.Add(legend, l)
-		return p
-	}
-	a := mk([]string{"cpu0 a-very-long-thread-name", "gpu0/compute"}, "kernel")
-	b := mk([]string{"t", "s"}, "a much longer legend entry than the other")
+	a, b := laneColumn(t)
 	w, h := Pixels(1200), Pixels(300)
 	sh := layoutSheet([]*plot.Plot{a, b}, 1, w, []vg.Length{h, h})
 	left, side := alignColumn(sh, 1)
@@ -173,20 +160,7 @@ func TestColumnSharesItsTimeAxis(t *testing.T) {
 // each half of the picture, the x axis line (the longest dark horizontal
 // run): both must start and end at the same pixel, give or take one.
 func TestColumnSharesItsTimeAxisInPixels(t *testing.T) {
-	mk := func(lanes []string, legend string) *plot.Plot {
-		p := newPlot("t", "time (ms)", "")
-		p.NominalY(lanes...)
-		p.X.Min, p.X.Max = 0, 10
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Add(l)
-		p.Legend.Add(legend, l)
-		return p
-	}
-	a := mk([]string{"cpu0 a-very-long-thread-name", "gpu0/compute"}, "kernel")
-	b := mk([]string{"t", "s"}, "a much longer legend entry than the other")
+	a, b := laneColumn(t)
 	h := Pixels(300)
 	var buf bytes.Buffer
 	if err := WriteSheet(&buf, []*plot.Plot{a, b}, 1, Pixels(1200), []vg.Length{h, h}, "png"); err != nil {
@@ -223,3 +197,21 @@ func TestColumnSharesItsTimeAxisInPixels(t *testing.T) {
 }
 
 func abs(x int) int { return max(x, -x) }
+
+// laneColumn is two plots for a column: one with long lane names and a
+// short legend, the other with short names and a long legend.
+func laneColumn(t *testing.T) (*plot.Plot, *plot.Plot) {
+	mk := func(lanes []string, legend string) *plot.Plot {
+		p := newPlot("t", "time (ms)", "")
+		p.NominalY(lanes...)
+		p.X.Min, p.X.Max = 0, 10
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Add(l)
+		p.Legend.Add(legend, l)
+		return p
+	}
+	return mk([]string{"cpu0 a-very-long-thread-name", "gpu0/compute"}, "kernel"), mk([]string{"t", "s"}, "a much longer legend entry than the other")
+}
