@@ -209,9 +209,8 @@ type batch struct {
 }
 
 // batchSize is how many jobs a batch holds before it runs them: enough to
-// keep every CPU busy, few enough that the jobs' closures of a 72-GPU
-// machine's 31,000 cells are not all alive at once (they tripled
-// p2p-test's memory).
+// keep every CPU busy, few enough that a 72-GPU machine's 31,000 cells'
+// jobs are not all held at once.
 const batchSize = 1024
 
 type batchJob struct {
@@ -220,7 +219,8 @@ type batchJob struct {
 }
 
 // add queues a measurement of specs (as timeCopiesAndCalls times them);
-// done gets its times when run is called.
+// done gets its times when it runs: once batchSize jobs are queued, or at
+// run.
 func (b *batch) add(specs []copySpec, done func(gpu, host []sim.Time)) {
 	b.jobs = append(b.jobs, batchJob{specs, done})
 	if len(b.jobs) >= batchSize {

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"gpusim/hw"
 	"gpusim/scenarios"
@@ -321,7 +322,8 @@ func (s setFlag) Set(v string) error {
 	// the CSV and the plots' titles as it is (batch=1<newline>GiB printed
 	// two lines).
 	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
-		return fmt.Errorf("%q holds a control character (%q); a value is one line of text", v, v[i:i+1])
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		return fmt.Errorf("%q holds a control character (%q); a value is one line of text", v, r)
 	}
 	s[strings.TrimSpace(k)] = val
 	return nil
