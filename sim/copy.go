@@ -49,6 +49,7 @@ type stage struct {
 	done    int  // pieces finished
 	running bool
 	began   Time // when the current piece's bytes began to flow
+	first   Time // when the first piece's bytes began to flow
 	f       flow
 	delayEv Event
 }
@@ -261,6 +262,9 @@ func (s *stage) Handle() {
 	s.f.grp = s.grp
 	s.f.base = s.bound
 	s.began = c.o.r.e.now
+	if s.next == 0 {
+		s.first = s.began
+	}
 	b, _ := c.piece(s.next)
 	c.o.r.s.start(&s.f, float64(b))
 	s.next++
@@ -279,6 +283,12 @@ func (s *stage) flowDone(*flow) {
 		c.hostBusy += o.r.e.now - s.began
 	}
 	if s.done == c.pieces {
+		if s.dma && c.n == 2 && o.r.spans {
+			// A two-stage copy's DMA stage (a leg of a staged copy, the
+			// DMA of a pageable one): when its bytes crossed the links,
+			// for traces, which otherwise drew the whole copy on them.
+			o.r.res.CopyLegs = append(o.r.res.CopyLegs, CopyLegSpan{Rec: int32(o.rec), Stage: int8(k), Start: s.first, End: o.r.e.now})
+		}
 		if k == c.n-1 {
 			o.finish()
 		}

@@ -188,6 +188,15 @@ type CollLinkSpan struct {
 	Start, End Time
 }
 
+// CopyLegSpan is when one DMA stage of a two-stage copy moved its bytes.
+type CopyLegSpan struct {
+	Rec int32 // the copy's record
+	// Stage is 0 for the first stage (to the host, of a staged copy), 1
+	// for the second (from the host).
+	Stage      int8
+	Start, End Time
+}
+
 // ThreadStats is the time of one host thread.
 type ThreadStats struct {
 	Name string
@@ -244,6 +253,11 @@ type Result struct {
 	// its transfers crossed, when they first and last moved bytes there
 	// (for traces; recorded only when Options.CollLinks asks).
 	CollLinks []CollLinkSpan
+	// CopyLegs says, for each two-stage copy (host-staged, or pageable)
+	// and each of its DMA stages, when that stage's bytes flowed: from its
+	// first chunk's start to its last chunk's end (for traces; recorded
+	// only when Options.CollLinks asks).
+	CopyLegs []CopyLegSpan
 	// HostMemory has one entry per host; GPUMemory per GPU (device-local copies).
 	HostMemory []ResourceStats
 	GPUMemory  []ResourceStats

@@ -40,9 +40,10 @@ type Options struct {
 	// reads. A run of many transfers records a point per changed resource
 	// per solve, most of its memory (1.2 of 1.4 GB on 20,000 transfers).
 	NoLoadSeries bool
-	// CollLinks records Result.CollLinks: when each collective used each
-	// link direction, which traces draw. It costs about 6% more
-	// instructions on a run of many collectives, so it is asked for.
+	// CollLinks records Result.CollLinks and Result.CopyLegs: when each
+	// collective used each link direction, and when each leg of a
+	// two-stage copy moved its bytes, which traces draw. It costs about 6%
+	// more instructions on a run of many collectives, so it is asked for.
 	CollLinks bool
 	// Progress, where set, is called every million events or so with the
 	// simulated time and the events so far (a long run's progress line).

@@ -171,17 +171,43 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 		label, cat string
 	}
 	var items []onLinks
-	for i := range res.Ops {
-		if r := &res.Ops[i]; r.Kind == OpCopy && r.End > r.Start && in(r.Start, r.End) {
-			var dirs []int
-			for _, h := range copyHops(m, r) {
-				dir := 2 * h.Link
-				if h.Reverse {
-					dir++
-				}
-				dirs = append(dirs, dir)
+	dirsOf := func(hops []Hop) []int {
+		var dirs []int
+		for _, h := range hops {
+			dir := 2 * h.Link
+			if h.Reverse {
+				dir++
 			}
-			items = append(items, onLinks{rec: i, start: r.Start, end: r.End, dirs: dirs, label: r.ID, cat: "transfer"})
+			dirs = append(dirs, dir)
+		}
+		return dirs
+	}
+	// A two-stage copy whose legs were recorded is drawn leg by leg, each
+	// on its own links while its bytes flowed (a staged copy's leg to the
+	// host, then the one from it; a pageable copy's DMA), not the whole
+	// copy on every hop of both.
+	legged := map[int32]bool{}
+	for _, lg := range res.CopyLegs {
+		r := &res.Ops[lg.Rec]
+		if !in(lg.Start, lg.End) || lg.End <= lg.Start {
+			legged[lg.Rec] = true
+			continue
+		}
+		legged[lg.Rec] = true
+		hops := copyHops(m, r)
+		if r.Copy == CopyStaged {
+			if p := m.StagedPath(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index); p.Kind == PathStaged {
+				hops = p.ToHost.Hops
+				if lg.Stage == 1 {
+					hops = p.FromHost.Hops
+				}
+			}
+		}
+		items = append(items, onLinks{rec: int(lg.Rec), start: lg.Start, end: lg.End, dirs: dirsOf(hops), label: r.ID, cat: "transfer"})
+	}
+	for i := range res.Ops {
+		if r := &res.Ops[i]; r.Kind == OpCopy && r.End > r.Start && in(r.Start, r.End) && !legged[int32(i)] {
+			items = append(items, onLinks{rec: i, start: r.Start, end: r.End, dirs: dirsOf(copyHops(m, r)), label: r.ID, cat: "transfer"})
 		}
 	}
 	for _, sp := range res.CollLinks {

@@ -3,11 +3,13 @@ package sim_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"gpusim/scenarios"
 	"gpusim/sim"
 	"gpusim/topologies"
 )
@@ -356,4 +358,75 @@ func traceEvents(t *testing.T, res *sim.Result, from, to sim.Time) []traceEvent 
 		t.Fatalf("not JSON: %v", err)
 	}
 	return doc.TraceEvents
+}
+
+// TestTraceDrawsAStagedCopyLegByLeg: a copy staged through the host is
+// drawn on each link while its leg's bytes crossed it. 1 MiB, one staging
+// chunk, from gpu0 to gpu1 under a switch without P2P: the leg to the
+// host (gpu0->sw0, sw0->cpu0) moves 1 MiB at 10 GB/s, 104.858 us, then
+// the leg from it (cpu0->sw0, sw0->gpu1) the same, after it. The whole
+// copy on all four lanes drew each 2.5 times as long as it was busy.
+func TestTraceDrawsAStagedCopyLegByLeg(t *testing.T) {
+	topo := strings.Replace(twoGPUs, "switches: [{name: sw0}]", "switches: [{name: sw0, p2p: false}]", 1)
+	topo = strings.Replace(topo, "memcpy_bandwidth: 5 GB/s}", "memcpy_bandwidth: 5 GB/s, staging_chunk: 2 MiB, staging_handoff: 0 us}", 1)
+	sc, err := scenarios.Load("scen.yaml", []byte(`
+name: staged
+topology: topo.yaml
+threads:
+  - name: main
+    ops:
+      - copy: {id: c, from: gpu0, to: gpu1, bytes: 1 MiB, stream: gpu0/s}
+`), scenarios.Options{ReadFile: func(string) ([]byte, error) { return []byte(topo), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.RunOptions(sc.Topology.Machine, sc.Program, sim.Options{CollLinks: true}) // as gpusim run --trace
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops[0].Copy != sim.CopyStaged {
+		t.Fatalf("the copy is %v, want staged", res.Ops[0].Copy)
+	}
+	var buf bytes.Buffer
+	if err := sim.WriteTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Name, Cat string
+			Pid, Tid      int
+			Ts, Dur       float64
+			Args          map[string]any
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	lane := map[[2]int]string{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			lane[[2]int{e.Pid, e.Tid}] = e.Args["name"].(string)
+		}
+	}
+	start := map[string]float64{}
+	for _, e := range doc.TraceEvents {
+		if e.Cat != "transfer" {
+			continue
+		}
+		name := lane[[2]int{e.Pid, e.Tid}]
+		if math.Abs(e.Dur-104.8576) > 0.002 { // to the nanosecond the trace rounds to
+			t.Errorf("%s: the copy drawn for %g us, want 104.858 (1 MiB at 10 GB/s)", name, e.Dur)
+		}
+		for _, d := range []string{"gpu0->sw0", "sw0->cpu0", "cpu0->sw0", "sw0->gpu1"} {
+			if strings.HasSuffix(name, " "+d) {
+				start[d] = e.Ts
+			}
+		}
+	}
+	if len(start) != 4 {
+		t.Fatalf("slices on %v, want the four directions of the two legs", start)
+	}
+	if start["gpu0->sw0"] != start["sw0->cpu0"] || start["cpu0->sw0"] != start["sw0->gpu1"] || start["cpu0->sw0"] < start["gpu0->sw0"]+104.858-0.001 {
+		t.Errorf("legs start at %v: want the second after the first ends", start)
+	}
 }
