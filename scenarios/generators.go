@@ -316,7 +316,11 @@ type stageCount struct {
 	// pass of every layer but a preset's embedding and head, without
 	// ZeRO-3's gather (the backward's serves it).
 	recompute int64
-	loader    bool
+	// limits is ZeRO-3's rate limiter's ops a micro-step: a wait before
+	// each chunk layer's gather but the first two and an event record
+	// after each layer's forward but the last two (2(n-2) a chunk of n).
+	limits int64
+	loader bool
 }
 
 // trainingStageOps is the number of ops training: expands to, as training
@@ -324,7 +328,8 @@ type stageCount struct {
 // GPU, each step has accum micro-steps of:
 //
 //	a forward and a backward kernel per layer, each after an all-gather
-//	  and an event record and wait with zero3 (1 or 4 ops);
+//	  and an event record and wait with zero3 (1 or 4 ops), and zero3's
+//	  rate limiter (stageCount.limits);
 //	with a data loader: an await, the batch's copy, an event record and
 //	  wait, and a signal (5 ops);
 //
@@ -379,7 +384,7 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding str
 		rounds = accum
 	}
 	micro := satAdd(satAdd(satMul(2*perLayer, c.layers), c.tpExtra), satMul(6, moeLayers))
-	micro = satAdd(micro, c.recompute)
+	micro = satAdd(micro, satAdd(c.recompute, c.limits))
 	if c.loader {
 		micro = satAdd(micro, 5)
 	}
@@ -829,6 +834,9 @@ func (b *builder) training(n, key spec.Node) {
 		// Each chunk's layers: virtual stages st, st + nst, ...
 		for vs := st; vs < nv; vs += nst {
 			c.layers += int64(lo[vs+1] - lo[vs])
+			if sharding == "zero3" {
+				c.limits += 2 * int64(max(0, lo[vs+1]-lo[vs]-2))
+			}
 			c.buckets += int64(len(buckets[vs]))
 			for _, l := range layers[lo[vs]:lo[vs+1]] {
 				stageParams[st] += l.params
@@ -1111,11 +1119,22 @@ func (b *builder) training(n, key spec.Node) {
 					g.op(&th, fmt.Sprintf("%s/wait-gather%d", mp, b), sim.Op{Kind: sim.OpEventWait, Stream: compute, Event: g.event(gatheredEvent(s-1, b))})
 				}
 				if zero3 {
+					// FSDP's rate limiter (limit_all_gathers): a layer's
+					// gather waits for the forward two layers back to end,
+					// so at most two layers' weights are gathered ahead of
+					// the compute (without it every gather ran at once at
+					// the start of the step).
+					if li-2 >= lo[vs] {
+						g.op(&th, fmt.Sprintf("%s/fwd-limit/%d", mp, li), sim.Op{Kind: sim.OpEventWait, Stream: comm, Event: g.event(fmt.Sprintf("%s/fwd-done/%d", mp, li-2))})
+					}
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 					g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
 				}
 				if !pass(mp, "fwd", s, m, l, 1) {
 					return false
+				}
+				if zero3 && li+2 < lo[vs+1] {
+					g.op(&th, fmt.Sprintf("%s/fwd-done/%d", mp, li), sim.Op{Kind: sim.OpEventRecord, Stream: compute, Event: g.event(fmt.Sprintf("%s/fwd-done/%d", mp, li))})
 				}
 			}
 			return true
@@ -1137,11 +1156,29 @@ func (b *builder) training(n, key spec.Node) {
 			reduce := last || everyMicro
 			bi := 0
 			bs := buckets[vs]
+			// ZeRO-3 gathers a layer's weights for its backward one layer
+			// ahead, as FSDP's default backward_prefetch (BACKWARD_PRE) and
+			// DeepSpeed do: the next layer's gather is issued as this
+			// layer's backward begins, before this layer's reduce-scatter,
+			// and runs under it. (Issued after it, each layer's gather
+			// waited for the layer before's backward and reduce-scatter,
+			// and none of it hid.)
+			gatherBwd := func(li int) {
+				id := fmt.Sprintf("%s/bwd-gathered/%d", mp, li)
+				g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, layers[li].name, dpSuffix), dpPlan(models.AllGather, layers[li].params/tp*elt), comm, k)
+				g.op(&th, id+"/record", sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(id)})
+			}
+			if zero3 && lo[vs+1] > lo[vs] {
+				gatherBwd(lo[vs+1] - 1)
+			}
 			for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
 				l := layers[li]
 				if zero3 {
-					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
-					g.after(&th, fmt.Sprintf("%s/bwd-gathered/%d", mp, li), comm, compute)
+					if li-1 >= lo[vs] {
+						gatherBwd(li - 1)
+					}
+					id := fmt.Sprintf("%s/bwd-gathered/%d", mp, li)
+					g.op(&th, id+"/wait", sim.Op{Kind: sim.OpEventWait, Stream: compute, Event: g.event(id)})
 				}
 				if recompute && !l.edge && !pass(mp, "recompute", s, m, l, 1) {
 					return false

@@ -582,6 +582,13 @@ training:
 											c.buckets++ // once a step, or (ZeRO-2, -3) a micro-batch
 										}
 									}
+									if strings.Contains(other, "sharding: zero3") {
+										// The rate limiter: a wait before each
+										// forward gather but the first two, a
+										// record after each forward but the last
+										// two (zero3 runs no pipeline: one chunk).
+										c.limits = 2 * max(0, c.layers-2)
+									}
 									preset := model == "gpt3-125m"
 									if nst > 1 {
 										c.comm = stageOps(int64(nst), int64(k), acc, pipeSchedule(chunks), chunks) - 2*acc*chunks - 1
@@ -1736,6 +1743,49 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		_, err := loadOn(fourGPUs, scen, 0)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line starting %q", c.extra, err, c.want)
+		}
+	}
+}
+
+// ZeRO-3 prefetches as FSDP does: in the backward pass the next layer's
+// gather is issued as a layer's backward begins, before its gradients'
+// reduce-scatter (a bucket a layer here), so with gathers and
+// reduce-scatters shorter than a layer's backward each backward kernel
+// starts as the one before it ends; in the forward pass a layer's gather
+// waits for the forward two layers back (the rate limiter), not running
+// all at once at the start of the step.
+func TestZero3PrefetchesALayerAhead(t *testing.T) {
+	res := runWith(t, fourGPUs, `
+name: zero3
+topology: topo.yaml
+training:
+  gpus: all
+  model: [{params: 1e6, flops: 100 GFLOP, count: 5}]
+  batch: 4
+  steps: 1
+  bucket: 1 MB
+  sharding: zero3
+`, nil)
+	rec := map[string]sim.OpRecord{}
+	for _, r := range res.Ops {
+		rec[r.ID] = r
+	}
+	for i := 3; i >= 0; i-- {
+		prev, cur := rec[fmt.Sprintf("train/gpu0/s0/m0/bwd/L0.%d", i+1)], rec[fmt.Sprintf("train/gpu0/s0/m0/bwd/L0.%d", i)]
+		if cur.ID == "" || prev.ID == "" {
+			t.Fatalf("no backward kernel of layer %d or %d", i, i+1)
+		}
+		if cur.Start != prev.End {
+			t.Errorf("layer %d's backward starts %s after layer %d's ends: its gather did not hide", i, cur.Start-prev.End, i+1)
+		}
+	}
+	for i := 2; i < 5; i++ {
+		g, f := rec[fmt.Sprintf("train/s0/m0/gather-fwd/L0.%d@gpu0", i)], rec[fmt.Sprintf("train/gpu0/s0/m0/fwd/L0.%d", i-2)]
+		if g.ID == "" || f.ID == "" {
+			t.Fatalf("no gather of layer %d or forward of layer %d", i, i-2)
+		}
+		if g.Start < f.End {
+			t.Errorf("layer %d's gather starts at %s, before layer %d's forward ends at %s", i, g.Start, i-2, f.End)
 		}
 	}
 }

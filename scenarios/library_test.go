@@ -317,8 +317,8 @@ var studies = []study{
 				return fmt.Errorf("DGX H100: %.0f, %.0f, %.0f, %.0f tokens/s with none, zero1, zero2, zero3; want zero1 the fastest, zero3 the slowest", h("none"), h("zero1"), h("zero2"), h("zero3"))
 			}
 			g := func(z string) float64 { return tps("pcie-8x-4090", z) / tps("pcie-8x-4090", "none") }
-			if g("zero1") < 0.95 || g("zero2") < 0.95 || g("zero3") > 0.7 {
-				return fmt.Errorf("RTX 4090: zero1 %.3f, zero2 %.3f, zero3 %.3f of none's tokens/s; want zero1 and zero2 over 0.95, zero3 under 0.7", g("zero1"), g("zero2"), g("zero3"))
+			if g("zero1") < 0.95 || g("zero2") < 0.95 || g("zero3") > 0.9 {
+				return fmt.Errorf("RTX 4090: zero1 %.3f, zero2 %.3f, zero3 %.3f of none's tokens/s; want zero1 and zero2 over 0.95, zero3 under 0.9", g("zero1"), g("zero2"), g("zero3"))
 			}
 			if need := neededGiB(find(ps, "topo", "pcie-8x-4090", "sharding", "none")); need < 26 || need > 28 {
 				return fmt.Errorf("RTX 4090 without sharding: needs %g GiB, want about 27", need)
