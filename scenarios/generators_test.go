@@ -1789,3 +1789,32 @@ training:
 		}
 	}
 }
+
+// A CUDA graph of one rank's part of a collective (vLLM's decode, one
+// process a GPU) runs on that rank's stream alone: it was taken for the
+// first rank's, so rank gpu1's graph joined gpu0's stream and its second
+// launch deadlocked. Each thread issues 2 launches of a kernel and its
+// part, and a sync after each: 6 ops, none added to join streams.
+func TestGraphOfOneRanksCollective(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: g\ntopology: topo.yaml\nthreads:\n")
+	for r := 0; r < 2; r++ {
+		fmt.Fprintf(&b, `  - name: r%d
+    ops:
+      - repeat:
+          count: 2
+          ops:
+            - repeat:
+                count: 1
+                graph: true
+                ops:
+                  - kernel: {id: k%d, stream: gpu%d/compute, duration: 10 us}
+                  - allreduce: {id: ar, gpus: [gpu0, gpu1], rank: gpu%d, bytes: 16 KiB, stream: compute}
+            - sync: {stream: gpu%d/compute}
+`, r, r, r, r, r)
+	}
+	res := runWith(t, fourGPUs, b.String(), nil)
+	if n := res.Program.NumOps(); n != 12 {
+		t.Errorf("%d ops, want 12: a one-rank graph has one stream to join", n)
+	}
+}

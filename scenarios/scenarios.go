@@ -1216,6 +1216,11 @@ func graphStreams(body []*tpl) []int {
 				for _, s := range t.op.Streams {
 					use(s)
 				}
+			case t.op.Kind == sim.OpCollective && t.op.Rank >= 0 && t.op.Rank < len(t.op.Streams):
+				// One rank's part runs on its own GPU's stream, not on
+				// Stream (the first rank's): a graph of rank gpu1 joined
+				// gpu0's stream and deadlocked on its second launch.
+				use(t.op.Streams[t.op.Rank])
 			case t.op.Kind.OnStream():
 				use(t.op.Stream)
 			}
