@@ -644,7 +644,14 @@ func (b *builder) training(n, key spec.Node) {
 	// each layer's before each pass.
 	sharding := "none"
 	if x, ok := tm.Get("sharding"); ok {
-		sharding, _ = x.Enum("none", "zero1", "zero2", "zero3")
+		// Other names for the stages, as FSDP and DeepSpeed users write
+		// them: said with the stage they are.
+		alias := map[string]string{"fsdp": "zero3 (FSDP's FULL_SHARD)", "full_shard": "zero3", "shard_grad_op": "zero2 (FSDP's SHARD_GRAD_OP)", "ddp": "none (plain data parallelism)", "no_shard": "none"}
+		if v, isScalar := x.Scalar(); isScalar && alias[strings.ToLower(v)] != "" {
+			x.Errorf("%q is not valid: write sharding: %s; expected one of none, zero1, zero2, zero3", v, alias[strings.ToLower(v)])
+		} else {
+			sharding, _ = x.Enum("none", "zero1", "zero2", "zero3")
+		}
 	}
 	zero3 := sharding == "zero3"
 	zeroOpt := sharding == "zero1" || sharding == "zero2"
