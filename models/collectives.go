@@ -1058,31 +1058,58 @@ func NVLinkDomains(m *sim.Machine, gpus []int) [][]int {
 }
 
 // MultiNodeWarning is a warning about a collective over gpus that spans
-// two or more NVLink domains of two GPUs or more each, under hosts of
-// their own (several nodes' GPUs), or "": gpusim plans it as within one
-// node, while NCCL runs it across the network with rings and trees of its
-// own (not modelled). GPUs without NVLink (a PCIe box) are each a domain
-// of one, and domains that share a host (bridged pairs in one box) are
-// one node's: no warning.
+// two or more NVLink domains of two GPUs or more each in different nodes
+// (hosts not joined by inter-socket links), or "": gpusim plans it as
+// within one node, while NCCL runs it across the network with rings and
+// trees of its own (not modelled). GPUs without NVLink (a PCIe box) are
+// each a domain of one, and domains of one node (bridged pairs on one
+// socket or two) are not warned of.
 func MultiNodeWarning(m *sim.Machine, gpus []int) string {
+	// A node is the hosts (sockets) joined by inter-socket links: two
+	// sockets of one box are one node.
+	parent := make([]int, len(m.Hosts))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, l := range m.Links {
+		a, b := m.Nodes[l.A], m.Nodes[l.B]
+		if l.Kind == sim.LinkSocket && a.Kind == sim.NodeHost && b.Kind == sim.NodeHost {
+			parent[find(a.Index)] = find(b.Index)
+		}
+	}
 	var sizes []string
-	owner := map[int]int{} // host -> the domain its GPUs are in
-	for k, d := range NVLinkDomains(m, gpus) {
+	var nodes []map[int]bool // each domain's nodes
+	for _, d := range NVLinkDomains(m, gpus) {
 		if len(d) < 2 {
 			continue
 		}
 		sizes = append(sizes, strconv.Itoa(len(d)))
+		ns := map[int]bool{}
 		for _, g := range d {
-			h := m.GPUs[g].Host
-			if o, ok := owner[h]; ok && o != k {
-				// Two domains under one host are one machine's (GPUs
-				// bridged in pairs): NCCL runs them as one node too.
-				return ""
+			ns[find(m.GPUs[g].Host)] = true
+		}
+		nodes = append(nodes, ns)
+	}
+	// Warned of where two domains are in different nodes (no node in
+	// common): one box's bridged pairs, on one socket or two, are not.
+	apart := false
+	for i := range nodes {
+		for j := range i {
+			shared := false
+			for n := range nodes[i] {
+				shared = shared || nodes[j][n]
 			}
-			owner[h] = k
+			apart = apart || !shared
 		}
 	}
-	if len(sizes) < 2 {
+	if !apart {
 		return ""
 	}
 	return fmt.Sprintf("a collective over %d GPUs spans %d NVLink domains (of %s GPUs): gpusim plans it as within one node (NCCL's intra-node rings, trees and latencies), not as NCCL runs collectives across nodes over the network, which it does not model; take its time as a rough bound", len(gpus), len(sizes), strings.Join(sizes, ", "))

@@ -520,6 +520,44 @@ links:
 	if w := models.MultiNodeWarning(bridged.Machine, []int{0, 1, 2, 3}); w != "" {
 		t.Errorf("one host's bridged pairs: warning %q", w)
 	}
+	// Two sockets of one box joined by UPI, one or two bridged pairs under
+	// each: one node. Two boxes (sockets not joined), two bridged pairs
+	// each: two nodes, warned of although each node holds two domains.
+	pairs := func(joined bool, per int) string {
+		var b strings.Builder
+		b.WriteString("name: pairs\nhosts: [{name: cpu0}, {name: cpu1}]\ngpus:\n")
+		for g := 0; g < 2*per; g++ {
+			fmt.Fprintf(&b, "  - {name: gpu%d, model: A100-SXM4-80GB, host: cpu%d}\n", g, g/per)
+		}
+		b.WriteString("links:\n")
+		for g := 0; g < 2*per; g += 2 {
+			fmt.Fprintf(&b, "  - {ends: [gpu%d, gpu%d], type: nvlink3, count: 4}\n", g, g+1)
+		}
+		for g := 0; g < 2*per; g++ {
+			fmt.Fprintf(&b, "  - {ends: [gpu%d, cpu%d], type: pcie4x16}\n", g, g/per)
+		}
+		if joined {
+			b.WriteString("  - {ends: [cpu0, cpu1], type: upi}\n")
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		joined bool
+		per    int // GPUs a socket
+		warn   bool
+	}{{true, 2, false}, {true, 4, false}, {false, 4, true}} {
+		tp, err := topologies.Load("pairs.yaml", []byte(pairs(tc.joined, tc.per)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := make([]int, 2*tc.per)
+		for i := range all {
+			all[i] = i
+		}
+		if w := models.MultiNodeWarning(tp.Machine, all); (w != "") != tc.warn {
+			t.Errorf("sockets joined %v, %d GPUs each: warning %q, want one: %v", tc.joined, tc.per, w, tc.warn)
+		}
+	}
 	box, err := topologies.LoadShipped("pcie-8x-4090")
 	if err != nil {
 		t.Fatal(err)
