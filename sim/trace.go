@@ -26,10 +26,9 @@ func WriteTrace(w io.Writer, res *Result) error { return WriteTraceWindow(w, res
 // WriteTraceWindow is WriteTrace of what overlaps [from, to] alone: the
 // host side of calls and the execution of ops that reach into it, the
 // arrows whose both ends are drawn, and the link counters from their value
-// at from to the end of the last slice drawn (a slice that reaches out of
-// the window is drawn whole, and the counters say what the links did as
-// far as the trace shows). A large run's trace is then as large as the
-// part looked at.
+// at from to to, and on while each link stays loaded (a slice that reaches
+// out of the window is drawn whole). A large run's trace is then about as
+// large as the part looked at.
 func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 	in := func(a, b Time) bool { return b >= from && a <= to }
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -240,29 +239,37 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 			t.slice(linkPid, laneTid(dir, k), it.start, it.end, "", it.label, it.cat, &res.Ops[it.rec])
 		}
 	}
-	// Link utilization counters, from their value at from to the end of
-	// what the trace shows (its slices are drawn whole, past to): cut at
-	// to, a link's last value held to the trace's end, loaded or idle
-	// whatever it did after to.
-	until := t.last
+	// Link utilization counters, from their value at from to to, and past
+	// to until the link is idle: a counter holds its last value to the
+	// trace's end, and the trace runs past to (its slices are drawn
+	// whole). Cut at to, a link loaded there read loaded to the end; run to
+	// the last slice's end, a window's trace held counters of most of the
+	// run (12,208 points for a 100 us window of a 41 ms run) and could
+	// still end on a rise. Past to, a link's changes are written while it
+	// is loaded, through the change that idles it, and none after: what
+	// it carried later, beyond the window, is not shown.
 	for _, l := range res.Links {
 		if l.Used == 0 {
 			continue
 		}
 		name := l.LinkName(m)
+		loaded := false // the value last written is not zero
 		for k, pt := range l.Series {
 			switch {
-			case pt.T > max(to, until):
-				// The first change past the last slice ends the value
-				// the links held there; the trace ends with it.
-				if k > 0 && l.Series[k-1].T <= max(to, until) {
+			case pt.T > to:
+				if loaded {
 					t.counter(linkPid, name, pt.T, pt.Load/1e9)
+					loaded = pt.Load > 0
 				}
+				continue
 			case pt.T >= from:
 				t.counter(linkPid, name, pt.T, pt.Load/1e9)
 			case k+1 == len(l.Series) || l.Series[k+1].T > from:
 				t.counter(linkPid, name, from, pt.Load/1e9) // the load at from
+			default:
+				continue
 			}
+			loaded = pt.Load > 0
 		}
 	}
 	t.raw("]}\n")
@@ -347,8 +354,7 @@ func appendUS(b []byte, ns int64) []byte {
 // buffer: a trace of 10^6 ops has millions of events.
 type tw struct {
 	jsonOut
-	n    int  // events written
-	last Time // the latest end of a slice written
+	n int // events written
 }
 
 func (t *tw) sep() {
@@ -374,7 +380,6 @@ func (t *tw) meta(name string, pid, tid int, value string) {
 
 // slice writes a complete event named prefix+name.
 func (t *tw) slice(pid, tid int, start, end Time, prefix, name, cat string, r *OpRecord) {
-	t.last = max(t.last, end)
 	t.sep()
 	b := append(t.buf[:0], `{"ph":"X","pid":`...)
 	b = strconv.AppendInt(b, int64(pid), 10)
