@@ -198,6 +198,17 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(base.Sweep) == 0 {
 		return fmt.Errorf("%s: no sweep: block; add one mapping vars to lists of values, such as sweep: {batch: [64 MiB, 256 MiB]}", base.File)
 	}
+	// The topology files the points read are inputs too: the default
+	// point's, and any swept value that names a file beside the scenario.
+	inputs := []string{base.Topology.File}
+	for _, sv := range base.Sweep {
+		for _, v := range sv.Values {
+			inputs = append(inputs, filepath.Join(filepath.Dir(pos[0]), v))
+		}
+	}
+	if err := notAnInput("sweep", "csv", *csvOut, inputs...); err != nil {
+		return err
+	}
 	// A training's metric of a sweep that trains nothing (or counts no
 	// tokens) is refused before its points run.
 	if w := base.Program.Work; trainingMetric(*metric) && (w == nil || *metric == "tokens_per_s" && w.Tokens == 0) {
