@@ -408,6 +408,11 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding str
 	if overlapGather { // a wait a bucket in each step after the first
 		total = satAdd(total, satMul(steps-1, c.buckets))
 	}
+	if sharding == "zero3" && !syncEvery && steps > 1 {
+		// Each step but the last records its update, and the next
+		// waits for it before its first (up to two) gathers.
+		total = satAdd(total, satMul(steps-1, 1+min(2, c.layers)))
+	}
 	return total
 }
 
@@ -1133,6 +1138,12 @@ func (b *builder) training(n, key spec.Node) {
 					// the start of the step).
 					if li-2 >= lo[vs] {
 						g.op(&th, fmt.Sprintf("%s/fwd-limit/%d", mp, li), sim.Op{Kind: sim.OpEventWait, Stream: comm, Event: g.event(fmt.Sprintf("%s/fwd-done/%d", mp, li-2))})
+					} else if !syncEvery && s > 0 && m == 0 {
+						// Without a sync between steps the first two
+						// gathers were issued under the last step's
+						// optimizer and read shards it had not updated.
+						prev := fmt.Sprintf("%s/s%d/optimized", name, s-1)
+						g.op(&th, fmt.Sprintf("%s/fwd-limit/%d", mp, li), sim.Op{Kind: sim.OpEventWait, Stream: comm, Event: g.event(prev)})
 					}
 					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
 					g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
@@ -1374,6 +1385,11 @@ func (b *builder) training(n, key spec.Node) {
 				return
 			}
 			g.op(&th, sp+"/optimizer", op)
+			if zero3 && !syncEvery && s < steps-1 {
+				// The next step's first gathers wait for the update
+				// (the later ones wait on the forward, which follows it).
+				g.op(&th, sp+"/optimized", sim.Op{Kind: sim.OpEventRecord, Stream: compute, Event: g.event(sp + "/optimized")})
+			}
 			if zeroOpt && (!overlapGather || s == steps-1) {
 				gather(s)
 			}
