@@ -191,6 +191,9 @@ func TestColumnSharesItsTimeAxisInPixels(t *testing.T) {
 	mid := im.Bounds().Dy() / 2
 	ax0, ax1 := axis(0, mid)
 	bx0, bx1 := axis(mid, im.Bounds().Dy())
+	if ax1-ax0 < 500 || bx1-bx0 < 500 {
+		t.Fatalf("x axes %d to %d and %d to %d: want lines of 500 pixels or more in each half", ax0, ax1, bx0, bx1)
+	}
 	if abs(ax0-bx0) > 1 || abs(ax1-bx1) > 1 {
 		t.Errorf("x axes from %d to %d and from %d to %d: want one", ax0, ax1, bx0, bx1)
 	}

@@ -635,8 +635,11 @@ func (b *budgetFlag) Set(s string) error {
 		return nil
 	}
 	v, err := units.Parse(s, units.Duration)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e6 {
+	if err != nil || math.IsNaN(v) {
 		return fmt.Errorf("%q is not a duration: use a number and a unit, such as 2m, 90s or 1.5 min", s)
+	}
+	if v > 1e6 {
+		return fmt.Errorf("%q is more than a calibration needs: give at most 1000000 s (11.6 days), such as 2m, 90s or 1.5 min", s)
 	}
 	b.d = time.Duration(v * 1e9)
 	return nil

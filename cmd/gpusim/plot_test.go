@@ -32,7 +32,7 @@ func TestGeometricSweepsGetALogAxis(t *testing.T) {
 // the plots' titles as it was.
 func TestSetRefusesControlCharacters(t *testing.T) {
 	s := setFlag{}
-	for _, v := range []string{"batch=1\nGiB", "batch=1\rGiB", "k\x00=1"} {
+	for _, v := range []string{"batch=1\nGiB", "batch=1\rGiB", "k\x00=1", "bucket=25\u2028MB", "name=a\u202eb"} {
 		if err := s.Set(v); err == nil {
 			t.Errorf("--set %q accepted", v)
 		}

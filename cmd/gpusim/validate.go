@@ -145,8 +145,12 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "list", "show":
-		// These take no flags; --help asks what they do.
+		// These take no flags; --help asks what they do (not after --,
+		// where -h is a file's name).
 		for _, a := range args[1:] {
+			if a == "--" {
+				break
+			}
 			if a == "-h" || a == "--help" || a == "-help" {
 				what := map[string]string{
 					"list": topoListSynopsis + "\n\nLists the shipped topologies: name, GPU count, description.",
@@ -176,6 +180,9 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 			args = append([]string{args[0]}, args[2:]...)
 		} else {
 			for _, a := range args[1:] {
+				if a == "--" {
+					return &usageError{fmt.Sprintf("gpusim topo show: -- comes before the TOPOLOGY it marks as a name (usage: %s)", topoShowSynopsis)}
+				}
 				if len(a) > 1 && strings.HasPrefix(a, "-") {
 					return &usageError{fmt.Sprintf("gpusim topo show: unknown flag %s: it takes no flags; a file named so is ./%s or follows -- (usage: %s)", a, a, topoShowSynopsis)}
 				}
