@@ -137,18 +137,12 @@ type copySpec struct {
 	noPeer   bool
 }
 
-// timeCopies runs every spec at once, each on a stream (and a thread) of its
-// own, as a tool that holds its streams behind a latch until all is enqueued,
-// and returns for each the time from its first copy's start to its last
-// copy's end.
-func timeCopies(m *sim.Machine, specs []copySpec) ([]sim.Time, error) {
-	gpu, _, err := timeCopiesAndCalls(m, specs)
-	return gpu, err
-}
-
-// timeCopiesAndCalls is timeCopies that also returns, per spec, the host's
-// time to enqueue its copies (from the first call to the last's return),
-// as the sample's host stopwatch around its enqueue loop measures it.
+// timeCopiesAndCalls runs every spec at once, each on a stream (and a
+// thread) of its own, as a tool that holds its streams behind a latch until
+// all is enqueued, and returns for each the time from its first copy's
+// start to its last copy's end, and the host's time to enqueue its copies
+// (from the first call to the last's return), as the sample's host
+// stopwatch around its enqueue loop measures it.
 func timeCopiesAndCalls(m *sim.Machine, specs []copySpec) (gpu, host []sim.Time, err error) {
 	b := newBuilder(m, "copies")
 	ids := make([][2]string, len(specs))

@@ -519,7 +519,7 @@ func TestCellsAreTheSameHoweverTheyRun(t *testing.T) {
 	node := func(i int) int { return m.GPUs[i].Node }
 	a := copySpec{src: node(1), dst: node(0), gpu: 0, bytes: 64 << 20, repeat: nvbLoop}
 	c := copySpec{src: node(0), dst: node(1), gpu: 1, bytes: 64 << 20, repeat: nvbLoop}
-	ts, err := timeCopies(m, []copySpec{a, c})
+	ts, _, err := timeCopiesAndCalls(m, []copySpec{a, c})
 	if err != nil {
 		t.Fatal(err)
 	}

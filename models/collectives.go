@@ -1024,28 +1024,17 @@ func ExchangePlan(m *sim.Machine, ms []GPU, a, b int, ab, ba int64) *sim.CollPla
 // domain lists its GPUs in the order given, the domains in the order of
 // their first GPU.
 func NVLinkDomains(m *sim.Machine, gpus []int) [][]int {
-	parent := make([]int, len(m.Nodes))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	joined := newSets(len(m.Nodes))
 	fabric := func(n int) bool { k := m.Nodes[n].Kind; return k == sim.NodeGPU || k == sim.NodeSwitch }
 	for _, l := range m.Links {
 		if l.Kind == sim.LinkNVLink && fabric(l.A) && fabric(l.B) {
-			parent[find(l.A)] = find(l.B)
+			joined.join(l.A, l.B)
 		}
 	}
 	var out [][]int
 	at := map[int]int{} // a domain's root -> its index in out
 	for _, g := range gpus {
-		r := find(m.GPUs[g].Node)
+		r := joined.find(m.GPUs[g].Node)
 		i, ok := at[r]
 		if !ok {
 			i = len(out)
@@ -1067,21 +1056,11 @@ func NVLinkDomains(m *sim.Machine, gpus []int) [][]int {
 func MultiNodeWarning(m *sim.Machine, gpus []int) string {
 	// A node is the hosts (sockets) joined by inter-socket links: two
 	// sockets of one box are one node.
-	parent := make([]int, len(m.Hosts))
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	hosts := newSets(len(m.Hosts))
 	for _, l := range m.Links {
 		a, b := m.Nodes[l.A], m.Nodes[l.B]
 		if l.Kind == sim.LinkSocket && a.Kind == sim.NodeHost && b.Kind == sim.NodeHost {
-			parent[find(a.Index)] = find(b.Index)
+			hosts.join(a.Index, b.Index)
 		}
 	}
 	var sizes []string
@@ -1093,7 +1072,7 @@ func MultiNodeWarning(m *sim.Machine, gpus []int) string {
 		sizes = append(sizes, strconv.Itoa(len(d)))
 		ns := map[int]bool{}
 		for _, g := range d {
-			ns[find(m.GPUs[g].Host)] = true
+			ns[hosts.find(m.GPUs[g].Host)] = true
 		}
 		nodes = append(nodes, ns)
 	}
@@ -1114,3 +1093,26 @@ func MultiNodeWarning(m *sim.Machine, gpus []int) string {
 	}
 	return fmt.Sprintf("a collective over %d GPUs spans %d NVLink domains (of %s GPUs): gpusim plans it as within one node (NCCL's intra-node rings, trees and latencies), not as NCCL runs collectives across nodes over the network, which it does not model; take its time as a rough bound", len(gpus), len(sizes), strings.Join(sizes, ", "))
 }
+
+// sets are disjoint sets of 0..n-1 (union-find with path halving).
+type sets []int
+
+func newSets(n int) sets {
+	s := make(sets, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// find returns x's set's representative.
+func (s sets) find(x int) int {
+	for s[x] != x {
+		s[x] = s[s[x]]
+		x = s[x]
+	}
+	return x
+}
+
+// join merges a's and b's sets.
+func (s sets) join(a, b int) { s[s.find(a)] = s.find(b) }

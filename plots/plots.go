@@ -242,7 +242,8 @@ const (
 	KindCollWait Kind = "waiting for ranks"
 )
 
-var kindOrder = []Kind{KindKernel, KindComm, KindCollWait, KindH2D, KindD2H, KindP2P, KindStaged, KindD2D, KindHost, KindAPI, KindWait, KindTransfer}
+// kindOrder is the kinds in legend order.
+var kindOrder = kindIndexOrder[:]
 
 // kindColor is a palette chosen to be told apart (Okabe-Ito, plus greys).
 var kindColor = map[Kind]color.RGBA{
@@ -339,15 +340,27 @@ func linkLabel(m *sim.Machine, l sim.LinkStats) string {
 // thousands, millions, ... with a suffix (10k, 20M), less as written (0.01,
 // 500), never with an exponent.
 func shortNumber(v float64) string {
+	div, suffix := siScale(v)
+	return strconv.FormatFloat(v/div, 'f', -1, 64) + suffix
+}
+
+// siScale is the divisor and suffix that write v as the tables do: 1 and
+// none under 10,000, else thousands (k), millions (M), billions (G) or
+// trillions (T), the largest that v reaches.
+func siScale(v float64) (float64, string) {
+	v = math.Abs(v)
+	if v < 1e4 {
+		return 1, ""
+	}
 	for _, u := range []struct {
 		d float64
 		s string
-	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if math.Abs(v) >= max(u.d, 1e4) {
-			return strconv.FormatFloat(v/u.d, 'f', -1, 64) + u.s
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}} {
+		if v >= u.d {
+			return u.d, u.s
 		}
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return 1e3, "k"
 }
 
 // NiceTicks labels about N evenly spaced round values (1, 2 or 5 times a
@@ -378,18 +391,7 @@ func (t NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	// Values of 10,000 or more are labelled in thousands, millions, ...
 	// with a suffix, as the tables print them (39.8M, not 39800000).
-	div, suffix := 1.0, ""
-	if big := math.Max(math.Abs(lo), math.Abs(hi)); big >= 1e4 {
-		for _, u := range []struct {
-			d float64
-			s string
-		}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-			if big >= u.d {
-				div, suffix = u.d, u.s
-				break
-			}
-		}
-	}
+	div, suffix := siScale(math.Max(math.Abs(lo), math.Abs(hi)))
 	var ts []plot.Tick
 	first := math.Ceil(lo/minor-1e-9) * minor
 	for k := 0; ; k++ {

@@ -222,7 +222,8 @@ func mergeBars(bars []bar, pixel, origin float64) []bar {
 	return out
 }
 
-// kindIndexOrder is kindOrder, indexed by kindIndex.
+// kindIndexOrder is the kinds in legend order (kindOrder), as an array
+// that sizes mergeBars' per-kind columns and that kindIndex indexes.
 var kindIndexOrder = [...]Kind{KindKernel, KindComm, KindCollWait, KindH2D, KindD2H, KindP2P, KindStaged, KindD2D, KindHost, KindAPI, KindWait, KindTransfer}
 
 func kindIndex(k Kind) int {

@@ -1766,10 +1766,7 @@ training:
   bucket: 1 MB
   sharding: zero3
 `, nil)
-	rec := map[string]sim.OpRecord{}
-	for _, r := range res.Ops {
-		rec[r.ID] = r
-	}
+	rec := recordsByID(res)
 	for i := 3; i >= 0; i-- {
 		prev, cur := rec[fmt.Sprintf("train/gpu0/s0/m0/bwd/L0.%d", i+1)], rec[fmt.Sprintf("train/gpu0/s0/m0/bwd/L0.%d", i)]
 		if cur.ID == "" || prev.ID == "" {
@@ -1834,10 +1831,7 @@ training:
   sync_every_step: false
   sharding: zero3
 `, nil)
-	rec := map[string]sim.OpRecord{}
-	for _, r := range res.Ops {
-		rec[r.ID] = r
-	}
+	rec := recordsByID(res)
 	opt := rec["train/gpu0/s0/optimizer"]
 	if opt.ID == "" {
 		t.Fatal("no optimizer of step 0")
@@ -1851,4 +1845,13 @@ training:
 			t.Errorf("step 1's gather of layer %d starts at %s, before step 0's optimizer ends at %s", i, g.Start, opt.End)
 		}
 	}
+}
+
+// recordsByID indexes a run's records by op id.
+func recordsByID(res *sim.Result) map[string]sim.OpRecord {
+	rec := map[string]sim.OpRecord{}
+	for _, r := range res.Ops {
+		rec[r.ID] = r
+	}
+	return rec
 }

@@ -187,20 +187,14 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 	// copy on every hop of both.
 	legged := map[int32]bool{}
 	for _, lg := range res.CopyLegs {
-		r := &res.Ops[lg.Rec]
+		legged[lg.Rec] = true
 		if !in(lg.Start, lg.End) || lg.End <= lg.Start {
-			legged[lg.Rec] = true
 			continue
 		}
-		legged[lg.Rec] = true
-		hops := copyHops(m, r)
-		if r.Copy == CopyStaged {
-			if p := m.StagedPath(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index); p.Kind == PathStaged {
-				hops = p.ToHost.Hops
-				if lg.Stage == 1 {
-					hops = p.FromHost.Hops
-				}
-			}
+		r := &res.Ops[lg.Rec]
+		hops := stagedLeg(m, r, lg.Stage)
+		if r.Copy != CopyStaged {
+			hops = copyHops(m, r) // a pageable copy's one DMA: its route
 		}
 		items = append(items, onLinks{rec: int(lg.Rec), start: lg.Start, end: lg.End, dirs: dirsOf(hops), label: r.ID, cat: "transfer"})
 	}
@@ -294,6 +288,22 @@ func laneSuffix(k int) string {
 		return ""
 	}
 	return " #" + strconv.Itoa(k+1)
+}
+
+// stagedLeg returns the link directions leg stage (0: to the host, 1:
+// from it) of a host-staged copy crosses; nil for any other copy.
+func stagedLeg(m *Machine, r *OpRecord, stage int8) []Hop {
+	if r.Copy != CopyStaged {
+		return nil
+	}
+	p := m.StagedPath(m.Nodes[r.Src].Index, m.Nodes[r.Dst].Index)
+	switch {
+	case p.Kind != PathStaged:
+		return nil
+	case stage == 0:
+		return p.ToHost.Hops
+	}
+	return p.FromHost.Hops
 }
 
 // copyHops returns the link directions a copy crosses (both legs of a

@@ -17,6 +17,7 @@ import (
 	"gpusim/mirror"
 	"gpusim/models"
 	"gpusim/plots"
+	"gpusim/topologies"
 )
 
 const ncclSynopsis = "gpusim nccl-tests --topology T --op all_reduce [--gpus N | -g N] [--procs P] [-b 8] [-e 8G] [-f 2] [-i BYTES] [-d float] [--algo A] [--proto P] [--json] [--plot FILE]"
@@ -128,13 +129,8 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if have := len(t.Machine.GPUs); gpusSet && *procs > 1 && *gpus > have {
 		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d x --procs %d: %d GPUs; topology %s has %d", *gpus / *procs, *procs, *gpus, t.Name, have)}
 	}
-	if *plotTo != "" {
-		if _, err := plots.FormatOf(*plotTo); err != nil {
-			return &usageError{"gpusim nccl-tests: --plot " + err.Error()}
-		}
-		if err := notAnInput("nccl-tests", "plot", *plotTo, *topo); err != nil {
-			return err
-		}
+	if err := plotFileUsable("nccl-tests", *plotTo, *topo); err != nil {
+		return err
 	}
 	rows, err := mirror.NCCLTests(t, cfg)
 	if err != nil {
@@ -214,13 +210,8 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 		}
 		tests[i] = name
 	}
-	if *plotTo != "" {
-		if _, err := plots.FormatOf(*plotTo); err != nil {
-			return &usageError{"gpusim nvbandwidth: --plot " + err.Error()}
-		}
-		if err := notAnInput("nvbandwidth", "plot", *plotTo, *topo); err != nil {
-			return err
-		}
+	if err := plotFileUsable("nvbandwidth", *plotTo, *topo); err != nil {
+		return err
 	}
 	// A test named twice (-t 0 -t host_to_device_memcpy_ce) runs once, as
 	// nvbandwidth runs each test once: its JSON has a key per test.
@@ -234,9 +225,8 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if n := len(t.Machine.GPUs); *plotTo != "" && n > maxHeatmapGPUs {
-		// Before the tests run, not after (gb200-nvl72 takes seconds).
-		return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
+	if err := heatmapsFit(t, *plotTo); err != nil {
+		return err // before the tests run, not after (gb200-nvl72 takes seconds)
 	}
 	var all []*mirror.Matrix
 	if !*asJSON {
@@ -287,20 +277,15 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	if err := needTopology("p2p-test", p2pSynopsis, pos, *topo); err != nil {
 		return err
 	}
-	if *plotTo != "" {
-		if _, err := plots.FormatOf(*plotTo); err != nil {
-			return &usageError{"gpusim p2p-test: --plot " + err.Error()}
-		}
-		if err := notAnInput("p2p-test", "plot", *plotTo, *topo); err != nil {
-			return err
-		}
+	if err := plotFileUsable("p2p-test", *plotTo, *topo); err != nil {
+		return err
 	}
 	t, err := loadTopology(*topo)
 	if err != nil {
 		return err
 	}
-	if n := len(t.Machine.GPUs); *plotTo != "" && n > maxHeatmapGPUs {
-		return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
+	if err := heatmapsFit(t, *plotTo); err != nil {
+		return err // before the tests run, not after (gb200-nvl72 takes seconds)
 	}
 	ms, err := mirror.P2PTest(t.Machine, onEveryCPU)
 	if err != nil {
@@ -351,4 +336,26 @@ func onEveryCPU(n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// plotFileUsable is the usage error of a benchmark's --plot FILE (empty:
+// none) that is not a picture's name or that is the topology file, or
+// nil; checked before the benchmark runs.
+func plotFileUsable(cmd, plotTo, topo string) error {
+	if plotTo == "" {
+		return nil
+	}
+	if _, err := plots.FormatOf(plotTo); err != nil {
+		return &usageError{"gpusim " + cmd + ": --plot " + err.Error()}
+	}
+	return notAnInput(cmd, "plot", plotTo, topo)
+}
+
+// heatmapsFit is the error of a --plot of matrices (nvbandwidth, p2p-test)
+// on more GPUs than a heatmap shows readably, or nil.
+func heatmapsFit(t *topologies.Topology, plotTo string) error {
+	if n := len(t.Machine.GPUs); plotTo != "" && n > maxHeatmapGPUs {
+		return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
+	}
+	return nil
 }

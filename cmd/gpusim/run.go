@@ -46,9 +46,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := notADirectory(*trace); err != nil {
 		return err // before the run, not after it
 	}
-	if err := notAnInput("run", "trace", *trace, pos[0], *topo); err != nil {
-		return err
-	}
 	if err := plotDirUsable("run", *plotTo); err != nil {
 		return err // before the run, not after it
 	}
@@ -73,8 +70,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asMemoryFailure(err, "")
 	}
-	// The topology file the scenario names is an input too.
-	if err := notAnInput("run", "trace", *trace, sc.Topology.File); err != nil {
+	// The scenario, and the topology file it or --topology names.
+	if err := notAnInput("run", "trace", *trace, pos[0], *topo, sc.Topology.File); err != nil {
 		return err
 	}
 	if err := checkMemory(sc); err != nil {

@@ -174,9 +174,6 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if err := notADirectory(*csvOut); err != nil {
 		return err // before the points run, not after
 	}
-	if err := notAnInput("sweep", "csv", *csvOut, pos[0]); err != nil {
-		return err
-	}
 	if err := checkSweepMetric(fs, "sweep", *metric, *plotTo); err != nil {
 		return err
 	}
@@ -198,9 +195,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(base.Sweep) == 0 {
 		return fmt.Errorf("%s: no sweep: block; add one mapping vars to lists of values, such as sweep: {batch: [64 MiB, 256 MiB]}", base.File)
 	}
-	// The topology files the points read are inputs too: the default
+	// The scenario, and the topology files its points read: the default
 	// point's, and any swept value that names a file beside the scenario.
-	inputs := []string{base.Topology.File}
+	inputs := []string{pos[0], base.Topology.File}
 	for _, sv := range base.Sweep {
 		for _, v := range sv.Values {
 			inputs = append(inputs, filepath.Join(filepath.Dir(pos[0]), v))
