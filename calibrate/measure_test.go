@@ -312,6 +312,12 @@ func TestApply(t *testing.T) {
 	if !within(h.APIOverhead.Seconds(), 1e-6, 0.01) || !within(top.TimingOverhead[0].Seconds(), 1e-6, 0.01) || !within(h.PageableH2D, 12e9, 0.005) || !within(h.PageableD2H, 12e9, 0.005) {
 		t.Errorf("host: api %v, timing %v, pageable %g and %g; want 1 us, 1 us, 12 GB/s", h.APIOverhead, top.TimingOverhead[0], h.PageableH2D, h.PageableD2H)
 	}
+	// The fake's event record lands on the GPU 3 us after its 1 us call,
+	// and a synchronize returns as it lands: record + synchronize take
+	// 4 us, the record 1, so the host sees work 3 us after it ends.
+	if !within(h.SyncLatency.Seconds(), 3e-6, 0.01) {
+		t.Errorf("sync_latency %v, want 3 us", h.SyncLatency)
+	}
 	// The host memcpy is measured for real (the fake cannot): it is set.
 	if h.MemcpyBandwidth != r.HostMemcpy && !within(h.MemcpyBandwidth, r.HostMemcpy, 0.001) {
 		t.Errorf("memcpy_bandwidth %g, measured %g", h.MemcpyBandwidth, r.HostMemcpy)
@@ -351,6 +357,25 @@ func TestHostSplit(t *testing.T) {
 		r := &Result{Launch: tc.launch, BracketedOp: tc.op}
 		if api, timing := r.HostSplit(); !within(api, tc.api, 1e-9) || !within(timing, tc.timing, 1e-9) {
 			t.Errorf("launch %g, backend op %g: split %g + %g, want %g + %g", tc.launch, tc.op, api, timing, tc.api, tc.timing)
+		}
+	}
+}
+
+// TestSyncLatency: record + synchronize less the record; nothing where
+// either is missing; zero, not negative, where the round trip is shorter.
+func TestSyncLatency(t *testing.T) {
+	for _, tc := range []struct {
+		record, trip, want float64
+		ok                 bool
+	}{
+		{1.951e-6, 7.104e-6, 5.153e-6, true}, // the H200 of docs/measured
+		{0, 7e-6, 0, false},
+		{2e-6, 0, 0, false},
+		{3e-6, 2e-6, 0, true},
+	} {
+		r := &Result{EventRecord: tc.record, EventRoundTrip: tc.trip}
+		if l, ok := r.SyncLatency(); ok != tc.ok || math.Abs(l-tc.want) > 1e-12 {
+			t.Errorf("record %g, round trip %g: %g, %v; want %g, %v", tc.record, tc.trip, l, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -49,7 +49,7 @@ func checkBase(file string, base []byte, devices int) (*topologies.Topology, *ya
 //     = one thread's memcpy; pageable_h2d_bandwidth and
 //     pageable_d2h_bandwidth = the pageable copies' fitted bandwidths each
 //     way (the driver's staging is what limits them, and it is not
-//     symmetric);
+//     symmetric); sync_latency = SyncLatency;
 //   - each GPU: copy_overhead = the device-local copy latency (a copy
 //     engine's fixed cost, no link in the way); kernel_overhead = an empty
 //     kernel's GPU time; memory_efficiency = twice the device-local copy
@@ -99,6 +99,9 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 		case api > 0: // all of it api_overhead: a base's timing_overhead would count twice
 			set(hn, "api_overhead", timeStr(api))
 			del(hn, "timing_overhead")
+		}
+		if l, ok := r.SyncLatency(); ok {
+			set(hn, "sync_latency", timeStr(l))
 		}
 		if r.HostMemcpy > 0 {
 			set(hn, "memcpy_bandwidth", bwStr(r.HostMemcpy))
@@ -261,6 +264,19 @@ func (r *Result) HostSplit() (api, timing float64) {
 	return r.Launch, r.BracketedOp - r.Launch
 }
 
+// SyncLatency is the host's sync_latency: an event record and a
+// synchronize on it, on an idle stream, less the record's call (5.15 us on
+// the H200 of docs/measured: 7.10 - 1.95). In the model the record
+// completes as its call returns and the synchronize returns sync_latency
+// later (its own call is shorter); ok is false where either was not
+// measured. A round trip shorter than the record alone gives zero.
+func (r *Result) SyncLatency() (l float64, ok bool) {
+	if r.EventRoundTrip <= 0 || r.EventRecord <= 0 {
+		return 0, false
+	}
+	return max(0, r.EventRoundTrip-r.EventRecord), true
+}
+
 // DuplexShort is the share of twice one way's bandwidth below which H2D and
 // D2H at once set a link's duplex_bandwidth. The two H200 calibrations of
 // docs/measured moved 98.9 and 100.4 GB/s both ways against 110.5 for twice
@@ -374,6 +390,9 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	w("Host, per call in a bare loop (median): launch %s; launch and its timing event %s (mean, median of 15 rounds, %s;", timeStr(r.Launch), timeStr(r.BracketedOpMedian), timeStr(r.BracketedOpLoop))
 	w("  with 4 us kernels %s); event record %s; synchronize on an idle stream %s; record + synchronize %s;", timeStr(r.BracketedOpBusy), timeStr(r.EventRecord), timeStr(r.IdleStreamSync), timeStr(r.EventRoundTrip))
 	w("  4-byte pinned H2D memcpyAsync %s.", timeStr(r.CopyCall))
+	if l, ok := r.SyncLatency(); ok {
+		w("  = sync_latency %s (record + synchronize less the record: from the work's end to the synchronize's return).", timeStr(l))
+	}
 	w("Host memcpy, one thread, pageable to pageable: %s.", bwStr(r.HostMemcpy))
 	for g := range r.KernelOverhead {
 		line := fmt.Sprintf("gpu%d: empty kernel on all SMs %s (kernel_overhead)", g, timeStr(r.KernelOverhead[g]))
@@ -391,9 +410,9 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	for _, n := range append(r.Warnings(), notes...) {
 		w("Note: %s.", strings.TrimSuffix(n, "."))
 	}
-	w("Values set here: hosts' api_overhead, timing_overhead, memcpy_bandwidth and pageable_h2d/d2h_bandwidth; GPUs' copy_overhead, kernel_overhead,")
-	w("memory_efficiency, copy_engines; bandwidth, latency and (where both ways at once fall short) duplex_bandwidth of each GPU's")
-	w("link toward its host.")
+	w("Values set here: hosts' api_overhead, timing_overhead, sync_latency, memcpy_bandwidth and pageable_h2d/d2h_bandwidth;")
+	w("GPUs' copy_overhead, kernel_overhead, memory_efficiency, copy_engines; bandwidth, latency and (where both ways at once")
+	w("fall short) duplex_bandwidth of each GPU's link toward its host.")
 	return strings.TrimRight(b.String(), "\n")
 }
 

@@ -417,11 +417,14 @@ func TestP2PTestTimesTheGPUsNotTheEnqueue(t *testing.T) {
 //     starting and ending as much earlier: both 20 x 200 + 2 x 100 us.
 //   - Four: cpu0's processes 20 x 100 + 100 us; cpu1's start 120 us in
 //     (warm-up call and sync, the warm-up collective over at 100 + c) and
-//     end when the last collective does, 200 + 20 x 100 + c.
+//     end when they see the last collective end (5 us of sync latency
+//     after it), 200 + 20 x 100 + c + 5. (With two processes the one on
+//     cpu1 also sees its warm-up 5 us late: its window moves, not its
+//     length.)
 func TestNCCLTestsProcessesShareTheLaunches(t *testing.T) {
 	tp, err := topologies.Load("four.yaml", []byte(`
 name: four
-hosts: [{name: cpu0, api_overhead: 100 us}, {name: cpu1, api_overhead: 60 us}]
+hosts: [{name: cpu0, api_overhead: 100 us, sync_latency: 5 us}, {name: cpu1, api_overhead: 60 us, sync_latency: 5 us}]
 gpus:
   - {name: gpu0, model: H100-SXM, host: cpu0}
   - {name: gpu1, model: H100-SXM, host: cpu0}
@@ -447,7 +450,7 @@ links:
 	}{
 		{1, 21 * 4 * 100.0 / 20},
 		{2, (20*200 + 2*100.0) / 20},
-		{4, (2*(20*100+100.0) + 2*(200+20*100+10.2-120)) / 4 / 20},
+		{4, (2*(20*100+100.0) + 2*(200+20*100+10.2+5-120)) / 4 / 20},
 	} {
 		rows, err := NCCLTests(tp, NCCLTestsConfig{Op: "all_reduce", Procs: c.procs, MinBytes: 8, MaxBytes: 8, Factor: 2})
 		if err != nil {

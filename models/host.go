@@ -8,12 +8,22 @@ const (
 	// time (measured.md §4, ahrefs/ocannl#488); ~3 us on an RTX 3080 host
 	// (facebookincubator/velox#6096).
 	DefaultAPIOverhead = 2700 * sim.Nanosecond
-	// DefaultGraphLaunch: a CUDA graph replay costs ~15 us fixed plus
-	// ~0.58 us per kernel node (the device's per-kernel time), measured with a
-	// synchronize after it; launching and synchronizing one kernel costs
-	// 6.3-7.5 us against 2.6-2.8 us for the launch alone, so ~4-5 us of the
-	// 15 is the synchronize (measured.md §4, ahrefs/ocannl#488): 10 us.
-	DefaultGraphLaunch = 10 * sim.Microsecond
+	// DefaultSyncLatency: from a kernel's completion to the return of a
+	// synchronize waiting on it. Launching a no-op kernel and synchronizing
+	// costs 6.29-7.46 us a kernel against 2.62-2.81 us for the launch alone
+	// (measured.md §4, ahrefs/ocannl#488); in gpusim that is the launch's
+	// api_overhead (2.7 us), the kernel (~0.58 us, the same source's
+	// per-node graph time) and this latency: 3.0-4.2 us, 3.6 the midpoint.
+	// Calibration measures it as an idle stream's event record + synchronize
+	// less the record (5.2 us on an H200 virtual machine,
+	// docs/measured/2026-11-29-h200).
+	DefaultSyncLatency = 3600 * sim.Nanosecond
+	// DefaultGraphLaunch: a CUDA graph replay followed by a synchronize
+	// costs ~15 us fixed plus ~0.58 us per kernel node (N=8: 19.4 us;
+	// N=117: 82.9 us; measured.md §4, ahrefs/ocannl#488). In gpusim that is
+	// the launch, the nodes' kernels and DefaultSyncLatency: 19.4 - 8 x 0.58
+	// - 3.6 = 11.2 us, and 82.9 - 117 x 0.58 - 3.6 = 11.4: 11.3 us.
+	DefaultGraphLaunch = 11300 * sim.Nanosecond
 	// DefaultMemcpyBandwidth is one thread's staging memcpy rate. Pageable
 	// D2H at 32 MB reaches 8.5 GB/s against 24.6 pinned on an A100 PCIe host
 	// (measured.md §5, gengwg/gpu), so the staging copy bounds it at ~8.5.

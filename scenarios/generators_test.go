@@ -30,7 +30,7 @@ func runWith(t *testing.T, topo, scen string, set map[string]string) *sim.Result
 // 1000 TFLOP/s in bf16 and whose memory is never the bound; no overheads.
 const fourGPUs = `
 name: four
-hosts: [{name: cpu0, api_overhead: 0 us, graph_launch: 10 us}]
+hosts: [{name: cpu0, api_overhead: 0 us, sync_latency: 0 us, graph_launch: 10 us}]
 gpus:
   - {name: gpu0, model: H100-SXM, peak: {bf16: 1000 TFLOP/s}, compute_efficiency: 1, memory_bandwidth: 1000000 GB/s, memory_efficiency: 1, kernel_overhead: 0 us, copy_overhead: 0 us}
   - {name: gpu1, model: H100-SXM, peak: {bf16: 1000 TFLOP/s}, compute_efficiency: 1, memory_bandwidth: 1000000 GB/s, memory_efficiency: 1, kernel_overhead: 0 us, copy_overhead: 0 us}

@@ -454,11 +454,11 @@ func TestOpLimitCountsAllThreads(t *testing.T) {
 
 // Launches of a graph on two streams are ordered one behind the other, as
 // cudaGraphLaunch orders each launch behind the graph's previous ones. On
-// pcie-2gpu a graph launch costs the host 10 us (the default graph_launch)
-// and issues a 10 us kernel a on s1, then b on s2 after a (an event), each
-// on half the SMs. Launch 0: a 10-20, b 20-30; launch 1 issued at 20 us,
-// but a#1 waits for b#0: 30-40, b#1 40-50. Unordered, a#1 would run beside
-// b#0 (20-30) and b#1 30-40. A graph on one stream needs no order of its
+// pcie-2gpu a graph launch costs the host 11.3 us (the default
+// graph_launch) and issues a 10 us kernel a on s1, then b on s2 after a (an
+// event), each on half the SMs. Launch 0: a 11.3-21.3, b 21.3-31.3; launch
+// 1 issued at 22.6 us, but a#1 waits for b#0: 31.3-41.3, b#1 41.3-51.3.
+// Unordered, a#1 would run beside b#0 (22.6-32.6). A graph on one stream needs no order of its
 // own: its stream orders it.
 func TestGraphLaunchesAreOrdered(t *testing.T) {
 	sc := load(t, `
@@ -484,7 +484,7 @@ threads:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]float64{"a#0": {10, 20}, "b#0": {20, 30}, "a#1": {30, 40}, "b#1": {40, 50}}
+	want := map[string][2]float64{"a#0": {11.3, 21.3}, "b#0": {21.3, 31.3}, "a#1": {31.3, 41.3}, "b#1": {41.3, 51.3}}
 	n := 0
 	for _, r := range res.Ops {
 		if w, ok := want[r.ID]; ok {

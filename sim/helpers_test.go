@@ -101,7 +101,7 @@ func near(t *testing.T, what string, got, want sim.Time, tol sim.Time) {
 
 // bareHost is a host with no API overhead and ample memory bandwidth, so that
 // tests isolate one effect at a time.
-const bareHost = `{name: cpu0, api_overhead: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s}`
+const bareHost = `{name: cpu0, api_overhead: 0 us, sync_latency: 0 us, memory_bandwidth: 1000 GB/s, memcpy_bandwidth: 5 GB/s}`
 
 // bareGPU is an H100 with no copy overhead or kernel overhead.
 func bareGPU(name string) string {

@@ -78,6 +78,12 @@ type Host struct {
 	APIOverhead Time
 	// GraphLaunch is the host time of launching a CUDA graph, whatever it holds.
 	GraphLaunch Time
+	// SyncLatency is the time from the completion of the GPU work a
+	// synchronize waits for to the host seeing it: a sync returns at the
+	// later of its call's end (APIOverhead) and its targets' completion plus
+	// SyncLatency (a target that completed longer ago than that is seen at
+	// once).
+	SyncLatency Time
 	// TimingOverhead is host time added to each kernel, copy, record and
 	// wait call by a run that times every op, as gpusim's hw backend does
 	// with an event record after each. Topologies leave it zero (it is no
@@ -306,8 +312,8 @@ func (m *Machine) Validate() error {
 		if h.TimingOverhead < 0 {
 			add("host %s: timing overhead is negative", h.Name)
 		}
-		if h.APIOverhead < 0 || h.StagingSetup < 0 || h.StagingHandoff < 0 || h.GraphLaunch < 0 {
-			add("host %s: api_overhead, graph_launch, staging_setup and staging_handoff must not be negative", h.Name)
+		if h.APIOverhead < 0 || h.StagingSetup < 0 || h.StagingHandoff < 0 || h.GraphLaunch < 0 || h.SyncLatency < 0 {
+			add("host %s: api_overhead, graph_launch, sync_latency, staging_setup and staging_handoff must not be negative", h.Name)
 		}
 		if !(h.MemcpyBandwidth >= 1 && h.MemcpyBandwidth <= 1e18) || !(h.MemoryBandwidth >= 1 && h.MemoryBandwidth <= 1e18) {
 			add("host %s: memcpy and memory bandwidths must be from 1 B/s to 1 EB/s", h.Name)

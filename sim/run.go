@@ -350,6 +350,7 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	for i := range p.Threads {
 		t := &threadState{r: r, idx: i, t: &p.Threads[i], host: &r.hosts[p.Threads[i].Host], prev: -1}
 		t.stepEv.Init(t)
+		t.wakeEv.Init(syncWake{t})
 		t.cpu.owner = t
 		t.cpu.grp = &t.host.cpu
 		t.cpu.base = 1
@@ -728,9 +729,10 @@ type threadState struct {
 	cpu    flow
 	stepEv Event
 	// pending counts the ops a sync still waits for; lastOp is the one that
-	// ended last.
+	// ended last. wakeEv returns a sync the host's SyncLatency after it.
 	pending int
 	lastOp  int
+	wakeEv  Event
 	prev    int // record of the previous op on this thread
 	done    bool
 	inStep  bool // inside Handle: no need to schedule another step
@@ -1120,15 +1122,33 @@ func (t *threadState) stagingDone(busy Time) {
 	t.hostDone()
 }
 
-// sync blocks until the op's target completes.
+// sync blocks until the op's targets complete and the host sees it: the
+// host's SyncLatency after the last completes, when that is later than now
+// (a target that completed shortly before the call ended is seen only then).
 func (t *threadState) sync(op *Op) {
 	r := t.r
 	var targets []*opState
+	t.lastOp = -1
+	// done notes a target that has already completed: the one that
+	// completed last is what the sync may still be waiting to see.
+	done := func(rec int) {
+		if rec < 0 {
+			return
+		}
+		if o := &r.res.Ops[rec]; o.Kind == OpCollective && len(o.Coll.Tasks) == 0 && o.End <= o.Issued {
+			return // a call NCCL discarded on an idle stream: nothing reached the GPU
+		}
+		if t.lastOp < 0 || r.res.Ops[rec].End > r.res.Ops[t.lastOp].End {
+			t.lastOp = rec
+		}
+	}
 	switch op.Sync {
 	case SyncStream:
 		st := r.streams[op.Stream]
 		if l := st.last; l != nil {
 			targets = append(targets, l)
+		} else {
+			done(st.lastDone)
 		}
 		if !st.fed && !st.warned {
 			st.warned = true
@@ -1136,8 +1156,13 @@ func (t *threadState) sync(op *Op) {
 		}
 	case SyncDevice:
 		for _, st := range r.streams {
-			if st.gpu.idx == op.GPU && st.last != nil {
+			if st.gpu.idx != op.GPU {
+				continue
+			}
+			if st.last != nil {
 				targets = append(targets, st.last)
+			} else {
+				done(st.lastDone)
 			}
 		}
 		if g := r.gpus[op.GPU]; !g.fed && !g.syncWarned {
@@ -1151,15 +1176,23 @@ func (t *threadState) sync(op *Op) {
 			r.res.Ops[t.curRec].Target = int32(r.eventRec[op.Event])
 			if l := r.eventOp[op.Event]; l != nil {
 				targets = append(targets, l)
+			} else {
+				done(r.eventRec[op.Event])
 			}
 		}
 	}
 	if len(targets) == 0 {
+		if t.lastOp >= 0 {
+			if seen := satAdd(r.res.Ops[t.lastOp].End, t.r.m.Hosts[t.t.Host].SyncLatency); seen > r.e.now {
+				t.block(phSync)
+				r.e.after(&t.wakeEv, seen-r.e.now)
+				return
+			}
+		}
 		t.hostDone()
 		return
 	}
 	t.pending = len(targets)
-	t.lastOp = -1
 	t.block(phSync)
 	for _, o := range targets {
 		o.addWaiter(t)
@@ -1173,11 +1206,27 @@ func (t *threadState) opDone(o *opState) {
 	if t.pending > 0 {
 		return
 	}
+	if l := t.r.m.Hosts[t.t.Host].SyncLatency; l > 0 {
+		t.r.e.after(&t.wakeEv, l)
+		return
+	}
+	t.synced()
+}
+
+// synced returns from a sync that waited: its cause is the target that
+// completed last.
+func (t *threadState) synced() {
 	t.unblock()
 	rec := &t.r.res.Ops[t.curRec]
 	rec.Cause, rec.CauseKind = int32(t.lastOp), CauseSync
 	t.hostDone()
 }
+
+// syncWake is the event that returns a thread from a sync once its host
+// has seen the targets complete.
+type syncWake struct{ t *threadState }
+
+func (w syncWake) Handle() { w.t.synced() }
 
 // acquired wakes a thread blocked on a semaphore.
 func (t *threadState) acquired(signal int) {

@@ -524,7 +524,7 @@ func TestThreadsShareHostCores(t *testing.T) {
 }
 
 func TestSyncBlocksTheThreadUntilTheStreamDrains(t *testing.T) {
-	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 2 us}`, 1)
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 2 us, sync_latency: 3 us}`, 1)
 	res := simulate(t, topo, `
 name: sync
 threads:
@@ -535,13 +535,77 @@ threads:
       - host: {id: h, duration: 10 us}
 `)
 	// k is issued at 2 and runs 2-102; the sync pays 2-4 then blocks until
-	// 102; the host op runs 102-112.
+	// the host sees k done, 3 us later: 105; the host op runs 105-115.
 	s, h := op(t, res, "s"), op(t, res, "h")
-	if s.Start != us(4) || s.End != us(102) || h.Start != us(102) || h.End != us(112) {
-		t.Errorf("sync %s-%s, host %s-%s; want 4-102, 102-112 us", s.Start, s.End, h.Start, h.End)
+	if s.Start != us(4) || s.End != us(105) || h.Start != us(105) || h.End != us(115) {
+		t.Errorf("sync %s-%s, host %s-%s; want 4-105, 105-115 us", s.Start, s.End, h.Start, h.End)
 	}
-	if res.Threads[0].Blocked != us(98) {
-		t.Errorf("thread blocked %s, want 98 us", res.Threads[0].Blocked)
+	if res.Threads[0].Blocked != us(101) {
+		t.Errorf("thread blocked %s, want 101 us", res.Threads[0].Blocked)
+	}
+}
+
+// TestSyncLatency: a sync returns at the later of its call's end and its
+// targets' completion plus the host's sync_latency (1 us calls, 4 us
+// latency here), whether the target was still running when the call ended
+// or had just completed, and at its call's end when the target completed
+// long before. By hand:
+//   - k1 (2 us) runs 1-3; s1's call ends at 2, k1 is seen at 7.
+//   - k2 (1 us) is issued at 8 and runs 8-9; h runs 8-9; s2's call ends at
+//     10 after k2 completed (9), which is seen at 13.
+//   - h2 runs 13-33; s3's call ends at 34, long after k2: it returns then.
+//   - r is issued at 35 and completes then; k3 (10 us, another stream) runs
+//     36-46; se's call ends at 37, r is seen at 39; sd's call ends at 40,
+//     k3 is seen at 50.
+func TestSyncLatency(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 1 us, sync_latency: 4 us}`, 1)
+	res := simulate(t, topo, `
+name: synclat
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k1, stream: gpu0/a, duration: 2 us}
+      - sync: {id: s1, stream: gpu0/a}
+      - kernel: {id: k2, stream: gpu0/a, duration: 1 us}
+      - host: {id: h, duration: 1 us}
+      - sync: {id: s2, stream: gpu0/a}
+      - host: {id: h2, duration: 20 us}
+      - sync: {id: s3, stream: gpu0/a}
+      - record: {id: r, event: e, stream: gpu0/a}
+      - kernel: {id: k3, stream: gpu0/b, duration: 10 us}
+      - sync: {id: se, event: e}
+      - sync: {id: sd, device: gpu0}
+`)
+	for _, w := range []struct {
+		id    string
+		end   float64
+		cause string // the op the sync waited to see, "" for its call
+	}{{"s1", 7, "k1"}, {"s2", 13, "k2"}, {"s3", 34, ""}, {"se", 39, "r"}, {"sd", 50, "k3"}} {
+		rec := op(t, res, w.id)
+		if rec.End != us(w.end) {
+			t.Errorf("%s returned at %s, want %g us", w.id, rec.End, w.end)
+		}
+		switch {
+		case w.cause == "" && rec.CauseKind == sim.CauseSync:
+			t.Errorf("%s: caused by %s, want its call", w.id, res.Ops[rec.Cause].ID)
+		case w.cause != "" && (rec.CauseKind != sim.CauseSync || res.Ops[rec.Cause].ID != w.cause):
+			t.Errorf("%s: cause %v %d, want a sync on %s", w.id, rec.CauseKind, rec.Cause, w.cause)
+		}
+	}
+	if res.Makespan != us(50) {
+		t.Errorf("makespan %s, want 50 us", res.Makespan)
+	}
+	// The critical path charges each latency to the sync that waited.
+	got := map[string]sim.Time{}
+	for _, st := range res.CriticalPath {
+		if r := res.Ops[st.Record]; r.Kind == sim.OpSync && st.Part == sim.PartOp {
+			got[r.ID] += st.Time
+		}
+	}
+	for _, id := range []string{"s1", "s2", "sd"} {
+		if got[id] != us(4) {
+			t.Errorf("critical path: %s for %s, want its 4 us of latency (path syncs: %v)", got[id], id, got)
+		}
 	}
 }
 

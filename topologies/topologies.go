@@ -138,13 +138,14 @@ func build(root spec.Node) *Topology {
 			hostsN.Errorf("a topology needs at least one host")
 		}
 		for _, hn := range list {
-			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "staging_setup", "graph_launch", "timing_overhead")
+			hm, ok := hn.Map("name", "cores", "api_overhead", "memcpy_bandwidth", "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "memory_bandwidth", "p2p", "staging_chunk", "staging_buffers", "staging_handoff", "staging_setup", "graph_launch", "sync_latency", "timing_overhead")
 			if !ok {
 				continue
 			}
 			h := sim.Host{
 				APIOverhead:     models.DefaultAPIOverhead,
 				GraphLaunch:     models.DefaultGraphLaunch,
+				SyncLatency:     models.DefaultSyncLatency,
 				MemcpyBandwidth: models.DefaultMemcpyBandwidth,
 				MemoryBandwidth: models.DefaultMemoryBandwidth,
 				StagingChunk:    models.DefaultStagingChunk,
@@ -172,6 +173,9 @@ func build(root spec.Node) *Topology {
 			}
 			if n, ok := hm.Get("graph_launch"); ok {
 				h.GraphLaunch, _ = n.Time(spec.NonNeg)
+			}
+			if n, ok := hm.Get("sync_latency"); ok {
+				h.SyncLatency, _ = n.Time(spec.NonNeg)
 			}
 			var timing sim.Time
 			if n, ok := hm.Get("timing_overhead"); ok {

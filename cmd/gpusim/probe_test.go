@@ -78,13 +78,14 @@ func TestReplayHostProbe(t *testing.T) {
 // (api_overhead) and whose hw backend adds 5 us more to time each op
 // (timing_overhead, as calibrate splits them) predicts the fake's 10 us a
 // kernel op in a replay, and 5 us in gpusim run: 200 launches of 5 us, 1 ms,
-// then the sync's own 5 us call, which outlasts the last kernel's 4 us.
+// then the sync's own 5 us call, which outlasts the last kernel's 4 us and
+// the host's 0.5 us of sync latency after it.
 // Without timing_overhead the replay falls 50% short (1 ms against 2).
 func TestReplayChargesTimingOverhead(t *testing.T) {
 	slowFake(t)
 	dir := t.TempDir()
 	topo := func(extra string) string {
-		return writeTemp(t, dir, "t.yaml", "name: one\nhosts: [{name: cpu0, api_overhead: 5 us"+extra+"}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
+		return writeTemp(t, dir, "t.yaml", "name: one\nhosts: [{name: cpu0, api_overhead: 5 us, sync_latency: 0.5 us"+extra+"}]\ngpus: [{name: gpu0, model: H200-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
 	}
 	if e, _ := replayMakespanErr(t, "hw-launch-bound", "--topology", topo(", timing_overhead: 5 us")); e < -1 || e > 1 {
 		t.Errorf("with timing_overhead: makespan error %.1f%%, want within 1%%", e)

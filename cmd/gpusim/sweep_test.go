@@ -384,14 +384,14 @@ func TestSweepMergedShardsGiveTheSameJSON(t *testing.T) {
 		t.Fatalf("sweep pipeline-bubble: exit %d: %s", code, errb)
 	}
 	// The study's makespans have more than six significant digits (point
-	// 0's is 0.210622313982 s), or the test would not tell the two apart.
-	if !strings.Contains(whole, `"makespan_s": 0.210622313982,`) {
-		t.Fatalf("point 0's makespan is not 0.210622313982 s; pick another value to check:\n%s", whole)
+	// 0's is 0.210625913982 s), or the test would not tell the two apart.
+	if !strings.Contains(whole, `"makespan_s": 0.210625913982,`) {
+		t.Fatalf("point 0's makespan is not 0.210625913982 s; pick another value to check:\n%s", whole)
 	}
 	shards := runShards(t, dir, "pipeline-bubble", 3)
 	s0, _ := os.ReadFile(shards[0])
-	if !bytes.Contains(s0, []byte("\n0,gpipe,4,0.210622313982,")) {
-		t.Errorf("shard 0's CSV does not hold point 0's makespan in full, 0.210622313982:\n%s", s0)
+	if !bytes.Contains(s0, []byte("\n0,gpipe,4,0.210625913982,")) {
+		t.Errorf("shard 0's CSV does not hold point 0's makespan in full, 0.210625913982:\n%s", s0)
 	}
 	merged, errb, code := runCmd(t, append([]string{"sweep", "merge", "--json"}, shards...)...)
 	if code != 0 {
@@ -1136,12 +1136,14 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 }
 
 // TestSweepComputeShare: compute_mean is the share of the makespan the
-// GPUs in use ran kernels. On pcie-2gpu (3 us a call), one kernel of d
-// after its launch: the makespan is 3 us + d, gpu0 computes d of it, and
-// gpu1, which runs nothing, is left out: 27/30 = 0.9 and 7/10 = 0.7.
+// GPUs in use ran kernels. On pcie-2gpu (3 us a call, and the default
+// 3.6 us from a kernel's end to a sync's return), one kernel of d after its
+// launch and a sync: the makespan is 3 us + d + 3.6 us, gpu0 computes d of
+// it, and gpu1, which runs nothing, is left out: 59.4/66 = 0.9 and
+// 15.4/22 = 0.7.
 func TestSweepComputeShare(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "s.yaml")
-	src := "name: s\ntopology: pcie-2gpu\nsweep: {d: [27 us, 7 us]}\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: \"${d}\"}\n      - sync: {stream: gpu0/s}\n"
+	src := "name: s\ntopology: pcie-2gpu\nsweep: {d: [59.4 us, 15.4 us]}\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: \"${d}\"}\n      - sync: {stream: gpu0/s}\n"
 	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -1152,7 +1154,11 @@ func TestSweepComputeShare(t *testing.T) {
 	}
 	for i, want := range []float64{0.9, 0.7} {
 		if c := tab.Rows[i].ComputeMean; c == nil || math.Abs(*c-want) > 1e-12 {
-			t.Errorf("point %d: compute_mean %v, want %g", i, c, want)
+			got := "none"
+			if c != nil {
+				got = fmt.Sprint(*c)
+			}
+			t.Errorf("point %d: compute_mean %s, want %g", i, got, want)
 		}
 	}
 	text, _, _ := runCmd(t, "sweep", name)

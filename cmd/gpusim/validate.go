@@ -264,8 +264,8 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		if i < len(t.TimingOverhead) && t.TimingOverhead[i] > 0 {
 			api += fmt.Sprintf(" (and timing_overhead %s in replays)", t.TimingOverhead[i])
 		}
-		fmt.Fprintf(w, "  %-8s cores %s, api_overhead %s, memcpy %s, memory %s, p2p %s\n", h.Name, cores, api,
-			units.Format(h.MemcpyBandwidth, units.Bandwidth), units.Format(h.MemoryBandwidth, units.Bandwidth), yesNo(m.Nodes[h.Node].P2P))
+		fmt.Fprintf(w, "  %-8s cores %s, api_overhead %s, sync_latency %s, graph_launch %s, memcpy %s, memory %s, p2p %s\n", h.Name, cores, api,
+			h.SyncLatency, h.GraphLaunch, units.Format(h.MemcpyBandwidth, units.Bandwidth), units.Format(h.MemoryBandwidth, units.Bandwidth), yesNo(m.Nodes[h.Node].P2P))
 	}
 	fmt.Fprintln(w, "\ngpus:")
 	for i, g := range m.GPUs {
