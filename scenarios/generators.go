@@ -532,7 +532,7 @@ func (g gen) after(th *sim.Thread, id string, from, to int) {
 // would expand past the op limit is refused.
 func (b *builder) training(n, key spec.Node) {
 	tm, ok := n.Map("gpus", "model", "seq", "batch", "dtype", "steps", "accumulation", "bucket", "overlap",
-		"sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks", "pipeline_split", "overlap_param_gather")
+		"grad_dtype", "sharding", "optimizer_bytes_per_param", "sync_every_step", "dataloader", "algorithm", "protocol", "kernel_sm_share", "comm_sm_share", "tensor", "sequence_parallel", "experts", "recompute", "pipeline", "pipeline_bytes", "pipeline_chunks", "pipeline_split", "overlap_param_gather")
 	if !ok {
 		return
 	}
@@ -631,6 +631,32 @@ func (b *builder) training(n, key spec.Node) {
 				x.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
 				return
 			}
+		}
+	}
+	// The gradients' dtype, what their all-reduces and reduce-scatters
+	// move: the dtype's, but at least bf16 (FP8 training keeps and reduces
+	// its gradients in bf16: Transformer Engine, Megatron-LM). fp32 is
+	// PyTorch AMP's (its weights, so their gradients, stay fp32; autocast
+	// computes in bf16) and Megatron-LM's --accumulate-allreduce-grads-in-fp32.
+	gradType := dtype
+	if dtype.Size() < 2 {
+		gradType = models.BF16
+	}
+	if x, ok := tm.Get("grad_dtype"); ok {
+		if s, ok := x.Scalar(); ok {
+			g, ok := models.ParseDType(s)
+			switch {
+			case !ok:
+				x.Errorf("unknown dtype %q; gradients are reduced in fp32, bf16, fp16 or fp64", s)
+				return
+			case g == models.TF32:
+				x.Errorf("tf32 is stored as fp32; use fp32")
+				return
+			case g.Size() < 2:
+				x.Errorf("%s: gradients are reduced in fp32, bf16, fp16 or fp64 (FP8 training reduces its gradients in bf16, the default)", s)
+				return
+			}
+			gradType = g
 		}
 	}
 	bucket := 25.0 * (1 << 20) // PyTorch DDP's default bucket_cap_mb
@@ -751,6 +777,7 @@ func (b *builder) training(n, key spec.Node) {
 		return
 	}
 	elt := float64(dtype.Size())
+	gelt := float64(gradType.Size()) // a gradient's bytes
 	tp := float64(tensor)
 	nr := len(gpus)
 	nst := int(pipe)
@@ -825,16 +852,17 @@ func (b *builder) training(n, key spec.Node) {
 	// bucket closes when its gradients reach the bucket size (each model
 	// chunk has buckets of its own, as Megatron-LM's DDP wraps each).
 	type bucketSpec struct {
-		bytes float64
-		after int // the layer whose backward closes it
+		bytes  float64 // its gradients'
+		params float64 // a GPU's parameters in it
+		after  int     // the layer whose backward closes it
 	}
 	buckets := make([][]bucketSpec, nv)
 	for vs := range buckets {
 		acc := 0.0
 		for i := lo[vs+1] - 1; i >= lo[vs]; i-- {
-			acc += layers[i].params / tp * elt // a GPU's shard of the layer
-			if acc >= bucket || i == lo[vs] {
-				buckets[vs] = append(buckets[vs], bucketSpec{acc, i})
+			acc += layers[i].params / tp // a GPU's shard of the layer
+			if acc*gelt >= bucket || i == lo[vs] {
+				buckets[vs] = append(buckets[vs], bucketSpec{acc * gelt, acc, i})
 				acc = 0
 			}
 		}
@@ -905,7 +933,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		return out
 	}
-	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), sharding, elt, seqPar, moe != nil, recompute, optBytes, batch, seq)
+	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), sharding, elt, gelt, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
 	// plan returns the collective over group (named by its key, "dp0",
@@ -1018,7 +1046,7 @@ func (b *builder) training(n, key spec.Node) {
 			}
 		}
 		expertGrads := func(s int, l layer) {
-			g.collOp(&th, fmt.Sprintf("train/s%d/experts/%s/edp%d", s, l.name, edp), plan(fmt.Sprintf("edp%d", edp), edpRanks, models.AllReduce, l.expertParams*elt), comm, edpRank)
+			g.collOp(&th, fmt.Sprintf("train/s%d/experts/%s/edp%d", s, l.name, edp), plan(fmt.Sprintf("edp%d", edp), edpRanks, models.AllReduce, l.expertParams*gelt), comm, edpRank)
 		}
 		// pass issues one layer's forward (passes 1) or backward (2) work:
 		// one kernel, or with tensor parallelism one per block (a
@@ -1235,7 +1263,7 @@ func (b *builder) training(n, key spec.Node) {
 				// the first and last stages' GPUs of this place, in a
 				// communicator of their own (Megatron's embedding group).
 				g.after(&th, mp+"/embedding-grads", compute, comm)
-				pl := plan(fmt.Sprintf("emb%d", r), []int{gpus[r], gpus[(nst-1)*perStage+r]}, models.AllReduce, layers[0].params/tp*elt)
+				pl := plan(fmt.Sprintf("emb%d", r), []int{gpus[r], gpus[(nst-1)*perStage+r]}, models.AllReduce, layers[0].params/tp*gelt)
 				g.collOp(&th, fmt.Sprintf("train/s%d/embedding%d", s, r), pl, comm, btoi(st > 0))
 				if pl != nil {
 					th.Ops[len(th.Ops)-1].Comm = b.namedComm("train/embedding") // no name a file can give
@@ -1275,7 +1303,7 @@ func (b *builder) training(n, key spec.Node) {
 			for vs := st; vs < nv; vs += nst {
 				for bi := len(buckets[vs]) - 1; bi >= 0; bi-- {
 					b := bucketBase[vs] + bi
-					g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].bytes), comm, k)
+					g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].params*elt), comm, k)
 					if overlapGather {
 						g.op(&th, sp+"/gathered"+strconv.Itoa(b), sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(gatheredEvent(s, b))})
 					}
@@ -1439,20 +1467,20 @@ func (b *builder) trainingWork(gpus []int, layers []layer, preset bool, dtype mo
 // does not keep; the head's logits; other layers' activations, all / t;
 // with full recomputation, see below). Workspace, fragmentation and the
 // framework are left out: a warning means it cannot fit.
-func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, nst, accum int, experts, tp, dp float64, sharding string, elt float64, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
+func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []int, nst, accum int, experts, tp, dp float64, sharding string, elt, gelt float64, seqPar, moe, recompute bool, optBytes, batch, seq float64) {
 	zero3 := sharding == "zero3"
 	shard := 1.0
 	if zero3 {
 		shard = 1 / dp
 	}
 	// A dense parameter's state, half optBytes: ZeRO-1 keeps its weight
-	// and gradient whole (in the dtype, at least bf16's 2 bytes: FP8
-	// training keeps them in bf16) and a dp-th of the rest, ZeRO-2 the
-	// weight.
+	// (in the dtype, at least bf16's 2 bytes: FP8 training keeps it in
+	// bf16) and its gradient (gelt) whole and a dp-th of the rest, ZeRO-2
+	// the weight.
 	perParam := optBytes / 2
 	switch whole := 0.0; sharding {
 	case "zero1", "zero2":
-		whole = 2 * max(elt, 2)
+		whole = max(elt, 2) + gelt
 		if sharding == "zero2" {
 			whole = max(elt, 2)
 		}

@@ -87,6 +87,78 @@ vars: {overlap: "true"}
 	}
 }
 
+// grad_dtype sets what the gradients' collectives move, not the weights'
+// gathers. As in TestShardedOptimizerStep (15 ms of layers, the optimizer
+// 1.25 ms, or 0.3125 for a quarter), but with fp32 gradients each layer's
+// are 100 MB: a bucket each, whose ring all-reduce over 4 GPUs is 8.4 us
+// and 6 steps of 3.4 us and 25 MB at 100 GB/s, and reduce-scatter 3 such
+// steps; ZeRO-1's all-gathers of the updated bf16 weights still move 50
+// MB. FP8 training reduces its gradients in bf16 by default: 50 MB a
+// layer, a bucket each (fp8's 25 MB would close one every two layers).
+func TestGradDType(t *testing.T) {
+	scen := `
+name: grads
+topology: topo.yaml
+training:
+  gpus: all
+  model: [{params: 25e6, flops: 10 GFLOP, count: 4}]
+  batch: 100
+  steps: 1
+  bucket: 50 MB
+  dtype: ${dtype}
+  grad_dtype: ${grad}
+  sharding: ${sharding}
+  algorithm: ring
+  protocol: simple
+  optimizer_bytes_per_param: 1e4
+  kernel_sm_share: 0.8
+  comm_sm_share: 0.2
+vars: {sharding: none, dtype: bf16, grad: fp32}
+`
+	step := func(chunk float64, steps int) float64 { return 8.4 + float64(steps)*(3.4+chunk/100e9*1e6) }
+	topo := strings.ReplaceAll(fourGPUs, "peak: {bf16: 1000 TFLOP/s}", "peak: {bf16: 1000 TFLOP/s, fp8: 1000 TFLOP/s}")
+	noGrad := strings.Replace(scen, "  grad_dtype: ${grad}\n", "", 1) // the default
+	for _, c := range []struct {
+		what, scen string
+		set        map[string]string
+		want       float64 // us
+	}{
+		{"fp32 gradients", scen, nil, 15000 + step(25e6, 6) + 1250},
+		{"zero1, fp32 gradients", scen, map[string]string{"sharding": "zero1"}, 15000 + step(25e6, 3) + 312.5 + 4*step(12.5e6, 3)},
+		{"fp8, gradients by default", noGrad, map[string]string{"dtype": "fp8"}, 15000 + step(12.5e6, 6) + 1250},
+	} {
+		checkGradStep(t, runWith(t, topo, c.scen, c.set), c.what, c.want, 4)
+	}
+	for _, c := range []struct{ grad, want string }{
+		{"fp8", `training.grad_dtype: fp8: gradients are reduced in fp32, bf16, fp16 or fp64 (FP8 training reduces its gradients in bf16, the default)`},
+		{"tf32", `training.grad_dtype: tf32 is stored as fp32; use fp32`},
+		{"fp31", `training.grad_dtype: unknown dtype "fp31"; gradients are reduced in fp32, bf16, fp16 or fp64`},
+	} {
+		_, err := Load("s.yaml", []byte(scen), Options{Set: map[string]string{"grad": c.grad}, ReadFile: func(string) ([]byte, error) { return []byte(topo), nil }})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("grad_dtype %s: error %v, want %q", c.grad, err, c.want)
+		}
+	}
+}
+
+// checkGradStep checks a one-step training's makespan (us) and the
+// gradient collectives (all-reduces or reduce-scatters) gpu0 issues.
+func checkGradStep(t *testing.T, res *sim.Result, what string, want float64, buckets int) {
+	t.Helper()
+	if d := res.Makespan - sim.Time(want*1e6); d < -20 || d > 20 {
+		t.Errorf("%s: step %s, want %s", what, res.Makespan, sim.Time(want*1e6))
+	}
+	n := 0
+	for _, op := range res.Program.Threads[0].Ops {
+		if op.Kind == sim.OpCollective && (op.Coll.Name == models.AllReduce || op.Coll.Name == models.ReduceScatter) {
+			n++
+		}
+	}
+	if n != buckets {
+		t.Errorf("%s: gpu0 reduces %d buckets, want %d", what, n, buckets)
+	}
+}
+
 // ZeRO-1 and ZeRO-2 (a sharded optimizer) reduce-scatter the buckets
 // instead of all-reducing them, update a quarter of the parameters on each
 // of the 4 GPUs, and all-gather each bucket's updated parameters after the
