@@ -266,9 +266,12 @@ func (r *Result) HostSplit() (api, timing float64) {
 
 // SyncLatency is the host's sync_latency: an event record and a
 // synchronize on it, on an idle stream, less the record's call (5.15 us on
-// the H200 of docs/measured: 7.10 - 1.95). In the model the record
-// completes as its call returns and the synchronize returns sync_latency
-// later (its own call is shorter); ok is false where either was not
+// the H200 of docs/measured: 7.10 - 1.95): from the record call's return,
+// on an idle GPU, to the synchronize's return, what the model calls the
+// host seeing work sync_latency after it ended. The model charges the two
+// calls api_overhead each (the launch's: 4.67 us there), so it predicts
+// this round trip long by the calls' difference (9.8 us against 7.1):
+// one API overhead serves every call. ok is false where either was not
 // measured. A round trip shorter than the record alone gives zero.
 func (r *Result) SyncLatency() (l float64, ok bool) {
 	if r.EventRoundTrip <= 0 || r.EventRecord <= 0 {

@@ -749,8 +749,8 @@ func (b *builder) training(n, key spec.Node) {
 		pipeX.Errorf("with listed layers the pipeline needs pipeline_bytes: what a stage sends the next for each sample (a preset sends s x d_model values)")
 	case hasPipeBytes && pipe == 1:
 		pipeBytesX.Errorf("pipeline_bytes needs pipeline: 2 or more stages")
-	case hasSplit && pipe == 1:
-		splitX.Errorf("pipeline_split needs pipeline: 2 or more stages")
+	case split == "balanced" && pipe == 1:
+		splitX.Errorf("pipeline_split: balanced needs pipeline: 2 or more stages (with one, the even split is the only one)")
 	case split == "balanced" && tensor > 1:
 		splitX.Errorf("pipeline_split: balanced needs tensor: 1: it weighs the layers by their kernels, and tensor-parallel collectives would run between them unweighed")
 	case split == "balanced" && chunks > 1:

@@ -1791,7 +1791,7 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		{"pipeline_bytes: 1 MB", "s.yaml:4:59: training.pipeline_bytes: pipeline_bytes needs pipeline: 2 or more stages"},
 		{"pipeline: 4, pipeline_bytes: 1 MB, model: [{params: 1e6, flops: 1 GFLOP, count: 3}]", "s.yaml:4:35: training.pipeline: 4 stages need at least as many layers; the model has 3"},
 		{"pipeline_chunks: 2", "s.yaml:4:60: training.pipeline_chunks: pipeline_chunks needs pipeline: 2 or more stages"},
-		{"pipeline_split: balanced", "s.yaml:4:59: training.pipeline_split: pipeline_split needs pipeline: 2 or more stages"},
+		{"pipeline_split: balanced", "s.yaml:4:59: training.pipeline_split: pipeline_split: balanced needs pipeline: 2 or more stages (with one, the even split is the only one)"},
 		{"pipeline: 2, pipeline_split: uneven", "s.yaml:4:72: training.pipeline_split: "},
 		{"pipeline: 2, tensor: 2, pipeline_split: balanced", "s.yaml:4:83: training.pipeline_split: pipeline_split: balanced needs tensor: 1"},
 		{"pipeline: 2, pipeline_chunks: 2, accumulation: 2, pipeline_split: balanced", "s.yaml:4:109: training.pipeline_split: pipeline_split: balanced with pipeline_chunks is not modelled"},
@@ -1816,6 +1816,12 @@ func TestPipelinedTrainingErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line starting %q", c.extra, err, c.want)
 		}
+	}
+	// The defaults said out loud, as the README's example does, load with
+	// one stage.
+	scen := "name: e\ntopology: topo.yaml\ntraining:\n  {gpus: all, steps: 1, model: gpt3-125m, pipeline: 1, pipeline_chunks: 1, pipeline_split: even}\n"
+	if _, err := loadOn(fourGPUs, scen, 1e7); err != nil {
+		t.Errorf("the defaults with one stage: %v", err)
 	}
 }
 

@@ -317,7 +317,7 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 		}
 	}
 	for i := range p.Streams {
-		st := &streamState{r: r, idx: i, gpu: r.gpus[p.Streams[i].GPU], lastDone: -1}
+		st := &streamState{r: r, idx: i, gpu: r.gpus[p.Streams[i].GPU], lastDone: -1, realRec: -1}
 		st.pumpEv.Init(st)
 		r.streams = append(r.streams, st)
 	}
@@ -481,6 +481,9 @@ func (o *opState) finish() {
 	st.q[st.head] = nil
 	st.head++
 	st.lastDone = o.rec
+	if o.op.Kind != OpCollective || len(o.op.Coll.Tasks) > 0 { // not a call NCCL discarded
+		st.realEnd, st.realRec = now, o.rec
+	}
 	if st.last == o {
 		st.last = nil
 	}
@@ -510,8 +513,12 @@ type streamState struct {
 	head     int
 	last     *opState // last op issued, while it has not ended
 	lastDone int      // record of the last op ended, -1 for none
-	recs     []int    // the records of the ops issued, in order
-	pumpEv   Event
+	// realRec is the last op ended that reached the GPU (not a call NCCL
+	// discarded), -1 for none, and realEnd when it ended: what a sync sees.
+	realEnd Time
+	realRec int
+	recs    []int // the records of the ops issued, in order
+	pumpEv  Event
 	// fed: some op of the program is issued to the stream (a sync on a
 	// stream nothing is issued to is warned of, once).
 	fed, warned bool
@@ -1123,32 +1130,17 @@ func (t *threadState) stagingDone(busy Time) {
 }
 
 // sync blocks until the op's targets complete and the host sees it: the
-// host's SyncLatency after the last completes, when that is later than now
-// (a target that completed shortly before the call ended is seen only then).
+// host's SyncLatency after the last of the work it waits for that reached
+// the GPU completed, when that is later than now (work that completed
+// shortly before the call ended is seen only then).
 func (t *threadState) sync(op *Op) {
 	r := t.r
 	var targets []*opState
-	t.lastOp = -1
-	// done notes a target that has already completed: the one that
-	// completed last is what the sync may still be waiting to see.
-	done := func(rec int) {
-		if rec < 0 {
-			return
-		}
-		if o := &r.res.Ops[rec]; o.Kind == OpCollective && len(o.Coll.Tasks) == 0 && o.End <= o.Issued {
-			return // a call NCCL discarded on an idle stream: nothing reached the GPU
-		}
-		if t.lastOp < 0 || r.res.Ops[rec].End > r.res.Ops[t.lastOp].End {
-			t.lastOp = rec
-		}
-	}
 	switch op.Sync {
 	case SyncStream:
 		st := r.streams[op.Stream]
 		if l := st.last; l != nil {
 			targets = append(targets, l)
-		} else {
-			done(st.lastDone)
 		}
 		if !st.fed && !st.warned {
 			st.warned = true
@@ -1156,13 +1148,8 @@ func (t *threadState) sync(op *Op) {
 		}
 	case SyncDevice:
 		for _, st := range r.streams {
-			if st.gpu.idx != op.GPU {
-				continue
-			}
-			if st.last != nil {
+			if st.gpu.idx == op.GPU && st.last != nil {
 				targets = append(targets, st.last)
-			} else {
-				done(st.lastDone)
 			}
 		}
 		if g := r.gpus[op.GPU]; !g.fed && !g.syncWarned {
@@ -1176,27 +1163,64 @@ func (t *threadState) sync(op *Op) {
 			r.res.Ops[t.curRec].Target = int32(r.eventRec[op.Event])
 			if l := r.eventOp[op.Event]; l != nil {
 				targets = append(targets, l)
-			} else {
-				done(r.eventRec[op.Event])
 			}
 		}
 	}
 	if len(targets) == 0 {
-		if t.lastOp >= 0 {
-			if seen := satAdd(r.res.Ops[t.lastOp].End, t.r.m.Hosts[t.t.Host].SyncLatency); seen > r.e.now {
-				t.block(phSync)
-				r.e.after(&t.wakeEv, seen-r.e.now)
-				return
-			}
-		}
-		t.hostDone()
+		t.lastOp = -1
+		t.seeSync(op)
 		return
 	}
 	t.pending = len(targets)
+	t.lastOp = -1
 	t.block(phSync)
 	for _, o := range targets {
 		o.addWaiter(t)
 	}
+}
+
+// seeSync ends sync op once its targets have completed: now, or once the
+// host sees the last work it waits for that reached the GPU (a call NCCL
+// discarded did not), SyncLatency after that work completed. The thread
+// is blocked in it when lastOp is the target it waited for, and not when
+// lastOp is -1.
+func (t *threadState) seeSync(op *Op) {
+	r := t.r
+	now := r.e.now
+	end, rec := Time(-1), -1
+	note := func(e Time, i int) {
+		if i >= 0 && e > end {
+			end, rec = e, i
+		}
+	}
+	switch op.Sync {
+	case SyncStream:
+		st := r.streams[op.Stream]
+		note(st.realEnd, st.realRec)
+	case SyncDevice:
+		for _, st := range r.streams {
+			if st.gpu.idx == op.GPU {
+				note(st.realEnd, st.realRec)
+			}
+		}
+	case SyncEvent: // the record it depends on, not one issued since
+		if e := int(r.res.Ops[t.curRec].Target); e >= 0 {
+			note(r.res.Ops[e].End, e)
+		}
+	}
+	if l := r.m.Hosts[t.t.Host].SyncLatency; rec >= 0 && l > now-end {
+		if t.lastOp < 0 {
+			t.block(phSync)
+		}
+		t.lastOp = rec
+		r.e.after(&t.wakeEv, l-(now-end))
+		return
+	}
+	if t.lastOp < 0 {
+		t.hostDone()
+		return
+	}
+	t.synced()
 }
 
 // opDone is called when an op a sync waits for completes.
@@ -1206,15 +1230,11 @@ func (t *threadState) opDone(o *opState) {
 	if t.pending > 0 {
 		return
 	}
-	if l := t.r.m.Hosts[t.t.Host].SyncLatency; l > 0 {
-		t.r.e.after(&t.wakeEv, l)
-		return
-	}
-	t.synced()
+	t.seeSync(&t.t.Ops[t.next])
 }
 
-// synced returns from a sync that waited: its cause is the target that
-// completed last.
+// synced returns from a sync that waited: its cause is the work it waited
+// to see.
 func (t *threadState) synced() {
 	t.unblock()
 	rec := &t.r.res.Ops[t.curRec]
@@ -1466,6 +1486,9 @@ func (r *run) blame(e *OverflowError) {
 		if x.next < len(x.t.Ops) {
 			op, id = &x.t.Ops[x.next], r.res.Ops[x.curRec].ID
 		}
+	case syncWake: // a sync seeing its work SyncLatency after it ended
+		op, id = &x.t.t.Ops[x.t.next], r.res.Ops[x.t.curRec].ID
+		e.Why = "returning sync_latency (" + r.m.Hosts[x.t.t.Host].SyncLatency.String() + ") after the work it waits for ended"
 	}
 	if op == nil {
 		return

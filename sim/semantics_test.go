@@ -609,6 +609,55 @@ threads:
 	}
 }
 
+// TestSyncLatencySeesWorkNotDiscardedCalls: a call NCCL discards (an
+// in-place all-reduce over one GPU) reaches no GPU, so a sync after it sees
+// the work before it. With 1 us calls and 4 us of latency: k runs 1-3, the
+// host op 1-3.5, the discarded call costs nothing, the sync's call ends at
+// 4.5 and k is seen at 7. With free calls the sync finds the discarded call
+// still queued at 20 (k ran 0-2, seen at 6): it returns at 20, not 24.
+func TestSyncLatencySeesWorkNotDiscardedCalls(t *testing.T) {
+	scen := func(host string) string {
+		return `
+name: discarded
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/a, duration: 2 us}
+      - host: {id: h, duration: ` + host + `}
+      - allreduce: {id: ar, gpus: [gpu0], bytes: 1 MiB, stream: a, in_place: true}
+      - sync: {id: s, stream: gpu0/a}
+`
+	}
+	for _, c := range []struct {
+		api, host string
+		want      float64
+	}{{"1 us", "2.5 us", 7}, {"0 us", "20 us", 20}} {
+		topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: `+c.api+`, sync_latency: 4 us}`, 1)
+		res := simulate(t, topo, scen(c.host))
+		if s := op(t, res, "s"); s.End != us(c.want) {
+			t.Errorf("api %s: sync returned at %s, want %g us", c.api, s.End, c.want)
+		}
+	}
+}
+
+// TestSyncLatencyOverflow: a sync_latency that would take the run past the
+// simulator's range is the overflow error, naming the sync.
+func TestSyncLatencyOverflow(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, `{name: cpu0, api_overhead: 1 us, sync_latency: 2000 h}`, 1)
+	_, err := simulateErr(t, topo, `
+name: far
+threads:
+  - name: main
+    ops:
+      - host: {duration: 600 h}
+      - kernel: {stream: gpu0/a, duration: 1 us}
+      - sync: {id: s, stream: gpu0/a}
+`)
+	if err == nil || !strings.Contains(err.Error(), "op s (sync)") || !strings.Contains(err.Error(), "returning sync_latency (7.2e+06 s) after the work it waits for ended") {
+		t.Errorf("error %v, want the overflow naming op s and its sync_latency", err)
+	}
+}
+
 func TestSemaphoresOrderHostThreads(t *testing.T) {
 	res := simulate(t, twoGPUs, `
 name: sem
