@@ -26,6 +26,9 @@ import (
 //	           spread over expert-parallel groups
 //	pipeline:  pipeline-parallel stages on different GPUs, GPipe or 1F1B,
 //	           activations and gradients sent between stages
+//	inference: token generation (prefill, then decode steps) with a preset
+//	           model, tensor-parallel within groups, decode steps as CUDA
+//	           graphs or launched op by op (inference.go)
 
 // gpuList reads "all", a count N (the first N GPUs), or a list of names.
 func (b *builder) gpuList(n spec.Node) ([]int, bool) {

@@ -207,6 +207,37 @@ var studies = []study{
 		},
 	},
 	{
+		name: "tp-inference", metric: "ms a token",
+		value: func(r *sim.Result) string {
+			_, per, _ := r.TokenTimes()
+			return fmt.Sprintf("%.2f", ms(per))
+		},
+		check: func(ps []point) error {
+			token := func(topo, tensor, graphs string) float64 {
+				_, per, ok := find(ps, "topo", topo, "tensor", tensor, "graphs", graphs).TokenTimes()
+				if !ok {
+					return math.NaN()
+				}
+				return float64(per)
+			}
+			if r := token("dgx-h100", "2", "true") / token("dgx-h100", "8", "true"); !(r >= 1.8 && r < 4) {
+				return fmt.Errorf("DGX H100, graphs: 8 GPUs decode %.2fx as fast as 2, want at least 1.8 and under 4", r)
+			}
+			if r := token("dgx-h100", "8", "false") / token("dgx-h100", "8", "true"); !(r >= 1.5) {
+				return fmt.Errorf("DGX H100, 8 GPUs: op by op / graphs = %.2f, want at least 1.5", r)
+			}
+			if r := token("dgx-h100", "2", "false") / token("dgx-h100", "2", "true"); !(math.Abs(r-1) < 0.05) {
+				return fmt.Errorf("DGX H100, 2 GPUs: op by op / graphs = %.3f, want within 5%% of 1", r)
+			}
+			for _, t := range []string{"2", "4", "8"} {
+				if r := token("pcie-8x-4090", t, "false") / token("pcie-8x-4090", t, "true"); !(math.Abs(r-1) < 0.05) {
+					return fmt.Errorf("RTX 4090, %s GPUs: op by op / graphs = %.3f, want within 5%% of 1", t, r)
+				}
+			}
+			return nil
+		},
+	},
+	{
 		name: "mixture-of-experts", metric: "gpu0 in collectives",
 		value: func(r *sim.Result) string { return fmt.Sprintf("%.1f%%", 100*commShare(r, 0)) },
 		check: func(ps []point) error {

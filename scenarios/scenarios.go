@@ -281,7 +281,7 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	}
 	opt.MaxOps = min(opt.MaxOps, MaxOpsCeiling)
 	b := &builder{file: file, opt: opt, sc: &Scenario{File: file, Vars: map[string]string{}}}
-	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep", "training", "pipeline")
+	top, _ := root.Map("name", "description", "topology", "vars", "semaphores", "threads", "sweep", "training", "pipeline", "inference")
 	// Vars first: they are literal, and substituted everywhere else. from
 	// says where each var's value was given, for the errors it causes.
 	from := map[string]string{}
@@ -659,23 +659,27 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	}
 	_, hasTraining := top.Get("training")
 	_, hasPipeline := top.Get("pipeline")
+	_, hasInference := top.Get("inference")
 	if tn, ok := top.Get("threads"); ok {
 		list, _ := tn.Seq()
-		if list != nil && len(list) == 0 && !hasTraining && !hasPipeline {
+		if list != nil && len(list) == 0 && !hasTraining && !hasPipeline && !hasInference {
 			tn.Errorf("a scenario needs at least one thread")
 		}
 		b.threadNames = map[string]string{}
 		for _, n := range list {
 			b.thread(n, b.threadNames)
 		}
-	} else if !hasTraining && !hasPipeline {
-		top.Node().Errorf("missing \"threads\": a list of host threads, each with a name, a host and ops (or a training: or pipeline: generator)")
+	} else if !hasTraining && !hasPipeline && !hasInference {
+		top.Node().Errorf("missing \"threads\": a list of host threads, each with a name, a host and ops (or a training:, pipeline: or inference: generator)")
 	}
 	if x, ok := top.Get("training"); ok {
 		b.training(x, top.KeyNode("training"))
 	}
 	if x, ok := top.Get("pipeline"); ok {
 		b.pipeline(x, top.KeyNode("pipeline"))
+	}
+	if x, ok := top.Get("inference"); ok {
+		b.inference(x, top.KeyNode("inference"))
 	}
 	if b.memory != nil {
 		// The input's errors first: they are the user's to fix, and

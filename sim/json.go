@@ -188,6 +188,12 @@ func WriteJSON(w io.Writer, res *Result) error {
 		} else {
 			j.raw("null")
 		}
+		if first, per, ok := res.TokenTimes(); ok {
+			j.key("kind", false)
+			j.str(wk.Kind)
+			j.tkey("first_token_ns", first)
+			j.tkey("per_token_ns", per)
+		}
 		j.raw("}")
 	}
 	j.key("critical_path", false)

@@ -232,6 +232,9 @@ type Var struct{ Name, Value string }
 // Work is the useful work of a program, from which results state
 // throughput and model FLOPs utilization.
 type Work struct {
+	// Kind is "inference" for a generation (Steps are its tokens, Samples
+	// its sequences, Tokens those generated); "" for a training.
+	Kind    string
 	Steps   int
 	Samples float64 // over the run
 	Tokens  float64 // over the run; 0 where tokens do not apply
@@ -244,6 +247,38 @@ type Work struct {
 	PeakFLOPs float64
 	DType     string
 	GPUs      int
+	// FirstToken and LastToken are, for a generation, the ids of the ops
+	// after which its first and last tokens are on the host.
+	FirstToken, LastToken string
+}
+
+// TokenTimes returns a generation's time to its first token and the time
+// a token after it (the mean over the others; 0 for one token); false for
+// a run without them.
+func (r *Result) TokenTimes() (first, per Time, ok bool) {
+	w := r.Program.Work
+	if w == nil || w.Kind != "inference" || w.FirstToken == "" {
+		return 0, 0, false
+	}
+	firstEnd, lastEnd := Time(-1), Time(-1)
+	for i := range r.Ops {
+		switch r.Ops[i].ID {
+		case w.FirstToken:
+			firstEnd = r.Ops[i].End
+		case w.LastToken:
+			lastEnd = r.Ops[i].End
+		}
+	}
+	if w.LastToken == w.FirstToken {
+		lastEnd = firstEnd
+	}
+	if firstEnd < 0 || lastEnd < 0 {
+		return 0, 0, false
+	}
+	if w.Steps > 1 {
+		per = (lastEnd - firstEnd) / Time(w.Steps-1)
+	}
+	return firstEnd, per, true
 }
 
 // MFU is the model FLOPs utilization of a run of the given makespan:

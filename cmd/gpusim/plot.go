@@ -178,7 +178,7 @@ var sweepMetrics = []struct {
 	{"idle_mean", "mean GPU idle", "mean idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMean }},
 	{"idle_max", "largest GPU idle", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
 	{"busiest_link_util", "busiest link's utilization", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
-	{"tokens_per_s", "tokens a second", "training throughput (tokens/s)", func(r *sweepRow) float64 { return optional(r.TokensPerS, 1) }},
+	{"tokens_per_s", "tokens a second", "throughput (tokens/s)", func(r *sweepRow) float64 { return optional(r.TokensPerS, 1) }},
 	{"samples_per_s", "samples a second", "training throughput (samples/s)", func(r *sweepRow) float64 { return optional(r.SamplesPerS, 1) }},
 	{"mfu", "MFU", "model FLOPs utilization (%)", func(r *sweepRow) float64 { return optional(r.MFU, 100) }},
 }

@@ -39,7 +39,9 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 		fmt.Fprintf(w, "vars: %s\n", strings.Join(vs, " "))
 	}
 	fmt.Fprintf(w, "bottleneck: %s\n", res.Bottleneck())
-	if line := workLine(p.Work, span); line != "" {
+	if line := inferenceLine(res); line != "" {
+		fmt.Fprintln(w, line)
+	} else if line := workLine(p.Work, span); line != "" {
 		fmt.Fprintln(w, line)
 	}
 
@@ -340,6 +342,22 @@ func workLine(wk *sim.Work, span sim.Time) string {
 		line += fmt.Sprintf("; MFU %.1f%% of %s %s %s peak", 100*mfu, gpus, units.Format(wk.PeakFLOPs, units.FLOPRate), wk.DType)
 	}
 	return line
+}
+
+// inferenceLine says what a generation achieved: the time to its first
+// token, the time a token after it, and the tokens generated a second;
+// "" for a run that is not one.
+func inferenceLine(res *sim.Result) string {
+	first, per, ok := res.TokenTimes()
+	wk := res.Program.Work
+	if !ok || res.Makespan <= 0 {
+		return ""
+	}
+	line := fmt.Sprintf("inference: %s, %s each: first token at %s", count(wk.Samples, "sequence"), plural(wk.Steps, "1 token", "%d tokens"), first)
+	if wk.Steps > 1 {
+		line += fmt.Sprintf(", then %s a token", per)
+	}
+	return line + fmt.Sprintf("; %s tokens/s", rate(wk.Tokens/res.Makespan.Seconds()))
 }
 
 // count is "1 sample", "8 samples" or "2.5 samples".

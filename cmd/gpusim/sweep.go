@@ -209,11 +209,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	// A training's metric of a sweep that trains nothing (or counts no
 	// tokens) is refused before its points run.
 	if w := base.Program.Work; trainingMetric(*metric) && (w == nil || *metric == "tokens_per_s" && w.Tokens == 0) {
-		what := "no training: block"
+		what := "no training: or inference: block"
 		if w != nil {
 			what = "a training of listed layers, which counts samples, not tokens"
 		}
-		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model has tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
+		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model and an inference have tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
 	}
 	if err := sweepTooLarge(base); err != nil {
 		return err

@@ -948,7 +948,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	// A sweep with no training has nothing to draw for it: refused before
 	// its points run.
 	_, errb, code = runCmd(t, "sweep", "pinned-vs-pageable", "--plot", dir, "--metric", "tokens_per_s")
-	if want := "gpusim sweep: --metric tokens_per_s: scenarios/pinned-vs-pageable.yaml has no training: block; "; code != 2 || !strings.HasPrefix(errb, want) {
+	if want := "gpusim sweep: --metric tokens_per_s: scenarios/pinned-vs-pageable.yaml has no training: or inference: block; "; code != 2 || !strings.HasPrefix(errb, want) {
 		t.Errorf("tokens_per_s of copies: exit %d, %q; want 2 and %q", code, errb, want)
 	}
 	// An older gpusim's CSV (without the rates' columns) reads, but is not

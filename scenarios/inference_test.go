@@ -1,0 +1,227 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"gpusim/models"
+	"gpusim/sim"
+)
+
+// oneGPU computes exactly 1000 TFLOP/s in bf16 and reads 1000 GB/s; its
+// host pays no API overhead or sync latency and 10 us a graph launch; the
+// tokens' copy (16 bytes over 8 GB/s) takes 2 ns.
+const oneGPU = `
+name: one
+hosts: [{name: cpu0, api_overhead: 0 us, sync_latency: 0 us, graph_launch: 10 us}]
+gpus:
+  - {name: gpu0, model: H100-SXM, peak: {bf16: 1000 TFLOP/s}, compute_efficiency: 1, memory_bandwidth: 1000 GB/s, memory_efficiency: 1, kernel_overhead: 0 us, copy_overhead: 0 us}
+links: [{ends: [gpu0, cpu0], bandwidth: 8 GB/s}]
+`
+
+// TestInferenceOnOneGPU works a generation of gpt3-125m (12 blocks, d =
+// 768, V = 50257) out by hand: 2 sequences of 100-token prompts, 4 tokens.
+// Each kernel takes the longer of its FLOPs at 1e15 FLOP/s and its bytes
+// at 1e12 B/s (2-byte values):
+//   - prefill (s = 100): attention 2 x 100 x (8 d^2 + 4 x 100 d) FLOPs,
+//     bytes 4 d^2 x 2 (weights) + 2 x 2 x 100 d x 2 (the KV cache written)
+//   - 2 x 2 x 100 d x 2 (input and output); the MLP 2 x 100 x 16 d^2,
+//     8 d^2 x 2 + 2 x 2 x 100 d x 2; the head 2 x 2 V d FLOPs, V d x 2 +
+//     2 (d + V) x 2 bytes;
+//   - decode step t (context c = 100 + t): attention 2 (8 d^2 + 4 c d)
+//     FLOPs, 4 d^2 x 2 + 2 x 2 c d x 2 (the cache read) + 2 x 2 d x 2
+//     bytes; the MLP 2 x 16 d^2, 8 d^2 x 2 + 2 x 2 d x 2; the head as in
+//     prefill.
+//
+// Every one is memory-bound. Prefill runs eagerly with 0.5 us of framework
+// time for each kernel the framework launches (6 for an attention, 5 for
+// an MLP, 2 for the head; the driver's launches cost nothing here) before
+// the kernel, 3 us at most, shorter than every kernel (the shortest reads
+// 5.9 MB: 5.9 us), so the GPU never waits after the first: the first token
+// is on the host at 3 us + the kernels + the copy. A decode step is a
+// graph: 10 us of launch, its kernels, the copy. Eagerly, each decode step
+// is 3 us + its kernels + the copy.
+func TestInferenceOnOneGPU(t *testing.T) {
+	scen := `
+name: gen
+topology: topo.yaml
+inference:
+  gpus: all
+  model: gpt3-125m
+  batch: 2
+  prompt: 100
+  tokens: 4
+  graphs: ${graphs}
+  host_per_kernel: 0.5 us
+vars: {graphs: "true"}
+`
+	const d, V, b, s = 768.0, 50257.0, 2.0, 100.0
+	kernel := func(flops, bytes float64) float64 { return max(flops/1e15, bytes/1e12) * 1e6 } // us
+	head := kernel(b*2*V*d, V*d*2+b*(d+V)*2)
+	prefill := 12*(kernel(b*s*(8*d*d+4*s*d), 4*d*d*2+b*2*s*d*2+2*b*s*d*2)+kernel(b*s*16*d*d, 8*d*d*2+2*b*s*d*2)) + head
+	decode := func(c float64) float64 {
+		return 12*(kernel(b*(8*d*d+4*c*d), 4*d*d*2+b*2*c*d*2+2*b*d*2)+kernel(b*16*d*d, 8*d*d*2+2*b*d*2)) + head
+	}
+	const copyUS = 16 / 8e9 * 1e6
+	for _, graphs := range []bool{true, false} {
+		res := runWith(t, oneGPU, scen, map[string]string{"graphs": fmt.Sprint(graphs)})
+		first, per, ok := res.TokenTimes()
+		if !ok {
+			t.Fatalf("graphs %v: no token times", graphs)
+		}
+		launch := 10.0
+		if !graphs {
+			launch = 3
+		}
+		steps := 0.0
+		for tok := 1.0; tok < 4; tok++ {
+			steps += launch + decode(s+tok) + copyUS
+		}
+		if want := 3 + prefill + copyUS; abs(first.Seconds()*1e6-want) > 1e-3 {
+			t.Errorf("graphs %v: first token at %s, want %.4f us", graphs, first, want)
+		}
+		if want := steps / 3; abs(per.Seconds()*1e6-want) > 1e-3 {
+			t.Errorf("graphs %v: %s a token, want %.4f us", graphs, per, want)
+		}
+		if w := res.Program.Work; w.Tokens != 8 || w.Samples != 2 || w.Steps != 4 {
+			t.Errorf("graphs %v: work %+v, want 8 tokens of 2 sequences in 4 steps", graphs, *w)
+		}
+	}
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+// TestInferenceTensorParallel: over two GPUs each pass all-reduces every
+// block's attention and MLP output (b d values a decode step, b s d in
+// prefill) and all-gathers the logits (b V), on the compute stream; a
+// decode step's kernels and collectives are one graph; the op count the
+// limit is checked against is the count expanded.
+func TestInferenceTensorParallel(t *testing.T) {
+	topo := strings.Replace(strings.Replace(fourGPUs, "  - {name: gpu2", "#", 1), "  - {name: gpu3", "#", 1)
+	topo = strings.Replace(strings.Replace(topo, "  - {ends: [gpu2, nvs], bandwidth: 100 GB/s}", "", 1), "  - {ends: [gpu3, nvs], bandwidth: 100 GB/s}", "", 1)
+	topo = strings.Replace(strings.Replace(topo, "  - {ends: [gpu2, pcie], bandwidth: 50 GB/s}", "", 1), "  - {ends: [gpu3, pcie], bandwidth: 50 GB/s}", "", 1)
+	scen := `
+name: tp
+topology: topo.yaml
+inference: {gpus: all, model: gpt3-125m, batch: 4, prompt: 64, tokens: 3}
+`
+	const d, V, b, s = 768, 50257, 4, 64
+	res := runWith(t, topo, scen, nil)
+	if len(res.Program.Threads) != 2 {
+		t.Fatalf("%d threads, want one a GPU", len(res.Program.Threads))
+	}
+	th := res.Program.Threads[0]
+	colls := map[string]int{}
+	graphOps := []int{}
+	for i, op := range th.Ops {
+		if op.GraphOps > 0 {
+			graphOps = append(graphOps, op.GraphOps)
+			if th.Ops[i].Kind != sim.OpKernel {
+				t.Errorf("graph starts with %v", op.Kind)
+			}
+		}
+		if op.Kind == sim.OpCollective {
+			colls[fmt.Sprintf("%s %d", op.Coll.Name, op.Coll.Bytes)]++
+		}
+	}
+	want := map[string]int{
+		fmt.Sprintf("%s %d", models.AllReduce, b*s*d*2): 24,     // prefill: 12 blocks x 2
+		fmt.Sprintf("%s %d", models.AllReduce, b*d*2):   2 * 24, // two decode steps
+		fmt.Sprintf("%s %d", models.AllGather, b*V*2):   3,
+	}
+	if fmt.Sprint(colls) != fmt.Sprint(want) {
+		t.Errorf("collectives %v, want %v", colls, want)
+	}
+	// A decode step's graph: 25 kernels and 25 collectives.
+	if fmt.Sprint(graphOps) != "[50 50]" {
+		t.Errorf("graphs of %v ops, want two of 50", graphOps)
+	}
+	// Prefill: 25 kernels and 25 collectives, each after a host op, then
+	// the copy and the sync; a decode step 50 ops and the two.
+	if n := len(th.Ops); n != 102+2*52 {
+		t.Errorf("%d ops on gpu0's thread, want %d", n, 102+2*52)
+	}
+	n := res.Program.NumOps()
+	if _, err := loadOn(topo, scen, int64(n)); err != nil {
+		t.Errorf("limit %d, the count: %v", n, err)
+	}
+	if _, err := loadOn(topo, scen, int64(n-1)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("inference: expands to %d ops, more than the limit of %d", n, n-1)) {
+		t.Errorf("limit %d: error %v", n-1, err)
+	}
+}
+
+// TestInferenceLaunches: outside a graph the host pays, before each
+// kernel, the framework's time for every kernel the framework launches for
+// it and the driver's for all but the one the kernel op pays (attention: 6
+// launches, 6 x 5 + 5 x 1 us with 1 us calls; MLP: 5, 5 x 5 + 4; head: 2,
+// 2 x 5 + 1), and 22 us before each collective; the GPU runs each extra
+// launch's kernel_overhead (1 us) beyond the one the roofline time has.
+func TestInferenceLaunches(t *testing.T) {
+	scen := "name: x\ntopology: topo.yaml\ninference: {gpus: 2, model: gpt3-125m, tokens: 1}\n"
+	ops := func(topo string) map[string]sim.Op {
+		sc, err := loadOn(topo, scen, 1e7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]sim.Op{}
+		for _, op := range sc.Program.Threads[0].Ops {
+			out[op.ID] = op
+		}
+		return out
+	}
+	bare := ops(fourGPUs)
+	slow := strings.Replace(fourGPUs, "api_overhead: 0 us", "api_overhead: 1 us", 1)
+	slow = strings.ReplaceAll(slow, "kernel_overhead: 0 us", "kernel_overhead: 1 us")
+	got := ops(slow)
+	const p = "infer/gpu0/prefill/"
+	for id, want := range map[string]float64{p + "L0/attn/host": 35, p + "L0/mlp/host": 29, p + "head/host": 11, p + "L0/attn/all-reduce/host": 22, p + "L0/mlp/all-reduce/host": 22} {
+		if op, ok := got[id]; !ok || op.Kind != sim.OpHost || op.Duration != sim.Time(want*1e6) {
+			t.Errorf("%s: %v, want a host op of %g us", id, op.Duration, want)
+		}
+	}
+	for id, extra := range map[string]float64{p + "L0/attn": 6, p + "L0/mlp": 5, p + "head": 2} {
+		if d := got[id].Duration - bare[id].Duration; d != sim.Time(extra*1e6) {
+			t.Errorf("%s: %s longer with 1 us of kernel_overhead, want %g us", id, d, extra)
+		}
+	}
+}
+
+// TestInferenceRefusals: what an inference: block refuses, each naming the
+// key and what would do.
+func TestInferenceRefusals(t *testing.T) {
+	for _, c := range []struct{ block, want string }{
+		{"{gpus: all, model: gpt3-5b}", `s.yaml:3:31: inference.model: unknown model "gpt3-5b"; presets: gpt3-125m,`},
+		{"{gpus: all, model: [{params: 1e6, flops: 1 GFLOP}]}", `s.yaml:3:31: inference.model: inference takes a preset model: gpt3-125m,`},
+		{"{gpus: all, model: gpt3-125m, tensor: 3}", `s.yaml:3:50: inference.tensor: 3 does not divide the 4 GPUs serving into tensor-parallel groups; use one of 1, 2, 4`},
+		{"{gpus: all, model: gpt3-125m, tokens: 0}", `inference.tokens: `},
+		{"{gpus: all, model: gpt3-125m, host_per_kernel: -1 us}", `inference.host_per_kernel: `},
+	} {
+		_, err := loadOn(fourGPUs, "name: x\ntopology: topo.yaml\ninference: "+c.block+"\n", 1e7)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.block, err, c.want)
+		}
+	}
+	both := "name: x\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m}\ninference: {gpus: all, model: gpt3-125m}\n"
+	if _, err := loadOn(fourGPUs, both, 1e7); err == nil || !strings.Contains(err.Error(), "a scenario has a training: or an inference:, not both") {
+		t.Errorf("training and inference: error %v", err)
+	}
+}
+
+// TestInferenceMemoryWarning: gpt3-175b's weights (12 d^2 x 96 blocks and
+// 2 V d, d = 12288, in 2 bytes: 326.3 GiB) and KV cache (2 x 96 d values a
+// token, 2,048 + 128 tokens of 1 sequence: 9.562 GiB) on one 80 GiB GPU.
+func TestInferenceMemoryWarning(t *testing.T) {
+	sc, err := loadOn(oneGPU, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-175b, prompt: 2048, tokens: 128}\n", 1e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d, V = 12288.0, 50257.0
+	gib := float64(1 << 30)
+	weights := (12*d*d*96 + 2*V*d) * 2 / gib
+	cache := 2 * 96 * d * 2176 * 2 / gib
+	want := fmt.Sprintf("inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more GPUs, or GPUs with more memory", weights+cache, weights, cache)
+	if len(sc.Program.Warnings) != 1 || !strings.Contains(sc.Program.Warnings[0], want) {
+		t.Errorf("warnings %q, want one with %q", sc.Program.Warnings, want)
+	}
+}
