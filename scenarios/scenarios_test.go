@@ -358,6 +358,9 @@ func addLoadSeeds(f *testing.F) {
 		// Merge keys, shared lists of ops, a second document, a flow list over lines.
 		"name: x\ntopology: pcie-2gpu\nvars: &v {a: 1}\nsemaphores: {<<: *v}\nthreads: [{name: m, ops: &o [{kernel: &k {stream: gpu0/s, duration: 1 us}}, {kernel: {<<: *k, id: k2}}, {repeat: {count: 2, graph: true, ops: *o}}]}]",
 		"name: x\ntopology: pcie-2gpu\nthreads: [\n  {name: m, ops: [\n    {host: {duration: 1 us}},\n    {host: {duration: 2 us}\n  ]}\n]\n---\nb: 2\n",
+		// A small generation, decode steps as graphs and op by op.
+		"name: x\ntopology: pcie-2gpu\ninference: {gpus: all, model: gpt3-125m, batch: 2, prompt: 8, tokens: 3}",
+		"name: x\ntopology: pcie-2gpu\ninference: {gpus: all, tensor: 1, model: gpt3-125m, prompt: 8, tokens: 2, graphs: false, host_per_kernel: 0 us}",
 		// Interleaved stages with a sharded optimizer; an interleaved pipeline.
 		"name: x\ntopology: pcie-2gpu\ntraining: {gpus: all, model: gpt3-125m, seq: 64, pipeline: 2, pipeline_chunks: 2, accumulation: 2, sharding: zero1}",
 		"name: x\ntopology: pcie-2gpu\npipeline: {gpus: 2, schedule: interleaved, chunks: 3, microbatches: 4, forward: 1 ms}",
