@@ -627,14 +627,9 @@ func (b *builder) training(n, key spec.Node) {
 	batch := float64(intField("batch", 8, 1, 1<<20))
 	steps := int(intField("steps", 2, 1, 100000))
 	accum := int(intField("accumulation", 1, 1, 10000))
-	dtype := models.BF16
-	if x, ok := tm.Get("dtype"); ok {
-		if s, ok := x.Scalar(); ok {
-			if dtype, ok = models.ParseDType(s); !ok {
-				x.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
-				return
-			}
-		}
+	dtype, ok := dtypeField(tm)
+	if !ok {
+		return
 	}
 	// The gradients' dtype, what their all-reduces and reduce-scatters
 	// move: the dtype's, but at least bf16 (FP8 training keeps and reduces
@@ -1831,6 +1826,24 @@ func kernelErr(err error) error {
 		return fmt.Errorf("a layer's %s: lower batch or seq, use a smaller model, or split it over more GPUs (tensor:, pipeline:)", strings.TrimSuffix(err.Error(), ": "+models.ErrKernelRange.Error()))
 	}
 	return err
+}
+
+// dtypeField reads a generator's dtype (bf16 where it gives none); false
+// after an error.
+func dtypeField(m *spec.Map) (models.DType, bool) {
+	x, ok := m.Get("dtype")
+	if !ok {
+		return models.BF16, true
+	}
+	s, ok := x.Scalar()
+	if !ok {
+		return models.BF16, true // said by Scalar
+	}
+	d, ok := models.ParseDType(s)
+	if !ok {
+		x.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
+	}
+	return d, ok
 }
 
 // satTime is a + b, at most sim.MaxTime.

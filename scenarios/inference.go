@@ -88,14 +88,9 @@ func (b *builder) inference(n, key spec.Node) {
 	batch := intField("batch", 1, 1, 1<<20)
 	prompt := intField("prompt", 512, 1, 1<<24)
 	tokens := intField("tokens", 128, 1, 100000)
-	dtype := models.BF16
-	if x, ok := im.Get("dtype"); ok {
-		if s, ok := x.Scalar(); ok {
-			if dtype, ok = models.ParseDType(s); !ok {
-				x.Errorf("unknown dtype %q; dtypes: %s", s, dtypeNames())
-				return
-			}
-		}
+	dtype, ok := dtypeField(im)
+	if !ok {
+		return
 	}
 	graphs := true
 	if x, ok := im.Get("graphs"); ok {
