@@ -33,7 +33,7 @@ import (
 //   - the MLP: 16 d^2 FLOPs a token, its 8 d^2 weights / t, input and
 //     output;
 //   - with t > 1 an all-reduce of the block's output after each (b d
-//     values a decode step, b s in prefill).
+//     values a decode step, b s d in prefill).
 //
 // The LM head computes the last token's logits only (2 V d FLOPs a
 // sequence, V d weights / t, vocabulary-parallel), all-gathered (b V
@@ -44,8 +44,8 @@ func (b *builder) inference(n, key spec.Node) {
 	if !ok {
 		return
 	}
-	if b.p.Work != nil {
-		key.Errorf("a scenario has a training: or an inference:, not both (each states what the run achieves); run them as two scenarios")
+	if b.p.Work != nil || len(b.p.Threads) > 0 {
+		key.Errorf("an inference: runs alone: its tokens a second and times a token are the run's, so a scenario with one has no threads:, training: or pipeline:; run them as two scenarios")
 		return
 	}
 	g := gen{b: b, where: n.Pos()}
@@ -160,7 +160,7 @@ func (b *builder) inference(n, key spec.Node) {
 	elt := float64(dtype.Size())
 	tp, bt, s := float64(tensor), float64(batch), float64(prompt)
 	if v := bt * s * d * elt; v > 1e15 {
-		key.Errorf("a prefill all-reduce would move %s, more than gpusim's limit of 1 PB: lower batch or prompt", units.Format(v, units.Bytes))
+		key.Errorf("a prefill block's output (batch x prompt x d_model values) would be %s, more than gpusim's limit of 1 PB: lower batch or prompt", units.Format(v, units.Bytes))
 		return
 	}
 	b.inferenceMemory(key.Pos(), gpus, int(tensor), layers, d, vocab, bt, s+float64(tokens), elt)
@@ -175,7 +175,13 @@ func (b *builder) inference(n, key spec.Node) {
 			if p, ok := plans[k]; ok {
 				return p
 			}
-			p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, models.CollSpec{Kind: kind, GPUs: group, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, InPlace: true})
+			spec := models.CollSpec{Kind: kind, GPUs: group, Bytes: int64(bytes), Algorithm: algo, Protocol: proto, InPlace: true}
+			if kind != models.AllReduce {
+				// A forced algorithm and protocol are the all-reduces';
+				// the logits' gather keeps NCCL's own.
+				spec.Algorithm, spec.Protocol = "", ""
+			}
+			p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
 			if err != nil {
 				n.Errorf("%v", err)
 				p = nil
@@ -266,14 +272,16 @@ func (b *builder) inference(n, key spec.Node) {
 
 // inferenceMemory warns, once, when a GPU would hold more than its memory:
 // its share of the weights (12 d^2 a block, the embedding's and the head's
-// V d each, split over the t GPUs of its group) and of the KV cache (2 d
-// values a token a block, for b sequences of ctx tokens).
+// V d each, split over the t GPUs of its group), of the KV cache (2 d
+// values a token a block, for b sequences of ctx tokens), and the gathered
+// logits (b V, fp32 as vLLM keeps them). Activations are left out.
 func (b *builder) inferenceMemory(where string, gpus []int, tensor int, layers int64, d, vocab, bt, ctx, elt float64) {
 	weights := (12*d*d*float64(layers) + 2*vocab*d) * elt / float64(tensor)
 	cache := 2 * float64(layers) * d * ctx * bt * elt / float64(tensor)
+	logits := bt * vocab * 4
 	for _, gpu := range gpus {
 		gm := b.sc.Topology.GPUModels[gpu]
-		if gm.MemoryBytes <= 0 || weights+cache <= float64(gm.MemoryBytes) {
+		if gm.MemoryBytes <= 0 || weights+cache+logits <= float64(gm.MemoryBytes) {
 			continue
 		}
 		gib := float64(int64(1) << 30)
@@ -284,8 +292,8 @@ func (b *builder) inferenceMemory(where string, gpus []int, tensor int, layers i
 		if weights > float64(gm.MemoryBytes) {
 			ways = []string{"more GPUs, or GPUs with more memory"}
 		}
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB), more than the %.4g GiB of %s (%s): it would not fit; try %s",
-			where, (weights+cache)/gib, weights/gib, cache/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[gpu].Name, gm.Name, strings.Join(ways, ", ")))
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB, logits %.4g GiB), more than the %.4g GiB of %s (%s): it would not fit; try %s",
+			where, (weights+cache+logits)/gib, weights/gib, cache/gib, logits/gib, float64(gm.MemoryBytes)/gib, b.m.GPUs[gpu].Name, gm.Name, strings.Join(ways, ", ")))
 		return
 	}
 }

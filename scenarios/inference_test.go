@@ -202,15 +202,19 @@ func TestInferenceRefusals(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.block, err, c.want)
 		}
 	}
-	both := "name: x\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m}\ninference: {gpus: all, model: gpt3-125m}\n"
-	if _, err := loadOn(fourGPUs, both, 1e7); err == nil || !strings.Contains(err.Error(), "a scenario has a training: or an inference:, not both") {
-		t.Errorf("training and inference: error %v", err)
+	for _, other := range []string{"training: {gpus: all, model: gpt3-125m}", "pipeline: {gpus: 2, forward: 1 ms}", "threads: [{name: m, host: cpu0, ops: [{host: {duration: 1 us}}]}]"} {
+		both := "name: x\ntopology: topo.yaml\n" + other + "\ninference: {gpus: all, model: gpt3-125m}\n"
+		if _, err := loadOn(fourGPUs, both, 1e7); err == nil || !strings.Contains(err.Error(), "an inference: runs alone") {
+			t.Errorf("%s and inference: error %v", other, err)
+		}
 	}
 }
 
 // TestInferenceMemoryWarning: gpt3-175b's weights (12 d^2 x 96 blocks and
-// 2 V d, d = 12288, in 2 bytes: 326.3 GiB) and KV cache (2 x 96 d values a
-// token, 2,048 + 128 tokens of 1 sequence: 9.562 GiB) on one 80 GiB GPU.
+// 2 V d, d = 12288, in 2 bytes: 326.3 GiB), KV cache (2 x 96 d values a
+// token, 2,048 + 128 tokens of 1 sequence: 9.562 GiB) and logits (V in
+// fp32) on one 80 GiB GPU; and gpt3-125m's logits alone for 2^20
+// sequences over 4 GPUs (V x 4 bytes each: 196.3 GiB).
 func TestInferenceMemoryWarning(t *testing.T) {
 	sc, err := loadOn(oneGPU, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-175b, prompt: 2048, tokens: 128}\n", 1e9)
 	if err != nil {
@@ -220,8 +224,34 @@ func TestInferenceMemoryWarning(t *testing.T) {
 	gib := float64(1 << 30)
 	weights := (12*d*d*96 + 2*V*d) * 2 / gib
 	cache := 2 * 96 * d * 2176 * 2 / gib
-	want := fmt.Sprintf("inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more GPUs, or GPUs with more memory", weights+cache, weights, cache)
+	logits := V * 4 / gib
+	want := fmt.Sprintf("inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB, logits %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more GPUs, or GPUs with more memory", weights+cache+logits, weights, cache, logits)
 	if len(sc.Program.Warnings) != 1 || !strings.Contains(sc.Program.Warnings[0], want) {
 		t.Errorf("warnings %q, want one with %q", sc.Program.Warnings, want)
+	}
+	sc, err = loadOn(fourGPUs, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-125m, batch: 1048576, prompt: 1, tokens: 1}\n", 1e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("logits %.4g GiB)", 1048576*V*4/gib); len(sc.Program.Warnings) != 1 || !strings.Contains(sc.Program.Warnings[0], want) {
+		t.Errorf("warnings %q, want one with %q", sc.Program.Warnings, want)
+	}
+}
+
+// TestInferenceAlgorithm: a forced algorithm is the all-reduces'; the
+// logits' all-gather keeps NCCL's choice (tree runs all-reduce only).
+func TestInferenceAlgorithm(t *testing.T) {
+	sc, err := loadOn(fourGPUs, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-125m, tokens: 1, algorithm: tree}\n", 1e7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, op := range sc.Program.Threads[0].Ops {
+		if op.Kind == sim.OpCollective {
+			seen[op.Coll.Name] = op.Coll.Algorithm
+		}
+	}
+	if seen[models.AllReduce] != "tree" || seen[models.AllGather] == "tree" || seen[models.AllGather] == "" {
+		t.Errorf("algorithms %v, want tree for the all-reduces and NCCL's own for the gather", seen)
 	}
 }

@@ -188,9 +188,11 @@ func WriteJSON(w io.Writer, res *Result) error {
 		} else {
 			j.raw("null")
 		}
-		if first, per, ok := res.TokenTimes(); ok {
+		if wk.Kind != "" {
 			j.key("kind", false)
 			j.str(wk.Kind)
+		}
+		if first, per, ok := res.TokenTimes(); ok {
 			j.tkey("first_token_ns", first)
 			j.tkey("per_token_ns", per)
 		}

@@ -262,6 +262,9 @@ func (r *Result) TokenTimes() (first, per Time, ok bool) {
 	}
 	firstEnd, lastEnd := Time(-1), Time(-1)
 	for i := range r.Ops {
+		if r.Ops[i].Unfinished { // a deadlock left it: the token never came
+			continue
+		}
 		switch r.Ops[i].ID {
 		case w.FirstToken:
 			firstEnd = r.Ops[i].End

@@ -179,7 +179,7 @@ var sweepMetrics = []struct {
 	{"idle_max", "largest GPU idle", "largest idle of the GPUs in use (% of the makespan)", func(r *sweepRow) float64 { return 100 * r.IdleMax }},
 	{"busiest_link_util", "busiest link's utilization", "busiest link utilization (%)", func(r *sweepRow) float64 { return 100 * r.LinkUtil }},
 	{"tokens_per_s", "tokens a second", "throughput (tokens/s)", func(r *sweepRow) float64 { return optional(r.TokensPerS, 1) }},
-	{"samples_per_s", "samples a second", "training throughput (samples/s)", func(r *sweepRow) float64 { return optional(r.SamplesPerS, 1) }},
+	{"samples_per_s", "samples a second", "throughput (samples or sequences/s)", func(r *sweepRow) float64 { return optional(r.SamplesPerS, 1) }},
 	{"mfu", "MFU", "model FLOPs utilization (%)", func(r *sweepRow) float64 { return optional(r.MFU, 100) }},
 }
 

@@ -215,6 +215,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model and an inference have tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
 	}
+	if w := base.Program.Work; *metric == "mfu" && w != nil && w.Kind == "inference" {
+		return &usageError{fmt.Sprintf("gpusim sweep: --metric mfu: %s is an inference, which has no MFU; its metrics are tokens_per_s and samples_per_s (sequences a second), or makespan", base.File)}
+	}
 	if err := sweepTooLarge(base); err != nil {
 		return err
 	}

@@ -951,6 +951,11 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	if want := "gpusim sweep: --metric tokens_per_s: scenarios/pinned-vs-pageable.yaml has no training: or inference: block; "; code != 2 || !strings.HasPrefix(errb, want) {
 		t.Errorf("tokens_per_s of copies: exit %d, %q; want 2 and %q", code, errb, want)
 	}
+	// An inference has no MFU: refused before its points run.
+	_, errb, code = runCmd(t, "sweep", "tp-inference", "--plot", dir, "--metric", "mfu")
+	if want := "gpusim sweep: --metric mfu: scenarios/tp-inference.yaml is an inference, which has no MFU; "; code != 2 || !strings.HasPrefix(errb, want) {
+		t.Errorf("mfu of an inference: exit %d, %q; want 2 and %q", code, errb, want)
+	}
 	// An older gpusim's CSV (without the rates' columns) reads, but is not
 	// merged with shards that have them; --resume of it runs its points
 	// again, and the file is then the one a run in one go writes.
