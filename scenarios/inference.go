@@ -45,7 +45,7 @@ func (b *builder) inference(n, key spec.Node) {
 		return
 	}
 	if b.p.Work != nil || len(b.p.Threads) > 0 {
-		key.Errorf("an inference: runs alone: its tokens a second and times a token are the run's, so a scenario with one has no threads:, training: or pipeline:; run them as two scenarios")
+		key.Errorf("runs alone: its tokens a second and times a token are the run's, so a scenario with one has no threads:, training: or pipeline:; run them as two scenarios")
 		return
 	}
 	g := gen{b: b, where: n.Pos()}

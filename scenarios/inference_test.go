@@ -204,7 +204,7 @@ func TestInferenceRefusals(t *testing.T) {
 	}
 	for _, other := range []string{"training: {gpus: all, model: gpt3-125m}", "pipeline: {gpus: 2, forward: 1 ms}", "threads: [{name: m, host: cpu0, ops: [{host: {duration: 1 us}}]}]"} {
 		both := "name: x\ntopology: topo.yaml\n" + other + "\ninference: {gpus: all, model: gpt3-125m}\n"
-		if _, err := loadOn(fourGPUs, both, 1e7); err == nil || !strings.Contains(err.Error(), "an inference: runs alone") {
+		if _, err := loadOn(fourGPUs, both, 1e7); err == nil || !strings.Contains(err.Error(), "inference: runs alone: ") {
 			t.Errorf("%s and inference: error %v", other, err)
 		}
 	}
