@@ -125,9 +125,6 @@ func (b *builder) inference(n, key spec.Node) {
 		return
 	}
 	layers, d := int64(preset[0]), float64(preset[1])
-	// Each rank's ops: a pass is two kernels and their all-reduces a
-	// block, the head, its gather, the copy and the sync, and outside a
-	// graph a host op before each kernel and collective.
 	coll := int64(0)
 	if tensor > 1 {
 		coll = 1
@@ -210,12 +207,14 @@ func (b *builder) inference(n, key spec.Node) {
 				g.op(&th, id, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: dur, SMShare: 1})
 				return true
 			}
-			collOp := func(id, kind string, bytes float64) {
+			// collOp issues the rank's part of collective what (its host op
+			// is the thread's, its id the replica's: the ranks meet by it).
+			collOp := func(what, kind string, bytes float64) {
 				if tensor > 1 {
 					if eager && hostColl > 0 {
-						g.op(&th, th.Name+"/"+strings.TrimPrefix(id, fmt.Sprintf("infer/r%d/", r))+"/host", sim.Op{Kind: sim.OpHost, Duration: hostColl})
+						g.op(&th, th.Name+"/"+what+"/host", sim.Op{Kind: sim.OpHost, Duration: hostColl})
 					}
-					g.collOp(&th, id, plan(kind, bytes), compute, k)
+					g.collOp(&th, fmt.Sprintf("infer/r%d/%s", r, what), plan(kind, bytes), compute, k)
 				}
 			}
 			// pass issues one pass over toks tokens a sequence with c
@@ -223,9 +222,8 @@ func (b *builder) inference(n, key spec.Node) {
 			pass := func(what string, toks, c float64) bool {
 				eager = !graphs || what == "prefill"
 				first := len(th.Ops)
-				pre := th.Name + "/" + what                  // the thread's ops
-				cpre := fmt.Sprintf("infer/r%d/%s", r, what) // its collectives, met by id
-				act := bt * toks * d * elt                   // a block's input, or output
+				pre := th.Name + "/" + what // the thread's ops
+				act := bt * toks * d * elt  // a block's input, or output
 				for l := int64(0); l < layers; l++ {
 					kv := bt * 2 * c * d * elt / tp // decode reads the cache
 					if what == "prefill" {
@@ -234,16 +232,16 @@ func (b *builder) inference(n, key spec.Node) {
 					if !kern(fmt.Sprintf("%s/L%d/attn", pre, l), bt*toks*(8*d*d+4*c*d)/tp, 4*d*d*elt/tp+kv+2*act, attentionLaunches) {
 						return false
 					}
-					collOp(fmt.Sprintf("%s/L%d/attn/all-reduce", cpre, l), models.AllReduce, act)
+					collOp(fmt.Sprintf("%s/L%d/attn/all-reduce", what, l), models.AllReduce, act)
 					if !kern(fmt.Sprintf("%s/L%d/mlp", pre, l), bt*toks*16*d*d/tp, 8*d*d*elt/tp+2*act, mlpLaunches) {
 						return false
 					}
-					collOp(fmt.Sprintf("%s/L%d/mlp/all-reduce", cpre, l), models.AllReduce, act)
+					collOp(fmt.Sprintf("%s/L%d/mlp/all-reduce", what, l), models.AllReduce, act)
 				}
 				if !kern(pre+"/head", bt*2*vocab*d/tp, vocab*d*elt/tp+bt*(d+vocab/tp)*elt, headLaunches) {
 					return false
 				}
-				collOp(cpre+"/logits", models.AllGather, bt*vocab*elt)
+				collOp(what+"/logits", models.AllGather, bt*vocab*elt)
 				if graphs && what != "prefill" {
 					th.Ops[first].GraphOps = len(th.Ops) - first
 				}
