@@ -181,6 +181,19 @@ var sweepMetrics = []struct {
 	{"tokens_per_s", "tokens a second", "throughput (tokens/s)", func(r *sweepRow) float64 { return optional(r.TokensPerS, 1) }},
 	{"samples_per_s", "samples a second", "throughput (samples or sequences/s)", func(r *sweepRow) float64 { return optional(r.SamplesPerS, 1) }},
 	{"mfu", "MFU", "model FLOPs utilization (%)", func(r *sweepRow) float64 { return optional(r.MFU, 100) }},
+	{"first_token", "time to first token", "time to first token", func(r *sweepRow) float64 { return optional(r.FirstTokenS, 1) }},
+	{"per_token", "time a token", "time a token after the first", func(r *sweepRow) float64 { return optional(r.PerTokenS, 1) }},
+}
+
+// timeMetric reports whether --metric name is a time (in seconds), drawn in
+// the unit that suits its largest value.
+func timeMetric(name string) bool {
+	return name == "makespan" || name == "first_token" || name == "per_token"
+}
+
+// inferenceMetric reports whether --metric name is an inference's only.
+func inferenceMetric(name string) bool {
+	return name == "first_token" || name == "per_token"
 }
 
 // trainingMetric reports whether --metric name is a training's.
@@ -239,7 +252,7 @@ func plotSweep(dir string, t *sweepTable, metric string) error {
 			has = has || t.Rows[i].Error == "" && !math.IsNaN(m.value(&t.Rows[i]))
 		}
 		if !has {
-			return fmt.Errorf("%s: no point of the sweep has %s (a training's, tokens_per_s a preset model's; an older gpusim's CSV has none): there is nothing to plot", filepath.Join(dir, "sweep.png"), metric)
+			return fmt.Errorf("%s: no point of the sweep has %s (a training's or an inference's, tokens_per_s a preset model's, first_token and per_token an inference's; an older gpusim's CSV has none): there is nothing to plot", filepath.Join(dir, "sweep.png"), metric)
 		}
 	}
 	if err := plotDir(dir); err != nil {
@@ -291,10 +304,12 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	// The y unit: the largest in which the longest makespan is 1 or more,
 	// as on every time axis (plots' timeUnit): no tick reaches 1000.
 	scale, unit := 1.0, ""
-	if m.name == "makespan" {
+	if timeMetric(m.name) {
 		hi := 0.0
-		for _, r := range t.Rows {
-			hi = math.Max(hi, r.MakespanS)
+		for i := range t.Rows {
+			if v := m.value(&t.Rows[i]); t.Rows[i].Error == "" && !math.IsNaN(v) {
+				hi = math.Max(hi, v)
+			}
 		}
 		switch {
 		case hi >= 1:

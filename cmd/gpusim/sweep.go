@@ -64,6 +64,11 @@ type sweepRow struct {
 	// kernels (none in a table of an older gpusim): what idle leaves out,
 	// a GPU waiting on its copies.
 	ComputeMean *float64 `json:"compute_mean,omitempty"`
+	// An inference's time to its first token and time a token after it,
+	// in seconds (sim.Result.TokenTimes): none for other work, and no
+	// per-token time for a generation of one token.
+	FirstTokenS *float64 `json:"first_token_s,omitempty"`
+	PerTokenS   *float64 `json:"per_token_s,omitempty"`
 	// Warnings are the simulator's warnings for the point (in a CSV, one
 	// field, a line each).
 	Warnings []string `json:"warnings,omitempty"`
@@ -125,6 +130,17 @@ func (t *sweepTable) olderWhat() string {
 		return "a training's rates, the GPUs' compute, the points' topology and warnings"
 	}
 	return "the GPUs' compute, the points' topology and warnings"
+}
+
+// tokenTimes reports whether a row of t has an inference's token times,
+// and whether a point that ran has none: all of an inference's points
+// that ran have them, unless an older gpusim wrote the table.
+func (t *sweepTable) tokenTimes() (has, lacks bool) {
+	for _, r := range t.Rows {
+		has = has || r.FirstTokenS != nil
+		lacks = lacks || r.Error == "" && r.FirstTokenS == nil
+	}
+	return has, lacks
 }
 
 // hasRates reports whether a row of t has a training's rates.
@@ -216,7 +232,10 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model and an inference have tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
 	}
 	if w := base.Program.Work; *metric == "mfu" && w != nil && w.Kind == "inference" {
-		return &usageError{fmt.Sprintf("gpusim sweep: --metric mfu: %s is an inference, which has no MFU; its metrics are tokens_per_s and samples_per_s (sequences a second), or makespan", base.File)}
+		return &usageError{fmt.Sprintf("gpusim sweep: --metric mfu: %s is an inference, which has no MFU; its metrics are first_token, per_token, tokens_per_s and samples_per_s (sequences a second), or makespan", base.File)}
+	}
+	if w := base.Program.Work; inferenceMetric(*metric) && (w == nil || w.Kind != "inference") {
+		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has no inference: block; an inference's token times are first_token and per_token", *metric, base.File)}
 	}
 	if err := sweepTooLarge(base); err != nil {
 		return err
@@ -271,6 +290,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 				// again, so that the table is the one a run in one go
 				// writes.
 				fmt.Fprintf(stderr, "note: %s is an older gpusim's, without %s: its %s run again\n", *csvOut, prev.olderWhat(), plural(len(prev.Rows), "1 point", "%d points"))
+				clear(done)
+			} else if _, lacks := prev.tokenTimes(); lacks && base.Program.Work != nil && base.Program.Work.Kind == "inference" {
+				fmt.Fprintf(stderr, "note: %s is an older gpusim's, without an inference's token times: its %s run again\n", *csvOut, plural(len(prev.Rows), "1 point", "%d points"))
 				clear(done)
 			}
 		}
@@ -687,6 +709,12 @@ func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, 
 		if mfu, ok := w.MFU(res.Makespan); ok {
 			row.MFU = ptr(mfu)
 		}
+		if first, per, ok := res.TokenTimes(); ok {
+			row.FirstTokenS = ptr(first.Seconds())
+			if w.Steps > 1 {
+				row.PerTokenS = ptr(per.Seconds())
+			}
+		}
 	}
 	return row
 }
@@ -800,7 +828,7 @@ func writeSweepCSV(w io.Writer, t *sweepTable) error {
 		}
 		rec := append(append([]string{strconv.Itoa(r.Index)}, r.Values...), fmtF(r.MakespanS), fmtF(r.IdleMean), fmtF(r.IdleMax),
 			strings.Join(idle, " "), r.Link, fmtF(r.LinkUtil), r.Bottleneck, r.Error, optF(r.SamplesPerS), optF(r.TokensPerS), optF(r.MFU),
-			optF(r.ComputeMean), r.Topology, strings.Join(r.Warnings, "\n"))
+			optF(r.ComputeMean), r.Topology, strings.Join(r.Warnings, "\n"), optF(r.FirstTokenS), optF(r.PerTokenS))
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -824,18 +852,22 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 		fmt.Fprint(tw, v+"\t")
 	}
 	// A training's throughput and MFU, where a point has them: tokens a
-	// second if any point counts tokens, else samples.
-	work, tokens := false, false
+	// second if any point counts tokens, else samples; an inference's
+	// tokens a second and its token times instead of an MFU.
+	work, tokens, infer := false, false, false
 	for _, r := range t.Rows {
 		work = work || r.SamplesPerS != nil
 		tokens = tokens || r.TokensPerS != nil
+		infer = infer || r.FirstTokenS != nil
 	}
-	rateCol := ""
-	if work {
-		rateCol = "samples/s\tMFU\t"
-		if tokens {
-			rateCol = "tokens/s\tMFU\t"
-		}
+	rateCol, rateCols := "", 0
+	switch {
+	case infer:
+		rateCol, rateCols = "tokens/s\tfirst token\ta token\t", 3
+	case work && tokens:
+		rateCol, rateCols = "tokens/s\tMFU\t", 2
+	case work:
+		rateCol, rateCols = "samples/s\tMFU\t", 2
 	}
 	// The GPUs' compute, where the points have it (not an older
 	// gpusim's table).
@@ -854,24 +886,28 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 			fmt.Fprint(tw, v+"\t")
 		}
 		if r.Error != "" {
-			fmt.Fprintf(tw, "error\t%s\t\t\t\t%s\n", strings.Repeat("\t", 2*btoi(work)+btoi(compute)), r.Error)
+			fmt.Fprintf(tw, "error\t%s\t\t\t\t%s\n", strings.Repeat("\t", rateCols+btoi(compute)), r.Error)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t", sim.Time(r.MakespanS*1e12+0.5))
-		if work {
+		if rateCols > 0 {
 			v := r.SamplesPerS
 			if tokens {
 				v = r.TokensPerS
-			}
-			mfu := "-"
-			if r.MFU != nil {
-				mfu = fmt.Sprintf("%.1f%%", 100**r.MFU)
 			}
 			rt := "-"
 			if v != nil {
 				rt = rate(*v)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t", rt, mfu)
+			if infer {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t", rt, optTime(r.FirstTokenS), optTime(r.PerTokenS))
+			} else {
+				mfu := "-"
+				if r.MFU != nil {
+					mfu = fmt.Sprintf("%.1f%%", 100**r.MFU)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t", rt, mfu)
+			}
 		}
 		if compute {
 			c := "-"
@@ -885,16 +921,27 @@ func writeSweepText(w io.Writer, t *sweepTable) {
 	tw.Flush()
 }
 
+// optTime writes an optional time in seconds as the summaries write times
+// ("-" for none).
+func optTime(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return sim.Time(*v*1e12 + 0.5).String()
+}
+
 // sweepCols are the columns of a sweep's CSV after the point and its vars;
 // a CSV of an older gpusim ends at "error" (oldSweepCols), without a
 // training's rates.
-var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu", "compute_mean", "topology", "warnings"}
+var sweepCols = []string{"makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck", "error", "samples_per_s", "tokens_per_s", "mfu", "compute_mean", "topology", "warnings", "first_token_s", "per_token_s"}
 
 // The columns older gpusims wrote: up to error, then up to mfu (without
-// the GPUs' compute, the point's topology and warnings).
+// the GPUs' compute, the point's topology and warnings), then up to
+// warnings (without an inference's token times).
 const (
-	oldSweepCols   = 8
-	ratesSweepCols = 11
+	oldSweepCols      = 8
+	ratesSweepCols    = 11
+	warningsSweepCols = 14
 )
 
 func btoi(b bool) int {
@@ -1125,9 +1172,11 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	case last == "mfu":
 		cols = sweepCols[:ratesSweepCols] // an older gpusim's
 		t.older = true
-	case last != "warnings" && len(h) > 1:
+	case last == "warnings":
+		cols = sweepCols[:warningsSweepCols] // an older gpusim's
+	case last != "per_token_s" && len(h) > 1:
 		// Some of the last columns, or others after them.
-		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings (or at mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
+		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings,first_token_s,per_token_s (or at warnings, mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
 	}
 	nv := len(h) - 1 - len(cols)
 	if nv < 1 {
@@ -1232,6 +1281,15 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 				r.Warnings = strings.Split(w, "\n")
 			}
 		}
+		for k, dst := range []**float64{&r.FirstTokenS, &r.PerTokenS} {
+			if k := warningsSweepCols + k; k < len(f) && f[k] != "" {
+				v, err := num(1+nv+k, f[k])
+				if err != nil {
+					return nil, err
+				}
+				*dst = &v
+			}
+		}
 		t.Rows = append(t.Rows, r)
 	}
 	t.claimed = claimed
@@ -1246,9 +1304,11 @@ var sweepColWant = map[string]string{
 	"idle_per_gpu":      "GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1",
 	"busiest_link_util": "a fraction from 0 to 1 (0 where no link carried anything)",
 	"samples_per_s":     "a training's samples a second, a number at least 0, or nothing",
-	"tokens_per_s":      "a training's tokens a second, a number at least 0, or nothing",
+	"tokens_per_s":      "a training's or an inference's tokens a second, a number at least 0, or nothing",
 	"mfu":               "a training's model FLOPs utilization, a fraction at least 0, or nothing",
 	"compute_mean":      "a fraction from 0 to 1, or nothing",
+	"first_token_s":     "an inference's time to its first token in seconds, a number at least 0, or nothing",
+	"per_token_s":       "an inference's time a token after its first in seconds, a number at least 0, or nothing",
 }
 
 // parseSweepJSON reads a table printed by --json, with the place of each
@@ -1410,7 +1470,7 @@ func checkSweepRows(t *sweepTable) error {
 			upTo1 bool
 		}{{1 + nv, r.MakespanS, false}, {2 + nv, r.IdleMean, true}, {3 + nv, r.IdleMax, true}, {6 + nv, r.LinkUtil, true},
 			{9 + nv, deref(r.SamplesPerS), false}, {10 + nv, deref(r.TokensPerS), false}, {11 + nv, deref(r.MFU), false},
-			{12 + nv, deref(r.ComputeMean), true}} {
+			{12 + nv, deref(r.ComputeMean), true}, {15 + nv, deref(r.FirstTokenS), false}, {16 + nv, deref(r.PerTokenS), false}} {
 			why := "is out of range"
 			if math.IsNaN(c.v) {
 				why = "is not a number"
@@ -1423,6 +1483,20 @@ func checkSweepRows(t *sweepTable) error {
 		}
 		if r.Link == "" && r.LinkUtil != 0 {
 			return t.fieldError(r, 6+nv, "%q with no busiest link; want 0 where no link carried anything", r.rawField(6+nv, r.LinkUtil))
+		}
+	}
+	// An inference's points that ran all have token times, or (an older
+	// gpusim's table) none.
+	var with *sweepRow
+	for i := range t.Rows {
+		if t.Rows[i].FirstTokenS != nil {
+			with = &t.Rows[i]
+			break
+		}
+	}
+	for i := range t.Rows {
+		if r := &t.Rows[i]; with != nil && r.Error == "" && r.FirstTokenS == nil {
+			return t.fieldError(r, 15+len(t.Vars), "no time to the first token, where point %d has one (at %s); want one for every point of an inference that ran (was the row edited?)", with.Index, with.at.where(15+len(t.Vars)))
 		}
 	}
 	return nil
@@ -1632,9 +1706,10 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	var merged *sweepTable
 	rows := map[int]sweepRow{}
-	var all []sweepRow            // in the order of the files and their lines
-	var oldFile, ratesFile string // a CSV without the rates, and one with
-	var olderFile, newFile string // an older gpusim's table, and one of this gpusim
+	var all []sweepRow                  // in the order of the files and their lines
+	var oldFile, ratesFile string       // a CSV without the rates, and one with
+	var olderFile, newFile string       // an older gpusim's table, and one of this gpusim
+	var tokensFile, noTokensFile string // a table with token times, and one with points without
 	for _, f := range files {
 		t, err := readSweepFile(f)
 		if err != nil {
@@ -1657,6 +1732,19 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		}
 		if olderFile != "" && newFile != "" {
 			return fmt.Errorf("%s: an older gpusim's table, without the GPUs' compute, the points' topology and warnings, and %s has them: its points would lack them in the merged table; run that shard again (--resume reruns its points)", olderFile, newFile)
+		}
+		// A sweep's points are all an inference's or none: where one
+		// table has token times, a point that ran without them is an
+		// older gpusim's.
+		has, lacks := t.tokenTimes()
+		if has && tokensFile == "" {
+			tokensFile = f
+		}
+		if lacks && noTokensFile == "" {
+			noTokensFile = f
+		}
+		if tokensFile != "" && noTokensFile != "" {
+			return fmt.Errorf("%s: an older gpusim's table, without an inference's token times, and %s has them: its points would lack them in the merged table; run that shard again (--resume reruns its points)", noTokensFile, tokensFile)
 		}
 		if merged == nil {
 			merged = &sweepTable{Scenario: t.Scenario, Vars: t.Vars, Total: t.Total, Set: t.Set, at: t.at}

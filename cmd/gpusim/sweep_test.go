@@ -607,7 +607,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 		{"cut short", sweepCSVHead + sweepCSVRow0 + "1,x,2,0.7",
 			"DIR/f.csv:4:10: 4 fields (the file ends in this row: was it cut short?)" + want11},
 		{"no header", "# gpusim sweep st: complete, 3 of 4 points\n" + sweepCSVRow0,
-			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings\n"},
+			"DIR/f.csv:2:1: a row of a point where the header row should be; want the header: point, the swept vars, then makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings,first_token_s,per_token_s\n"},
 		{"first line", "# gpusim sweep st: done, 3 of 4 points\n",
 			`DIR/f.csv:1:1: cannot read the line "# gpusim sweep st: done, 3 of 4 points"; want # gpusim sweep NAME: complete (or partial), N of TOTAL points, then " shard i/n" for a shard and ", --set {"name":"value"}" for a sweep run with --set` + "\n"},
 		{"rows missing", sweepCSVHead + sweepCSVRow0,
@@ -968,7 +968,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 			continue
 		}
 		f := strings.Split(l, ",")
-		lines = append(lines, strings.Join(f[:len(f)-6], ","))
+		lines = append(lines, strings.Join(f[:len(f)-8], ","))
 	}
 	os.WriteFile(oldCSV, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	if out, errb, code := runCmd(t, "sweep", "merge", oldCSV); code != 0 || strings.Contains(out, "MFU") {
@@ -982,7 +982,7 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	part := filepath.Join(dir, "part.csv")
 	os.WriteFile(part, []byte("# gpusim sweep x: complete, 1 of 1 points\npoint,a,makespan_s,idle_mean,idle_max,idle_per_gpu,busiest_link,busiest_link_util,bottleneck,error,samples_per_s\n0,1,1,0,0,,,0,,,1\n"), 0o644)
 	_, errb, code = runCmd(t, "sweep", "merge", part)
-	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings (or at mfu or error, as older gpusims wrote it)` + "\n"; code != 2 || errb != want {
+	if want := part + `:2:100: header column "samples_per_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings,first_token_s,per_token_s (or at warnings, mfu or error, as older gpusims wrote it)` + "\n"; code != 2 || errb != want {
 		t.Errorf("a header with some rates: exit %d, %q; want 2 and %q", code, errb, want)
 	}
 	_, errb, code = runCmd(t, "sweep", "tensor-parallel", "--shard", "0/2", "--csv", oldCSV, "--resume")
@@ -1118,7 +1118,7 @@ func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
 		}
 		var sb strings.Builder
 		w := csv.NewWriter(&sb)
-		w.Write(f[:len(f)-3])
+		w.Write(f[:len(f)-5])
 		w.Flush()
 		v2 = append(v2, strings.TrimSuffix(sb.String(), "\n"))
 	}
@@ -1206,5 +1206,124 @@ func TestFailedPointJSONHasNoMeasures(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("point that ran: %s, want %s in it", b.String(), want)
 		}
+	}
+}
+
+// An inference's sweep carries each point's time to its first token and
+// time a token after it: the values gpusim run --json gives the point
+// (none a token for a generation of one), in the table, the CSV read back
+// and merged, and --plot's per_token and first_token; a sweep of no
+// inference has no such metric. A CSV of the gpusim before (ending at
+// warnings) reads, is not merged with a table of token times, and
+// --resume runs its points again.
+func TestSweepCarriesTokenTimes(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "inf.yaml")
+	os.WriteFile(scen, []byte(`name: inf
+topology: dgx-h100
+sweep:
+  tokens: [1, 3]
+  graphs: ["true", "false"]
+inference: {gpus: 2, model: gpt3-13b, batch: 2, prompt: 64, tokens: "${tokens}", graphs: "${graphs}"}
+`), 0o644)
+	whole, errb, code := runCmd(t, "sweep", scen, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var tab sweepTable
+	if err := json.Unmarshal([]byte(whole), &tab); err != nil || len(tab.Rows) != 4 {
+		t.Fatalf("JSON with %d rows (%v), want 4", len(tab.Rows), err)
+	}
+	for _, r := range tab.Rows {
+		one := filepath.Join(dir, fmt.Sprintf("p%d.yaml", r.Index))
+		os.WriteFile(one, []byte(fmt.Sprintf("name: p\ntopology: dgx-h100\ninference: {gpus: 2, model: gpt3-13b, batch: 2, prompt: 64, tokens: %s, graphs: %s}\n", r.Values[0], r.Values[1])), 0o644)
+		out, e, code := runCmd(t, "run", one, "--json")
+		var res struct {
+			Work struct {
+				First *float64 `json:"first_token_ns"`
+				Per   *float64 `json:"per_token_ns"`
+			} `json:"work"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Work.First == nil {
+			t.Fatalf("run of point %d: exit %d (%s), %v", r.Index, code, e, err)
+		}
+		if r.FirstTokenS == nil || math.Abs(*r.FirstTokenS-*res.Work.First*1e-9) > 1e-12 {
+			t.Errorf("point %d: first_token_s %v, want run's %g ns", r.Index, r.FirstTokenS, *res.Work.First)
+		}
+		switch {
+		case r.Values[0] == "1" && r.PerTokenS != nil:
+			t.Errorf("point %d: one token has a time a token: %g", r.Index, *r.PerTokenS)
+		case r.Values[0] == "3" && (r.PerTokenS == nil || res.Work.Per == nil || math.Abs(*r.PerTokenS-*res.Work.Per*1e-9) > 1e-12):
+			t.Errorf("point %d: per_token_s %v, want run's %v ns", r.Index, r.PerTokenS, res.Work.Per)
+		}
+		if r.MFU != nil {
+			t.Errorf("point %d: an inference with an MFU", r.Index)
+		}
+	}
+	// The prefill does not depend on how many tokens follow it.
+	if *tab.Rows[0].FirstTokenS != *tab.Rows[2].FirstTokenS {
+		t.Errorf("first token at %g with 1 token, %g with 3", *tab.Rows[0].FirstTokenS, *tab.Rows[2].FirstTokenS)
+	}
+	text, _, _ := runCmd(t, "sweep", scen)
+	if !strings.Contains(text, "tokens/s  first token  a token") || strings.Contains(text, "MFU") {
+		t.Errorf("the table has no token times, or an MFU:\n%s", text)
+	}
+	shards := runShards(t, dir, scen, 2)
+	merged, errb, code := runCmd(t, append([]string{"sweep", "merge", "--json"}, shards...)...)
+	if code != 0 || merged != whole {
+		t.Errorf("merged shards: exit %d (%s), JSON differs from the whole sweep's: %v", code, errb, merged != whole)
+	}
+	for _, m := range []string{"first_token", "per_token"} {
+		if _, e, code := runCmd(t, "sweep", "merge", shards[0], shards[1], "--plot", filepath.Join(dir, m), "--metric", m); code != 0 {
+			t.Errorf("--metric %s: exit %d: %s", m, code, e)
+		}
+		_, e, code := runCmd(t, "sweep", "tensor-parallel", "--plot", dir, "--metric", m)
+		if want := "gpusim sweep: --metric " + m + ": scenarios/tensor-parallel.yaml has no inference: block; "; code != 2 || !strings.HasPrefix(e, want) {
+			t.Errorf("--metric %s of a training: exit %d, %q; want 2 and %q", m, code, e, want)
+		}
+	}
+	// The CSV of the gpusim before: without the last two columns.
+	data, _ := os.ReadFile(shards[1])
+	var prev []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if strings.HasPrefix(l, "#") {
+			prev = append(prev, l)
+			continue
+		}
+		f := strings.Split(l, ",")
+		prev = append(prev, strings.Join(f[:len(f)-2], ","))
+	}
+	old := filepath.Join(dir, "prev.csv")
+	os.WriteFile(old, []byte(strings.Join(prev, "\n")+"\n"), 0o644)
+	if out, e, code := runCmd(t, "sweep", "merge", old, "--json"); code != 0 || strings.Contains(out, "token_s") || !strings.Contains(out, `"topology"`) {
+		t.Errorf("a CSV ending at warnings: exit %d (%s):\n%s", code, e, out)
+	}
+	_, e, code := runCmd(t, "sweep", "merge", shards[0], old)
+	if want := old + ": an older gpusim's table, without an inference's token times, and " + shards[0] + " has them: "; code != 2 || !strings.HasPrefix(e, want) {
+		t.Errorf("merged with a shard of this gpusim: exit %d, %q; want 2 and %q...", code, e, want)
+	}
+	shard, _, _ := runCmd(t, "sweep", scen, "--shard", "1/2", "--json")
+	resumed, e, code := runCmd(t, "sweep", scen, "--shard", "1/2", "--csv", old, "--resume", "--json")
+	if code != 0 || resumed != shard || !strings.Contains(e, "without an inference's token times: its 2 points run again") {
+		t.Errorf("--resume of a CSV ending at warnings: exit %d, stderr %q; JSON as the shard's %v", code, e, resumed == shard)
+	}
+	// A point that ran without token times beside one with them: edited.
+	lines := strings.Split(string(data), "\n")
+	f := strings.Split(lines[3], ",")
+	lines[3] = strings.Join(append(f[:len(f)-2], "", ""), ",")
+	edited := filepath.Join(dir, "edited.csv")
+	os.WriteFile(edited, []byte(strings.Join(lines, "\n")), 0o644)
+	_, e, code = runCmd(t, "sweep", "merge", edited)
+	if want := fmt.Sprintf("%s:4:%d: column first_token_s: no time to the first token, where point 1 has one (at %s:3:", edited, len(lines[3]), edited); code != 2 || !strings.HasPrefix(e, want) {
+		t.Errorf("a point without token times: exit %d, %q; want 2 and %q...", code, e, want)
+	}
+	// A header cut within the token times is refused at its last column.
+	cut := filepath.Join(dir, "cut.csv")
+	os.WriteFile(cut, []byte(strings.Replace(string(data), ",first_token_s,per_token_s\n", ",first_token_s\n", 1)), 0o644)
+	_, e, code = runCmd(t, "sweep", "merge", cut)
+	if want := `header column "first_token_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings,first_token_s,per_token_s (or at warnings, mfu or error, as older gpusims wrote it)`; code != 2 || !strings.Contains(e, want) {
+		t.Errorf("a header cut short: exit %d, %q; want 2 and %q", code, e, want)
 	}
 }
