@@ -318,14 +318,24 @@ func (p *Program) NumRecords() int {
 	return n
 }
 
-// Validate checks p against m and reports every problem, naming each op.
+// Validate checks p against m and reports its problems, naming each op: the
+// first maxProblems, a line each, then how many more there are.
 func (p *Program) Validate(m *Machine) error { return p.validate(m, newRouteTrees(m)) }
+
+// maxProblems is the most problems an invalid program's error lists: a
+// program generated wrong can have one for each of its million ops.
+const maxProblems = 50
 
 // validate is Validate with the route searches kept in trees, which a run
 // goes on using.
 func (p *Program) validate(m *Machine, trees *routeTrees) error {
 	var errs []string
+	more := 0
 	add := func(op *Op, format string, a ...any) {
+		if len(errs) == maxProblems {
+			more++
+			return
+		}
 		msg := fmt.Sprintf(format, a...)
 		if op != nil {
 			msg = fmt.Sprintf("op %s: %s", op.ID, msg)
@@ -419,6 +429,13 @@ func (p *Program) validate(m *Machine, trees *routeTrees) error {
 				}
 			}
 		}
+	}
+	if more > 0 {
+		what := "problems"
+		if more == 1 {
+			what = "problem"
+		}
+		errs = append(errs, fmt.Sprintf("and %d more %s", more, what))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))

@@ -37,14 +37,21 @@ func TestValidateFindsDuplicateIDs(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	// A thousand ops with ten IDs: every op after the first of each is reported.
+	// A thousand ops with ten IDs: 990 duplicates, the first 50 listed
+	// (ops 10 to 59: op0 ... op9 five times), then the count of the rest.
 	many := make([]Op, 0, 1000)
 	for i := 0; i < 1000; i++ {
 		many = append(many, host(fmt.Sprintf("op%d", i%10)))
 	}
 	err = (&Program{Name: "p", Threads: []Thread{{Name: "a", Ops: many}}}).Validate(m)
-	if n := strings.Count(err.Error(), "duplicate id"); n != 990 {
-		t.Errorf("%d duplicates reported, want 990", n)
+	lines := strings.Split(err.Error(), "\n")
+	if n := strings.Count(err.Error(), "duplicate id"); n != 50 || len(lines) != 51 || lines[49] != "op op9: duplicate id" || lines[50] != "and 940 more problems" {
+		t.Errorf("%d duplicates listed in %d lines, the last two %q; want 50 and \"and 940 more problems\"", n, len(lines), lines[max(0, len(lines)-2):])
+	}
+	// 51 problems: the last one counted.
+	err = (&Program{Name: "p", Threads: []Thread{{Name: "a", Ops: many[:61]}}}).Validate(m)
+	if !strings.HasSuffix(err.Error(), "\nop op9: duplicate id\nand 1 more problem") {
+		t.Errorf("51 duplicates: %q...", err.Error()[max(0, len(err.Error())-60):])
 	}
 }
 
