@@ -40,7 +40,7 @@ import (
 // values) where t > 1; the embedding lookup and the sampling kernels are
 // left out. The copy of the tokens is 8 bytes a sequence (int64 ids).
 func (b *builder) inference(n, key spec.Node) {
-	im, ok := n.Map("gpus", "model", "tensor", "batch", "prompt", "tokens", "dtype", "graphs", "host_per_kernel", "host_per_collective", "algorithm", "protocol")
+	im, ok := n.Map("gpus", "model", "tensor", "batch", "prompt", "tokens", "dtype", "graphs", "host_per_kernel", "host_per_collective", "host_per_step", "algorithm", "protocol")
 	if !ok {
 		return
 	}
@@ -114,6 +114,15 @@ func (b *builder) inference(n, key spec.Node) {
 	if x, ok := im.Get("host_per_collective"); ok {
 		hostColl, _ = x.Time(spec.NonNeg)
 	}
+	// The serving engine's own host time each step, before it launches the
+	// step (scheduling the batch, preparing its inputs, turning the last
+	// step's logits into tokens): none unless given, as no published
+	// measurement here gives it apart from the rest (measured.md has
+	// launch and collective costs only).
+	var hostStep sim.Time
+	if x, ok := im.Get("host_per_step"); ok {
+		hostStep, _ = x.Time(spec.NonNeg)
+	}
 	algo, proto := "", ""
 	if x, ok := im.Get("algorithm"); ok {
 		algo, _ = x.Enum(models.Algorithms...)
@@ -139,9 +148,10 @@ func (b *builder) inference(n, key spec.Node) {
 		host := satAdd(satMul(layers, int64(btoi(launchHost(attentionLaunches, hostKernel, api) > 0)+btoi(launchHost(mlpLaunches, hostKernel, api) > 0))),
 			int64(btoi(launchHost(headLaunches, hostKernel, api) > 0)))
 		host = satAdd(host, satMul(2*layers+1, coll*int64(btoi(hostColl > 0))))
-		eager, decode := satAdd(launched, host)+2, satAdd(launched, host)+2
+		step := 2 + int64(btoi(hostStep > 0)) // the tokens' copy, the sync, the engine's host op
+		eager, decode := satAdd(launched, host)+step, satAdd(launched, host)+step
 		if graphs {
-			decode = launched + 2
+			decode = launched + step
 		}
 		return satAdd(eager, satMul(tokens-1, decode))
 	}
@@ -221,9 +231,12 @@ func (b *builder) inference(n, key spec.Node) {
 			// tokens in the cache at its end.
 			pass := func(what string, toks, c float64) bool {
 				eager = !graphs || what == "prefill"
-				first := len(th.Ops)
 				pre := th.Name + "/" + what // the thread's ops
-				act := bt * toks * d * elt  // a block's input, or output
+				if hostStep > 0 {
+					g.op(&th, pre+"/engine", sim.Op{Kind: sim.OpHost, Duration: hostStep})
+				}
+				first := len(th.Ops)
+				act := bt * toks * d * elt // a block's input, or output
 				for l := int64(0); l < layers; l++ {
 					kv := bt * 2 * c * d * elt / tp // decode reads the cache
 					if what == "prefill" {

@@ -41,7 +41,9 @@ links: [{ends: [gpu0, cpu0], bandwidth: 8 GB/s}]
 // 5.9 MB: 5.9 us), so the GPU never waits after the first: the first token
 // is on the host at 3 us + the kernels + the copy. A decode step is a
 // graph: 10 us of launch, its kernels, the copy. Eagerly, each decode step
-// is 3 us + its kernels + the copy.
+// is 3 us + its kernels + the copy. The engine's host_per_step (7 us)
+// comes before every step: the first token 7 us later, each token 7 us
+// longer.
 func TestInferenceOnOneGPU(t *testing.T) {
 	scen := `
 name: gen
@@ -54,7 +56,8 @@ inference:
   tokens: 4
   graphs: ${graphs}
   host_per_kernel: 0.5 us
-vars: {graphs: "true"}
+  host_per_step: ${step}
+vars: {graphs: "true", step: 0 us}
 `
 	const d, V, b, s = 768.0, 50257.0, 2.0, 100.0
 	kernel := func(flops, bytes float64) float64 { return max(flops/1e15, bytes/1e12) * 1e6 } // us
@@ -64,8 +67,12 @@ vars: {graphs: "true"}
 		return 12*(kernel(b*(8*d*d+4*c*d), 4*d*d*2+b*2*c*d*2+2*b*d*2)+kernel(b*16*d*d, 8*d*d*2+2*b*d*2)) + head
 	}
 	const copyUS = 16 / 8e9 * 1e6
-	for _, graphs := range []bool{true, false} {
-		res := runWith(t, oneGPU, scen, map[string]string{"graphs": fmt.Sprint(graphs)})
+	for _, c := range []struct {
+		graphs bool
+		step   float64 // us
+	}{{true, 0}, {false, 0}, {true, 7}, {false, 7}} {
+		graphs := c.graphs
+		res := runWith(t, oneGPU, scen, map[string]string{"graphs": fmt.Sprint(graphs), "step": fmt.Sprintf("%g us", c.step)})
 		first, per, ok := res.TokenTimes()
 		if !ok {
 			t.Fatalf("graphs %v: no token times", graphs)
@@ -76,13 +83,13 @@ vars: {graphs: "true"}
 		}
 		steps := 0.0
 		for tok := 1.0; tok < 4; tok++ {
-			steps += launch + decode(s+tok) + copyUS
+			steps += c.step + launch + decode(s+tok) + copyUS
 		}
-		if want := 3 + prefill + copyUS; abs(first.Seconds()*1e6-want) > 1e-3 {
-			t.Errorf("graphs %v: first token at %s, want %.4f us", graphs, first, want)
+		if want := c.step + 3 + prefill + copyUS; abs(first.Seconds()*1e6-want) > 1e-3 {
+			t.Errorf("graphs %v, step %g us: first token at %s, want %.4f us", graphs, c.step, first, want)
 		}
 		if want := steps / 3; abs(per.Seconds()*1e6-want) > 1e-3 {
-			t.Errorf("graphs %v: %s a token, want %.4f us", graphs, per, want)
+			t.Errorf("graphs %v, step %g us: %s a token, want %.4f us", graphs, c.step, per, want)
 		}
 		if w := res.Program.Work; w.Tokens != 8 || w.Samples != 2 || w.Steps != 4 {
 			t.Errorf("graphs %v: work %+v, want 8 tokens of 2 sequences in 4 steps", graphs, *w)
@@ -142,12 +149,22 @@ inference: {gpus: all, model: gpt3-125m, batch: 4, prompt: 64, tokens: 3}
 	if n := len(th.Ops); n != 102+2*52 {
 		t.Errorf("%d ops on gpu0's thread, want %d", n, 102+2*52)
 	}
-	n := res.Program.NumOps()
-	if _, err := loadOn(topo, scen, int64(n)); err != nil {
-		t.Errorf("limit %d, the count: %v", n, err)
-	}
-	if _, err := loadOn(topo, scen, int64(n-1)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("inference: expands to %d ops, more than the limit of %d", n, n-1)) {
-		t.Errorf("limit %d: error %v", n-1, err)
+	// The count the limit is checked against is the count expanded, with
+	// and without the engine's host op a step (one more a step and GPU).
+	for _, sc := range []string{scen, strings.Replace(scen, "tokens: 3}", "tokens: 3, host_per_step: 1 ms}", 1)} {
+		res := runWith(t, topo, sc, nil)
+		n := res.Program.NumOps()
+		if want := 2 * (102 + 2*52); sc != scen {
+			if n != want+2*3 {
+				t.Errorf("%d ops with host_per_step, want %d", n, want+2*3)
+			}
+		}
+		if _, err := loadOn(topo, sc, int64(n)); err != nil {
+			t.Errorf("limit %d, the count: %v", n, err)
+		}
+		if _, err := loadOn(topo, sc, int64(n-1)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("inference: expands to %d ops, more than the limit of %d", n, n-1)) {
+			t.Errorf("limit %d: error %v", n-1, err)
+		}
 	}
 }
 
@@ -196,6 +213,7 @@ func TestInferenceRefusals(t *testing.T) {
 		{"{gpus: all, model: gpt3-125m, tensor: 3}", `s.yaml:3:50: inference.tensor: 3 does not divide the 4 GPUs serving into tensor-parallel groups; use one of 1, 2, 4`},
 		{"{gpus: all, model: gpt3-125m, tokens: 0}", `inference.tokens: `},
 		{"{gpus: all, model: gpt3-125m, host_per_kernel: -1 us}", `inference.host_per_kernel: `},
+		{"{gpus: all, model: gpt3-125m, host_per_step: 1 GB}", `inference.host_per_step: `},
 	} {
 		_, err := loadOn(fourGPUs, "name: x\ntopology: topo.yaml\ninference: "+c.block+"\n", 1e7)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
