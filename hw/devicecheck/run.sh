@@ -123,6 +123,9 @@ device)
 	step replay-hw-launch-bound-probed "$g" replay hw-launch-bound --host-probe ${cal:+--topology "$cal"} --repeat 11 --top 8
 	# The launch-bound loop with longer kernels: the GPU, not the host, bounds it.
 	step replay-hw-launch-bound-20us "$g" replay hw-launch-bound --set kernel=20us ${cal:+--topology "$cal"} --repeat 11 --top 8
+	# The same kernels queued before they start: is the gap between them
+	# the feeding's or the timing events'?
+	step replay-hw-queued "$g" replay hw-queued ${cal:+--topology "$cal"} --repeat 11 --top 8
 	# A run of 1.6 s: event times past a second are refined (hw/eventtimes.go);
 	# a warning in replay-hw-overlap-long.err says the driver's elapsed times
 	# are not as that assumes.
