@@ -194,7 +194,9 @@ func WriteJSON(w io.Writer, res *Result) error {
 		}
 		if first, per, ok := res.TokenTimes(); ok {
 			j.tkey("first_token_ns", first)
-			j.tkey("per_token_ns", per)
+			if wk.Steps > 1 { // one token has no time between tokens
+				j.tkey("per_token_ns", per)
+			}
 		}
 		j.raw("}")
 	}
