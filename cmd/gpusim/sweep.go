@@ -258,12 +258,10 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if prev != nil {
-			if !slices.Equal(prev.Vars, table.Vars) || prev.Total != table.Total {
-				what := "vars"
-				if slices.Equal(prev.Vars, table.Vars) {
-					what = "points_total"
-				}
-				return fmt.Errorf("%s: it holds a different sweep (vars %s, %d points) than %s (vars %s, %d points)", prev.at.where(what), strings.Join(prev.Vars, ","), prev.Total, base.File, strings.Join(table.Vars, ","), table.Total)
+			if what := sweepDiffers(prev, table); what != "" {
+				// Another scenario's rows, even of the same vars and
+				// count, are another machine's or program's points.
+				return fmt.Errorf("%s: it holds a different sweep (%s, vars %s, %d points) than %s (%s, vars %s, %d points): want the --csv FILE this scenario's sweep wrote (or another --csv FILE)", prev.at.where(what), prev.Scenario, strings.Join(prev.Vars, ","), prev.Total, base.File, table.Scenario, strings.Join(table.Vars, ","), table.Total)
 			}
 			if !maps.Equal(prev.Set, table.Set) && len(prev.Set) == 0 {
 				// An older gpusim recorded no --set values at all.

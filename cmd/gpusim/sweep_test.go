@@ -690,6 +690,46 @@ threads:
 	}
 }
 
+// --resume with the CSV of another scenario's sweep is refused naming both,
+// even where the vars and the count of points are the same: its rows are
+// another program's points, and the file would be written over under this
+// scenario's name.
+func TestSweepResumeRefusesAnotherSweep(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	body := `topology: pcie-2gpu
+sweep: {a: [x, y], b: [1, 2]}
+threads:
+  - name: main-${a}
+    host: cpu0
+    ops: [{kernel: {stream: gpu0/s, duration: "${b} us"}}]
+`
+	st, st2, st3 := filepath.Join(dir, "st.yaml"), filepath.Join(dir, "st2.yaml"), filepath.Join(dir, "st3.yaml")
+	os.WriteFile(st, []byte("name: st\n"+body), 0o644)
+	os.WriteFile(st2, []byte("name: st2\n"+body), 0o644)
+	os.WriteFile(st3, []byte("name: st\n"+strings.ReplaceAll(strings.Replace(body, "b: [1, 2]", "c: [1, 2]", 1), "${b}", "${c}")), 0o644)
+	csv := filepath.Join(dir, "f.csv")
+	if _, errb, code := runCmd(t, "sweep", st, "--csv", csv); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errb)
+	}
+	before, _ := os.ReadFile(csv)
+	// "# gpusim sweep st: ...": the name at column 16; the vars at column 7 of line 2,
+	// the CSV's header.
+	for _, tc := range []struct{ scen, want string }{
+		{st2, csv + ":1:16: it holds a different sweep (st, vars a,b, 4 points) than " + st2 + " (st2, vars a,b, 4 points): want the --csv FILE this scenario's sweep wrote (or another --csv FILE)\n"},
+		{st3, csv + ":2:7: it holds a different sweep (st, vars a,b, 4 points) than " + st3 + " (st, vars a,c, 4 points): want the --csv FILE this scenario's sweep wrote (or another --csv FILE)\n"},
+	} {
+		out, errb, code := runCmd(t, "sweep", tc.scen, "--csv", csv, "--resume")
+		if code != 2 || errb != tc.want || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr\n%s\nwant 2, nothing and\n%s", tc.scen, code, out, errb, tc.want)
+		}
+		if after, _ := os.ReadFile(csv); !bytes.Equal(after, before) {
+			t.Errorf("%s: the file was written over:\n%s", tc.scen, after)
+		}
+	}
+}
+
 // --resume with the CSV of another shard (or of the whole sweep, or a
 // shard's resumed as the whole sweep) is refused naming both: the rows of
 // the file's other points were dropped from the file written over it.
