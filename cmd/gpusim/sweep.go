@@ -283,6 +283,23 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 				}
 				done[r.Index] = r
 			}
+			// A point's row depends on --strict only where it has
+			// warnings: rows of the other way run again, so that the
+			// table is the one a run in one go with this --strict writes.
+			again := 0
+			for i, r := range done {
+				if failed, differs := strictFailed(&r); differs && failed != *strict {
+					delete(done, i)
+					again++
+				}
+			}
+			if again > 0 {
+				was := "without --strict"
+				if !*strict {
+					was = "with --strict"
+				}
+				fmt.Fprintf(stderr, "note: %s was run %s: its %s with warnings run again\n", *csvOut, was, plural(again, "1 point", "%d points"))
+			}
 			if prev.older && len(prev.Rows) > 0 {
 				// Its rows lack what this gpusim's have: they run
 				// again, so that the table is the one a run in one go
@@ -687,7 +704,7 @@ func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, 
 	}
 	row.Warnings = res.Warnings
 	if strict && len(res.Warnings) > 0 {
-		row.Error = oneLine(fmt.Sprintf("--strict makes %s an error: %s", plural(len(res.Warnings), "its warning", "its %d warnings"), res.Warnings[0]))
+		row.Error = oneLine(fmt.Sprintf(strictPrefix+"%s an error: %s", plural(len(res.Warnings), "its warning", "its %d warnings"), res.Warnings[0]))
 		return row
 	}
 	row.MakespanS = res.Makespan.Seconds()
@@ -715,6 +732,23 @@ func runPoint(src *scenarioSource, base *scenarios.Scenario, p scenarios.Point, 
 		}
 	}
 	return row
+}
+
+// strictPrefix starts the error of a point --strict failed for its
+// warnings.
+const strictPrefix = "--strict makes "
+
+// strictFailed says whether --strict failed row r for its warnings, or
+// ran it without failing it: a row without warnings (or one that failed
+// before its run) reads the same with --strict and without.
+func strictFailed(r *sweepRow) (failed, differs bool) {
+	if len(r.Warnings) == 0 {
+		return false, false
+	}
+	if strings.HasPrefix(r.Error, strictPrefix) {
+		return true, true
+	}
+	return false, r.Error == ""
 }
 
 // sweepRunHook, where set (by tests), is called with 1 as a point's run
@@ -1708,6 +1742,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	var oldFile, ratesFile string       // a CSV without the rates, and one with
 	var olderFile, newFile string       // an older gpusim's table, and one of this gpusim
 	var tokensFile, noTokensFile string // a table with token times, and one with points without
+	var strictRow, lenientRow *sweepRow // a point --strict failed for its warnings, and one with warnings that ran
 	for _, f := range files {
 		t, err := readSweepFile(f)
 		if err != nil {
@@ -1758,6 +1793,14 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 			}
 			rows[r.Index] = r
 			all = append(all, r)
+			if failed, differs := strictFailed(&r); differs && failed && strictRow == nil {
+				strictRow = &r
+			} else if differs && !failed && lenientRow == nil {
+				lenientRow = &r
+			}
+			if strictRow != nil && lenientRow != nil {
+				return fmt.Errorf("%s: point %d, failed by --strict for its warnings, and point %d at %s, with warnings and not failed: the shards were run with --strict and without; run those without it again with --strict (--resume reruns its points), or the others again without it", strictRow.at.where(0), strictRow.Index, lenientRow.Index, lenientRow.at.where(0))
+			}
 		}
 	}
 	if err := checkLayout(merged, all); err != nil {

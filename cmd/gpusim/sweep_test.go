@@ -371,6 +371,90 @@ threads:
 	}
 }
 
+// A point with warnings is a failed point with --strict and a result
+// without: --resume runs again the rows of the other way (the table is
+// the one a run in one go writes), and sweep merge refuses shards of both
+// ways, naming a row of each: a resumed or merged table held points failed
+// for warnings beside points with the same warnings that ran.
+func TestSweepStrictIsNotMixed(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "w.yaml")
+	// Event x is recorded before the wait, e after it: the points of
+	// ev=e (2 and 3) warn that e has no record when waited on.
+	os.WriteFile(scen, []byte(`name: w
+topology: pcie-2gpu
+sweep: {ev: [x, e], n: [1, 2]}
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - record: {stream: gpu0/s, event: x}
+      - repeat: {count: "${n}", ops: [{wait: {stream: gpu0/s, event: "${ev}"}}]}
+      - kernel: {stream: gpu0/s, duration: 1 us}
+      - record: {stream: gpu0/s, event: e}
+`), 0o644)
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	sweep := func(wantCode int, args ...string) string {
+		t.Helper()
+		_, errb, code := runCmd(t, append([]string{"sweep", scen}, args...)...)
+		if code != wantCode {
+			t.Fatalf("sweep %v: exit %d, want %d: %s", args, code, wantCode, errb)
+		}
+		return errb
+	}
+	lenient, strict := filepath.Join(dir, "lenient.csv"), filepath.Join(dir, "strict.csv")
+	sweep(0, "--csv", lenient)
+	sweep(2, "--csv", strict, "--strict")
+	if l, s := read(lenient), read(strict); strings.Count(s, strictPrefix) != 2 || strings.Contains(l, strictPrefix) {
+		t.Fatalf("want the 2 points of ev=e failed with --strict only:\n%s\n%s", l, s)
+	}
+	for _, tc := range []struct {
+		from, want string
+		args       []string
+		code       int
+	}{
+		{lenient, strict, []string{"--strict"}, 2},
+		{strict, lenient, nil, 0},
+	} {
+		f := filepath.Join(dir, "r.csv")
+		os.WriteFile(f, []byte(read(tc.from)), 0o644)
+		errb := sweep(tc.code, append([]string{"--csv", f, "--resume"}, tc.args...)...)
+		was := "without --strict"
+		if tc.from == strict {
+			was = "with --strict"
+		}
+		if note := "note: " + f + " was run " + was + ": its 2 points with warnings run again\n"; !strings.HasPrefix(errb, note) {
+			t.Errorf("%s resumed %v: stderr\n%s\nwant it to start %q", tc.from, tc.args, errb, note)
+		}
+		if got := read(f); got != read(tc.want) {
+			t.Errorf("%s resumed %v:\n%s\nwant the table of a run in one go:\n%s", tc.from, tc.args, got, read(tc.want))
+		}
+	}
+	// Shard 0/2 holds points 0 and 2, 1/2 points 1 and 3 (lines 3 and 4).
+	s0, s1 := filepath.Join(dir, "s0.csv"), filepath.Join(dir, "s1.csv")
+	sweep(0, "--shard", "0/2", "--csv", s0)
+	sweep(2, "--shard", "1/2", "--csv", s1, "--strict")
+	_, errb, code := runCmd(t, "sweep", "merge", s0, s1)
+	if want := s1 + ":4:1: point 3, failed by --strict for its warnings, and point 2 at " + s0 + ":4:1, with warnings and not failed: the shards were run with --strict and without; run those without it again with --strict (--resume reruns its points), or the others again without it\n"; code != 2 || errb != want {
+		t.Errorf("merge of shards with and without --strict: exit %d, stderr\n%s\nwant 2 and\n%s", code, errb, want)
+	}
+	sweep(2, "--shard", "0/2", "--csv", s0, "--resume", "--strict")
+	if _, errb, code := runCmd(t, "sweep", "merge", "--csv", filepath.Join(dir, "m.csv"), s0, s1); code != 2 || !strings.Contains(errb, "2 of 4 points failed") {
+		t.Errorf("merge of shards with --strict: exit %d, stderr\n%s\nwant 2 and the failed points counted", code, errb)
+	}
+	if got := read(filepath.Join(dir, "m.csv")); got != read(strict) {
+		t.Errorf("merged shards run with --strict:\n%s\nwant the table of a run in one go:\n%s", got, read(strict))
+	}
+}
+
 // A shipped study run as three shards, written as CSV and merged, prints
 // the JSON of the study run in one go, byte for byte: the CSV keeps every
 // digit of each float (six significant digits once made the merged
