@@ -934,6 +934,7 @@ func (b *builder) training(n, key spec.Node) {
 	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), sharding, elt, gelt, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
+	said := map[string]bool{} // the collectives' errors, each said once
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
 	plan := func(group string, ranks []int, kind string, bytes float64) *sim.CollPlan {
@@ -951,7 +952,7 @@ func (b *builder) training(n, key spec.Node) {
 		}
 		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
 		if err != nil {
-			n.Errorf("%v", err)
+			b.collError(n, tm, spec, err, said)
 			p = nil // said once: the ops that would use it are left out
 		} else {
 			b.warnMultiNode(n.Pos(), ranks)

@@ -1865,12 +1865,55 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	op.Stream = op.Streams[0]
 	plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, cs)
 	if err != nil {
-		n.Errorf("%v", err)
+		b.collError(n, om, cs, err, nil)
 		return false
 	}
 	b.warnMultiNode(n.Pos(), cs.GPUs)
 	op.Coll = plan
 	return true
+}
+
+// collError says err, the error of building collective cs written at n
+// (its keys m), once a message where said is not nil. An error that is
+// the forced algorithm's or protocol's alone (NCCL's own choice builds) is
+// said at that key, with the choices that build here: it was said at the
+// block's first key, once a replica or group.
+func (b *builder) collError(n spec.Node, m *spec.Map, cs models.CollSpec, err error, said map[string]bool) {
+	msg := err.Error()
+	if said != nil {
+		if said[msg] {
+			return
+		}
+		said[msg] = true
+	}
+	builds := func(c models.CollSpec) bool {
+		_, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, c)
+		return err == nil
+	}
+	// blame says the error at key where spec without the key's choice
+	// builds, listing the choices of the key that do.
+	blame := func(key string, choices []string, set func(*models.CollSpec, string)) bool {
+		at, has := m.Get(key)
+		c := cs
+		if set(&c, ""); !has || !builds(c) {
+			return false
+		}
+		var good []string
+		for _, v := range choices {
+			if set(&c, v); builds(c) {
+				good = append(good, v)
+			}
+		}
+		at.Errorf("%s; want one of %s (the %ss that run this collective here)", msg, strings.Join(good, ", "), key)
+		return true
+	}
+	if cs.Algorithm != "" && blame("algorithm", models.Algorithms, func(c *models.CollSpec, v string) { c.Algorithm = v }) {
+		return
+	}
+	if cs.Protocol != "" && blame("protocol", models.Protocols, func(c *models.CollSpec, v string) { c.Protocol = v }) {
+		return
+	}
+	n.Errorf("%v", err)
 }
 
 // warnMultiNode adds, once per set of GPUs, the warning that a collective
