@@ -243,17 +243,8 @@ func plotSweep(dir string, t *sweepTable, metric string) error {
 	if ok == 0 {
 		return fmt.Errorf("%s: no point of the sweep ran (see the error column): there is nothing to plot", filepath.Join(dir, "sweep.png"))
 	}
-	for _, m := range sweepMetrics {
-		if m.name != metric {
-			continue
-		}
-		has := false
-		for i := range t.Rows {
-			has = has || t.Rows[i].Error == "" && !math.IsNaN(m.value(&t.Rows[i]))
-		}
-		if !has {
-			return fmt.Errorf("%s: no point of the sweep has %s (a training's or an inference's, tokens_per_s a preset model's, first_token and per_token an inference's; an older gpusim's CSV has none): there is nothing to plot", filepath.Join(dir, "sweep.png"), metric)
-		}
+	if err := metricMissing(dir, t, metric); err != nil {
+		return err
 	}
 	if err := plotDir(dir); err != nil {
 		return err
@@ -263,6 +254,52 @@ func plotSweep(dir string, t *sweepTable, metric string) error {
 		return err
 	}
 	return writePlot(filepath.Join(dir, "sweep.png"), p, plots.Pixels(1100), plots.Pixels(700))
+}
+
+// metricMissing says where points of t ran and none has metric: there
+// is nothing to plot.
+func metricMissing(dir string, t *sweepTable, metric string) error {
+	for _, m := range sweepMetrics {
+		if m.name != metric {
+			continue
+		}
+		has, ran := false, false
+		for i := range t.Rows {
+			ran = ran || t.Rows[i].Error == ""
+			has = has || t.Rows[i].Error == "" && !math.IsNaN(m.value(&t.Rows[i]))
+		}
+		if ran && !has {
+			return fmt.Errorf("%s: no point of the sweep has %s: %s", filepath.Join(dir, "sweep.png"), metric, noMetricWhy(t, metric))
+		}
+	}
+	return nil
+}
+
+// noMetricWhy says why no point of t that ran has metric, and what to plot
+// instead.
+func noMetricWhy(t *sweepTable, metric string) string {
+	inference, work := false, false
+	for i := range t.Rows {
+		if r := &t.Rows[i]; r.Error == "" {
+			inference = inference || r.FirstTokenS != nil
+			work = work || r.SamplesPerS != nil
+		}
+	}
+	switch {
+	case inference && metric == "mfu":
+		return "its points are an inference's, which has no MFU; plot first_token, per_token, tokens_per_s or samples_per_s (sequences a second)"
+	case inference && metric == "per_token":
+		return "each of its points generates one token (tokens: 1), so there is no time between tokens; plot first_token, or sweep tokens of 2 or more"
+	case work && inferenceMetric(metric):
+		return "its points are a training's, which has no token times (or an inference's in an older gpusim's table, without them); plot tokens_per_s, samples_per_s or mfu"
+	case work && metric == "tokens_per_s":
+		return "its points are a training of a model given as a list of layers, which has no tokens (tokens_per_s is a preset model's); plot samples_per_s"
+	case work:
+		return "its points' model gives no FLOPs a sample, or its GPUs no peak FLOPs; plot samples_per_s"
+	case trainingMetric(metric) || inferenceMetric(metric):
+		return "its points run no training or inference block (or an older gpusim wrote the table, without their rates); plot makespan, compute_mean, idle_mean, idle_max or busiest_link_util"
+	}
+	return "an older gpusim wrote the table, without it: run the sweep again (--resume runs its points again)"
 }
 
 func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {

@@ -1814,6 +1814,12 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	for _, i := range idx {
 		merged.Rows = append(merged.Rows, rows[i])
 	}
+	// A metric none of the points has is refused before the table.
+	if *plotTo != "" {
+		if err := metricMissing(*plotTo, merged, *metric); err != nil {
+			return err
+		}
+	}
 	// The points' warnings, as the whole sweep would print them.
 	warnPoints(stderr, merged, rows, idx)
 	if len(merged.Rows) < merged.Total {

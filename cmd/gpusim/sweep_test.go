@@ -1080,6 +1080,32 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 	if want := "gpusim sweep: --metric mfu: scenarios/tp-inference.yaml is an inference, which has no MFU; "; code != 2 || !strings.HasPrefix(errb, want) {
 		t.Errorf("mfu of an inference: exit %d, %q; want 2 and %q", code, errb, want)
 	}
+	// Shards' tables without the metric are refused before the merged
+	// table is printed, saying why: they once printed the table, then
+	// blamed an older gpusim.
+	inf := filepath.Join(dir, "inf.yaml")
+	os.WriteFile(inf, []byte(`name: inf
+topology: dgx-h100
+sweep: {b: [1, 2]}
+inference: {gpus: 2, model: gpt3-125m, tensor: 2, batch: "${b}", tokens: 1}
+`), 0o644)
+	infShard := filepath.Join(dir, "inf.csv")
+	if _, errb, code := runCmd(t, "sweep", inf, "--shard", "0/2", "--csv", infShard); code != 0 {
+		t.Fatalf("inference shard: exit %d: %s", code, errb)
+	}
+	png := filepath.Join(dir, "sweep.png")
+	for metric, want := range map[string]string{
+		"mfu":       png + ": no point of the sweep has mfu: its points are an inference's, which has no MFU; plot first_token, per_token, tokens_per_s or samples_per_s (sequences a second)\n",
+		"per_token": png + ": no point of the sweep has per_token: each of its points generates one token (tokens: 1), so there is no time between tokens; plot first_token, or sweep tokens of 2 or more\n",
+	} {
+		out, errb, code := runCmd(t, "sweep", "merge", infShard, "--plot", dir, "--metric", metric)
+		if code != 2 || out != "" || errb != want {
+			t.Errorf("merge --metric %s of an inference of one token: exit %d, stdout %q, stderr %q; want 2, nothing and %q", metric, code, out, errb, want)
+		}
+	}
+	if _, errb, code := runCmd(t, "sweep", "merge", shards[0], "--plot", dir, "--metric", "per_token"); code != 2 || !strings.Contains(errb, "its points are a training's, which has no token times") {
+		t.Errorf("merge --metric per_token of a training: exit %d, stderr %q; want 2 and the training named", code, errb)
+	}
 	// An older gpusim's CSV (without the rates' columns) reads, but is not
 	// merged with shards that have them; --resume of it runs its points
 	// again, and the file is then the one a run in one go writes.
