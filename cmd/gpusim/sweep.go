@@ -229,7 +229,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 		if w != nil {
 			what = "a training of listed layers, which counts samples, not tokens"
 		}
-		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model and an inference have tokens_per_s, any training samples_per_s and mfu", *metric, base.File, what)}
+		return &usageError{fmt.Sprintf("gpusim sweep: --metric %s: %s has %s; a training of a preset model and an inference have tokens_per_s, any training and an inference samples_per_s, any training mfu", *metric, base.File, what)}
 	}
 	if w := base.Program.Work; *metric == "mfu" && w != nil && w.Kind == "inference" {
 		return &usageError{fmt.Sprintf("gpusim sweep: --metric mfu: %s is an inference, which has no MFU; its metrics are first_token, per_token, tokens_per_s and samples_per_s (sequences a second), or makespan", base.File)}
@@ -1335,7 +1335,7 @@ var sweepColWant = map[string]string{
 	"idle_max":          "a fraction from 0 to 1",
 	"idle_per_gpu":      "GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1",
 	"busiest_link_util": "a fraction from 0 to 1 (0 where no link carried anything)",
-	"samples_per_s":     "a training's samples a second, a number at least 0, or nothing",
+	"samples_per_s":     "a training's samples or an inference's sequences a second, a number at least 0, or nothing",
 	"tokens_per_s":      "a training's or an inference's tokens a second, a number at least 0, or nothing",
 	"mfu":               "a training's model FLOPs utilization, a fraction at least 0, or nothing",
 	"compute_mean":      "a fraction from 0 to 1, or nothing",
