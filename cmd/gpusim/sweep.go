@@ -874,6 +874,13 @@ func writeSweepJSON(w io.Writer, t *sweepTable) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // a link's "a->b" as it is
 	enc.SetIndent("", " ")
+	if t.Rows == nil {
+		// A shard of no points (more shards than points) is a list
+		// of none, not null: readers iterate over it.
+		u := *t
+		u.Rows = []sweepRow{}
+		t = &u
+	}
 	return enc.Encode(t)
 }
 

@@ -774,6 +774,43 @@ threads:
 	}
 }
 
+// A shard of no points (more shards than the sweep's points) prints its
+// rows as an empty list, not null, and its JSON merges with the others.
+func TestSweepShardOfNoPoints(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "st.yaml")
+	os.WriteFile(scen, []byte(`name: st
+topology: pcie-2gpu
+sweep: {b: [1, 2]}
+threads:
+  - name: main
+    host: cpu0
+    ops: [{kernel: {stream: gpu0/s, duration: "${b} us"}}]
+`), 0o644)
+	var files []string
+	for i := range 3 {
+		out, errb, code := runCmd(t, "sweep", scen, "--shard", fmt.Sprintf("%d/3", i), "--json")
+		if code != 0 {
+			t.Fatalf("shard %d/3: exit %d: %s", i, code, errb)
+		}
+		var tab struct {
+			Rows []json.RawMessage `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(out), &tab); err != nil || tab.Rows == nil || len(tab.Rows) != 1-i/2 {
+			t.Errorf("shard %d/3: %v, rows %v; want a list of %d:\n%s", i, err, tab.Rows, 1-i/2, out)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		os.WriteFile(f, []byte(out), 0o644)
+		files = append(files, f)
+	}
+	whole, _, _ := runCmd(t, "sweep", scen, "--json")
+	if merged, errb, code := runCmd(t, append([]string{"sweep", "merge", "--json"}, files...)...); code != 0 || merged != whole {
+		t.Errorf("merged: exit %d (%s):\n%s\nwant the whole sweep's:\n%s", code, errb, merged, whole)
+	}
+}
+
 // --resume with the CSV of another scenario's sweep is refused naming both,
 // even where the vars and the count of points are the same: its rows are
 // another program's points, and the file would be written over under this
