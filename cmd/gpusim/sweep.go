@@ -1842,7 +1842,8 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		if err := writeSweepJSON(stdout, merged); err != nil {
 			return &failError{err}
 		}
-	} else if *csvOut == "" {
+	} else {
+		// With --csv too, as gpusim sweep --csv prints its table.
 		writeSweepText(stdout, merged)
 	}
 	if *plotTo != "" && len(merged.Rows) > 0 {

@@ -68,11 +68,16 @@ func TestSweepIsTheSameWhateverJAndShards(t *testing.T) {
 		shards = append(shards, csv)
 	}
 	merged := filepath.Join(dir, "merged.csv")
-	if _, e, code := runCmd(t, append([]string{"sweep", "merge", "--csv", merged}, shards...)...); code != 0 {
+	text, e, code := runCmd(t, append([]string{"sweep", "merge", "--csv", merged}, shards...)...)
+	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, e)
 	}
 	if got, _ := os.ReadFile(merged); !bytes.Equal(got, want) {
 		t.Errorf("merged shards differ from the whole sweep:\n%s\nwant:\n%s", got, want)
+	}
+	// The merged table is printed as sweep --csv prints the whole one.
+	if wholeText, _, _ := runCmd(t, "sweep", scen, "--csv", filepath.Join(dir, "again.csv")); text != wholeText {
+		t.Errorf("merge --csv printed\n%s\nwant the table sweep --csv prints:\n%s", text, wholeText)
 	}
 	t.Setenv("SLURM_ARRAY_TASK_ID", "1")
 	t.Setenv("SLURM_ARRAY_TASK_COUNT", "3")
