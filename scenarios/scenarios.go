@@ -85,6 +85,11 @@ type Options struct {
 	// gpusim replay --topology does with a calibrated one); the names the
 	// scenario uses must exist in it.
 	Topology *topologies.Topology
+	// SweepRead, if not nil, is set to the scenario's sweep once the sweep
+	// and the vars have been read without error, even where the load then
+	// fails: the point's values may be what fails (gpusim sweep runs the
+	// other points).
+	SweepRead *[]SweepVar
 }
 
 // MemoryError says a scenario expands to more ops than Options.MemoryOps
@@ -611,6 +616,9 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
+	}
+	if opt.SweepRead != nil && len(setErrs) == 0 {
+		*opt.SweepRead = b.sc.Sweep
 	}
 	if n, ok := top.Require("name", "the scenario's name"); ok {
 		b.sc.Name, _ = n.Name()

@@ -421,6 +421,11 @@ func setsSwept(cmd string, base *scenarios.Scenario, set setFlag, hold bool) err
 // loadSweepBase loads a scenario with --set values and checks them with
 // setsSwept; where the load fails and a --set is the mistake setsSwept
 // names, that is said, whatever its value.
+// maxBaseTries is how many points after the first a sweep loads to find
+// one that loads, where the first's values fail: each failed load is
+// quick, and a sweep whose first 64 fail is likely wrong in all.
+const maxBaseTries = 64
+
 func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, *scenarioSource, error) {
 	// The base is the first point, expanded: one too large for memory is
 	// refused before it is (validate runs nothing, and needs only the
@@ -433,7 +438,30 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 	if err != nil {
 		return nil, nil, err
 	}
+	var swept []scenarios.SweepVar
+	if cmd == "sweep" {
+		opt.SweepRead = &swept
+	}
 	base, err := src.load(opt)
+	if err != nil && len(swept) > 0 && !errors.As(err, new(*scenarios.MemoryError)) {
+		// The first point's values fail, not the sweep: another point is
+		// the base, and the first a failed point of the table, as any
+		// other point that fails. The first point's error stands where
+		// none of the next maxBaseTries loads.
+		points := scenarios.Points(swept)
+		for i := 1; i < len(points) && i <= maxBaseTries; i++ {
+			o := opt
+			o.SweepRead, o.Point = nil, points[i].Set(swept)
+			b, perr := src.load(o)
+			if perr == nil {
+				base, err = b, nil
+				break
+			}
+			if errors.As(perr, new(*scenarios.MemoryError)) {
+				break
+			}
+		}
+	}
 	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
 		if cmd != "sweep" {
 			return nil, nil, asLoadFailure(err, "")

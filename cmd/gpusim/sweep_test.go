@@ -779,6 +779,52 @@ threads:
 	}
 }
 
+// A sweep whose first point's values fail runs the others, its first a
+// failed point of the table as any other would be: sweep loads a point to
+// read the sweep, and the failing first one failed the whole sweep. Where
+// every point fails, the first point's error is the sweep's.
+func TestSweepRunsPastABadFirstPoint(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	dir := t.TempDir()
+	write := func(values string) string {
+		scen := filepath.Join(dir, "bp.yaml")
+		os.WriteFile(scen, []byte(`name: bp
+topology: pcie-2gpu
+sweep: {d: `+values+`}
+threads:
+  - name: main
+    host: cpu0
+    ops: [{kernel: {stream: gpu0/s, duration: "${d}"}}]
+`), 0o644)
+		return scen
+	}
+	scen := write("[-1 us, 1 us, 2 us]")
+	out, errb, code := runCmd(t, "sweep", scen, "--json")
+	bad := scen + ":7:47: threads[0].ops[0].kernel.duration: -1 us must not be negative (${d} from sweep: at 3:13)"
+	if want := "gpusim sweep: 1 of 3 points failed; the first, point 0 (d=-1 us): " + bad + "\n"; code != 2 || errb != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+	var tab struct {
+		Rows []struct {
+			Error     string  `json:"error"`
+			MakespanS float64 `json:"makespan_s"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil || len(tab.Rows) != 3 {
+		t.Fatalf("%v: want 3 rows:\n%s", err, out)
+	}
+	// A kernel of d after its launch, pcie-2gpu host's api_overhead of 3 us: 4 and 5 us.
+	if tab.Rows[0].Error != bad || tab.Rows[1].MakespanS != 4e-6 || tab.Rows[2].MakespanS != 5e-6 {
+		t.Errorf("rows %+v; want point 0 failed and 4 us, 5 us", tab.Rows)
+	}
+	scen = write("[-1 us, -2 us]")
+	out, errb, code = runCmd(t, "sweep", scen)
+	if want := bad + "\n"; code != 2 || out != "" || errb != want {
+		t.Errorf("every point bad: exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
+	}
+}
+
 // A shard of no points (more shards than the sweep's points) prints its
 // rows as an empty list, not null, and its JSON merges with the others.
 func TestSweepShardOfNoPoints(t *testing.T) {
