@@ -477,8 +477,14 @@ func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConf
 	bus := plots.Series{Name: "busbw"}
 	alg := plots.Series{Name: "algbw"}
 	for _, r := range rows {
+		if r.Size <= 0 {
+			continue // no bandwidth, and no place on the log axis
+		}
 		bus.X, bus.Y = append(bus.X, float64(r.Size)), append(bus.Y, r.BusBW)
 		alg.X, alg.Y = append(alg.X, float64(r.Size)), append(alg.Y, r.AlgBW)
+	}
+	if len(bus.X) == 0 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --plot %s: every size is 0 bytes (sizes are rounded down to whole elements of -d, %d bytes each), which has no bandwidth to draw; give -e of at least %d", name, cfg.DType.Size(), cfg.DType.Size())}
 	}
 	title := fmt.Sprintf("nccl-tests %s_perf on %s, %d GPUs (predicted)", cfg.Op, t.Name, gpus)
 	if cfg.Procs > 1 {

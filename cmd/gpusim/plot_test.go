@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -55,5 +57,28 @@ func TestBudgetReadsTimesAsTheOtherFlags(t *testing.T) {
 		if err := b.Set(in); err == nil {
 			t.Errorf("--budget %s accepted as %v", in, b.d)
 		}
+	}
+}
+
+// nccl-tests --plot of sizes that are all 0 bytes (-e under one element)
+// is refused, naming the element's size, and writes no file: it wrote an
+// empty plot, a log axis with nothing on it. Sizes of 0 beside others are
+// left off the plot.
+func TestNCCLTestsPlotOfNoSize(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "n.png")
+	out, errb, code := runCmd(t, "nccl-tests", "--topology", "dgx-h100", "-b", "0", "-e", "7", "-d", "double", "--plot", png)
+	want := "gpusim nccl-tests: --plot " + png + ": every size is 0 bytes (sizes are rounded down to whole elements of -d, 8 bytes each), which has no bandwidth to draw; give -e of at least 8\n"
+	if code != 2 || out != "" || errb != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
+	}
+	if _, err := os.Stat(png); err == nil {
+		t.Errorf("%s was written", png)
+	}
+	if _, errb, code := runCmd(t, "nccl-tests", "--topology", "dgx-h100", "-b", "0", "-e", "1K", "-i", "512", "--plot", png); code != 0 {
+		t.Errorf("sizes 0, 512, 1K: exit %d: %s", code, errb)
+	}
+	if _, err := os.Stat(png); err != nil {
+		t.Errorf("sizes 0, 512, 1K: %v", err)
 	}
 }
