@@ -1430,6 +1430,18 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 			}
 			r.at.fields = append(r.at.fields, p)
 		}
+		// A key left out reads as 0 or nothing: a point 0, a makespan
+		// of 0. gpusim sweep --json writes these of every row, and the
+		// measures of every point that ran.
+		need := []string{"point", "values"}
+		if r.Error == "" {
+			need = append(need, "makespan_s", "idle_mean", "idle_max", "idle_per_gpu", "busiest_link", "busiest_link_util", "bottleneck")
+		}
+		for _, k := range need {
+			if _, ok := places[k]; !ok {
+				return nil, fmt.Errorf("%s:%d:%d: a row without %q; want each row's point and values, and the makespan_s, idle_mean, idle_max, idle_per_gpu, busiest_link, busiest_link_util and bottleneck of a point without an error, as gpusim sweep --json writes them (was the row edited?)", name, places["{"].line, places["{"].col, k)
+			}
+		}
 		if len(r.Values) != len(t.Vars) {
 			return nil, t.fieldError(r, 1, "%d values; want %d, one for each var (%s)", len(r.Values), len(t.Vars), strings.Join(t.Vars, ", "))
 		}
@@ -1550,6 +1562,18 @@ func checkSweepRows(t *sweepTable) error {
 		}
 		if r.Link == "" && r.LinkUtil != 0 {
 			return t.fieldError(r, 6+nv, "%q with no busiest link; want 0 where no link carried anything", r.rawField(6+nv, r.LinkUtil))
+		}
+		// An inference's point has its rates beside its token times, and
+		// a time a token only after a first token.
+		if r.FirstTokenS != nil && (r.SamplesPerS == nil || r.TokensPerS == nil) {
+			k, what := 9+nv, "sequences"
+			if r.SamplesPerS != nil {
+				k, what = 10+nv, "tokens"
+			}
+			return t.fieldError(r, k, "nothing, where the row has an inference's time to its first token; want the inference's %s a second, a number at least 0 (was the row edited?)", what)
+		}
+		if r.PerTokenS != nil && r.FirstTokenS == nil {
+			return t.fieldError(r, 15+nv, "nothing, where the row has an inference's time a token; want its time to the first token in seconds, a number at least 0 (was the row edited?)")
 		}
 	}
 	// An inference's points that ran all have token times, or (an older

@@ -740,12 +740,37 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
  "points_total": 4,
  "partial": false,
  "rows": [
-  {"point": 0, "values": ["x", "1"], "makespan_s": -1, "idle_mean": 0, "idle_max": 0, "busiest_link": "", "busiest_link_util": 0, "bottleneck": ""}
+  {"point": 0, "values": ["x", "1"], "makespan_s": -1, "idle_mean": 0, "idle_max": 0, "idle_per_gpu": [], "busiest_link": "", "busiest_link_util": 0, "bottleneck": ""}
  ]
 }
 `
 	if errb, code := sweepMerge(t, [2]string{"f.json", js}); code != 2 || errb != `DIR/f.json:7:52: column makespan_s: "-1" is out of range; want the makespan in seconds, a number at least 0`+"\n" {
 		t.Errorf("JSON: exit %d, stderr %q", code, errb)
+	}
+	// A key left out of a JSON row read as 0: a makespan of 0, point 0.
+	for _, cut := range []string{`"makespan_s": 0.5, `, `"point": 0, `} {
+		row := strings.Replace(strings.Replace(js, "-1", "0.5", 1), cut, "", 1)
+		key := cut[1 : strings.Index(cut[1:], `"`)+1]
+		want := `DIR/f.json:7:3: a row without "` + key + `"; want each row's point and values, and the makespan_s, idle_mean, idle_max, idle_per_gpu, busiest_link, busiest_link_util and bottleneck of a point without an error, as gpusim sweep --json writes them (was the row edited?)` + "\n"
+		if errb, code := sweepMerge(t, [2]string{"f.json", row}); code != 2 || errb != want {
+			t.Errorf("JSON row without %s: exit %d, stderr %q; want 2 and %q", key, code, errb, want)
+		}
+	}
+	// An inference's row with its token times and without its rates, or
+	// a time a token without a first token, was read as it stood.
+	infRow := strings.Replace(strings.Replace(js, "-1", "0.5", 1), `"bottleneck": ""`, `"bottleneck": "", "samples_per_s": 2, "tokens_per_s": 64, "first_token_s": 0.25, "per_token_s": 0.01`, 1)
+	if errb, code := sweepMerge(t, [2]string{"f.json", infRow}); code != 0 {
+		t.Fatalf("an inference's row: exit %d, stderr %q", code, errb)
+	}
+	for _, tc := range []struct{ cut, want string }{
+		{`"samples_per_s": 2, `, `column samples_per_s: nothing, where the row has an inference's time to its first token; want the inference's sequences a second, a number at least 0 (was the row edited?)`},
+		{`"tokens_per_s": 64, `, `column tokens_per_s: nothing, where the row has an inference's time to its first token; want the inference's tokens a second, a number at least 0 (was the row edited?)`},
+		{`"first_token_s": 0.25, `, `column first_token_s: nothing, where the row has an inference's time a token; want its time to the first token in seconds, a number at least 0 (was the row edited?)`},
+	} {
+		errb, code := sweepMerge(t, [2]string{"f.json", strings.Replace(infRow, tc.cut, "", 1)})
+		if code != 2 || !strings.HasPrefix(errb, "DIR/f.json:7:") || !strings.HasSuffix(errb, tc.want+"\n") {
+			t.Errorf("an inference's row without %s: exit %d, stderr %q; want 2 and %q", tc.cut, code, errb, tc.want)
+		}
 	}
 }
 
