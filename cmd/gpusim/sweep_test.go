@@ -30,6 +30,15 @@ threads:
       - repeat: {count: "${n}", ops: [{copy: {from: cpu0, to: gpu0, bytes: "${batch}", memory: "${memory}", stream: gpu0/c}}]}
 `
 
+// unsharded clears Slurm's task id (restored after the test), so that a
+// sweep runs whole, and returns a new folder for the test's files.
+func unsharded(t *testing.T) string {
+	t.Helper()
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	return t.TempDir()
+}
+
 func runCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -382,9 +391,7 @@ threads:
 // ways, naming a row of each: a resumed or merged table held points failed
 // for warnings beside points with the same warnings that ran.
 func TestSweepStrictIsNotMixed(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	scen := filepath.Join(dir, "w.yaml")
 	// Event x is recorded before the wait, e after it: the points of
 	// ev=e (2 and 3) warn that e has no record when waited on.
@@ -465,9 +472,7 @@ threads:
 // digit of each float (six significant digits once made the merged
 // makespans and idle fractions differ in the seventh).
 func TestSweepMergedShardsGiveTheSameJSON(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "") // restored after the test
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	whole, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--json")
 	if code != 0 {
 		t.Fatalf("sweep pipeline-bubble: exit %d: %s", code, errb)
@@ -567,9 +572,7 @@ func TestSweepSlurmArrayFromMin(t *testing.T) {
 // the exit status of a file that cannot be written (1): the sweep ran to
 // the end first, then failed.
 func TestSweepPlotDirCheckedFirst(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, []byte("x"), 0o644)
 	csv := filepath.Join(dir, "out.csv")
@@ -777,9 +780,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 // --resume reads its CSV with the same checks, and requires each row's
 // values to be its point's in the scenario's sweep.
 func TestSweepResumeRefusesCorruptRows(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	scen := filepath.Join(dir, "st.yaml")
 	os.WriteFile(scen, []byte(`name: st
 topology: pcie-2gpu
@@ -809,9 +810,7 @@ threads:
 // read the sweep, and the failing first one failed the whole sweep. Where
 // every point fails, the first point's error is the sweep's.
 func TestSweepRunsPastABadFirstPoint(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	write := func(values string) string {
 		scen := filepath.Join(dir, "bp.yaml")
 		os.WriteFile(scen, []byte(`name: bp
@@ -853,9 +852,7 @@ threads:
 // A shard of no points (more shards than the sweep's points) prints its
 // rows as an empty list, not null, and its JSON merges with the others.
 func TestSweepShardOfNoPoints(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	scen := filepath.Join(dir, "st.yaml")
 	os.WriteFile(scen, []byte(`name: st
 topology: pcie-2gpu
@@ -892,9 +889,7 @@ threads:
 // another program's points, and the file would be written over under this
 // scenario's name.
 func TestSweepResumeRefusesAnotherSweep(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	body := `topology: pcie-2gpu
 sweep: {a: [x, y], b: [1, 2]}
 threads:
@@ -931,9 +926,7 @@ threads:
 // shard's resumed as the whole sweep) is refused naming both: the rows of
 // the file's other points were dropped from the file written over it.
 func TestSweepResumeRefusesAnotherShard(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	csv := filepath.Join(dir, "s.csv")
 	if _, errb, code := runCmd(t, "sweep", "pipeline-bubble", "--shard", "1/3", "--csv", csv); code != 0 {
 		t.Fatalf("shard 1/3: exit %d: %s", code, errb)
@@ -977,9 +970,7 @@ func TestSweepResumeRefusesAnotherShard(t *testing.T) {
 // table. A CSV without the record (an older gpusim's) is of a sweep run
 // without --set.
 func TestSweepRecordsSet(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	scen := filepath.Join(dir, "ss.yaml")
 	os.WriteFile(scen, []byte(`name: ss
 topology: pcie-2gpu
@@ -1144,9 +1135,7 @@ func TestSweepFileSizeLimit(t *testing.T) {
 // and model FLOPs over its makespan (tensor-parallel: one sample of 2048
 // tokens in one step).
 func TestSweepCarriesTrainingRates(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	whole, errb, code := runCmd(t, "sweep", "tensor-parallel", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
@@ -1337,9 +1326,7 @@ threads:
 // --resume of a CSV keeps the warnings of the points it read. A CSV of the
 // gpusim before (ending at mfu) reads, without them.
 func TestSweepMergeKeepsWarningsAndMachine(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	whole, wholeErr, code := runCmd(t, "sweep", "activation-recompute", "--json", "--plot", filepath.Join(dir, "whole"))
 	if code != 0 || !strings.Contains(whole, `"warnings": [`) || !strings.Contains(wholeErr, "warning: point 3 ") {
 		t.Fatalf("exit %d, want 0 and points with warnings:\n%s", code, wholeErr)
@@ -1480,9 +1467,7 @@ func TestFailedPointJSONHasNoMeasures(t *testing.T) {
 // warnings) reads, is not merged with a table of token times, and
 // --resume runs its points again.
 func TestSweepCarriesTokenTimes(t *testing.T) {
-	t.Setenv("SLURM_ARRAY_TASK_ID", "")
-	os.Unsetenv("SLURM_ARRAY_TASK_ID")
-	dir := t.TempDir()
+	dir := unsharded(t)
 	scen := filepath.Join(dir, "inf.yaml")
 	os.WriteFile(scen, []byte(`name: inf
 topology: dgx-h100
