@@ -124,6 +124,22 @@ func (c NCCLTestsConfig) Sizes() []int64 {
 	return out
 }
 
+// splitPerRank reports whether nccl-tests splits a size of collective
+// kind per rank, each rank's part rounded down to 16 bytes.
+func splitPerRank(kind string) bool {
+	return kind == models.AllGather || kind == models.ReduceScatter || kind == models.AllToAll
+}
+
+// LeastNCCLSize is the least size (-b, -e) of which nccl-tests moves more
+// than 0 bytes for op over n ranks of elements of dt: a whole element, and
+// 16 bytes a rank where the size is split per rank.
+func LeastNCCLSize(op string, n int, dt models.DType) int64 {
+	if splitPerRank(NCCLTestOps[op]) {
+		return 16 * int64(max(n, 1))
+	}
+	return int64(dt.Size())
+}
+
 // NCCLTests predicts nccl-tests' table for cfg on topology t.
 func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	kind, ok := NCCLTestOps[cfg.Op]
@@ -161,13 +177,11 @@ func NCCLTests(t *topologies.Topology, cfg NCCLTestsConfig) ([]NCCLRow, error) {
 	elt := int64(cfg.DType.Size())
 	var rows []NCCLRow
 	for _, size := range cfg.Sizes() {
-		// nccl-tests rounds per-rank counts of all-gather, reduce-scatter and
-		// all-to-all down to 16 bytes.
 		// Whole elements: nccl-tests' count; all-gather, reduce-scatter and
 		// all-to-all split it per rank, rounded down to 16 bytes.
 		count := size / elt
 		size = count * elt
-		if kind == models.AllGather || kind == models.ReduceScatter || kind == models.AllToAll {
+		if splitPerRank(kind) {
 			per := (size / int64(n)) &^ 15
 			count = per / elt
 			size = per * int64(n)

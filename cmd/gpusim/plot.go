@@ -484,7 +484,11 @@ func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConf
 		alg.X, alg.Y = append(alg.X, float64(r.Size)), append(alg.Y, r.AlgBW)
 	}
 	if len(bus.X) == 0 {
-		return &usageError{fmt.Sprintf("gpusim nccl-tests: --plot %s: every size is 0 bytes (sizes are rounded down to whole elements of -d, %d bytes each), which has no bandwidth to draw; give -e of at least %d", name, cfg.DType.Size(), cfg.DType.Size())}
+		how := fmt.Sprintf("whole elements of -d, %d bytes each", cfg.DType.Size())
+		if least := mirror.LeastNCCLSize(cfg.Op, gpus, cfg.DType); least > int64(cfg.DType.Size()) {
+			how = fmt.Sprintf("16 bytes a rank for %s, over %d ranks", cfg.Op, gpus)
+		}
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --plot %s: every size is 0 bytes (rounded down to %s, as nccl-tests does), which has no bandwidth to draw; give -e of at least %d", name, how, mirror.LeastNCCLSize(cfg.Op, gpus, cfg.DType))}
 	}
 	title := fmt.Sprintf("nccl-tests %s_perf on %s, %d GPUs (predicted)", cfg.Op, t.Name, gpus)
 	if cfg.Procs > 1 {

@@ -68,7 +68,7 @@ func TestNCCLTestsPlotOfNoSize(t *testing.T) {
 	dir := t.TempDir()
 	png := filepath.Join(dir, "n.png")
 	out, errb, code := runCmd(t, "nccl-tests", "--topology", "dgx-h100", "-b", "0", "-e", "7", "-d", "double", "--plot", png)
-	want := "gpusim nccl-tests: --plot " + png + ": every size is 0 bytes (sizes are rounded down to whole elements of -d, 8 bytes each), which has no bandwidth to draw; give -e of at least 8\n"
+	want := "gpusim nccl-tests: --plot " + png + ": every size is 0 bytes (rounded down to whole elements of -d, 8 bytes each, as nccl-tests does), which has no bandwidth to draw; give -e of at least 8\n"
 	if code != 2 || out != "" || errb != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
 	}
@@ -80,5 +80,16 @@ func TestNCCLTestsPlotOfNoSize(t *testing.T) {
 	}
 	if _, err := os.Stat(png); err != nil {
 		t.Errorf("sizes 0, 512, 1K: %v", err)
+	}
+	ag := filepath.Join(dir, "ag.png")
+	// An all-gather's size is split over its 8 ranks, 16 bytes each at
+	// least: 127 bytes is none, 128 one piece a rank.
+	_, errb, code = runCmd(t, "nccl-tests", "--topology", "dgx-h100", "--op", "all_gather", "-b", "64", "-e", "127", "--plot", ag)
+	want = "gpusim nccl-tests: --plot " + ag + ": every size is 0 bytes (rounded down to 16 bytes a rank for all_gather, over 8 ranks, as nccl-tests does), which has no bandwidth to draw; give -e of at least 128\n"
+	if code != 2 || errb != want {
+		t.Errorf("all_gather of 64-127 bytes: exit %d, stderr %q; want 2 and %q", code, errb, want)
+	}
+	if _, errb, code := runCmd(t, "nccl-tests", "--topology", "dgx-h100", "--op", "all_gather", "-b", "128", "-e", "128", "--plot", ag); code != 0 {
+		t.Errorf("all_gather of 128 bytes: exit %d: %s", code, errb)
 	}
 }
