@@ -736,9 +736,9 @@ func (p *planner) why(algos []string, protos []int) string {
 		return "algorithm nvls needs Hopper or later GPUs all on NVLink to one NVSwitch with nvls: true"
 	case len(algos) == 1 && a == "nvls":
 		return "algorithm nvls runs with protocol simple only"
-	case len(algos) == 1 && a == "tree":
+	case len(algos) == 1 && a == "tree" && kind != AllReduce:
 		return "algorithm tree runs all-reduce only (NCCL runs broadcast and reduce as rings)"
-	case len(algos) == 1 && a == "direct":
+	case len(algos) == 1 && a == "direct" && kind != AllToAll:
 		return "algorithm direct runs all-to-all only"
 	case len(algos) == 1 && a == "ring" && kind == AllToAll:
 		return "all-to-all runs with algorithm direct"

@@ -934,7 +934,8 @@ func (b *builder) training(n, key spec.Node) {
 	b.trainingMemory(key.Pos(), gpus, layers, lo, nst, accum, expertParams, tp, float64(dp), sharding, elt, gelt, seqPar, moe != nil, recompute, optBytes, batch, seq)
 	b.trainingWork(gpus, layers, preset, dtype, steps, dp*accum*int(batch), seq)
 	plans := map[string]*sim.CollPlan{}
-	said := map[string]bool{} // the collectives' errors, each said once
+	var errs collErrs // said once every collective is built
+	defer b.sayCollErrs(n, tm, &errs)
 	// plan returns the collective over group (named by its key, "dp0",
 	// "tp1") that kind and bytes make, built once.
 	plan := func(group string, ranks []int, kind string, bytes float64) *sim.CollPlan {
@@ -951,8 +952,8 @@ func (b *builder) training(n, key spec.Node) {
 			spec.Algorithm, spec.Protocol = "", ""
 		}
 		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
+		errs.built(spec, err)
 		if err != nil {
-			b.collError(n, tm, spec, err, said)
 			p = nil // said once: the ops that would use it are left out
 		} else {
 			b.warnMultiNode(n.Pos(), ranks)

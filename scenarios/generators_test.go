@@ -1933,3 +1933,94 @@ func recordsByID(res *sim.Result) map[string]sim.OpRecord {
 	}
 	return rec
 }
+
+// The algorithms and protocols a refused forced choice offers are exactly
+// those with which the block loads: each is tried on its own here, not
+// through the message's code. A training's choice applies to its
+// all-gathers and reduce-scatters too (tree and nvls run all-reduce only),
+// and where neither forced key alone can change, the pairs are offered.
+func TestForcedChoicesOfferedLoad(t *testing.T) {
+	loads := func(topo, block, algo, proto string) error {
+		src := fmt.Sprintf("name: f\ntopology: %s\n%s\n", topo, block)
+		if algo != "" {
+			src += "  algorithm: " + algo + "\n"
+		}
+		if proto != "" {
+			src += "  protocol: " + proto + "\n"
+		}
+		_, err := Load("f.yaml", []byte(src), Options{})
+		return err
+	}
+	zero2 := "training: \n  gpus: 8\n  model: gpt3-125m\n  sharding: zero2"
+	infer := "inference:\n  gpus: 8\n  model: gpt3-125m\n  tensor: 4"
+	for _, tc := range []struct {
+		topo, block, algo, proto string
+		wantKey                  string
+	}{
+		{"dgx-h100", zero2, "direct", "", "algorithm"},
+		{"pcie-8x-4090", zero2, "nvls", "", "algorithm"},
+		{"pcie-8x-4090", infer, "", "ll128", "protocol"},
+		{"pcie-8x-4090", zero2, "nvls", "ll128", "algorithm"},
+		{"dgx-h100", infer, "nvls", "ll", "algorithm"},
+	} {
+		err := loads(tc.topo, tc.block, tc.algo, tc.proto)
+		if err == nil {
+			t.Errorf("%s %s/%s: loads; want it refused", tc.topo, tc.algo, tc.proto)
+			continue
+		}
+		msg := err.Error()
+		kind := strings.Fields(tc.block)[0]
+		if want := ": " + strings.TrimSuffix(kind, ":") + "." + tc.wantKey + ": "; !strings.Contains(msg, want) || strings.Count(msg, "\n") > 0 {
+			t.Errorf("%s %s/%s: %q; want one line at %s", tc.topo, tc.algo, tc.proto, msg, want)
+		}
+		// What loads, one key changed at a time, then both.
+		var algos, protos, pairs []string
+		for _, a := range models.Algorithms {
+			if tc.algo != "" && a != tc.algo && loads(tc.topo, tc.block, a, tc.proto) == nil {
+				algos = append(algos, a)
+			}
+		}
+		for _, p := range models.Protocols {
+			if tc.proto != "" && p != tc.proto && loads(tc.topo, tc.block, tc.algo, p) == nil {
+				protos = append(protos, p)
+			}
+		}
+		var want string
+		list := func(l []string) string {
+			if len(l) == 1 {
+				return l[0]
+			}
+			return "one of " + strings.Join(l, ", ")
+		}
+		switch {
+		case algos != nil && protos != nil:
+			want = "want algorithm " + list(algos) + ", or protocol " + list(protos) + " ("
+		case algos != nil:
+			want = "want algorithm " + list(algos) + " ("
+		case protos != nil:
+			want = "want protocol " + list(protos) + " ("
+		default:
+			var as, ps []string
+			for _, a := range models.Algorithms {
+				for _, p := range models.Protocols {
+					if a != tc.algo && p != tc.proto && loads(tc.topo, tc.block, a, p) == nil {
+						pairs = append(pairs, a+" with "+p)
+						if !slices.Contains(as, a) {
+							as = append(as, a)
+						}
+						if !slices.Contains(ps, p) {
+							ps = append(ps, p)
+						}
+					}
+				}
+			}
+			if len(pairs) != len(as)*len(ps) {
+				t.Fatalf("%s %s/%s: the pairs that load, %v, are not every algorithm of %v with every protocol of %v: extend the test", tc.topo, tc.algo, tc.proto, pairs, as, ps)
+			}
+			want = "want another algorithm and protocol both: algorithm " + list(as) + " with protocol " + list(ps) + " ("
+		}
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s %s/%s: %q; want it to offer what loads: %q", tc.topo, tc.algo, tc.proto, msg, want)
+		}
+	}
+}

@@ -174,7 +174,8 @@ func (b *builder) inference(n, key spec.Node) {
 	replicas := len(gpus) / int(tensor)
 	w := &sim.Work{Kind: "inference", Steps: int(tokens), Samples: float64(replicas) * bt, Tokens: float64(replicas) * bt * float64(tokens), DType: string(dtype), GPUs: len(gpus)}
 	b.p.Work = w
-	said := map[string]bool{} // the collectives' errors, each said once
+	var errs collErrs // said once every collective is built
+	defer b.sayCollErrs(n, im, &errs)
 	for r := 0; r < replicas; r++ {
 		group := gpus[r*int(tensor) : (r+1)*int(tensor)]
 		plans := map[string]*sim.CollPlan{}
@@ -190,8 +191,8 @@ func (b *builder) inference(n, key spec.Node) {
 				spec.Algorithm, spec.Protocol = "", ""
 			}
 			p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
+			errs.built(spec, err)
 			if err != nil {
-				b.collError(n, im, spec, err, said)
 				p = nil
 			} else {
 				b.warnMultiNode(n.Pos(), group)

@@ -1873,7 +1873,7 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	op.Stream = op.Streams[0]
 	plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, cs)
 	if err != nil {
-		b.collError(n, om, cs, err, nil)
+		b.collError(n, om, cs, err, nil, nil)
 		return false
 	}
 	b.warnMultiNode(n.Pos(), cs.GPUs)
@@ -1881,47 +1881,133 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	return true
 }
 
+// collErrs gathers a generator's collective errors, each message once,
+// and the collectives its forced algorithm and protocol apply to, to be
+// said when it has built them all (sayCollErrs): the choices a message
+// offers must run every one of them.
+type collErrs struct {
+	forced []models.CollSpec
+	errs   []collErr
+	said   map[string]bool
+}
+
+type collErr struct {
+	spec models.CollSpec
+	err  error
+}
+
+// built notes the build of spec and its error (nil where it built).
+func (c *collErrs) built(spec models.CollSpec, err error) {
+	if spec.Algorithm != "" || spec.Protocol != "" {
+		c.forced = append(c.forced, spec)
+	}
+	if err == nil {
+		return
+	}
+	if c.said == nil {
+		c.said = map[string]bool{}
+	}
+	if !c.said[err.Error()] {
+		c.said[err.Error()] = true
+		c.errs = append(c.errs, collErr{spec, err})
+	}
+}
+
+// sayCollErrs says the errors c gathered, written at n (its keys m): one
+// for each forced key blamed, and each of the others.
+func (b *builder) sayCollErrs(n spec.Node, m *spec.Map, c *collErrs) {
+	blamed := map[string]bool{}
+	for _, e := range c.errs {
+		if key := b.collError(n, m, e.spec, e.err, c.forced, blamed); key != "" {
+			blamed[key] = true
+		}
+	}
+}
+
 // collError says err, the error of building collective cs written at n
-// (its keys m), once a message where said is not nil. An error that is
-// the forced algorithm's or protocol's alone (NCCL's own choice builds) is
-// said at that key, with the choices that build here: it was said at the
-// block's first key, once a replica or group.
-func (b *builder) collError(n spec.Node, m *spec.Map, cs models.CollSpec, err error, said map[string]bool) {
-	msg := err.Error()
-	if said != nil {
-		if said[msg] {
-			return
-		}
-		said[msg] = true
+// (its keys m), and returns the key it blamed. An error that the forced
+// algorithm or protocol makes (the collectives they apply to, all, build
+// with other choices) is said at that key, with the choices that run all
+// of them here, unless blamed has the key already; other errors are said
+// at n.
+func (b *builder) collError(n spec.Node, m *spec.Map, cs models.CollSpec, err error, all []models.CollSpec, blamed map[string]bool) string {
+	if len(all) == 0 {
+		all = []models.CollSpec{cs}
 	}
-	builds := func(c models.CollSpec) bool {
-		_, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, c)
-		return err == nil
-	}
-	// blame says the error at key where spec without the key's choice
-	// builds, listing the choices of the key that do.
-	blame := func(key string, choices []string, set func(*models.CollSpec, string)) bool {
-		at, has := m.Get(key)
-		c := cs
-		if set(&c, ""); !has || !builds(c) {
-			return false
-		}
-		var good []string
-		for _, v := range choices {
-			if set(&c, v); builds(c) {
-				good = append(good, v)
+	// runs reports whether every collective runs with algorithm a and
+	// protocol p.
+	runs := func(a, p string) bool {
+		for _, c := range all {
+			c.Algorithm, c.Protocol = a, p
+			if _, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, c); err != nil {
+				return false
 			}
 		}
-		at.Errorf("%s; want one of %s (the %ss that run this collective here)", msg, strings.Join(good, ", "), key)
 		return true
 	}
-	if cs.Algorithm != "" && blame("algorithm", models.Algorithms, func(c *models.CollSpec, v string) { c.Algorithm = v }) {
-		return
+	var algos, protos []string // other choices of one key that run all
+	for _, a := range models.Algorithms {
+		if a != cs.Algorithm && cs.Algorithm != "" && runs(a, cs.Protocol) {
+			algos = append(algos, a)
+		}
 	}
-	if cs.Protocol != "" && blame("protocol", models.Protocols, func(c *models.CollSpec, v string) { c.Protocol = v }) {
-		return
+	for _, p := range models.Protocols {
+		if p != cs.Protocol && cs.Protocol != "" && runs(cs.Algorithm, p) {
+			protos = append(protos, p)
+		}
+	}
+	these := "these collectives"
+	if len(all) == 1 {
+		these = "this collective"
+	}
+	say := func(key, want string) string {
+		if !blamed[key] {
+			at, _ := m.Get(key)
+			at.Errorf("%v; want %s", err, strings.ReplaceAll(want, "these collectives", these))
+		}
+		return key
+	}
+	switch {
+	case len(algos) > 0 && len(protos) > 0:
+		return say("algorithm", fmt.Sprintf("algorithm %s, or protocol %s (those that run these collectives here)", oneOf(algos), oneOf(protos)))
+	case len(algos) > 0:
+		return say("algorithm", fmt.Sprintf("algorithm %s (those that run these collectives here)", oneOf(algos)))
+	case len(protos) > 0:
+		return say("protocol", fmt.Sprintf("protocol %s (those that run these collectives here)", oneOf(protos)))
+	case cs.Algorithm != "" && cs.Protocol != "":
+		// Neither alone: the pairs that run, as algorithms with protocols
+		// where every such pair runs.
+		var pairs, as, ps []string
+		for _, a := range models.Algorithms {
+			for _, p := range models.Protocols {
+				if a != cs.Algorithm && p != cs.Protocol && runs(a, p) {
+					pairs = append(pairs, a+" with "+p)
+					if !slices.Contains(as, a) {
+						as = append(as, a)
+					}
+					if !slices.Contains(ps, p) {
+						ps = append(ps, p)
+					}
+				}
+			}
+		}
+		if len(pairs) > 0 && len(pairs) == len(as)*len(ps) {
+			return say("algorithm", fmt.Sprintf("another algorithm and protocol both: algorithm %s with protocol %s (those that run these collectives here)", oneOf(as), oneOf(ps)))
+		}
+		if len(pairs) > 0 {
+			return say("algorithm", fmt.Sprintf("another algorithm and protocol both, %s (the pairs that run these collectives here)", oneOf(pairs)))
+		}
 	}
 	n.Errorf("%v", err)
+	return ""
+}
+
+// oneOf is "x" or "one of x, y, z".
+func oneOf(list []string) string {
+	if len(list) == 1 {
+		return list[0]
+	}
+	return "one of " + strings.Join(list, ", ")
 }
 
 // warnMultiNode adds, once per set of GPUs, the warning that a collective
