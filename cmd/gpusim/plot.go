@@ -275,8 +275,8 @@ func metricMissing(dir string, t *sweepTable, metric string) error {
 	return nil
 }
 
-// noMetricWhy says why no point of t that ran has metric, and what to plot
-// instead.
+// noMetricWhy says why no point of t that ran has metric, and the
+// metrics its points have.
 func noMetricWhy(t *sweepTable, metric string) string {
 	inference, work := false, false
 	for i := range t.Rows {
@@ -285,21 +285,38 @@ func noMetricWhy(t *sweepTable, metric string) string {
 			work = work || r.SamplesPerS != nil
 		}
 	}
+	var why string
 	switch {
 	case inference && metric == "mfu":
-		return "its points are an inference's, which has no MFU; plot first_token, per_token, tokens_per_s or samples_per_s (sequences a second)"
+		why = "its points are an inference's, which has no MFU"
 	case inference && metric == "per_token":
-		return "each of its points generates one token (tokens: 1), so there is no time between tokens; plot first_token, or sweep tokens of 2 or more"
+		why = "each of its points that ran generated one token (tokens: 1), so there is no time between tokens"
+	case t.old && (trainingMetric(metric) || inferenceMetric(metric)):
+		why = "an older gpusim wrote the table, without a training's rates or an inference's token times"
+	case t.tokenless && inferenceMetric(metric):
+		why = "an older gpusim wrote the table, without an inference's token times"
+	case t.older && metric == "compute_mean":
+		why = "an older gpusim wrote the table, without the GPUs' compute"
 	case work && inferenceMetric(metric):
-		return "its points are a training's, which has no token times (or an inference's in an older gpusim's table, without them); plot tokens_per_s, samples_per_s or mfu"
+		why = "its points are a training's, which has no token times (or an inference's in an older gpusim's JSON table, without them)"
 	case work && metric == "tokens_per_s":
-		return "its points are a training of a model given as a list of layers, which has no tokens (tokens_per_s is a preset model's); plot samples_per_s"
-	case work:
-		return "its points' model gives no FLOPs a sample, or its GPUs no peak FLOPs; plot samples_per_s"
-	case trainingMetric(metric) || inferenceMetric(metric):
-		return "its points run no training or inference block (or an older gpusim wrote the table, without their rates); plot makespan, compute_mean, idle_mean, idle_max or busiest_link_util"
+		why = "its points count samples, not tokens (a training of a model given as a list of layers)"
+	case work && metric == "mfu":
+		why = "its points' model gives no FLOPs a sample or its GPUs no peak FLOPs (or they are an inference's, in an older gpusim's table, which has no MFU)"
+	default:
+		why = "its points run no training or inference block"
 	}
-	return "an older gpusim wrote the table, without it: run the sweep again (--resume runs its points again)"
+	// What the table's points have instead.
+	var have []string
+	for _, m := range sweepMetrics {
+		for i := range t.Rows {
+			if r := &t.Rows[i]; m.name != metric && r.Error == "" && !math.IsNaN(m.value(r)) {
+				have = append(have, m.name)
+				break
+			}
+		}
+	}
+	return why + "; plot one its points have: " + strings.Join(have, ", ")
 }
 
 func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {

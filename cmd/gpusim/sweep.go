@@ -119,6 +119,9 @@ type sweepTable struct {
 	// older, a table of one without the GPUs' compute and the points'
 	// topology and warnings (old tables are older too).
 	old, older bool
+	// tokenless marks a CSV without the token times' columns (an older
+	// gpusim's).
+	tokenless bool
 	// claimed is the count of rows a CSV's first line gives (-1 for a
 	// table without one: JSON).
 	claimed int
@@ -1235,12 +1238,13 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 	switch last := h[len(h)-1]; {
 	case last == "error":
 		cols = sweepCols[:oldSweepCols] // an older gpusim's
-		t.old, t.older = true, true
+		t.old, t.older, t.tokenless = true, true, true
 	case last == "mfu":
 		cols = sweepCols[:ratesSweepCols] // an older gpusim's
-		t.older = true
+		t.older, t.tokenless = true, true
 	case last == "warnings":
 		cols = sweepCols[:warningsSweepCols] // an older gpusim's
+		t.tokenless = true
 	case last != "per_token_s" && len(h) > 1:
 		// Some of the last columns, or others after them.
 		return nil, fmt.Errorf("%s:%d:%d: header column %q last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings,first_token_s,per_token_s (or at warnings, mfu or error, as older gpusims wrote it)", name, hline, hcol(len(h)-1), last)
@@ -1846,6 +1850,8 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s: run with %s, and %s with %s; want the shards of a sweep run with the same --set values", t.at.where("set"), setDesc(t.Set), files[0], setDesc(merged.Set))
 		}
 		merged.Partial = merged.Partial || t.Partial
+		// What an older gpusim's table lacks, for messages.
+		merged.old, merged.older, merged.tokenless = merged.old || t.old, merged.older || t.older, merged.tokenless || t.tokenless
 		for _, r := range t.Rows {
 			if prev, ok := rows[r.Index]; ok {
 				return t.fieldError(&r, 0, "point %d again (it is at %s); want each point once: each shard's file once, and no two files that hold the same shard", r.Index, prev.at.where(0))

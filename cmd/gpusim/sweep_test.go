@@ -1196,9 +1196,11 @@ inference: {gpus: 2, model: gpt3-125m, tensor: 2, batch: "${b}", tokens: 1}
 		t.Fatalf("inference shard: exit %d: %s", code, errb)
 	}
 	png := filepath.Join(dir, "sweep.png")
+	// An inference of one token has neither MFU nor a time a token.
+	const infHave = "makespan, compute_mean, idle_mean, idle_max, busiest_link_util, tokens_per_s, samples_per_s, first_token"
 	for metric, want := range map[string]string{
-		"mfu":       png + ": no point of the sweep has mfu: its points are an inference's, which has no MFU; plot first_token, per_token, tokens_per_s or samples_per_s (sequences a second)\n",
-		"per_token": png + ": no point of the sweep has per_token: each of its points generates one token (tokens: 1), so there is no time between tokens; plot first_token, or sweep tokens of 2 or more\n",
+		"mfu":       png + ": no point of the sweep has mfu: its points are an inference's, which has no MFU; plot one its points have: " + infHave + "\n",
+		"per_token": png + ": no point of the sweep has per_token: each of its points that ran generated one token (tokens: 1), so there is no time between tokens; plot one its points have: " + infHave + "\n",
 	} {
 		out, errb, code := runCmd(t, "sweep", "merge", infShard, "--plot", dir, "--metric", metric)
 		if code != 2 || out != "" || errb != want {
@@ -1207,6 +1209,22 @@ inference: {gpus: 2, model: gpt3-125m, tensor: 2, batch: "${b}", tokens: 1}
 	}
 	if _, errb, code := runCmd(t, "sweep", "merge", shards[0], "--plot", dir, "--metric", "per_token"); code != 2 || !strings.Contains(errb, "its points are a training's, which has no token times") {
 		t.Errorf("merge --metric per_token of a training: exit %d, stderr %q; want 2 and the training named", code, errb)
+	}
+	// The inference's CSV as an older gpusim wrote it, without the token
+	// times' two columns: no inference to tell, but an older table.
+	b, _ := os.ReadFile(infShard)
+	var cut []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			l = l[:strings.LastIndex(l[:strings.LastIndex(l, ",")], ",")]
+		}
+		cut = append(cut, l)
+	}
+	oldInf := filepath.Join(dir, "old-inf.csv")
+	os.WriteFile(oldInf, []byte(strings.Join(cut, "\n")+"\n"), 0o644)
+	_, errb, code = runCmd(t, "sweep", "merge", oldInf, "--plot", dir, "--metric", "first_token")
+	if want := png + ": no point of the sweep has first_token: an older gpusim wrote the table, without an inference's token times; plot one its points have: makespan, compute_mean, idle_mean, idle_max, busiest_link_util, tokens_per_s, samples_per_s\n"; code != 2 || errb != want {
+		t.Errorf("merge --metric first_token of an older inference CSV: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 	// An older gpusim's CSV (without the rates' columns) reads, but is not
 	// merged with shards that have them; --resume of it runs its points
