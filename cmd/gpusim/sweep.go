@@ -421,13 +421,15 @@ func setsSwept(cmd string, base *scenarios.Scenario, set setFlag, hold bool) err
 	return nil
 }
 
-// loadSweepBase loads a scenario with --set values and checks them with
-// setsSwept; where the load fails and a --set is the mistake setsSwept
-// names, that is said, whatever its value.
 // maxBaseTries is how many points after the first a sweep loads to find
 // one that loads, where the first's values fail: each failed load is
 // quick, and a sweep whose first 64 fail is likely wrong in all.
 const maxBaseTries = 64
+
+// loadSweepBase loads a scenario with --set values and checks them with
+// setsSwept; where the load fails and a --set is the mistake setsSwept
+// names, that is said, whatever its value. For gpusim sweep, where the
+// first point's values fail, the base is the next point that loads.
 
 func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*scenarios.Scenario, *scenarioSource, error) {
 	// The base is the first point, expanded: one too large for memory is
@@ -455,12 +457,10 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 		for i := 1; i < len(points) && i <= maxBaseTries; i++ {
 			o := opt
 			o.SweepRead, o.Point = nil, points[i].Set(swept)
-			b, perr := src.load(o)
-			if perr == nil {
+			// A point too large for memory is refused before it
+			// expands: the next may be smaller.
+			if b, perr := src.load(o); perr == nil {
 				base, err = b, nil
-				break
-			}
-			if errors.As(perr, new(*scenarios.MemoryError)) {
 				break
 			}
 		}
