@@ -35,10 +35,15 @@ import (
 //   - with t > 1 an all-reduce of the block's output after each (b d
 //     values a decode step, b s d in prefill).
 //
-// The LM head computes the last token's logits only (2 V d FLOPs a
-// sequence, V d weights / t, vocabulary-parallel), all-gathered (b V
-// values) where t > 1; the embedding lookup and the sampling kernels are
-// left out. The copy of the tokens is 8 bytes a sequence (int64 ids).
+// Before the blocks, the embedding: the token's row of the vocabulary
+// (vocabulary-parallel: each GPU holds V / t rows and zeroes the others'
+// tokens), its position's row and their sum, all-reduced (b d values a
+// decode step, b s d in prefill) where t > 1, as vLLM's
+// VocabParallelEmbedding does. The LM head computes the last token's
+// logits only (2 V d FLOPs a sequence, V d weights / t,
+// vocabulary-parallel), all-gathered (b V values) where t > 1; the
+// sampling kernels are left out. The copy of the tokens is 8 bytes a
+// sequence (int64 ids).
 func (b *builder) inference(n, key spec.Node) {
 	im, ok := n.Map("gpus", "model", "tensor", "batch", "prompt", "tokens", "dtype", "graphs", "host_per_kernel", "host_per_collective", "host_per_step", "algorithm", "protocol")
 	if !ok {
@@ -138,16 +143,16 @@ func (b *builder) inference(n, key spec.Node) {
 	if tensor > 1 {
 		coll = 1
 	}
-	// Each rank's ops: a pass is two kernels and their all-reduces a
-	// block, the head and its gather, the copy and the sync; outside a
-	// graph, a host op before each kernel and collective whose framework
-	// and launch time is not zero.
+	// Each rank's ops: a pass is the embedding and its all-reduce, two
+	// kernels and their all-reduces a block, the head and its gather, the
+	// copy and the sync; outside a graph, a host op before each kernel
+	// and collective whose framework and launch time is not zero.
 	perRank := func(gpu int) int64 {
 		api := b.m.Hosts[b.m.GPUs[gpu].Host].APIOverhead
-		launched := satMul(2*layers+1, 1+coll) // kernels and collectives
+		launched := satMul(2*layers+2, 1+coll) // kernels and collectives
 		host := satAdd(satMul(layers, int64(btoi(launchHost(attentionLaunches, hostKernel, api) > 0)+btoi(launchHost(mlpLaunches, hostKernel, api) > 0))),
-			int64(btoi(launchHost(headLaunches, hostKernel, api) > 0)))
-		host = satAdd(host, satMul(2*layers+1, coll*int64(btoi(hostColl > 0))))
+			int64(btoi(launchHost(headLaunches, hostKernel, api) > 0)+btoi(launchHost(embedLaunches(tensor), hostKernel, api) > 0)))
+		host = satAdd(host, satMul(2*layers+2, coll*int64(btoi(hostColl > 0))))
 		step := 2 + int64(btoi(hostStep > 0)) // the tokens' copy, the sync, the engine's host op
 		eager, decode := satAdd(launched, host)+step, satAdd(launched, host)+step
 		if graphs {
@@ -239,6 +244,13 @@ func (b *builder) inference(n, key spec.Node) {
 				}
 				first := len(th.Ops)
 				act := bt * toks * d * elt // a block's input, or output
+				// The embedding reads this GPU's share of the tokens'
+				// rows and the positions' and writes each, then the sum
+				// reads both and writes it: act (6 + 1/t).
+				if !kern(pre+"/embed", 0, act*(6+1/tp), embedLaunches(tensor)) {
+					return false
+				}
+				collOp(what+"/embed/all-reduce", models.AllReduce, act)
 				for l := int64(0); l < layers; l++ {
 					kv := bt * 2 * c * d * elt / tp // decode reads the cache
 					if what == "prefill" {
@@ -317,6 +329,18 @@ func (b *builder) inferenceMemory(where string, gpus []int, tensor int, layers i
 // norm, two GEMMs, the activation, the residual add) and the head (the
 // final layer norm and the GEMM).
 const attentionLaunches, mlpLaunches, headLaunches = 6, 5, 2
+
+// embedLaunches is the kernels the framework launches for the embedding:
+// the lookup of the tokens' rows, of the positions' and their sum (vLLM's
+// GPT-2 forward); vocabulary-parallel, two more: the mask of the tokens
+// another GPU holds and the zeroing of their rows
+// (VocabParallelEmbedding.forward).
+func embedLaunches(tensor int64) int64 {
+	if tensor > 1 {
+		return 5
+	}
+	return 3
+}
 
 // launchHost is the host time of launching n kernels outside a graph, the
 // framework's per each and the driver's for all but the one the kernel op

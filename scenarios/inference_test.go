@@ -24,6 +24,9 @@ links: [{ends: [gpu0, cpu0], bandwidth: 8 GB/s}]
 // 768, V = 50257) out by hand: 2 sequences of 100-token prompts, 4 tokens.
 // Each kernel takes the longer of its FLOPs at 1e15 FLOP/s and its bytes
 // at 1e12 B/s (2-byte values):
+//   - the embedding, each pass: no FLOPs, 7 x 2 toks d x 2 bytes (the
+//     token rows and the position rows read and written, the sum reading
+//     both and writing it; toks = 100 in prefill, 1 a decode step);
 //   - prefill (s = 100): attention 2 x 100 x (8 d^2 + 4 x 100 d) FLOPs,
 //     bytes 4 d^2 x 2 (weights) + 2 x 2 x 100 d x 2 (the KV cache written)
 //   - 2 x 2 x 100 d x 2 (input and output); the MLP 2 x 100 x 16 d^2,
@@ -35,15 +38,18 @@ links: [{ends: [gpu0, cpu0], bandwidth: 8 GB/s}]
 //     prefill.
 //
 // Every one is memory-bound. Prefill runs eagerly with 0.5 us of framework
-// time for each kernel the framework launches (6 for an attention, 5 for
-// an MLP, 2 for the head; the driver's launches cost nothing here) before
-// the kernel, 3 us at most, shorter than every kernel (the shortest reads
-// 5.9 MB: 5.9 us), so the GPU never waits after the first: the first token
-// is on the host at 3 us + the kernels + the copy. A decode step is a
-// graph: 10 us of launch, its kernels, the copy. Eagerly, each decode step
-// is 3 us + its kernels + the copy. The engine's host_per_step (7 us)
-// comes before every step: the first token 7 us later, each token 7 us
-// longer.
+// time for each kernel the framework launches (3 for the embedding, 6 for
+// an attention, 5 for an MLP, 2 for the head; the driver's launches cost
+// nothing here) before the kernel: the embedding's 1.5 us, then its kernel
+// (2.15 us) under the first attention's 3 us, the longest; the others are
+// shorter than every block's kernel (the shortest reads 5.9 MB: 5.9 us),
+// so the GPU waits for none after that: the first token is on the host at
+// 1.5 + 3 us + the blocks' and the head's kernels + the copy. A decode step
+// is a graph: 10 us of launch, its kernels (the embedding's too), the copy.
+// Eagerly, each decode step is 1.5 + 3 us + its blocks' and head's
+// kernels + the copy (its embedding, 0.02 us, under the attention's 3 us).
+// The engine's host_per_step (7 us) comes before every step: the first
+// token 7 us later, each token 7 us longer.
 func TestInferenceOnOneGPU(t *testing.T) {
 	scen := `
 name: gen
@@ -66,6 +72,7 @@ vars: {graphs: "true", step: 0 us}
 	decode := func(c float64) float64 {
 		return 12*(kernel(b*(8*d*d+4*c*d), 4*d*d*2+b*2*c*d*2+2*b*d*2)+kernel(b*16*d*d, 8*d*d*2+2*b*d*2)) + head
 	}
+	embedDecode := kernel(0, 7*b*d*2)
 	const copyUS = 16 / 8e9 * 1e6
 	for _, c := range []struct {
 		graphs bool
@@ -77,15 +84,15 @@ vars: {graphs: "true", step: 0 us}
 		if !ok {
 			t.Fatalf("graphs %v: no token times", graphs)
 		}
-		launch := 10.0
+		launch := 10 + embedDecode
 		if !graphs {
-			launch = 3
+			launch = 1.5 + 3
 		}
 		steps := 0.0
 		for tok := 1.0; tok < 4; tok++ {
 			steps += c.step + launch + decode(s+tok) + copyUS
 		}
-		if want := c.step + 3 + prefill + copyUS; abs(first.Seconds()*1e6-want) > 1e-3 {
+		if want := c.step + 1.5 + 3 + prefill + copyUS; abs(first.Seconds()*1e6-want) > 1e-3 {
 			t.Errorf("graphs %v, step %g us: first token at %s, want %.4f us", graphs, c.step, first, want)
 		}
 		if want := steps / 3; abs(per.Seconds()*1e6-want) > 1e-3 {
@@ -99,9 +106,10 @@ vars: {graphs: "true", step: 0 us}
 
 func abs(x float64) float64 { return max(x, -x) }
 
-// TestInferenceTensorParallel: over two GPUs each pass all-reduces every
-// block's attention and MLP output (b d values a decode step, b s d in
-// prefill) and all-gathers the logits (b V), on the compute stream; a
+// TestInferenceTensorParallel: over two GPUs each pass all-reduces the
+// embedding and every block's attention and MLP output (b d values a
+// decode step, b s d in prefill) and all-gathers the logits (b V), on the
+// compute stream; a
 // decode step's kernels and collectives are one graph; the op count the
 // limit is checked against is the count expanded.
 func TestInferenceTensorParallel(t *testing.T) {
@@ -133,28 +141,29 @@ inference: {gpus: all, model: gpt3-125m, batch: 4, prompt: 64, tokens: 3}
 		}
 	}
 	want := map[string]int{
-		fmt.Sprintf("%s %d", models.AllReduce, b*s*d*2): 24,     // prefill: 12 blocks x 2
-		fmt.Sprintf("%s %d", models.AllReduce, b*d*2):   2 * 24, // two decode steps
+		fmt.Sprintf("%s %d", models.AllReduce, b*s*d*2): 1 + 24,       // prefill: the embedding, 12 blocks x 2
+		fmt.Sprintf("%s %d", models.AllReduce, b*d*2):   2 * (1 + 24), // two decode steps
 		fmt.Sprintf("%s %d", models.AllGather, b*V*2):   3,
 	}
 	if fmt.Sprint(colls) != fmt.Sprint(want) {
 		t.Errorf("collectives %v, want %v", colls, want)
 	}
-	// A decode step's graph: 25 kernels and 25 collectives.
-	if fmt.Sprint(graphOps) != "[50 50]" {
-		t.Errorf("graphs of %v ops, want two of 50", graphOps)
+	// A decode step's graph: 26 kernels (the embedding, 24 of the blocks,
+	// the head) and 26 collectives.
+	if fmt.Sprint(graphOps) != "[52 52]" {
+		t.Errorf("graphs of %v ops, want two of 52", graphOps)
 	}
-	// Prefill: 25 kernels and 25 collectives, each after a host op, then
-	// the copy and the sync; a decode step 50 ops and the two.
-	if n := len(th.Ops); n != 102+2*52 {
-		t.Errorf("%d ops on gpu0's thread, want %d", n, 102+2*52)
+	// Prefill: 26 kernels and 26 collectives, each after a host op, then
+	// the copy and the sync; a decode step 52 ops and the two.
+	if n := len(th.Ops); n != 106+2*54 {
+		t.Errorf("%d ops on gpu0's thread, want %d", n, 106+2*54)
 	}
 	// The count the limit is checked against is the count expanded, with
 	// and without the engine's host op a step (one more a step and GPU).
 	for _, sc := range []string{scen, strings.Replace(scen, "tokens: 3}", "tokens: 3, host_per_step: 1 ms}", 1)} {
 		res := runWith(t, topo, sc, nil)
 		n := res.Program.NumOps()
-		if want := 2 * (102 + 2*52); sc != scen {
+		if want := 2 * (106 + 2*54); sc != scen {
 			if n != want+2*3 {
 				t.Errorf("%d ops with host_per_step, want %d", n, want+2*3)
 			}
@@ -172,7 +181,9 @@ inference: {gpus: all, model: gpt3-125m, batch: 4, prompt: 64, tokens: 3}
 // kernel, the framework's time for every kernel the framework launches for
 // it and the driver's for all but the one the kernel op pays (attention: 6
 // launches, 6 x 5 + 5 x 1 us with 1 us calls; MLP: 5, 5 x 5 + 4; head: 2,
-// 2 x 5 + 1), and 22 us before each collective; the GPU runs each extra
+// 2 x 5 + 1; the embedding over 2 GPUs: 5, its 3 and the vocabulary
+// split's mask and zeroing, 5 x 5 + 4), and 22 us before each collective;
+// the GPU runs each extra
 // launch's kernel_overhead (1 us) beyond the one the roofline time has.
 func TestInferenceLaunches(t *testing.T) {
 	scen := "name: x\ntopology: topo.yaml\ninference: {gpus: 2, model: gpt3-125m, tokens: 1}\n"
@@ -192,12 +203,12 @@ func TestInferenceLaunches(t *testing.T) {
 	slow = strings.ReplaceAll(slow, "kernel_overhead: 0 us", "kernel_overhead: 1 us")
 	got := ops(slow)
 	const p = "infer/gpu0/prefill/"
-	for id, want := range map[string]float64{p + "L0/attn/host": 35, p + "L0/mlp/host": 29, p + "head/host": 11, p + "L0/attn/all-reduce/host": 22, p + "L0/mlp/all-reduce/host": 22} {
+	for id, want := range map[string]float64{p + "embed/host": 29, p + "embed/all-reduce/host": 22, p + "L0/attn/host": 35, p + "L0/mlp/host": 29, p + "head/host": 11, p + "L0/attn/all-reduce/host": 22, p + "L0/mlp/all-reduce/host": 22} {
 		if op, ok := got[id]; !ok || op.Kind != sim.OpHost || op.Duration != sim.Time(want*1e6) {
 			t.Errorf("%s: %v, want a host op of %g us", id, op.Duration, want)
 		}
 	}
-	for id, extra := range map[string]float64{p + "L0/attn": 6, p + "L0/mlp": 5, p + "head": 2} {
+	for id, extra := range map[string]float64{p + "embed": 5, p + "L0/attn": 6, p + "L0/mlp": 5, p + "head": 2} {
 		if d := got[id].Duration - bare[id].Duration; d != sim.Time(extra*1e6) {
 			t.Errorf("%s: %s longer with 1 us of kernel_overhead, want %g us", id, d, extra)
 		}
