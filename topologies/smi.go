@@ -2,9 +2,13 @@ package topologies
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"gpusim/models"
 )
@@ -14,8 +18,9 @@ import (
 type SMIOptions struct {
 	// GPU is the GPU preset ("H100-SXM"); empty infers it from the NVLink
 	// counts where they tell (NV18: H100-SXM, though H200 and B200 show it
-	// too; NV12: A100-SXM4-80GB; NV1 and NV2: V100-SXM2), and is an error
-	// where there is no NVLink.
+	// too; NV12 between every pair of 4 or more GPUs: A100-SXM4-80GB; NV1
+	// and NV2 among 4 or more: V100-SXM2), and is an error elsewhere (no
+	// NVLink, or a bridged pair of PCIe cards).
 	GPU string
 	// PCIe is the GPUs' PCIe link type ("pcie4x16"); empty takes the GPU
 	// preset's.
@@ -80,13 +85,19 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	}
 	model, inferred := opt.GPU, ""
 	if model == "" {
+		// Only what SXM boards show: NVLink bridges between PCIe cards
+		// show NV2 (RTX, Quadro) and NV12 (A100 and H100 PCIe) too, for
+		// one pair or two.
 		switch {
 		case maxNV == 18:
 			model, inferred = "H100-SXM", "NV18 (18 NVLink ports: H100, H200 or B200 SXM; pass --gpu H200-SXM or --gpu B200 for those)"
-		case maxNV == 12:
-			model, inferred = "A100-SXM4-80GB", "NV12 (12 NVLink3 ports: A100 SXM4)"
-		case maxNV >= 1 && maxNV <= 2:
-			model, inferred = "V100-SXM2", "NV1/NV2 (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
+		case maxNV == 12 && sameNV == 12 && n >= 4:
+			model, inferred = "A100-SXM4-80GB", "NV12 between every pair of 4 or more GPUs (NVSwitch, 12 NVLink3 ports: A100 SXM4)"
+		case maxNV >= 1 && maxNV <= 2 && n >= 4:
+			model, inferred = "V100-SXM2", "NV1/NV2 among 4 or more GPUs (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
+		case maxNV > 0:
+			line, col := mx.cellOf(fmt.Sprintf("NV%d", maxNV))
+			return "", nil, fmt.Errorf("%s:%d:%d: NV%d between %d GPUs does not say which GPU this is (SXM boards and NVLink-bridged PCIe cards both show it; nvidia-smi topo -m names none): pass --gpu, one of %s", file, line, col, maxNV, n, strings.Join(models.GPUNames(), ", "))
 		default:
 			return "", nil, fmt.Errorf("%s:1:1: the table does not say which GPU this is (nvidia-smi topo -m names none): pass --gpu, one of %s", file, strings.Join(models.GPUNames(), ", "))
 		}
@@ -103,10 +114,12 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		return "", nil, fmt.Errorf("%s: unknown PCIe link type %q; types: %s", file, pcie, strings.Join(models.LinkNames(), ", "))
 	}
 	if maxNV > 0 && g.NVLinkGen == "" {
-		return "", nil, fmt.Errorf("%s: the table shows NVLink, which %s does not have: pass the right --gpu", file, model)
+		line, col := mx.cellOf(fmt.Sprintf("NV%d", maxNV))
+		return "", nil, fmt.Errorf("%s:%d:%d: the table shows NVLink, which %s does not have: pass the right --gpu (one with NVLink: %s)", file, line, col, model, strings.Join(nvlinkGPUs(), ", "))
 	}
 	if maxNV > g.NVLinks && g.NVLinks > 0 {
-		return "", nil, fmt.Errorf("%s: the table shows NV%d, more links than the %d of %s: pass the right --gpu", file, maxNV, g.NVLinks, model)
+		line, col := mx.cellOf(fmt.Sprintf("NV%d", maxNV))
+		return "", nil, fmt.Errorf("%s:%d:%d: the table shows NV%d, more links than the %d of %s: pass the right --gpu", file, line, col, maxNV, g.NVLinks, model)
 	}
 	// Hosts: one per NUMA node, or per distinct CPU affinity.
 	hostOf := make([]int, n)
@@ -130,6 +143,8 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		}
 		hostOf[i] = h
 	}
+	// NUMA nodes in their order (cpu0 the lowest), where every host is one.
+	numaOrder(hostOf, hostKeys, hostCores)
 	// PCIe groups: GPUs related by PIX or PXB, directly or through a NIC
 	// both reach by PIX, share a switch.
 	parent := make([]int, n)
@@ -261,8 +276,12 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		}
 		links = append(links, fmt.Sprintf("{ends: [%s, cpu%d], type: %s}", sw, hostOf[members[0]], pcie))
 	}
-	for h := 1; h < len(hostKeys); h++ {
-		links = append(links, fmt.Sprintf("{ends: [cpu%d, cpu%d], type: upi}", h-1, h))
+	// Every two hosts joined: four sockets are joined each to each (three
+	// UPI links a socket), and a socket's NUMA nodes all share its fabric.
+	for h := 0; h < len(hostKeys); h++ {
+		for k := h + 1; k < len(hostKeys); k++ {
+			links = append(links, fmt.Sprintf("{ends: [cpu%d, cpu%d], type: upi}", h, k))
+		}
 	}
 	if len(switches) > 0 {
 		b.WriteString("switches:\n")
@@ -282,18 +301,54 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	return text, t, nil
 }
 
+// sgrRe matches a terminal's color or underline code, as nvidia-smi writes
+// around its header on a terminal (\x1b[4m ... \x1b[0m), or what is left
+// of one whose escape a paste dropped ([4m).
+var sgrRe = regexp.MustCompile("\x1b?\\[[0-9;]*m")
+
+// smiText is the text of a pasted table as parseSMI reads it: UTF-16 (a
+// Windows shell's redirect) decoded, a byte-order mark dropped, terminal
+// codes and no-break spaces (a browser's or chat's copy) blanked as as many
+// spaces, so that columns stay where they were, and lines ended by CR LF,
+// LF or a lone CR alike.
+func smiText(data []byte) string {
+	if len(data) >= 2 && (data[0] == 0xff && data[1] == 0xfe || data[0] == 0xfe && data[1] == 0xff) {
+		u := make([]uint16, 0, len(data)/2)
+		for i := 2; i+1 < len(data); i += 2 {
+			if data[0] == 0xff {
+				u = append(u, uint16(data[i])|uint16(data[i+1])<<8)
+			} else {
+				u = append(u, uint16(data[i])<<8|uint16(data[i+1]))
+			}
+		}
+		data = []byte(string(utf16.Decode(u)))
+	}
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	text = sgrRe.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", utf8.RuneCountInString(m)) })
+	text = strings.ReplaceAll(text, "\u00a0", " ")
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+}
+
 // parseSMI reads the device table: a header naming the columns, then a row
 // per device.
 func parseSMI(file, text string) (*smiMatrix, error) {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	lines := strings.Split(smiText([]byte(text)), "\n")
 	// The header is the first line whose first field is GPU0 and whose next
-	// line starts with GPU0 too (the first row).
+	// line that is not blank (a paste may double the line ends) starts with
+	// GPU0 too (the first row).
 	hdr := -1
-	for i := 0; i+1 < len(lines); i++ {
-		f, nf := strings.Fields(lines[i]), strings.Fields(lines[i+1])
-		if len(f) > 0 && f[0] == "GPU0" && len(nf) > 0 && nf[0] == "GPU0" {
-			hdr = i
-			break
+	for i := 0; i+1 < len(lines) && hdr < 0; i++ {
+		f := strings.Fields(lines[i])
+		if len(f) == 0 || f[0] != "GPU0" {
+			continue
+		}
+		for k := i + 1; k < len(lines); k++ {
+			if nf := strings.Fields(lines[k]); len(nf) > 0 {
+				if nf[0] == "GPU0" {
+					hdr = i
+				}
+				break
+			}
 		}
 	}
 	if hdr < 0 {
@@ -313,7 +368,7 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 	for li := hdr + 1; li < len(lines); li++ {
 		l := lines[li]
 		if strings.TrimSpace(l) == "" {
-			break
+			continue // the legend's lines below end the table
 		}
 		f, cols := fieldsWithColumns(l)
 		if len(f) > 0 && isGPUName(f[0]) && !isDeviceName(f[0], mx.cols) {
@@ -392,6 +447,57 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 		return nil, fmt.Errorf("%s:%d:1: %d GPUs: gpusim imports tables of up to 1024", file, hdr+1, len(mx.rows))
 	}
 	return mx, nil
+}
+
+// cellOf is the line and column of the first GPU cell that reads rel.
+func (mx *smiMatrix) cellOf(rel string) (line, col int) {
+	for _, r := range mx.rows {
+		for j, c := range r.cells {
+			if c == rel {
+				return r.line, r.cellCols[j]
+			}
+		}
+	}
+	return 1, 1
+}
+
+// nvlinkGPUs are the GPU presets with NVLink.
+func nvlinkGPUs() []string {
+	var out []string
+	for _, name := range models.GPUNames() {
+		if g, ok := models.LookupGPU(name); ok && g.NVLinkGen != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// numaOrder renumbers the hosts in the order of their NUMA node ids where
+// every key is one (a table lists GPUs, not nodes, in order: NPS4's first
+// GPUs may be on node 3), changing hostOf, keys and cores in place.
+func numaOrder(hostOf []int, keys []string, cores []int) {
+	ids := make([]int, len(keys))
+	for h, k := range keys {
+		id, err := strconv.Atoi(k)
+		if err != nil || id < 0 {
+			return
+		}
+		ids[h] = id
+	}
+	order := make([]int, len(keys)) // order[new] = old
+	for h := range order {
+		order[h] = h
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ids[order[a]] < ids[order[b]] })
+	newOf := make([]int, len(keys))
+	oldKeys, oldCores := slices.Clone(keys), slices.Clone(cores)
+	for nw, old := range order {
+		newOf[old] = nw
+		keys[nw], cores[nw] = oldKeys[old], oldCores[old]
+	}
+	for i := range hostOf {
+		hostOf[i] = newOf[hostOf[i]]
+	}
 }
 
 // fieldsWithColumns splits a line on blanks and returns each field with

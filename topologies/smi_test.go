@@ -1,8 +1,10 @@
 package topologies
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -175,7 +177,12 @@ func TestImportErrors(t *testing.T) {
 		{"asymmetric", "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tPIX\t X \n", SMIOptions{}, "t.txt:2:10: GPU0 to GPU1 is NV4 but GPU1 to GPU0 is PIX: the table must be symmetric"},
 		{"short row", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\n", SMIOptions{}, "t.txt:3:"},
 		{"no nvlink", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n", SMIOptions{}, "does not say which GPU this is (nvidia-smi topo -m names none): pass --gpu"},
-		{"wrong gpu", string(h100), SMIOptions{GPU: "L40S"}, "the table shows NVLink, which L40S does not have"},
+		// At the first NV18 cell: line 4 (after two comments), "GPU0   X    " before it: column 13.
+		{"wrong gpu", string(h100), SMIOptions{GPU: "L40S"}, "t.txt:4:13: the table shows NVLink, which L40S does not have: pass the right --gpu (one with NVLink: H100-SXM, H200-SXM, B200, A100-SXM4-80GB, V100-SXM2)"},
+		// NV2 and NV12 between two GPUs are NVLink bridges of PCIe cards
+		// as much as SXM boards: not inferred (they were V100 and A100).
+		{"bridged NV2 pair", "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n", SMIOptions{}, "t.txt:2:10: NV2 between 2 GPUs does not say which GPU this is"},
+		{"bridged NV12 pair", "\tGPU0\tGPU1\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n", SMIOptions{}, "t.txt:2:10: NV12 between 2 GPUs does not say which GPU this is"},
 		{"unknown gpu", string(h100), SMIOptions{GPU: "B300"}, `unknown GPU model "B300"`},
 		{"unknown pcie", string(h100), SMIOptions{PCIe: "pcie9x16"}, `unknown PCIe link type "pcie9x16"`},
 		{"X off the diagonal", "\tGPU0\tGPU1\nGPU0\t X \t X \nGPU1\t X \t X \n", SMIOptions{}, "X marks a GPU's own column and only it"},
@@ -206,6 +213,92 @@ func TestImportErrors(t *testing.T) {
 	}
 	if k := tp.Machine.PathBetween(0, 1).Kind; k != sim.PathP2P {
 		t.Errorf("two L40S PIX: path %v, want PCIe P2P", k)
+	}
+}
+
+// A table as it reaches the importer from a terminal, a Windows shell, a
+// browser or a chat imports as the plain one does: the header's underline
+// codes (whole, or a paste's "[4m" without the escape), a byte-order mark,
+// UTF-16 (PowerShell's redirect), lone CR line ends, no-break spaces for
+// blanks, and a blank line after every line.
+func TestImportPastedTables(t *testing.T) {
+	plain, _ := os.ReadFile("testdata/smi/dgx-h100.txt")
+	want, _, err := FromNvidiaSMI("t.txt", plain, SMIOptions{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(plain), "\n")
+	hdr := 0
+	for hdr < len(lines) && !strings.Contains(lines[hdr], "GPU1") {
+		hdr++
+	}
+	underlined := func(open, shut string) string {
+		l := slices.Clone(lines)
+		l[hdr] = open + l[hdr] + shut
+		return strings.Join(l, "\n")
+	}
+	utf16le := []byte{0xff, 0xfe}
+	for _, r := range string(plain) {
+		utf16le = append(utf16le, byte(r), byte(r>>8)) // ASCII
+	}
+	for name, text := range map[string]string{
+		"underline codes":      underlined("\x1b[4m", "\x1b[0m"),
+		"codes without escape": underlined("[4m", "[0m"),
+		"byte-order mark":      "\ufeff" + strings.Join(lines[hdr:], "\n"), // before the header
+		"UTF-16":               string(utf16le),
+		"CR line ends":         strings.ReplaceAll(string(plain), "\n", "\r"),
+		"no-break spaces":      strings.ReplaceAll(string(plain), " ", "\u00a0"),
+		"double spaced":        strings.ReplaceAll(string(plain), "\n", "\n\n"),
+	} {
+		got, _, err := FromNvidiaSMI("t.txt", []byte(text), SMIOptions{Name: "x"})
+		if err != nil || got != want {
+			t.Errorf("%s: %v; want the plain table's topology", name, err)
+		}
+	}
+}
+
+// More than two hosts are joined each to each (a four-socket box's UPI,
+// a socket's NUMA nodes), numbered in their NUMA ids' order: a DGX A100 in
+// NPS4 lists GPU0 on node 3 first; cpu0 is node 1, the lowest here, and a
+// copy from cpu0 to a GPU of node 7 crosses one inter-socket link.
+func TestImportManyHosts(t *testing.T) {
+	text := "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n"
+	numa := []string{"3", "1", "7", "5"}
+	for i := range 4 {
+		text += fmt.Sprintf("GPU%d", i)
+		for j := range 4 {
+			if i == j {
+				text += "\t X "
+			} else {
+				text += "\tNV12"
+			}
+		}
+		text += fmt.Sprintf("\t%d-%d\t%s\n", 16*i, 16*i+15, numa[i])
+	}
+	out, tp, err := FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "A100-SXM4-80GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Machine
+	// Nodes 1, 3, 5, 7 are cpu0..cpu3: GPU0 (node 3) on cpu1, GPU1 on
+	// cpu0, GPU2 (node 7) on cpu3, GPU3 on cpu2.
+	for i, h := range []int{1, 0, 3, 2} {
+		if got := m.GPUs[i].Host; got != h {
+			t.Errorf("gpu%d on host %d, want cpu%d", i, got, h)
+		}
+	}
+	if n := strings.Count(out, "type: upi}"); n != 6 {
+		t.Errorf("%d inter-socket links, want 6, one a pair of 4 hosts:\n%s", n, out)
+	}
+	upi := 0
+	r, _ := m.Route(m.Hosts[0].Node, m.GPUs[2].Node)
+	for _, h := range r.Hops {
+		if m.Links[h.Link].Kind == sim.LinkSocket {
+			upi++
+		}
+	}
+	if upi != 1 {
+		t.Errorf("cpu0 to gpu2 crosses %d inter-socket links, want 1", upi)
 	}
 }
 
