@@ -6,12 +6,16 @@
 #                                          gpusim into hw/devicecheck/bin/,
 #                                          and one without cgo for hosts
 #                                          with an older glibc
-#   hw/devicecheck/run.sh device OUTDIR    on a machine with an NVIDIA GPU and
+#   hw/devicecheck/run.sh device OUTDIR [TARBALL]
+#                                          on a machine with an NVIDIA GPU and
 #                                          no Go toolchain, from the repository
 #                                          root: discover, calibrate --quick,
 #                                          replay the single-GPU hardware
-#                                          scenarios; everything into OUTDIR
-#   hw/devicecheck/run.sh rehearse OUTDIR  here, without a GPU: the device half
+#                                          scenarios; everything into OUTDIR,
+#                                          and packed into TARBALL (.tgz) after
+#                                          every step, where given
+#   hw/devicecheck/run.sh rehearse OUTDIR [TARBALL]
+#                                          here, without a GPU: the device half
 #                                          against the C stand-in for libcuda
 #                                          (internal/fakecuda), to check the
 #                                          script and the binary end to end
@@ -21,8 +25,16 @@
 #                                          builds first
 #
 # The device half takes well under 8 minutes (about a minute on one H200).
-# It runs every step whatever the ones before did, and exits 1 if any
-# failed (each step's exit status is in OUTDIR/log.txt).
+# It runs every step whatever the ones before did, each within a time limit
+# (a driver call that never returns costs that step, not the run), and
+# exits 1 if any failed (each step's exit status is in OUTDIR/log.txt).
+#
+# With this workplace's device tool, which brings back at most 8 files from
+# $OUT: build here, then one call of
+#   run(command: "hw/devicecheck/run.sh device /tmp/o $OUT/measured.tgz",
+#       carry: ["hw/devicecheck/bin"], timeout_s: 480)
+# and unpack measured.tgz into docs/measured/DATE-GPU/ (the tarball holds
+# everything written so far, even if the call is stopped at its limit).
 # It never changes clocks, power or any other GPU setting. Commit what it
 # writes under docs/measured/DATE-GPU/.
 set -u
@@ -50,8 +62,13 @@ build)
 	echo "built at $rev"
 	;;
 device)
-	out=${2:?usage: run.sh device OUTDIR}
+	out=${2:?usage: run.sh device OUTDIR [TARBALL]}
+	tarball=${3:-}
+	# Per step: calibrate's budget is 4 minutes; a replay takes seconds.
+	calibrate_limit=${CALIBRATE_LIMIT:-300}
+	step_limit=${STEP_LIMIT:-120}
 	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
 	g="$here/bin/gpusim"
 	log="$out/log.txt"
 	failed=0
@@ -72,13 +89,25 @@ device)
 			exit 2
 		fi
 	fi
+	pack() { # the tarball of what is written so far, where one is asked for
+		[ -n "$tarball" ] || return 0
+		tar czf "$tarball.part" -C "$(dirname "$out")" "$(basename "$out")" && mv "$tarball.part" "$tarball"
+	}
 	step() { # step NAME COMMAND...: run, log, keep going (counting failures)
 		local name=$1
 		shift
 		echo "== $name: $*" | tee -a "$log"
 		local t0=$(date +%s%N)
-		"$@" >"$out/$name.txt" 2>"$out/$name.err"
+		# SIGTERM at the limit: gpusim frees the GPU and exits; KILL 10 s on.
+		local limit=$step_limit
+		[ "$name" = calibrate ] && limit=$calibrate_limit
+		if command -v timeout >/dev/null; then
+			timeout -k 10 "$limit" "$@" >"$out/$name.txt" 2>"$out/$name.err"
+		else
+			"$@" >"$out/$name.txt" 2>"$out/$name.err"
+		fi
 		local rc=$?
+		[ $rc -eq 124 ] && echo "   stopped at its limit of $limit s" | tee -a "$log"
 		local t1=$(date +%s%N)
 		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
@@ -89,6 +118,7 @@ device)
 				failed=$((failed + 1))
 			fi
 		fi
+		pack
 		return $rc
 	}
 	{
@@ -130,19 +160,22 @@ device)
 	# a warning in replay-hw-overlap-long.err says the driver's elapsed times
 	# are not as that assumes.
 	step replay-hw-overlap-long "$g" replay hw-overlap --set step=200ms ${cal:+--topology "$cal"} --repeat 3 --top 8
+	# Events 20 us apart past 1.2 s, a chain of 200 for the refinement.
+	step replay-hw-queued-long "$g" replay hw-queued --set hold=1200ms ${cal:+--topology "$cal"} --repeat 3 --top 8
 	echo "== done, $failed step(s) failed" | tee -a "$log"
+	pack
 	[ $failed -eq 0 ] # the exit status says whether everything ran
 	;;
 rehearse)
-	out=${2:?usage: run.sh rehearse OUTDIR}
+	out=${2:?usage: run.sh rehearse OUTDIR [TARBALL]}
 	"$0" build || exit 1 # rehearse the binary of this tree, not an older one
 	lib=$(mktemp -d)
 	trap 'rm -rf "$lib"' EXIT
 	${CC:-cc} -shared -fPIC -O2 -pthread -o "$lib/libcuda.so.1" "$here/../../internal/fakecuda/testdata/fakecuda.c" || exit 1
-	LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKECUDA_REALCLOCK=1 GPUSIM_REHEARSAL=1 "$0" device "$out"
+	LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKECUDA_REALCLOCK=1 GPUSIM_REHEARSAL=1 "$0" device "$out" "${3:-}"
 	;;
 *)
-	echo "usage: $0 build | device OUTDIR | rehearse OUTDIR" >&2
+	echo "usage: $0 build | device OUTDIR [TARBALL] | rehearse OUTDIR [TARBALL]" >&2
 	exit 2
 	;;
 esac
