@@ -51,6 +51,11 @@ type Info struct {
 	// its event clock and the host clock over the alignment's samples: how
 	// far an event's time on the host clock may be off; zero for unused GPUs.
 	Align []time.Duration
+	// Drift is, per used GPU, how far its event clock moved against the
+	// host clock from the alignment before the run to the same
+	// measurement after it (positive: the host clock ran faster): how far
+	// the run's last events may be off, where the first are within Align.
+	Drift []time.Duration
 	// SpinOverhead is, per used GPU, the measured duration of a spin kernel
 	// asked to spin for zero time: the fixed cost of a kernel as events see
 	// it. Kernels are asked to spin for their duration less this, so they
@@ -121,6 +126,13 @@ func (b *backend) runAll(ctx context.Context) (*sim.Result, error) {
 	}
 	if err := b.execute(ctx); err != nil {
 		return nil, err
+	}
+	for g := range b.gpus {
+		if b.gpus[g].used {
+			if err := b.drift(g); err != nil {
+				return nil, fmt.Errorf("%s, after the run, measuring its event clock against the host clock: %w", b.m.GPUs[g].Name, err)
+			}
+		}
 	}
 	return b.result()
 }
@@ -215,7 +227,7 @@ func (b *backend) setup() error {
 	if err := Runnable(p); err != nil {
 		return err
 	}
-	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)),
+	b.info = &Info{Devices: make([]string, len(m.GPUs)), Align: make([]time.Duration, len(m.GPUs)), Drift: make([]time.Duration, len(m.GPUs)),
 		SpinOverhead: make([]sim.Time, len(m.GPUs)), SpinOvershoot: make([]sim.Time, len(m.GPUs)), SpinOverheadStamped: make([]sim.Time, len(m.GPUs))}
 	b.gpus = make([]gpuDev, len(m.GPUs))
 	v, err := drv.Version()
@@ -821,10 +833,41 @@ func (b *backend) warmup(g int) error {
 // their spread bounds its error. Ops issued to idle streams are placed the
 // same way (see result), so the call-return convention cancels out.
 func (b *backend) align(g int) error {
-	d, drv := &b.gpus[g], b.drv
-	s, done, err := b.scratchStream(g)
+	d := &b.gpus[g]
+	offs, first, err := b.clockOffsets(g, nil)
 	if err != nil {
 		return err
+	}
+	d.ref, d.refHost = first, time.Duration(math.Round(offs[len(offs)/2]))
+	b.info.Align[g] = time.Duration(offs[len(offs)*9/10] - offs[len(offs)/10])
+	return nil
+}
+
+// drift measures, after the run, how far GPU g's event clock has moved
+// against the host clock since align placed it: the same samples, timed
+// from the reference event. Over a run of seconds the elapsed times' float
+// milliseconds step by a microsecond, finer than the drift it looks for (a
+// virtual machine's clocks may part by tens of ppm).
+func (b *backend) drift(g int) error {
+	d := &b.gpus[g]
+	offs, _, err := b.clockOffsets(g, &d.ref)
+	if err != nil {
+		return err
+	}
+	b.info.Drift[g] = time.Duration(math.Round(offs[len(offs)/2])) - d.refHost
+	return nil
+}
+
+// clockOffsets records events one at a time on an idle stream of GPU g,
+// each followed by a reading of the host clock when the record call
+// returns, and returns the differences (ns, sorted) between those readings
+// and the events' times from ref, or from the first event, which it then
+// returns undestroyed, where ref is nil.
+func (b *backend) clockOffsets(g int, ref *Event) (offs []float64, first Event, err error) {
+	drv := b.drv
+	s, done, err := b.scratchStream(g)
+	if err != nil {
+		return nil, 0, err
 	}
 	defer done()
 	const samples = 21
@@ -841,31 +884,36 @@ func (b *backend) align(g int) error {
 	for i := 0; i < samples; i++ {
 		e, err := drv.EventCreate()
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		evs = append(evs, e)
 		if err := drv.EventRecord(e, s); err != nil {
-			return err
+			return nil, 0, err
 		}
 		hosts = append(hosts, b.clock.Now())
 		// Let the stream go idle again (and space the samples).
 		if err := drv.EventSynchronize(e); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
-	offs := make([]float64, samples)
+	from := evs[0]
+	if ref != nil {
+		from = *ref
+	}
+	offs = make([]float64, samples)
 	for i := range evs {
-		ms, err := drv.EventElapsed(evs[0], evs[i])
+		ms, err := drv.EventElapsed(from, evs[i])
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		offs[i] = float64(hosts[i]) - float64(ms)*1e6 // ns
 	}
 	sort.Float64s(offs)
-	d.ref, d.refHost = evs[0], time.Duration(math.Round(offs[samples/2]))
-	b.info.Align[g] = time.Duration(offs[samples*9/10] - offs[samples/10])
-	keep = true
-	return nil
+	if ref == nil {
+		keep = true
+		return offs, evs[0], nil
+	}
+	return offs, 0, nil
 }
 
 func durToTime(d time.Duration) sim.Time { return sim.Time(d) * sim.Nanosecond }

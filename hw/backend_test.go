@@ -653,7 +653,7 @@ func TestRunKernelFailureAtALaterCall(t *testing.T) {
 				t.Errorf("%s failing from call %d: error %v, want that call's 719", call, after, err)
 			case !strings.Contains(err.Error(), call+": CUDA_ERROR_LAUNCH_FAILED (719): a kernel failed on the GPU (CUDA reports it at a call after the failed kernel's launch"):
 				t.Errorf("%s failing from call %d: error %q does not say a kernel failed", call, after, err)
-			case !regexp.MustCompile(`^(test\.yaml:\d+:\d+: op [a-z0-9/]+|gpu0, before the run, [A-Za-z' ]+|thread main, before its first op|gpu0, waiting for the program's work to end): ` + call).MatchString(err.Error()):
+			case !regexp.MustCompile(`^(test\.yaml:\d+:\d+: op [a-z0-9/]+|gpu0, before the run, [A-Za-z' ]+|gpu0, after the run, [A-Za-z' ]+|thread main, before its first op|gpu0, waiting for the program's work to end): ` + call).MatchString(err.Error()):
 				t.Errorf("%s failing from call %d: error %q does not say where", call, after, err)
 			}
 			if live := f.Live(); len(live) > 0 {
@@ -682,5 +682,39 @@ threads:
 	want := "CUDA graphs are issued op by op on hardware (the backend does not capture graphs): 3 graph launches, the first k#0 and the ops after it"
 	if len(res.Warnings) != 1 || res.Warnings[0] != want {
 		t.Errorf("warnings %q, want [%q]", res.Warnings, want)
+	}
+}
+
+// TestRunMeasuresClockDrift: the event clock is placed on the host clock
+// before the run and measured again after it. An event clock running 100
+// ppm fast reads the interval between the two measurements, the run's
+// 100 ms kernel and a few ms of setup, 100 ppm long: the offset has moved
+// by -1e-4 of that interval, -10 us and a little more. Without drift it
+// has not moved.
+func TestRunMeasuresClockDrift(t *testing.T) {
+	sc := load(t, `
+name: d
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {stream: gpu0/compute, duration: 100 ms}
+      - sync: {stream: gpu0/compute}
+`)
+	for _, rate := range []float64{0, 1e-4} {
+		cfg := testConfig()
+		cfg.EventRate = rate
+		res, info, err := Run(context.Background(), NewFake(cfg), sc.Topology.Machine, sc.Program, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The interval is at least the makespan and at most 5 ms more (the
+		// GPU timer's placement after the alignment runs busy kernels).
+		span := res.Makespan.Seconds() * 1e9 // ns
+		lo, hi := -rate*(span+5e6)-10, -rate*span+10
+		if got := float64(info.Drift[0]); got < lo || got > hi {
+			t.Errorf("event clock %g fast: drift %v, want %.0f to %.0f ns", rate, info.Drift[0], lo, hi)
+		}
 	}
 }

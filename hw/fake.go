@@ -59,6 +59,10 @@ type FakeConfig struct {
 	// Drift, if set, adds host time to every call made at fake time now: a
 	// host whose speed changes over time (a shared or virtual machine).
 	Drift func(now time.Duration) time.Duration
+	// EventRate, if set, makes the event clock run that much faster than
+	// the host clock (1e-4: 100 ppm): what cuEventElapsedTime says of an
+	// interval is its host time times 1 + EventRate.
+	EventRate float64
 	// Fail makes the named call (as in CUDA: "cuMemAlloc_v2") fail with
 	// the given CUresult, from its FailAfter-th call on (0: the first).
 	Fail      map[string]int
@@ -535,7 +539,7 @@ func (f *Fake) EventElapsed(start, end Event) (float32, error) {
 	if !ok || !ok2 || !a.recorded || !b.recorded {
 		return 0, &CUDAError{Call: "cuEventElapsedTime", Code: 400}
 	}
-	return float32(float64(b.at-a.at) / 1e6), nil
+	return float32(float64(b.at-a.at) * (1 + f.cfg.EventRate) / 1e6), nil
 }
 
 func (f *Fake) ModuleLoad(image []byte) (Module, error) {

@@ -122,6 +122,7 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 	defer stop()
 	var runs []*sim.Result
 	var info *hw.Info
+	var drift []time.Duration // per GPU, the event clock's, largest of the runs
 	for i := 0; i < n; i++ {
 		var res *sim.Result
 		var inf *hw.Info
@@ -142,11 +143,20 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 			return nil, nil, fmt.Errorf("%s: on the GPU: %w", sc.File, err)
 		}
 		runs, info = append(runs, res), inf
+		// The largest drift of any run, where several ran.
+		if drift == nil {
+			drift = slices.Clone(inf.Drift)
+		}
+		for g, d := range inf.Drift {
+			if d.Abs() > drift[g].Abs() {
+				drift[g] = d
+			}
+		}
 	}
 	for g, name := range info.Devices {
 		if name != "" {
-			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s; kernel fixed cost %s (as kernels are timed: %s), spin overshoot %s\n",
-				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], info.SpinOverhead[g], info.SpinOverheadStamped[g], info.SpinOvershoot[g])
+			fmt.Fprintf(stderr, "hw: %s is %s (driver CUDA %d.%d); event clock on the host clock within %s, moved %s against it by the end of the run%s; kernel fixed cost %s (as kernels are timed: %s), spin overshoot %s\n",
+				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], drift[g], plural(n, "", " (the most of the %d runs)"), info.SpinOverhead[g], info.SpinOverheadStamped[g], info.SpinOvershoot[g])
 		}
 	}
 	return runs, info, nil
