@@ -125,10 +125,23 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	hostOf := make([]int, n)
 	var hostKeys []string
 	var hostCores []int
+	// A row without a NUMA node (N/A) beside rows with one takes the node
+	// of a row with the same CPU affinity: one socket, not two.
+	nodeOf := map[string]string{}
+	for _, r := range mx.rows {
+		if r.numa != "" && r.cpus != "" {
+			if _, seen := nodeOf[r.cpus]; !seen {
+				nodeOf[r.cpus] = r.numa
+			}
+		}
+	}
 	for i, r := range mx.rows {
 		key := r.numa
 		if key == "" {
 			key = r.cpus
+			if node, ok := nodeOf[r.cpus]; ok {
+				key = node
+			}
 		}
 		h := -1
 		for k, x := range hostKeys {

@@ -302,6 +302,19 @@ func TestImportManyHosts(t *testing.T) {
 	}
 }
 
+// A row whose NUMA Affinity is N/A beside rows with a node and the same
+// CPU Affinity is on that node: one host, not two joined by UPI.
+func TestImportNUMAOfNA(t *testing.T) {
+	text := "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tPIX\t0-47\t0\nGPU1\tPIX\t X \t0-47\tN/A\n"
+	_, tp, err := FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "L40S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := tp.Machine; len(m.Hosts) != 1 || m.Hosts[0].Cores != 48 {
+		t.Errorf("%d hosts (first of %d cores), want one of 48", len(m.Hosts), m.Hosts[0].Cores)
+	}
+}
+
 // A host gets as many cores as the distinct CPUs its CPU Affinity lists:
 // ranges that overlap or repeat count once. 0-65535 seventeen times is the
 // 65536 CPUs 0..65535 (counted each time, 1,114,112: more than a host may
