@@ -465,11 +465,6 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 			}
 		}
 	}
-	if se := (*scenarios.SetError)(nil); cmd == "sweep" && errors.As(err, &se) {
-		// The --set mistakes alone: the first point's own errors, beside
-		// them, would be a failed row of the sweep once they are mended.
-		err = se
-	}
 	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
 		if cmd != "sweep" {
 			return nil, nil, asLoadFailure(err, "")

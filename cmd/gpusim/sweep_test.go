@@ -842,12 +842,6 @@ threads:
 	if tab.Rows[0].Error != bad || tab.Rows[1].MakespanS != 4e-6 || tab.Rows[2].MakespanS != 5e-6 {
 		t.Errorf("rows %+v; want point 0 failed and 4 us, 5 us", tab.Rows)
 	}
-	// A --set mistake is said alone: the first point's error beside it
-	// would be a failed row once it is mended.
-	out, errb, code = runCmd(t, "sweep", scen, "--set", "kk=3")
-	if want := "gpusim sweep: --set kk: " + scen + " has no var \"kk\"; its vars: d\n"; code != 2 || out != "" || errb != want {
-		t.Errorf("--set kk=3: exit %d, stdout %q, stderr %q; want 2, nothing and %q", code, out, errb, want)
-	}
 	scen = write("[-1 us, -2 us]")
 	out, errb, code = runCmd(t, "sweep", scen)
 	if want := bad + "\n"; code != 2 || out != "" || errb != want {
