@@ -19,8 +19,8 @@ type SMIOptions struct {
 	// GPU is the GPU preset ("H100-SXM"); empty infers it from the NVLink
 	// counts where they tell (NV18: H100-SXM, though H200 and B200 show it
 	// too; NV12 between every pair of 4 or more GPUs: A100-SXM4-80GB; NV1
-	// and NV2 among 4 or more: V100-SXM2), and is an error elsewhere (no
-	// NVLink, or a bridged pair of PCIe cards).
+	// and NV2 among 4 or more, each to 3 or more peers: V100-SXM2), and is
+	// an error elsewhere (no NVLink, or bridged PCIe cards).
 	GPU string
 	// PCIe is the GPUs' PCIe link type ("pcie4x16"); empty takes the GPU
 	// preset's.
@@ -83,6 +83,18 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			}
 		}
 	}
+	// The fewest NVLink peers of a GPU: bridged cards have one, a cube
+	// mesh's GPUs 3 or 4.
+	minPeers := n
+	for i := 0; i < n; i++ {
+		peers := 0
+		for j := 0; j < n; j++ {
+			if i != j && nvCount(mx.rel[i][j]) > 0 {
+				peers++
+			}
+		}
+		minPeers = min(minPeers, peers)
+	}
 	model, inferred := opt.GPU, ""
 	if model == "" {
 		// Only what SXM boards show: NVLink bridges between PCIe cards
@@ -93,8 +105,8 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			model, inferred = "H100-SXM", "NV18 (18 NVLink ports: H100, H200 or B200 SXM; pass --gpu H200-SXM or --gpu B200 for those)"
 		case maxNV == 12 && sameNV == 12 && n >= 4:
 			model, inferred = "A100-SXM4-80GB", "NV12 between every pair of 4 or more GPUs (NVSwitch, 12 NVLink3 ports: A100 SXM4)"
-		case maxNV >= 1 && maxNV <= 2 && n >= 4:
-			model, inferred = "V100-SXM2", "NV1/NV2 among 4 or more GPUs (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
+		case maxNV >= 1 && maxNV <= 2 && n >= 4 && minPeers >= 3:
+			model, inferred = "V100-SXM2", "NV1/NV2 among 4 or more GPUs, each to 3 or more peers (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
 		case maxNV > 0:
 			line, col := mx.cellOf(fmt.Sprintf("NV%d", maxNV))
 			return "", nil, fmt.Errorf("%s:%d:%d: NV%d between %d GPUs does not say which GPU this is (SXM boards and NVLink-bridged PCIe cards both show it; nvidia-smi topo -m names none): pass --gpu, one of %s", file, line, col, maxNV, n, strings.Join(models.GPUNames(), ", "))
@@ -214,7 +226,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	}
 	fmt.Fprintf(&b, "# - PCIe links %s (the model's unless given), GPU to switch and switch to host alike.\n", pcie)
 	fmt.Fprintf(&b, "# - A host per NUMA node (or CPU affinity) with as many cores as logical CPUs listed;\n")
-	fmt.Fprintf(&b, "#   hosts joined by the upi socket-link preset.\n")
+	fmt.Fprintf(&b, "#   hosts joined by the upi socket-link preset, each to each (up to %d hosts; more, in a chain).\n", meshHosts)
 	fmt.Fprintf(&b, "# - GPUs with PIX or PXB between them (or PIX to one NIC) share a PCIe switch; a pair\n")
 	fmt.Fprintf(&b, "#   shown as NV# hides its PCIe relation, so such GPUs get a switch only when a NIC\n")
 	fmt.Fprintf(&b, "#   reveals it. NICs are left out.\n")
@@ -289,11 +301,16 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		}
 		links = append(links, fmt.Sprintf("{ends: [%s, cpu%d], type: %s}", sw, hostOf[members[0]], pcie))
 	}
-	// Every two hosts joined: four sockets are joined each to each (three
-	// UPI links a socket), and a socket's NUMA nodes all share its fabric.
+	// Every two hosts joined, up to meshHosts: four sockets are joined each
+	// to each (three UPI links a socket), and a socket's NUMA nodes all
+	// share its fabric. Past that (the table cannot say which nodes share a
+	// socket) a chain, as links between every two of hundreds would be
+	// tens of thousands.
 	for h := 0; h < len(hostKeys); h++ {
 		for k := h + 1; k < len(hostKeys); k++ {
-			links = append(links, fmt.Sprintf("{ends: [cpu%d, cpu%d], type: upi}", h, k))
+			if len(hostKeys) <= meshHosts || k == h+1 {
+				links = append(links, fmt.Sprintf("{ends: [cpu%d, cpu%d], type: upi}", h, k))
+			}
 		}
 	}
 	if len(switches) > 0 {
@@ -381,7 +398,21 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 	for li := hdr + 1; li < len(lines); li++ {
 		l := lines[li]
 		if strings.TrimSpace(l) == "" {
-			continue // the legend's lines below end the table
+			// A paste's doubled line ends: the table goes on where the
+			// next line that is not blank is a device's row (not the
+			// legend, nor a second table's header, whose second field
+			// names a device too).
+			k := li + 1
+			for k < len(lines) && strings.TrimSpace(lines[k]) == "" {
+				k++
+			}
+			if k == len(lines) {
+				break
+			}
+			if nf := strings.Fields(lines[k]); len(nf) < 2 || !isDeviceName(nf[0], mx.cols) || isDeviceName(nf[1], mx.cols) {
+				break
+			}
+			continue
 		}
 		f, cols := fieldsWithColumns(l)
 		if len(f) > 0 && isGPUName(f[0]) && !isDeviceName(f[0], mx.cols) {
@@ -461,6 +492,10 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 	}
 	return mx, nil
 }
+
+// meshHosts is the most hosts an import joins each to each (two sockets
+// of four NUMA nodes each); more are chained.
+const meshHosts = 8
 
 // cellOf is the line and column of the first GPU cell that reads rel.
 func (mx *smiMatrix) cellOf(rel string) (line, col int) {

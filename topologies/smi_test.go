@@ -182,6 +182,9 @@ func TestImportErrors(t *testing.T) {
 		// NV2 and NV12 between two GPUs are NVLink bridges of PCIe cards
 		// as much as SXM boards: not inferred (they were V100 and A100).
 		{"bridged NV2 pair", "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n", SMIOptions{}, "t.txt:2:10: NV2 between 2 GPUs does not say which GPU this is"},
+		// Four bridged cards: NV2 within each pair, one NVLink peer a GPU
+		// (a cube mesh's have 3 or 4).
+		{"bridged NV2 pairs", "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV2\tSYS\tSYS\nGPU1\tNV2\t X \tSYS\tSYS\nGPU2\tSYS\tSYS\t X \tNV2\nGPU3\tSYS\tSYS\tNV2\t X \n", SMIOptions{}, "t.txt:2:10: NV2 between 4 GPUs does not say which GPU this is"},
 		{"bridged NV12 pair", "\tGPU0\tGPU1\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n", SMIOptions{}, "t.txt:2:10: NV12 between 2 GPUs does not say which GPU this is"},
 		{"unknown gpu", string(h100), SMIOptions{GPU: "B300"}, `unknown GPU model "B300"`},
 		{"unknown pcie", string(h100), SMIOptions{PCIe: "pcie9x16"}, `unknown PCIe link type "pcie9x16"`},
@@ -249,6 +252,8 @@ func TestImportPastedTables(t *testing.T) {
 		"CR line ends":         strings.ReplaceAll(string(plain), "\n", "\r"),
 		"no-break spaces":      strings.ReplaceAll(string(plain), " ", "\u00a0"),
 		"double spaced":        strings.ReplaceAll(string(plain), "\n", "\n\n"),
+		// A second paste after a blank line ends the first table.
+		"two tables": string(plain) + "\n" + strings.Join(lines[hdr:], "\n"),
 	} {
 		got, _, err := FromNvidiaSMI("t.txt", []byte(text), SMIOptions{Name: "x"})
 		if err != nil || got != want {
@@ -289,6 +294,30 @@ func TestImportManyHosts(t *testing.T) {
 	}
 	if n := strings.Count(out, "type: upi}"); n != 6 {
 		t.Errorf("%d inter-socket links, want 6, one a pair of 4 hosts:\n%s", n, out)
+	}
+	// Past 8 hosts a chain: 16 NUMA nodes, 15 links (a mesh's 120 grew as
+	// the square: 1024 took minutes).
+	text = "\tGPU0"
+	for j := 1; j < 16; j++ {
+		text += fmt.Sprintf("\tGPU%d", j)
+	}
+	text += "\tNUMA Affinity\n"
+	for i := range 16 {
+		text += fmt.Sprintf("GPU%d", i)
+		for j := range 16 {
+			if i == j {
+				text += "\t X "
+			} else {
+				text += "\tSYS"
+			}
+		}
+		text += fmt.Sprintf("\t%d\n", i)
+	}
+	if out, _, err = FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "L40S"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "type: upi}"); n != 15 {
+		t.Errorf("16 hosts: %d inter-socket links, want a chain of 15", n)
 	}
 	upi := 0
 	r, _ := m.Route(m.Hosts[0].Node, m.GPUs[2].Node)
