@@ -64,11 +64,21 @@ build)
 device)
 	out=${2:?usage: run.sh device OUTDIR [TARBALL]}
 	tarball=${3:-}
+	case "$tarball" in
+	"" | /*) ;;
+	*) tarball="$PWD/$tarball" ;;
+	esac
 	# Per step: calibrate's budget is 4 minutes; a replay takes seconds.
 	calibrate_limit=${CALIBRATE_LIMIT:-300}
 	step_limit=${STEP_LIMIT:-120}
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
+	case "$tarball" in
+	"$out"/*)
+		echo "run.sh: the tarball $tarball is inside OUTDIR $out: give it a path outside (tar would pack it into itself)" >&2
+		exit 2
+		;;
+	esac
 	g="$here/bin/gpusim"
 	log="$out/log.txt"
 	failed=0
@@ -107,7 +117,10 @@ device)
 			"$@" >"$out/$name.txt" 2>"$out/$name.err"
 		fi
 		local rc=$?
-		[ $rc -eq 124 ] && echo "   stopped at its limit of $limit s" | tee -a "$log"
+		case $rc in
+		124) echo "   stopped at its limit of $limit s" | tee -a "$log" ;;
+		137) echo "   killed 10 s after its limit of $limit s (it did not stop on TERM)" | tee -a "$log" ;;
+		esac
 		local t1=$(date +%s%N)
 		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
@@ -136,13 +149,15 @@ device)
 	topo="$out/discovered.yaml"
 	[ -s "$topo" ] || topo=""
 	step calibrate "$g" calibrate --quick --budget 4m ${topo:+--topology "$topo"} -o "$out/calibrated.yaml"
+	cal_rc=$?
 	cal="$out/calibrated.yaml"
-	if [ ! -s "$cal" ]; then
-		# Diagnose the kernels: the driver's JIT log, and ptxas where there is one.
+	if [ ! -s "$cal" ] && [ $cal_rc -ne 124 ] && [ $cal_rc -ne 137 ]; then
+		# Diagnose the kernels (not a calibration stopped at its limit):
+		# the driver's JIT log, and ptxas where there is one.
 		command -v python3 >/dev/null && step ptx-check python3 "$here/../kernels/ptx_check.py" "$here/../kernels/kernels.ptx"
 		command -v ptxas >/dev/null && step ptxas ptxas -arch=sm_90 "$here/../kernels/kernels.ptx" -o /dev/null
-		cal=""
 	fi
+	[ -s "$cal" ] || cal=""
 	for s in hw-copies hw-overlap hw-launch-bound hw-pageable hw-both-ways; do
 		step "replay-$s" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --top 8 --plot "$out/plots-$s"
 		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
