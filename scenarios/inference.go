@@ -37,9 +37,11 @@ import (
 //
 // Before the blocks, the embedding: the token's row of the vocabulary
 // (vocabulary-parallel: each GPU holds V / t rows and zeroes the others'
-// tokens), its position's row and their sum, all-reduced (b d values a
-// decode step, b s d in prefill) where t > 1, as vLLM's
-// VocabParallelEmbedding does. The LM head computes the last token's
+// tokens), all-reduced (b d values a decode step, b s d in prefill) where
+// t > 1, as vLLM's VocabParallelEmbedding does, then its position's row
+// added (GPT-2's learned positions, not split). gpusim runs the lookups
+// and the sum as one kernel before the all-reduce: the all-reduce and the
+// bytes are the same. The LM head computes the last token's
 // logits only (2 V d FLOPs a sequence, V d weights / t,
 // vocabulary-parallel), all-gathered (b V values) where t > 1; the
 // sampling kernels are left out. The copy of the tokens is 8 bytes a
@@ -246,8 +248,14 @@ func (b *builder) inference(n, key spec.Node) {
 				act := bt * toks * d * elt // a block's input, or output
 				// The embedding reads this GPU's share of the tokens'
 				// rows and the positions' and writes each, then the sum
-				// reads both and writes it: act (6 + 1/t).
-				if !kern(pre+"/embed", 0, act*(6+1/tp), embedLaunches(tensor)) {
+				// reads both and writes it: act (6 + 1/t); split over
+				// GPUs, the zeroing of the others' tokens reads and
+				// writes the output once more.
+				embed := act * (6 + 1/tp)
+				if tensor > 1 {
+					embed += 2 * act
+				}
+				if !kern(pre+"/embed", 0, embed, embedLaunches(tensor)) {
 					return false
 				}
 				collOp(what+"/embed/all-reduce", models.AllReduce, act)

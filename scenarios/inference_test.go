@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -147,6 +148,22 @@ inference: {gpus: all, model: gpt3-125m, batch: 4, prompt: 64, tokens: 3}
 	}
 	if fmt.Sprint(colls) != fmt.Sprint(want) {
 		t.Errorf("collectives %v, want %v", colls, want)
+	}
+	// The prefill's embedding over 2 GPUs reads and writes (6 + 1/2 + 2) b
+	// s d values of 2 bytes (the zeroing of the other GPU's tokens: 2 of
+	// them) at 1e15 B/s (fourGPUs' memory), no kernel overhead.
+	found := false
+	for _, op := range th.Ops {
+		if op.ID == "infer/gpu0/prefill/embed" {
+			found = true
+			want := sim.Time(math.Round(8.5 * b * s * d * 2 / 1e15 * 1e12))
+			if op.Duration != want {
+				t.Errorf("the embedding lasts %v, want %v", op.Duration, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no op infer/gpu0/prefill/embed")
 	}
 	// A decode step's graph: 26 kernels (the embedding, 24 of the blocks,
 	// the head) and 26 collectives.
