@@ -262,24 +262,36 @@ func TestImportPastedTables(t *testing.T) {
 	}
 }
 
+// smiTable is the text of nvidia-smi topo -m for n GPUs, each pair
+// related by rel, with the header's columns after the GPUs' and each row's
+// cells after its GPUs' (tail of the row's index).
+func smiTable(n int, rel, columns string, tail func(i int) string) string {
+	var b strings.Builder
+	for j := range n {
+		fmt.Fprintf(&b, "\tGPU%d", j)
+	}
+	b.WriteString(columns + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, "GPU%d", i)
+		for j := range n {
+			if i == j {
+				b.WriteString("\t X ")
+			} else {
+				b.WriteString("\t" + rel)
+			}
+		}
+		b.WriteString(tail(i) + "\n")
+	}
+	return b.String()
+}
+
 // More than two hosts are joined each to each (a four-socket box's UPI,
 // a socket's NUMA nodes), numbered in their NUMA ids' order: a DGX A100 in
 // NPS4 lists GPU0 on node 3 first; cpu0 is node 1, the lowest here, and a
 // copy from cpu0 to a GPU of node 7 crosses one inter-socket link.
 func TestImportManyHosts(t *testing.T) {
-	text := "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n"
 	numa := []string{"3", "1", "7", "5"}
-	for i := range 4 {
-		text += fmt.Sprintf("GPU%d", i)
-		for j := range 4 {
-			if i == j {
-				text += "\t X "
-			} else {
-				text += "\tNV12"
-			}
-		}
-		text += fmt.Sprintf("\t%d-%d\t%s\n", 16*i, 16*i+15, numa[i])
-	}
+	text := smiTable(4, "NV12", "\tCPU Affinity\tNUMA Affinity", func(i int) string { return fmt.Sprintf("\t%d-%d\t%s", 16*i, 16*i+15, numa[i]) })
 	out, tp, err := FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "A100-SXM4-80GB"})
 	if err != nil {
 		t.Fatal(err)
@@ -297,22 +309,7 @@ func TestImportManyHosts(t *testing.T) {
 	}
 	// Past 8 hosts a chain: 16 NUMA nodes, 15 links (a mesh's 120 grew as
 	// the square: 1024 took minutes).
-	text = "\tGPU0"
-	for j := 1; j < 16; j++ {
-		text += fmt.Sprintf("\tGPU%d", j)
-	}
-	text += "\tNUMA Affinity\n"
-	for i := range 16 {
-		text += fmt.Sprintf("GPU%d", i)
-		for j := range 16 {
-			if i == j {
-				text += "\t X "
-			} else {
-				text += "\tSYS"
-			}
-		}
-		text += fmt.Sprintf("\t%d\n", i)
-	}
+	text = smiTable(16, "SYS", "\tNUMA Affinity", func(i int) string { return fmt.Sprintf("\t%d", i) })
 	if out, _, err = FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "L40S"}); err != nil {
 		t.Fatal(err)
 	}
