@@ -23,6 +23,7 @@ import (
 	"sync"
 	"syscall"
 	"text/tabwriter"
+	"unicode"
 	"unicode/utf8"
 
 	"gpusim/scenarios"
@@ -1450,8 +1451,10 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 			return nil, t.fieldError(r, 1, "%d values; want %d, one for each var (%s)", len(r.Values), len(t.Vars), strings.Join(t.Vars, ", "))
 		}
 		for _, g := range r.GPUIdle {
-			if g.GPU == "" || g.Idle < 0 || g.Idle > 1 {
-				return nil, t.fieldError(r, 1+len(t.Vars)+3, "%s=%s; want %s", g.GPU, fmtF(g.Idle), sweepColWant["idle_per_gpu"])
+			// A name with a blank or an = could not be written to a CSV
+			// and read back as itself.
+			if g.GPU == "" || strings.ContainsRune(g.GPU, '=') || strings.IndexFunc(g.GPU, unicode.IsSpace) >= 0 || g.Idle < 0 || g.Idle > 1 {
+				return nil, t.fieldError(r, 1+len(t.Vars)+3, "%q=%s; want %s, a GPU's name without blanks or =", g.GPU, fmtF(g.Idle), sweepColWant["idle_per_gpu"])
 			}
 		}
 		if r.Error == "" && r.ComputeMean == nil {
