@@ -501,11 +501,12 @@ func plotNCCLTests(name string, t *topologies.Topology, cfg mirror.NCCLTestsConf
 		alg.X, alg.Y = append(alg.X, float64(r.Size)), append(alg.Y, r.AlgBW)
 	}
 	if len(bus.X) == 0 {
+		least := mirror.LeastNCCLSize(cfg.Op, gpus, cfg.DType)
 		how := fmt.Sprintf("whole elements of -d, %d bytes each", cfg.DType.Size())
-		if least := mirror.LeastNCCLSize(cfg.Op, gpus, cfg.DType); least > int64(cfg.DType.Size()) {
+		if least > int64(cfg.DType.Size()) {
 			how = fmt.Sprintf("16 bytes a rank for %s, over %d ranks", cfg.Op, gpus)
 		}
-		return &usageError{fmt.Sprintf("gpusim nccl-tests: --plot %s: every size is 0 bytes (rounded down to %s, as nccl-tests does), which has no bandwidth to draw; give -e of at least %d", name, how, mirror.LeastNCCLSize(cfg.Op, gpus, cfg.DType))}
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --plot %s: every size is 0 bytes (rounded down to %s, as nccl-tests does), which has no bandwidth to draw; give -e of at least %d", name, how, least)}
 	}
 	title := fmt.Sprintf("nccl-tests %s_perf on %s, %d GPUs (predicted)", cfg.Op, t.Name, gpus)
 	if cfg.Procs > 1 {
