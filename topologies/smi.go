@@ -54,8 +54,9 @@ var smiRelations = "X, NV# (NVLink, # links), SYS, NODE, PHB, PXB, PIX"
 
 // FromNvidiaSMI turns the text of `nvidia-smi topo -m` into a topology: its
 // YAML (with comments saying what was inferred) and the loaded topology.
-// NVLink counts give direct links, or an NVSwitch when every pair shows the
-// same count and no GPU has that many ports for all its peers; PIX and PXB
+// NVLink counts give direct links, or an NVSwitch when every pair shows
+// NVLink and no GPU has that many ports for all its peers (a GPU with a
+// link down shows fewer, and gets fewer links to it: see nvFabric); PIX and PXB
 // (between GPUs, or to a NIC both reach by PIX) put GPUs under a shared PCIe
 // switch; CPU or NUMA affinity gives the hosts. Errors name file:line:col.
 func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology, error) {
@@ -65,7 +66,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	}
 	n := len(mx.rows)
 	// The GPU model.
-	maxNV, allNV, sameNV := 0, true, -1
+	maxNV, allNV := 0, true
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			if i == j {
@@ -75,11 +76,6 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			maxNV = max(maxNV, k)
 			if k == 0 {
 				allNV = false
-			}
-			if sameNV == -1 {
-				sameNV = k
-			} else if sameNV != k {
-				sameNV = -2
 			}
 		}
 	}
@@ -103,7 +99,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		switch {
 		case maxNV == 18:
 			model, inferred = "H100-SXM", "NV18 (18 NVLink ports: H100, H200 or B200 SXM; pass --gpu H200-SXM or --gpu B200 for those)"
-		case maxNV == 12 && sameNV == 12 && n >= 4:
+		case maxNV == 12 && allNV && n >= 4:
 			model, inferred = "A100-SXM4-80GB", "NV12 between every pair of 4 or more GPUs (NVSwitch, 12 NVLink3 ports: A100 SXM4)"
 		case maxNV >= 1 && maxNV <= 2 && n >= 4 && minPeers >= 3:
 			model, inferred = "V100-SXM2", "NV1/NV2 among 4 or more GPUs, each to 3 or more peers (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
@@ -133,6 +129,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		line, col := mx.cellOf(fmt.Sprintf("NV%d", maxNV))
 		return "", nil, fmt.Errorf("%s:%d:%d: the table shows NV%d, more links than the %d of %s: pass the right --gpu", file, line, col, maxNV, g.NVLinks, model)
 	}
+	fabric := nvFabric(mx.rel, n, g.NVLinks)
 	// Hosts: one per NUMA node, or per distinct CPU affinity.
 	hostOf := make([]int, n)
 	var hostKeys []string
@@ -233,6 +230,14 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	if opt.NoP2P {
 		fmt.Fprintf(&b, "# - No P2P over PCIe (as told): hosts and PCIe switches have p2p: false.\n")
 	}
+	if fabric != nil {
+		most := slices.Max(fabric)
+		for i, c := range fabric {
+			if c < most {
+				fmt.Fprintf(&b, "# - GPU%d shows NV%d where others show NV%d: fewer working NVLinks (one down?); it gets\n#   %d links to the NVSwitch, as each GPU gets the most its row shows.\n", i, c, most, c)
+			}
+		}
+	}
 	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
 	fmt.Fprintf(&b, "description: %s\n", yamlString(fmt.Sprintf("%d x %s imported from nvidia-smi topo -m", n, model)))
 	b.WriteString("hosts:\n")
@@ -250,18 +255,24 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	for i := range mx.rows {
 		fmt.Fprintf(&b, "  - {name: gpu%d, model: %s, host: cpu%d}\n", i, model, hostOf[i])
 	}
-	nvswitch := allNV && sameNV > 0 && n >= 3 && sameNV*(n-1) > g.NVLinks
 	var switches, links []string
-	if nvswitch {
+	if fabric != nil {
 		sw := "{name: nvswitch, kind: nvswitch"
 		if g.NVLS() {
 			sw += ", nvls: true"
 		}
 		switches = append(switches, sw+"}")
 		for i := 0; i < n; i++ {
-			links = append(links, fmt.Sprintf("{ends: [gpu%d, nvswitch], type: %s, count: %d}", i, g.NVLinkGen, sameNV))
+			links = append(links, fmt.Sprintf("{ends: [gpu%d, nvswitch], type: %s, count: %d}", i, g.NVLinkGen, fabric[i]))
 		}
 	} else {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if mx.rel[i][j] != mx.rel[j][i] {
+					return "", nil, mx.asymmetric(file, i, j)
+				}
+			}
+		}
 		// Links joined GPU to GPU: a GPU's row may not show more than
 		// its ports in all.
 		for i := 0; i < n && g.NVLinks > 0; i++ {
@@ -273,7 +284,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			}
 			if all > g.NVLinks {
 				r := mx.rows[i]
-				return "", nil, fmt.Errorf("%s:%d:1: %s's row shows %d NVLinks to its peers in all, more than the %d ports of %s (and not the same count to every peer, as through an NVSwitch): pass the right --gpu, or check the table", file, r.line, r.name, all, g.NVLinks, model)
+				return "", nil, fmt.Errorf("%s:%d:1: %s's row shows %d NVLinks to its peers in all, more than the %d ports of %s (and not NVLink to every peer, each GPU's count alike, as through an NVSwitch): pass the right --gpu, or check the table", file, r.line, r.name, all, g.NVLinks, model)
 			}
 		}
 		for i := 0; i < n; i++ {
@@ -481,9 +492,11 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			if mx.rel[i][j] != mx.rel[j][i] {
-				r := mx.rows[i]
-				return nil, fmt.Errorf("%s:%d:%d: GPU%d to GPU%d is %s but GPU%d to GPU%d is %s: the table must be symmetric", file, r.line, r.cellCols[j], i, j, mx.rel[i][j], j, i, mx.rel[j][i])
+			// Two NVLink counts may differ through an NVSwitch (a GPU with
+			// a link down, counted from its row's side): FromNvidiaSMI
+			// refuses them elsewhere.
+			if mx.rel[i][j] != mx.rel[j][i] && (nvCount(mx.rel[i][j]) == 0 || nvCount(mx.rel[j][i]) == 0) {
+				return nil, mx.asymmetric(file, i, j)
 			}
 		}
 	}
@@ -496,6 +509,52 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 // meshHosts is the most hosts an import joins each to each (two sockets
 // of four NUMA nodes each); more are chained.
 const meshHosts = 8
+
+// nvFabric is, where the NVLink counts say the GPUs meet in an NVSwitch,
+// each GPU's links to it, and nil otherwise. That is where every pair of 3
+// or more GPUs shows NVLink and every row more links in all than a GPU has
+// ports (so they cannot be links GPU to GPU). A GPU with fewer working
+// links than its peers shows fewer: to every peer (counted from its side),
+// or the fewer of the two counts (as topo discover writes it); each GPU
+// gets the most its row shows, and a pair showing fewer than both GPUs'
+// counts is no fabric.
+func nvFabric(rel [][]string, n, ports int) []int {
+	if n < 3 {
+		return nil
+	}
+	links := make([]int, n)
+	for i := 0; i < n; i++ {
+		all := 0
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			k := nvCount(rel[i][j])
+			if k == 0 {
+				return nil
+			}
+			all += k
+			links[i] = max(links[i], k)
+		}
+		if all <= ports {
+			return nil
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j && nvCount(rel[i][j]) < min(links[i], links[j]) {
+				return nil
+			}
+		}
+	}
+	return links
+}
+
+// asymmetric is the error for GPU i to j unlike j to i.
+func (mx *smiMatrix) asymmetric(file string, i, j int) error {
+	r := mx.rows[i]
+	return fmt.Errorf("%s:%d:%d: GPU%d to GPU%d is %s but GPU%d to GPU%d is %s: the table must be symmetric", file, r.line, r.cellCols[j], i, j, mx.rel[i][j], j, i, mx.rel[j][i])
+}
 
 // cellOf is the line and column of the first GPU cell that reads rel.
 func (mx *smiMatrix) cellOf(rel string) (line, col int) {

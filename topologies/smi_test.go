@@ -202,7 +202,7 @@ func TestImportErrors(t *testing.T) {
 		// GPU0 of four V100s (6 ports) shows NV2 + NV3 + NV2: 7 links,
 		// not the same to every peer (no NVSwitch): refused at its row.
 		{"more links than ports", "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV2\tNV3\tNV2\nGPU1\tNV2\t X \tNV1\tNV1\nGPU2\tNV3\tNV1\t X \tNV1\nGPU3\tNV2\tNV1\tNV1\t X \n", SMIOptions{GPU: "V100-SXM2"},
-			"t.txt:2:1: GPU0's row shows 7 NVLinks to its peers in all, more than the 6 ports of V100-SXM2 (and not the same count to every peer, as through an NVSwitch): pass the right --gpu, or check the table"},
+			"t.txt:2:1: GPU0's row shows 7 NVLinks to its peers in all, more than the 6 ports of V100-SXM2 (and not NVLink to every peer, each GPU's count alike, as through an NVSwitch): pass the right --gpu, or check the table"},
 	} {
 		_, _, err := FromNvidiaSMI("t.txt", []byte(c.text), c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -430,5 +430,87 @@ func TestImportNoP2P(t *testing.T) {
 		if got := m.PathBetween(0, 2).Kind; noP2P && got != sim.PathStaged {
 			t.Errorf("no P2P: gpu0 to gpu2 across sockets: %v, want host-staged", got)
 		}
+	}
+}
+
+// A GPU with an NVLink down on an NVSwitch machine shows one link fewer:
+// to every peer, counted from its row (GPU3's row NV17, its column NV18),
+// or the fewer of the two counts (row and column NV17, as topo discover
+// writes it). Either way the GPUs still meet in the NVSwitch, GPU3 with 17
+// links and the others with 18, and the model is still inferred (NV11 among
+// a DGX A100's NV12 too). A copy from gpu0 to gpu3 then runs at 17/18 of
+// one to gpu5: the NVSwitch passes what gpu3's 17 links carry.
+func TestImportDegradedNVSwitch(t *testing.T) {
+	for _, c := range []struct {
+		name, full, less, gen, model string
+		fullN, lessN                 int
+		rowOnly                      bool
+	}{
+		{"H100 row", "NV18", "NV17", "nvlink4", "H100-SXM", 18, 17, true},
+		{"H100 both", "NV18", "NV17", "nvlink4", "H100-SXM", 18, 17, false},
+		{"A100 both", "NV12", "NV11", "nvlink3", "A100-SXM4-80GB", 12, 11, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			for j := range 8 {
+				fmt.Fprintf(&b, "\tGPU%d", j)
+			}
+			b.WriteString("\tCPU Affinity\tNUMA Affinity\n")
+			for i := range 8 {
+				fmt.Fprintf(&b, "GPU%d", i)
+				for j := range 8 {
+					switch {
+					case i == j:
+						b.WriteString("\t X ")
+					case i == 3 || (j == 3 && !c.rowOnly):
+						b.WriteString("\t" + c.less)
+					default:
+						b.WriteString("\t" + c.full)
+					}
+				}
+				fmt.Fprintf(&b, "\t%d-%d\t%d\n", i/4*52, i/4*52+51, i/4)
+			}
+			text, tp, err := FromNvidiaSMI("t.txt", []byte(b.String()), SMIOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tp.Machine.GPUs[0].Model; got != c.model {
+				t.Errorf("model %s, want %s", got, c.model)
+			}
+			for i := range 8 {
+				k := c.fullN
+				if i == 3 {
+					k = c.lessN
+				}
+				want := fmt.Sprintf("{ends: [gpu%d, nvswitch], type: %s, count: %d}", i, c.gen, k)
+				if !strings.Contains(text, want) {
+					t.Errorf("no %q in\n%s", want, text)
+				}
+			}
+			if want := fmt.Sprintf("# - GPU3 shows %s where others show %s", c.less, c.full); !strings.Contains(text, want) {
+				t.Errorf("no comment %q in\n%s", want, text)
+			}
+			m := tp.Machine
+			copyTime := func(dst int) float64 {
+				p := &sim.Program{Name: "c", Streams: []sim.Stream{{GPU: 0, Name: "s"}}, Threads: []sim.Thread{{Name: "t", Host: 0,
+					Ops: []sim.Op{{ID: "c", Kind: sim.OpCopy, Stream: 0, Src: m.GPUs[0].Node, Dst: m.GPUs[dst].Node, Bytes: 1 << 30}}}}}
+				res, err := sim.Run(m, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return float64(res.Ops[0].End - res.Ops[0].Start)
+			}
+			// The copies' fixed latency (microseconds against milliseconds)
+			// moves the ratio by less than 1e-4.
+			if r, want := copyTime(3)/copyTime(5), float64(c.fullN)/float64(c.lessN); r < want*(1-1e-4) || r > want*(1+1e-4) {
+				t.Errorf("copy to gpu3 / to gpu5: %.5f, want %.5f", r, want)
+			}
+		})
+	}
+	// Counts that differ between two GPUs joined directly are not a
+	// GPU with a link down: the table must be symmetric there.
+	_, _, err := FromNvidiaSMI("t.txt", []byte("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV3\t X \n"), SMIOptions{GPU: "H100-SXM"})
+	if want := "t.txt:2:10: GPU0 to GPU1 is NV4 but GPU1 to GPU0 is NV3: the table must be symmetric"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }

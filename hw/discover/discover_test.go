@@ -213,6 +213,41 @@ func TestDiscoverTwice(t *testing.T) {
 	}
 }
 
+// A DGX whose GPU3 has one of its 18 NVLinks down: NVML counts 17 links
+// from GPU3 to the switches, the matrix gives GPU3's pairs the fewer, 17,
+// and the topology joins GPU3 to the NVSwitch by 17 links and the others
+// by 18 (it was refused: the counts were no longer all alike).
+func TestDiscoverLinkDown(t *testing.T) {
+	s := likeDGX(dgxh100.New())
+	d3 := s.Devices[3].(*server.Device)
+	d3.GetNvLinkStateFunc = func(link int) (nvml.EnableState, nvml.Return) {
+		switch {
+		case link >= 18:
+			return 0, nvml.ERROR_INVALID_ARGUMENT
+		case link == 17:
+			return nvml.FEATURE_DISABLED, nvml.SUCCESS
+		}
+		return nvml.FEATURE_ENABLED, nvml.SUCCESS
+	}
+	m := mustDiscover(t, s)
+	if got := m.Devices[3].NVSwitchLinks; got != 17 {
+		t.Fatalf("GPU3: %d NVSwitch links, want 17", got)
+	}
+	text, err := m.Topology("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		k := 18
+		if i == 3 {
+			k = 17
+		}
+		if want := fmt.Sprintf("{ends: [gpu%d, nvswitch], type: nvlink4, count: %d}", i, k); !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+}
+
 // One GPU of the DGX: its NVLinks end at switches and no peer, so the
 // matrix is 1x1 and the GPU hangs off its host by PCIe.
 func TestDiscoverSingleGPU(t *testing.T) {
