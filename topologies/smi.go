@@ -165,7 +165,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		}
 		hostOf[i] = h
 	}
-	// NUMA nodes in their order (cpu0 the lowest), where every host is one.
+	// NUMA nodes (or CPU lists) in their order: cpu0 the lowest.
 	numaOrder(hostOf, hostKeys, hostCores)
 	// PCIe groups: GPUs related by PIX or PXB, directly or through a NIC
 	// both reach by PIX, share a switch.
@@ -581,15 +581,28 @@ func nvlinkGPUs() []string {
 
 // numaOrder renumbers the hosts in the order of their NUMA node ids where
 // every key is one (a table lists GPUs, not nodes, in order: NPS4's first
-// GPUs may be on node 3), changing hostOf, keys and cores in place.
+// GPUs may be on node 3), or else of their lowest CPU where every key is a
+// CPU list (an older driver's table has no NUMA column: cpu0 holds CPU 0,
+// as node 0 does), changing hostOf, keys and cores in place.
 func numaOrder(hostOf []int, keys []string, cores []int) {
 	ids := make([]int, len(keys))
 	for h, k := range keys {
 		id, err := strconv.Atoi(k)
 		if err != nil || id < 0 {
-			return
+			ids = nil
+			break
 		}
 		ids[h] = id
+	}
+	if ids == nil {
+		ids = make([]int, len(keys))
+		for h, k := range keys {
+			lo, ok := lowestCPU(k)
+			if !ok {
+				return
+			}
+			ids[h] = lo
+		}
 	}
 	order := make([]int, len(keys)) // order[new] = old
 	for h := range order {
@@ -670,6 +683,22 @@ func nvCount(c string) int {
 		return 0
 	}
 	return k
+}
+
+// lowestCPU is the lowest CPU of an affinity list such as "52-103,156-207";
+// ok is false where s is no such list.
+func lowestCPU(s string) (lo int, ok bool) {
+	if _, ok := countCPUs(s); !ok {
+		return 0, false
+	}
+	lo = -1
+	for _, part := range strings.Split(s, ",") {
+		a, _, _ := strings.Cut(part, "-")
+		if k, _ := strconv.Atoi(a); lo < 0 || k < lo {
+			lo = k
+		}
+	}
+	return lo, true
 }
 
 // countCPUs counts the distinct CPUs of an affinity list such as

@@ -328,6 +328,25 @@ func TestImportManyHosts(t *testing.T) {
 	}
 }
 
+// A table without a NUMA column (an older driver's) keys hosts by CPU
+// Affinity and numbers them by their lowest CPU: GPU0 and GPU1 on CPUs
+// 52-103 and 156-207 are on cpu1, GPU2 and GPU3 on 0-51 and 104-155 on
+// cpu0, the socket that holds CPU 0 (they were numbered in order of
+// appearance: cpu0 was the second socket).
+func TestImportHostsByLowestCPU(t *testing.T) {
+	cpus := []string{"52-103,156-207", "52-103,156-207", "104-155,0-51", "104-155,0-51"}
+	text := smiTable(4, "SYS", "\tCPU Affinity", func(i int) string { return "\t" + cpus[i] })
+	_, tp, err := FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "L40S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range []int{1, 1, 0, 0} {
+		if got := tp.Machine.GPUs[i].Host; got != h {
+			t.Errorf("gpu%d on host %d, want cpu%d", i, got, h)
+		}
+	}
+}
+
 // A row whose NUMA Affinity is N/A beside rows with a node and the same
 // CPU Affinity is on that node: one host, not two joined by UPI.
 func TestImportNUMAOfNA(t *testing.T) {
