@@ -593,6 +593,9 @@ func cmdTopoImport(args []string, stdout, stderr io.Writer) error {
 			}
 			return '-'
 		}, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+		if strings.Trim(n, "-") == "" {
+			n = "" // a name of no letter it could hold ("топология.txt"): "imported"
+		}
 	}
 	text, _, err := topologies.FromNvidiaSMI(file, data, topologies.SMIOptions{GPU: *gpu, PCIe: *pcie, Name: n, NoP2P: *noP2P})
 	if err != nil {
