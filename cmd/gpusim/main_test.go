@@ -503,9 +503,10 @@ func TestOtherCommandsThatWouldNotFit(t *testing.T) {
 // memory than is free fails as a failed point (exit 2) with the estimate.
 // With 1 MiB free there is memory for 1,024 ops (bytesPerOp): the point of
 // n = 10 (11 ops with its sync) runs, the point of n = 5,000 (5,001 ops,
-// 5,001 KiB) fails. Where
-// the first point is the one too large, which sweep loads to read the
-// sweep, the sweep fails at once (exit 1), before expanding it.
+// 5,001 KiB) fails. Where the first point is the one too large (sweep
+// loads it to read the sweep) it fails the same way and the next point
+// runs (the whole sweep failed, exit 1); where every point is, the first
+// point's error is the sweep's (exit 1).
 func TestSweepPointThatWouldNotFit(t *testing.T) {
 	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
 	memoryCheckFloor = 0
@@ -525,8 +526,13 @@ func TestSweepPointThatWouldNotFit(t *testing.T) {
 		t.Errorf("exit %d, want 2 and the second point failed for memory:\n%s", code, out)
 	}
 	big := scen("[5000, 10]")
-	_, errb, code := runCmd(t, "sweep", big)
-	if want := "gpusim: " + big + " expands to 5001 ops or more, which need about 4.884 MiB to simulate; 1 MiB is free here: lower its counts, or run where more memory is free (the sweep's first point, which sweep loads to read the sweep)\n"; code != exitFail || errb != want {
+	out, _, code = runCmd(t, "sweep", big, "--json")
+	if code != exitInput || strings.Count(out, "to simulate; 1 MiB is free here") != 1 || !strings.Contains(out, big+" expands to 5001 ops or more, which need about 4.884 MiB") || strings.Count(out, `"error"`) != 1 {
+		t.Errorf("exit %d, want 2 and the first point failed for memory, the second run:\n%s", code, out)
+	}
+	all := scen("[5000, 6000]")
+	_, errb, code := runCmd(t, "sweep", all)
+	if want := "gpusim: " + all + " expands to 5001 ops or more, which need about 4.884 MiB to simulate; 1 MiB is free here: lower its counts, or run where more memory is free (the sweep's first point, which sweep loads to read the sweep)\n"; code != exitFail || errb != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", code, errb, want)
 	}
 }

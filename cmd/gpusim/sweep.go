@@ -449,11 +449,12 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 		opt.SweepRead = &swept
 	}
 	base, err := src.load(opt)
-	if err != nil && len(swept) > 0 && !errors.As(err, new(*scenarios.MemoryError)) {
-		// The first point's values fail, not the sweep: another point is
-		// the base, and the first a failed point of the table, as any
-		// other point that fails. The first point's error stands where
-		// none of the next maxBaseTries loads.
+	if err != nil && len(swept) > 0 {
+		// The first point's values fail, or it is too large for the
+		// memory free, not the sweep: another point is the base, and the
+		// first a failed point of the table, as any other point that
+		// fails. The first point's error stands where none of the next
+		// maxBaseTries loads.
 		points := scenarios.Points(swept)
 		for i := 1; i < len(points) && i <= maxBaseTries; i++ {
 			o := opt
