@@ -172,16 +172,17 @@ type backend struct {
 	clock Clock
 	info  *Info
 
-	gpus     []gpuDev
-	streams  []Stream
-	events   []Event // program events
-	evGPU    []int   // the GPU whose context each program event lives in
-	pinned   HostPtr
-	pinBytes uint64
-	page     *Pageable
-	timing   [][]opTiming // per thread, per op
-	origin   time.Duration
-	peer     map[[2]int]bool // GPU pairs with peer access enabled
+	gpus    []gpuDev
+	streams []Stream
+	events  []Event // program events
+	evGPU   []int   // the GPU whose context each program event lives in
+	// host[0] is the host memory H2D copies read, host[1] what D2H
+	// copies write: copies both ways at once touch different memory, as
+	// in calibrate's duplex measurement.
+	host   [2]hostMem
+	timing [][]opTiming // per thread, per op
+	origin time.Duration
+	peer   map[[2]int]bool // GPU pairs with peer access enabled
 
 	// filled by execute
 	recs     [][]sim.OpRecord
@@ -221,6 +222,21 @@ func Runnable(p *sim.Program) error {
 	return nil
 }
 
+// hostMem is the host memory the copies of one direction use.
+type hostMem struct {
+	pinned   HostPtr
+	pinBytes uint64
+	page     *Pageable
+}
+
+// ptr is the buffer of the copy's memory.
+func (h *hostMem) ptr(mem sim.MemoryKind) HostPtr {
+	if mem == sim.Pageable {
+		return h.page.Ptr()
+	}
+	return h.pinned
+}
+
 // setup checks the program against the devices and allocates everything.
 func (b *backend) setup() error {
 	m, p, drv := b.m, b.p, b.drv
@@ -236,7 +252,7 @@ func (b *backend) setup() error {
 	}
 	b.info.DriverVersion = v
 	// What the program uses.
-	var pinBytes, pageBytes uint64
+	var pinBytes, pageBytes [2]uint64 // per direction, as b.host
 	need := make([]uint64, len(m.GPUs))
 	peers := map[[2]int]bool{}
 	for _, st := range p.Streams {
@@ -266,10 +282,14 @@ func (b *backend) setup() error {
 			n := uint64(op.Bytes)
 			src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 			if src.Kind == sim.NodeHost || dst.Kind == sim.NodeHost {
+				dir := 0
+				if dst.Kind == sim.NodeHost {
+					dir = 1
+				}
 				if op.Memory == sim.Pageable {
-					pageBytes = max(pageBytes, n)
+					pageBytes[dir] = max(pageBytes[dir], n)
 				} else {
-					pinBytes = max(pinBytes, n)
+					pinBytes[dir] = max(pinBytes[dir], n)
 				}
 			}
 			if src.Kind == sim.NodeGPU {
@@ -392,15 +412,18 @@ func (b *backend) setup() error {
 			b.peer[d] = true
 		}
 	}
-	if pinBytes > 0 {
-		if b.pinned, err = drv.MemHostAlloc(pinBytes); err != nil {
-			return err
+	for dir := range b.host {
+		h := &b.host[dir]
+		if pinBytes[dir] > 0 {
+			if h.pinned, err = drv.MemHostAlloc(pinBytes[dir]); err != nil {
+				return err
+			}
+			h.pinBytes = pinBytes[dir]
 		}
-		b.pinBytes = pinBytes
-	}
-	if pageBytes > 0 {
-		if b.page, err = AllocPageable(pageBytes); err != nil {
-			return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes), err)
+		if pageBytes[dir] > 0 {
+			if h.page, err = AllocPageable(pageBytes[dir]); err != nil {
+				return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes[dir]), err)
+			}
 		}
 	}
 	// Streams.
@@ -634,18 +657,24 @@ func (b *backend) warmCopies(g int) error {
 	defer done()
 	n := d.bufBytes
 	steps := []func() error{func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) }}
-	if b.pinned != 0 {
-		m := min(n, b.pinBytes)
+	in, out := &b.host[0], &b.host[1]
+	if in.pinned != 0 {
+		m := min(n, in.pinBytes)
 		steps = append(steps,
-			func() error { return drv.MemcpyHtoDAsync(d.rd, b.pinned, m, s) },
-			func() error { return drv.MemcpyHtoDAsync(d.wr, b.pinned, m, s) },
-			func() error { return drv.MemcpyDtoHAsync(b.pinned, d.rd, m, s) })
+			func() error { return drv.MemcpyHtoDAsync(d.rd, in.pinned, m, s) },
+			func() error { return drv.MemcpyHtoDAsync(d.wr, in.pinned, m, s) })
 	}
-	if b.page != nil {
-		m := min(n, uint64(len(b.page.Bytes())))
-		steps = append(steps,
-			func() error { return drv.MemcpyHtoDAsync(d.wr, b.page.Ptr(), m, s) },
-			func() error { return drv.MemcpyDtoHAsync(b.page.Ptr(), d.rd, m, s) })
+	if out.pinned != 0 {
+		m := min(n, out.pinBytes)
+		steps = append(steps, func() error { return drv.MemcpyDtoHAsync(out.pinned, d.rd, m, s) })
+	}
+	if in.page != nil {
+		m := min(n, uint64(len(in.page.Bytes())))
+		steps = append(steps, func() error { return drv.MemcpyHtoDAsync(d.wr, in.page.Ptr(), m, s) })
+	}
+	if out.page != nil {
+		m := min(n, uint64(len(out.page.Bytes())))
+		steps = append(steps, func() error { return drv.MemcpyDtoHAsync(out.page.Ptr(), d.rd, m, s) })
 	}
 	steps = append(steps, func() error { return drv.StreamSynchronize(s) })
 	for _, f := range steps {
@@ -1254,23 +1283,17 @@ func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 	m, drv := b.m, b.drv
 	src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 	n := uint64(op.Bytes)
-	host := func() HostPtr {
-		if op.Memory == sim.Pageable {
-			return b.page.Ptr()
-		}
-		return b.pinned
-	}
 	switch {
 	case src.Kind == sim.NodeHost && dst.Kind == sim.NodeGPU:
 		if n == 0 {
 			return sim.CopyH2D, nil
 		}
-		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, host(), n, s)
+		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, b.host[0].ptr(op.Memory), n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeHost:
 		if n == 0 {
 			return sim.CopyD2H, nil
 		}
-		return sim.CopyD2H, drv.MemcpyDtoHAsync(host(), b.gpus[src.Index].rd, n, s)
+		return sim.CopyD2H, drv.MemcpyDtoHAsync(b.host[1].ptr(op.Memory), b.gpus[src.Index].rd, n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU:
 		a, c := src.Index, dst.Index
 		if a == c {
@@ -1541,11 +1564,13 @@ func (b *backend) cleanup() error {
 			do(drv.StreamDestroy(s))
 		}
 	}
-	if b.pinned != 0 {
-		do(drv.MemFreeHost(b.pinned))
-	}
-	if b.page != nil {
-		do(b.page.Free())
+	for _, h := range b.host {
+		if h.pinned != 0 {
+			do(drv.MemFreeHost(h.pinned))
+		}
+		if h.page != nil {
+			do(h.page.Free())
+		}
 	}
 	for g := range b.gpus {
 		d := &b.gpus[g]

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -716,5 +717,65 @@ threads:
 		if got := float64(info.Drift[0]); got < lo || got > hi {
 			t.Errorf("event clock %g fast: drift %v, want %.0f to %.0f ns", rate, info.Drift[0], lo, hi)
 		}
+	}
+}
+
+// hostPtrs is the fake driver, noting the host memory each copy reads or
+// writes.
+type hostPtrs struct {
+	*Fake
+	mu       sync.Mutex
+	h2d, d2h map[HostPtr]bool
+}
+
+func (d *hostPtrs) MemcpyHtoDAsync(dst DevicePtr, src HostPtr, n uint64, s Stream) error {
+	d.mu.Lock()
+	d.h2d[src] = true
+	d.mu.Unlock()
+	return d.Fake.MemcpyHtoDAsync(dst, src, n, s)
+}
+
+func (d *hostPtrs) MemcpyDtoHAsync(dst HostPtr, src DevicePtr, n uint64, s Stream) error {
+	d.mu.Lock()
+	d.d2h[dst] = true
+	d.mu.Unlock()
+	return d.Fake.MemcpyDtoHAsync(dst, src, n, s)
+}
+
+// Copies up and down at once, pinned and pageable, read and write separate
+// host buffers, as calibrate's duplex measurement does: every H2D source
+// differs from every D2H destination (one pinned buffer served both), and
+// the two pinned buffers are allocated and freed.
+func TestCopiesBothWaysUseTwoHostBuffers(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {id: up, from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/a}
+      - copy: {id: down, from: gpu0, to: cpu0, bytes: 2 MB, stream: gpu0/b}
+      - copy: {id: upp, from: cpu0, to: gpu0, bytes: 1 MB, memory: pageable, stream: gpu0/a}
+      - copy: {id: downp, from: gpu0, to: cpu0, bytes: 1 MB, memory: pageable, stream: gpu0/b}
+      - sync: {device: gpu0}
+`)
+	d := &hostPtrs{Fake: NewFake(testConfig()), h2d: map[HostPtr]bool{}, d2h: map[HostPtr]bool{}}
+	if _, _, err := Run(context.Background(), d, sc.Topology.Machine, sc.Program, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.h2d) != 2 || len(d.d2h) != 2 {
+		t.Errorf("H2D copies read %d buffers and D2H copies wrote %d; want 2 each (pinned and pageable)", len(d.h2d), len(d.d2h))
+	}
+	for p := range d.h2d {
+		if d.d2h[p] {
+			t.Errorf("host buffer %#x is both read by H2D copies and written by D2H copies", p)
+		}
+	}
+	if n := d.CallCounts()["cuMemHostAlloc"]; n != 2 {
+		t.Errorf("%d pinned allocations, want 2 (one a direction)", n)
+	}
+	if live := d.Live(); len(live) != 0 {
+		t.Errorf("still allocated after the run: %v", live)
 	}
 }
