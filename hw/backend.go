@@ -237,6 +237,73 @@ func (h *hostMem) ptr(mem sim.MemoryKind) HostPtr {
 	return h.pinned
 }
 
+// usedGPUs says which of m's GPUs p uses: those with its streams, the
+// devices it synchronizes, and the ends of its copies.
+func usedGPUs(m *sim.Machine, p *sim.Program) []bool {
+	used := make([]bool, len(m.GPUs))
+	for _, st := range p.Streams {
+		used[st.GPU] = true // every stream is made in its GPU's context
+	}
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			op := &p.Threads[ti].Ops[oi]
+			if op.Kind == sim.OpSync && op.Sync == sim.SyncDevice {
+				used[op.GPU] = true
+			}
+			if op.Kind.OnStream() {
+				used[p.Streams[op.Stream].GPU] = true
+			}
+			if op.Kind == sim.OpCopy {
+				for _, end := range []int{op.Src, op.Dst} {
+					if nd := m.Nodes[end]; nd.Kind == sim.NodeGPU {
+						used[nd.Index] = true
+					}
+				}
+			}
+		}
+	}
+	return used
+}
+
+// Hold retains the primary context of each GPU p uses on m (that this
+// machine has) until release is called. A primary context lives while
+// anything retains it, and Run retains and releases its own: runs one
+// after another (replay --repeat, --host-probe) within a Hold find the
+// contexts made, rather than each making them and destroying them again,
+// with the driver's state in them. A GPU the machine lacks is left to
+// Run to name.
+func Hold(drv Driver, m *sim.Machine, p *sim.Program) (release func() error, err error) {
+	if err := p.Validate(m); err != nil {
+		return nil, err
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	var held []int
+	release = func() error {
+		var first error
+		for _, g := range held {
+			if err := drv.PrimaryCtxRelease(g); err != nil && first == nil {
+				first = err
+			}
+		}
+		held = nil
+		return first
+	}
+	for g, u := range usedGPUs(m, p) {
+		if !u || g >= n {
+			continue
+		}
+		if _, err := drv.PrimaryCtxRetain(g); err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, g)
+	}
+	return release, nil
+}
+
 // setup checks the program against the devices and allocates everything.
 func (b *backend) setup() error {
 	m, p, drv := b.m, b.p, b.drv
@@ -255,26 +322,17 @@ func (b *backend) setup() error {
 	var pinBytes, pageBytes [2]uint64 // per direction, as b.host
 	need := make([]uint64, len(m.GPUs))
 	peers := map[[2]int]bool{}
-	for _, st := range p.Streams {
-		b.gpus[st.GPU].used = true // every stream is made in its GPU's context
+	for g, u := range usedGPUs(m, p) {
+		b.gpus[g].used = u
 	}
 	graphs, firstGraph := 0, ""
 	for ti := range p.Threads {
 		for oi := range p.Threads[ti].Ops {
 			op := &p.Threads[ti].Ops[oi]
-			switch op.Kind {
-			case sim.OpSync:
-				if op.Sync == sim.SyncDevice {
-					b.gpus[op.GPU].used = true
-				}
-			}
 			if op.GraphOps > 0 {
 				if graphs++; graphs == 1 {
 					firstGraph = op.ID
 				}
-			}
-			if op.Kind.OnStream() {
-				b.gpus[p.Streams[op.Stream].GPU].used = true
 			}
 			if op.Kind != sim.OpCopy {
 				continue
@@ -293,11 +351,9 @@ func (b *backend) setup() error {
 				}
 			}
 			if src.Kind == sim.NodeGPU {
-				b.gpus[src.Index].used = true
 				need[src.Index] = max(need[src.Index], n)
 			}
 			if dst.Kind == sim.NodeGPU {
-				b.gpus[dst.Index].used = true
 				need[dst.Index] = max(need[dst.Index], n)
 			}
 			if src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU && src.Index != dst.Index && !op.NoPeerAccess {

@@ -88,6 +88,8 @@ type Fake struct {
 	funcs   map[Function]string
 	mem     map[DevicePtr]uint64 // 8-byte words stored by spin kernels or copies
 	pinned  map[HostPtr]uint64   // pinned allocations and their sizes
+	refs    map[int]int          // per device, its primary context's retains
+	made    int                  // primary contexts made (retained from none)
 }
 
 // FakeTimerOffset is what the fake's GPU timer (%globaltimer, as spin
@@ -117,7 +119,16 @@ func NewFake(cfg FakeConfig) *Fake {
 		cfg.MemoryBytes = 80e9
 	}
 	return &Fake{cfg: cfg, next: 0x1000, count: map[string]int{}, streams: map[Stream]*fakeStream{},
-		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}}
+		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}, refs: map[int]int{}}
+}
+
+// ContextsMade counts the primary contexts made so far: the retains that
+// found none (a driver makes one then, and destroys it at the last
+// release).
+func (f *Fake) ContextsMade() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.made
 }
 
 // Calls returns the driver calls made so far, in order.
@@ -269,6 +280,9 @@ func (f *Fake) PrimaryCtxRetain(dev int) (Context, error) {
 		return 0, err
 	}
 	f.live["context"]++
+	if f.refs[dev]++; f.refs[dev] == 1 {
+		f.made++
+	}
 	return Context(dev + 1), nil
 }
 
@@ -277,6 +291,7 @@ func (f *Fake) PrimaryCtxRelease(dev int) error {
 	defer unlock()
 	if err == nil {
 		f.live["context"]--
+		f.refs[dev]--
 	}
 	return err
 }

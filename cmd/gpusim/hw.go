@@ -118,6 +118,12 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 			return nil, nil, err
 		}
 	}
+	// The GPUs' contexts stay made from one run to the next (each run
+	// would make and destroy them); where holding them fails, each run
+	// says why.
+	if release, err := hw.Hold(drv, sc.Topology.Machine, sc.Program); err == nil {
+		defer release()
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	var runs []*sim.Result

@@ -125,3 +125,24 @@ func TestHostProbeKeepsSyncsUntimed(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayKeepsContexts: replay --repeat 3 --host-probe runs six times on
+// gpu0 (three probes, three runs of the scenario), and the GPU's primary
+// context is made once: it is held between the runs, where each run made
+// and destroyed it; after the command nothing is left retained.
+func TestReplayKeepsContexts(t *testing.T) {
+	o := openDriver
+	t.Cleanup(func() { openDriver = o })
+	f := hw.NewFake(fakeGPU())
+	openDriver = func() (hw.Driver, error) { return f, nil }
+	replayMakespanErr(t, "hw-launch-bound", "--repeat", "3", "--host-probe")
+	if n := f.CallCounts()["cuDevicePrimaryCtxRetain"]; n != 7 {
+		t.Errorf("%d retains, want 7: the hold and six runs", n)
+	}
+	if n := f.ContextsMade(); n != 1 {
+		t.Errorf("gpu0's context made %d times, want once", n)
+	}
+	if live := f.Live(); len(live) != 0 {
+		t.Errorf("still allocated after the command: %v", live)
+	}
+}
