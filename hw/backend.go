@@ -551,7 +551,8 @@ func (b *backend) setup() error {
 		}
 	}
 	// Each spin kernel stores when it began: an op issued to an idle stream
-	// has no event of its own before it.
+	// has no event of its own before it. Its blocks take the first word
+	// of its slot down and the second up: all ones and 0 before.
 	for g := range b.gpus {
 		d := &b.gpus[g]
 		if !d.used {
@@ -564,7 +565,11 @@ func (b *backend) setup() error {
 		if d.slots, err = drv.MemAlloc(n); err != nil {
 			return err
 		}
-		if err := drv.MemcpyHtoD(d.slots, make([]byte, n)); err != nil {
+		init := make([]byte, n)
+		for k := 0; k < len(init); k += 16 {
+			binary.LittleEndian.PutUint64(init[k:], math.MaxUint64)
+		}
+		if err := drv.MemcpyHtoD(d.slots, init); err != nil {
 			return err
 		}
 	}

@@ -620,8 +620,11 @@ func (f *Fake) Launch(fn Function, grid, block, shared uint32, s Stream, args ..
 			// overhead and stops when its spin is done, which ends it:
 			// stored as the fake GPU's timer reads then.
 			start := max(f.now+f.cfg.Latency, st.tail) + f.cfg.KernelOverhead
-			f.mem[DevicePtr(args[1].Value)] = uint64(FakeTimerOffset + int64(start))
-			f.mem[DevicePtr(args[1].Value)+8] = uint64(FakeTimerOffset + int64(start) + int64(args[0].Value))
+			// As the kernel's blocks, all starting together, take the
+			// first word down and the second up.
+			at := DevicePtr(args[1].Value)
+			f.mem[at] = min(f.mem[at], uint64(FakeTimerOffset+int64(start)))
+			f.mem[at+8] = max(f.mem[at+8], uint64(FakeTimerOffset+int64(start)+int64(args[0].Value)))
 		}
 	case kernels.Copy:
 		if f.cfg.MemoryBandwidth > 0 {

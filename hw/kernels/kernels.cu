@@ -12,22 +12,24 @@
 #include <stdint.h>
 
 // gpusim_spin: busy-wait until duration_ns nanoseconds of %globaltimer have
-// passed since the thread started; if start is not null, thread 0 of block 0
-// stores its start time in start[0] and its last reading in start[1]. Launched with 32 threads per block, one block
-// per SM to claim, and a large dynamic shared memory size so that a block
-// occupies a whole SM.
-extern "C" __global__ void gpusim_spin(uint64_t duration_ns, uint64_t *start)
+// passed since the thread started; if start is not null, thread 0 of every
+// block takes start[0] down to its start time and start[1] up to its last
+// reading (the caller sets them to all ones and 0 first): the first block's
+// start and the last block's stop. Launched with 32 threads per block, one
+// block per SM to claim, and a large dynamic shared memory size so that a
+// block occupies a whole SM.
+extern "C" __global__ void gpusim_spin(uint64_t duration_ns, unsigned long long *start)
 {
     uint64_t t0, now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    bool tell = start != 0 && threadIdx.x == 0 && blockIdx.x == 0;
+    bool tell = start != 0 && threadIdx.x == 0;
     if (tell)
-        start[0] = t0;
+        atomicMin(&start[0], (unsigned long long)t0);
     do {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     } while (now - t0 < duration_ns);
     if (tell)
-        start[1] = now;
+        atomicMax(&start[1], (unsigned long long)now);
 }
 
 // gpusim_copy: grid-stride copy of n16 16-byte elements from src to dst

@@ -14,9 +14,11 @@
 // [Spin] — gpusim_spin(duration_ns u64, start u64): every thread reads
 // %globaltimer once, then spins re-reading it until duration_ns nanoseconds
 // have passed. duration_ns = 0 returns at once. If start is a device
-// address (not 0), thread 0 of block 0 stores its first %globaltimer
-// reading at start[0] and its last at start[1] (two u64): when the kernel
-// began and stopped spinning, in the GPU's nanoseconds. Launch with
+// address (not 0), thread 0 of every block takes start[0] down to its
+// first %globaltimer reading and start[1] up to its last (two u64, set to
+// all ones and 0 before the launch; atom.global.min/max): when the kernel's
+// first block began and its last stopped spinning, in the GPU's
+// nanoseconds, though its blocks start apart. Launch with
 // [SpinBlock] threads per block, one block per SM to occupy, and a dynamic
 // shared memory size large enough that no two blocks fit on one SM (more than
 // half the SM's shared memory; above 48 KiB the function's

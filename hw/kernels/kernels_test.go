@@ -293,6 +293,33 @@ func TestPTXStructure(t *testing.T) {
 	}
 }
 
+// The spin kernel's stamps are taken by every block's thread 0 with
+// atomics, in the form LLVM's NVPTX backend writes for sm_70 (llc-14:
+// "atom.global.min.u64 %rd3, [%rd1], %rd2;"), not stored by block 0 alone:
+// the stamps must span blocks that start apart.
+func TestSpinStampsEveryBlock(t *testing.T) {
+	ents, _ := parseEntries(stripComments(string(ptx)))
+	var body []string
+	for _, e := range ents {
+		if e.name == Spin {
+			body = e.body
+		}
+	}
+	text := strings.Join(body, "\n")
+	for _, re := range []string{
+		`@!%p2 atom\.global\.min\.u64\s+%rd\d+, \[%rd6\], %rd2;`, // start[0] down to t0
+		`@!%p2 atom\.global\.max\.u64\s+%rd\d+, \[%rd7\], %rd3;`, // start[1] up to the last reading
+		`setp\.ne\.u32\s+%p3, %r1, 0;`,                           // p3: not thread 0 of its block
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("gpusim_spin has no %s:\n%s", re, text)
+		}
+	}
+	if strings.Contains(text, "st.global") || strings.Contains(text, "%ctaid") {
+		t.Errorf("gpusim_spin stores, or reads its block index: only block 0 would tell:\n%s", text)
+	}
+}
+
 func TestPTXTerminated(t *testing.T) {
 	a := PTX()
 	if len(a) != len(ptx)+1 {

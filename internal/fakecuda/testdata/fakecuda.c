@@ -13,7 +13,8 @@
 // each record advances by a quarter of a millisecond, so elapsed times are
 // exact; with fake_set("realclock", 1) they read CLOCK_MONOTONIC, and the spin
 // kernel (gpusim_spin) runs during its launch call, spinning for the
-// nanoseconds asked and storing its start and stop on that clock, so the
+// nanoseconds asked and taking its stamps' start down and stop up to that
+// clock's readings (as every block of the kernel does), so the
 // backend can run whole programs. fake_set and fake_get let a test change
 // results and read back what a call received. Built by the tests with the
 // system C compiler (cuda_lib_test.go); not part of gpusim.
@@ -372,9 +373,9 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 		uint64_t ns = *(uint64_t *)params[0], *stamps = (uint64_t *)(uintptr_t)*(uint64_t *)params[1];
 		uint64_t start = now_ns(), t = start;
 		while (t - start < ns) t = now_ns();
-		if (stamps) {
-			stamps[0] = start;
-			stamps[1] = t;
+		if (stamps) { // as the kernel's blocks: the least start, the most stop
+			if (start < stamps[0]) stamps[0] = start;
+			if (t > stamps[1]) stamps[1] = t;
 		}
 	}
 	pthread_mutex_lock(&mu);
