@@ -146,15 +146,24 @@ device)
 	else
 		echo "== discover: skipped (bin/gpusim-nocgo has no NVML)" | tee -a "$log"
 	fi
+	# The kernels, JIT-compiled by the driver and run once each (seconds):
+	# the driver's JIT log if they fail, and the spin kernel's stamps over
+	# one wave of blocks and over two.
+	if [ -n "${GPUSIM_REHEARSAL:-}" ]; then
+		echo "== ptx-check: skipped in a rehearsal (the stand-in runs no kernels)" | tee -a "$log"
+	elif command -v python3 >/dev/null; then
+		step ptx-check python3 "$here/../kernels/ptx_check.py" "$here/../kernels/kernels.ptx"
+	else
+		echo "== ptx-check: skipped (no python3)" | tee -a "$log"
+	fi
 	topo="$out/discovered.yaml"
 	[ -s "$topo" ] || topo=""
 	step calibrate "$g" calibrate --quick --budget 4m ${topo:+--topology "$topo"} -o "$out/calibrated.yaml"
 	cal_rc=$?
 	cal="$out/calibrated.yaml"
 	if [ ! -s "$cal" ] && [ $cal_rc -ne 124 ] && [ $cal_rc -ne 137 ]; then
-		# Diagnose the kernels (not a calibration stopped at its limit):
-		# the driver's JIT log, and ptxas where there is one.
-		command -v python3 >/dev/null && step ptx-check python3 "$here/../kernels/ptx_check.py" "$here/../kernels/kernels.ptx"
+		# Diagnose the kernels (not a calibration stopped at its limit)
+		# with ptxas where there is one (ptx-check above has the JIT log).
 		command -v ptxas >/dev/null && step ptxas ptxas -arch=sm_90 "$here/../kernels/kernels.ptx" -o /dev/null
 	fi
 	[ -s "$cal" ] || cal=""

@@ -97,6 +97,20 @@ dt = launch(spin, sms, 32, smem_optin, C.c_uint64(200_000_000), C.c_uint64(0))
 print(f"spin 200 ms on {sms} SMs: {1e3*dt:.1f} ms")
 if not 0.195 < dt < 0.5:
     sys.exit("FAIL spin duration")
+# Stamps: every block's thread 0 takes start[0] down and start[1] up. Two
+# blocks a SM (grid 2 x SMs, each block holding more than half an SM's
+# shared memory) run in two waves, so the stamps span about two spins: the
+# first wave's start to the second's stop (block 0 alone spanned one).
+stamps = alloc(16)
+for grid, waves in ((sms, 1), (2 * sms, 2)):
+    h2d(stamps, struct.pack("<QQ", 2**64 - 1, 0))
+    launch(spin, grid, 32, smem_optin, C.c_uint64(2_000_000), stamps)
+    t0, t1 = struct.unpack("<QQ", d2h(stamps, 16))
+    span = (t1 - t0) / 1e6 if t0 <= t1 else -1
+    print(f"spin 2 ms on {grid} blocks: stamps span {span:.3f} ms")
+    if not 2 * waves - 0.1 < span < 2 * waves + 1:
+        sys.exit(f"FAIL spin stamps: {grid} blocks span {span:.3f} ms, want about {2*waves} ms ({waves} wave(s) of 2 ms)")
+cu.cuMemFree_v2(stamps)
 
 # --- copy
 cp = fn("gpusim_copy")
