@@ -1288,6 +1288,9 @@ func (c *cal) backendOps() (float64, error) {
 	return HostOpTime(c.ctx, c.drv, hw.Options{Clock: c.clock})
 }
 
+// HostOpDevice is the device HostOpTime runs on.
+const HostOpDevice = 0
+
 // HostOpTime runs a loop of 400 empty kernels on device 0 through the hw
 // backend, as a scenario's kernels run, and returns the mean host time of
 // one (seconds): the launch, its timing event and the backend's own work.

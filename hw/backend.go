@@ -265,17 +265,29 @@ func usedGPUs(m *sim.Machine, p *sim.Program) []bool {
 	return used
 }
 
-// Hold retains the primary context of each GPU p uses on m (that this
-// machine has) until release is called. A primary context lives while
-// anything retains it, and Run retains and releases its own: runs one
-// after another (replay --repeat, --host-probe) within a Hold find the
-// contexts made, rather than each making them and destroying them again,
-// with the driver's state in them. A GPU the machine lacks is left to
-// Run to name.
-func Hold(drv Driver, m *sim.Machine, p *sim.Program) (release func() error, err error) {
+// UsedGPUs are the devices (machine GPU i is device i) Run would use to
+// run p on m, in order.
+func UsedGPUs(m *sim.Machine, p *sim.Program) ([]int, error) {
 	if err := p.Validate(m); err != nil {
 		return nil, err
 	}
+	var out []int
+	for g, u := range usedGPUs(m, p) {
+		if u {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// Hold retains the primary context of each of the devices (those this
+// machine has; once each) until release is called. A primary context
+// lives while anything retains it, and Run retains and releases its own:
+// runs one after another (replay --repeat, --host-probe) within a Hold of
+// their devices find the contexts made, rather than each making them and
+// destroying them again, with the driver's state in them. A device the
+// machine lacks is left to Run to name.
+func Hold(drv Driver, devices []int) (release func() error, err error) {
 	n, err := drv.DeviceCount()
 	if err != nil {
 		return nil, err
@@ -291,8 +303,8 @@ func Hold(drv Driver, m *sim.Machine, p *sim.Program) (release func() error, err
 		held = nil
 		return first
 	}
-	for g, u := range usedGPUs(m, p) {
-		if !u || g >= n {
+	for _, g := range devices {
+		if g < 0 || g >= n || slices.Contains(held, g) {
 			continue
 		}
 		if _, err := drv.PrimaryCtxRetain(g); err != nil {

@@ -85,7 +85,7 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // runOnGPU runs a scenario on the GPUs, printing what the backend noticed.
 func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, error) {
-	runs, info, err := runOnGPUTimes(sc, 1, nil, nil, stderr)
+	runs, info, err := runOnGPUTimes(sc, 1, nil, nil, nil, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,11 +96,12 @@ func runOnGPU(sc *scenarios.Scenario, stderr io.Writer) (*sim.Result, *hw.Info, 
 // deadlocks in the simulator is refused: on the GPUs it would wait forever.
 // ready, if not nil, runs once the driver is open, before the GPUs are used
 // (to prepare outputs only when there is a GPU to fill them); before, if
-// not nil, runs before each run i (as a probe of the host). A failure of
+// not nil, runs before each run i (as a probe of the host) on the devices
+// beforeGPUs, whose contexts are held with the runs'. A failure of
 // the GPU or the driver, or an interrupt, is an environment failure (exit
 // status 1); what the scenario asks that the machine cannot do is its
 // input's (2).
-func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before func(ctx context.Context, drv hw.Driver, i int) error, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
+func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before func(ctx context.Context, drv hw.Driver, i int) error, beforeGPUs []int, stderr io.Writer) ([]*sim.Result, *hw.Info, error) {
 	if err := hw.Runnable(sc.Program); err != nil {
 		return nil, nil, err // it names the op's file, line and column
 	}
@@ -118,11 +119,13 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 			return nil, nil, err
 		}
 	}
-	// The GPUs' contexts stay made from one run to the next (each run
-	// would make and destroy them); where holding them fails, each run
-	// says why.
-	if release, err := hw.Hold(drv, sc.Topology.Machine, sc.Program); err == nil {
-		defer release()
+	// The contexts of the GPUs the runs and before use stay made from one
+	// run to the next (each run would make and destroy them); where
+	// holding them fails, each run says why.
+	if gpus, err := hw.UsedGPUs(sc.Topology.Machine, sc.Program); err == nil {
+		if release, err := hw.Hold(drv, append(gpus, beforeGPUs...)); err == nil {
+			defer release()
+		}
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -231,15 +234,17 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		ready = func() error { return plotDir(*plotTo) }
 	}
 	var before func(context.Context, hw.Driver, int) error
+	var beforeGPUs []int
 	var probes []float64
 	if *probe {
+		beforeGPUs = []int{calibrate.HostOpDevice}
 		before = func(ctx context.Context, drv hw.Driver, i int) error {
 			x, err := calibrate.HostOpTime(ctx, drv, hw.Options{})
 			probes = append(probes, x)
 			return err
 		}
 	}
-	runs, _, err := runOnGPUTimes(sc, *repeat, ready, before, stderr)
+	runs, _, err := runOnGPUTimes(sc, *repeat, ready, before, beforeGPUs, stderr)
 	if err != nil {
 		return err
 	}

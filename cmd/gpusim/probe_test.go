@@ -146,3 +146,26 @@ func TestReplayKeepsContexts(t *testing.T) {
 		t.Errorf("still allocated after the command: %v", live)
 	}
 }
+
+// TestReplayKeepsProbeContext: the host probe runs on device 0 whatever
+// GPU the scenario uses: a scenario on gpu1 alone, replayed three times
+// with --host-probe, makes gpu1's context once and gpu0's (the probes')
+// once, not once a probe.
+func TestReplayKeepsProbeContext(t *testing.T) {
+	o := openDriver
+	t.Cleanup(func() { openDriver = o })
+	cfg := fakeGPU()
+	cfg.Devices = 2
+	f := hw.NewFake(cfg)
+	openDriver = func() (hw.Driver, error) { return f, nil }
+	dir := t.TempDir()
+	topo := writeTemp(t, dir, "t.yaml", "name: two\nhosts: [{name: cpu0}]\ngpus: [{name: gpu0, model: H200-SXM}, {name: gpu1, model: H200-SXM}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}, {ends: [gpu1, cpu0], type: pcie5x16}]\n")
+	scen := writeTemp(t, dir, "s.yaml", "name: s\ntopology: "+topo+"\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu1/s, duration: 50 us}\n      - sync: {stream: gpu1/s}\n")
+	replayMakespanErr(t, scen, "--repeat", "3", "--host-probe")
+	if n := f.ContextsMade(); n != 2 {
+		t.Errorf("contexts made %d times, want 2: gpu1's and the probes' gpu0's, once each", n)
+	}
+	if live := f.Live(); len(live) != 0 {
+		t.Errorf("still allocated after the command: %v", live)
+	}
+}
