@@ -118,7 +118,8 @@ type memoryGate struct {
 	left, total uint64
 	known       bool
 	// estimate is what a point holds while it loads, before its need is
-	// known: the sweep's first point's.
+	// known: the need of the point the sweep was read from (its first
+	// that loads).
 	estimate uint64
 }
 

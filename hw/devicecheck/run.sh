@@ -9,7 +9,8 @@
 #   hw/devicecheck/run.sh device OUTDIR [TARBALL]
 #                                          on a machine with an NVIDIA GPU and
 #                                          no Go toolchain, from the repository
-#                                          root: discover, calibrate --quick,
+#                                          root: discover, check the kernels
+#                                          (ptx-check), calibrate --quick,
 #                                          replay the single-GPU hardware
 #                                          scenarios; everything into OUTDIR,
 #                                          and packed into TARBALL (.tgz) after
