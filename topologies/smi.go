@@ -18,8 +18,8 @@ import (
 type SMIOptions struct {
 	// GPU is the GPU preset ("H100-SXM"); empty infers it from the NVLink
 	// counts where they tell (NV18: H100-SXM, though H200 and B200 show it
-	// too; NV12 between every pair of 4 or more GPUs: A100-SXM4-80GB; NV1
-	// and NV2 among 4 or more, each to 3 or more peers: V100-SXM2), and is
+	// too; NV12, fewer where a link is down, between every pair of 4 or
+	// more GPUs: A100-SXM4-80GB; NV1 and NV2 among 4 or more, each to 3 or more peers: V100-SXM2), and is
 	// an error elsewhere (no NVLink, or bridged PCIe cards).
 	GPU string
 	// PCIe is the GPUs' PCIe link type ("pcie4x16"); empty takes the GPU
@@ -91,6 +91,18 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		}
 		minPeers = min(minPeers, peers)
 	}
+	// Counts that differ between two GPUs are a GPU with a link down
+	// only where they may meet in an NVSwitch (nvFabric): elsewhere the
+	// table is wrong, whatever the GPU.
+	if !allNV || n < 3 {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if mx.rel[i][j] != mx.rel[j][i] {
+					return "", nil, mx.asymmetric(file, i, j)
+				}
+			}
+		}
+	}
 	model, inferred := opt.GPU, ""
 	if model == "" {
 		// Only what SXM boards show: NVLink bridges between PCIe cards
@@ -100,7 +112,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 		case maxNV == 18:
 			model, inferred = "H100-SXM", "NV18 (18 NVLink ports: H100, H200 or B200 SXM; pass --gpu H200-SXM or --gpu B200 for those)"
 		case maxNV == 12 && allNV && n >= 4:
-			model, inferred = "A100-SXM4-80GB", "NV12 between every pair of 4 or more GPUs (NVSwitch, 12 NVLink3 ports: A100 SXM4)"
+			model, inferred = "A100-SXM4-80GB", "NV12 (fewer where a link is down) between every pair of 4 or more GPUs (NVSwitch, 12 NVLink3 ports: A100 SXM4)"
 		case maxNV >= 1 && maxNV <= 2 && n >= 4 && minPeers >= 3:
 			model, inferred = "V100-SXM2", "NV1/NV2 among 4 or more GPUs, each to 3 or more peers (hybrid cube-mesh of 6 NVLink2 ports: V100 SXM2)"
 		case maxNV > 0:
@@ -284,7 +296,7 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			}
 			if all > g.NVLinks {
 				r := mx.rows[i]
-				return "", nil, fmt.Errorf("%s:%d:1: %s's row shows %d NVLinks to its peers in all, more than the %d ports of %s (and not NVLink to every peer, each GPU's count alike, as through an NVSwitch): pass the right --gpu, or check the table", file, r.line, r.name, all, g.NVLinks, model)
+				return "", nil, fmt.Errorf("%s:%d:1: %s's row shows %d NVLinks to its peers in all, more than the %d ports of %s (nor can the GPUs meet in an NVSwitch: through one, every GPU shows NVLink to every peer, its own count to each, or its peer's where that is fewer): pass the right --gpu, or check the table", file, r.line, r.name, all, g.NVLinks, model)
 			}
 		}
 		for i := 0; i < n; i++ {
@@ -583,18 +595,21 @@ func nvlinkGPUs() []string {
 // every key is one (a table lists GPUs, not nodes, in order: NPS4's first
 // GPUs may be on node 3), or else of their lowest CPU where every key is a
 // CPU list (an older driver's table has no NUMA column: cpu0 holds CPU 0,
-// as node 0 does), changing hostOf, keys and cores in place.
+// as node 0 does), changing hostOf, keys and cores in place. Hosts keyed
+// some by node and some by CPUs keep the table's order: node ids and CPU
+// numbers do not compare.
 func numaOrder(hostOf []int, keys []string, cores []int) {
 	ids := make([]int, len(keys))
+	nodes := 0
 	for h, k := range keys {
-		id, err := strconv.Atoi(k)
-		if err != nil || id < 0 {
-			ids = nil
-			break
+		if id, err := strconv.Atoi(k); err == nil && id >= 0 {
+			ids[h] = id
+			nodes++
 		}
-		ids[h] = id
 	}
-	if ids == nil {
+	switch nodes {
+	case len(keys):
+	case 0:
 		ids = make([]int, len(keys))
 		for h, k := range keys {
 			lo, ok := lowestCPU(k)
@@ -603,6 +618,8 @@ func numaOrder(hostOf []int, keys []string, cores []int) {
 			}
 			ids[h] = lo
 		}
+	default:
+		return
 	}
 	order := make([]int, len(keys)) // order[new] = old
 	for h := range order {

@@ -202,7 +202,7 @@ func TestImportErrors(t *testing.T) {
 		// GPU0 of four V100s (6 ports) shows NV2 + NV3 + NV2: 7 links,
 		// not the same to every peer (no NVSwitch): refused at its row.
 		{"more links than ports", "\tGPU0\tGPU1\tGPU2\tGPU3\nGPU0\t X \tNV2\tNV3\tNV2\nGPU1\tNV2\t X \tNV1\tNV1\nGPU2\tNV3\tNV1\t X \tNV1\nGPU3\tNV2\tNV1\tNV1\t X \n", SMIOptions{GPU: "V100-SXM2"},
-			"t.txt:2:1: GPU0's row shows 7 NVLinks to its peers in all, more than the 6 ports of V100-SXM2 (and not NVLink to every peer, each GPU's count alike, as through an NVSwitch): pass the right --gpu, or check the table"},
+			"t.txt:2:1: GPU0's row shows 7 NVLinks to its peers in all, more than the 6 ports of V100-SXM2 (nor can the GPUs meet in an NVSwitch: through one, every GPU shows NVLink to every peer, its own count to each, or its peer's where that is fewer): pass the right --gpu, or check the table"},
 	} {
 		_, _, err := FromNvidiaSMI("t.txt", []byte(c.text), c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -344,6 +344,16 @@ func TestImportHostsByLowestCPU(t *testing.T) {
 		if got := tp.Machine.GPUs[i].Host; got != h {
 			t.Errorf("gpu%d on host %d, want cpu%d", i, got, h)
 		}
+	}
+	// Hosts keyed some by NUMA node and some by CPUs (a node N/A whose
+	// CPUs no node's row shares) keep the table's order: node 5 is cpu0
+	// and CPUs 0-23 cpu1 (a node id and a CPU number do not compare).
+	text = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tSYS\t24-47\t5\nGPU1\tSYS\t X \t0-23\tN/A\n"
+	if _, tp, err = FromNvidiaSMI("t.txt", []byte(text), SMIOptions{GPU: "L40S"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := tp.Machine.GPUs[0].Host, tp.Machine.GPUs[1].Host; a != 0 || b != 1 {
+		t.Errorf("mixed keys: gpu0 on host %d, gpu1 on %d; want cpu0 and cpu1, the table's order", a, b)
 	}
 }
 
@@ -527,9 +537,12 @@ func TestImportDegradedNVSwitch(t *testing.T) {
 		})
 	}
 	// Counts that differ between two GPUs joined directly are not a
-	// GPU with a link down: the table must be symmetric there.
-	_, _, err := FromNvidiaSMI("t.txt", []byte("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV3\t X \n"), SMIOptions{GPU: "H100-SXM"})
-	if want := "t.txt:2:10: GPU0 to GPU1 is NV4 but GPU1 to GPU0 is NV3: the table must be symmetric"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %q", err, want)
+	// GPU with a link down: the table must be symmetric there, and says
+	// so before it asks for the GPU model (it asked for --gpu first).
+	for _, opt := range []SMIOptions{{GPU: "H100-SXM"}, {}} {
+		_, _, err := FromNvidiaSMI("t.txt", []byte("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV3\t X \n"), opt)
+		if want := "t.txt:2:10: GPU0 to GPU1 is NV4 but GPU1 to GPU0 is NV3: the table must be symmetric"; err == nil || err.Error() != want {
+			t.Errorf("--gpu %q: error %v, want %q", opt.GPU, err, want)
+		}
 	}
 }
