@@ -595,6 +595,13 @@ func (st *streamState) Handle() {
 			o.coll.arrive(o.rank)
 			return
 		case OpCopy:
+			if o.op.Bytes == 0 {
+				// CUDA moves nothing for a copy of no bytes: no copy
+				// engine, link or staging; it ends where it starts.
+				o.begin(kind, cause)
+				o.finish()
+				continue
+			}
 			if !st.gpu.acquireCE(o) {
 				return
 			}
@@ -868,7 +875,7 @@ func (t *threadState) start(op *Op) {
 		}
 		h := &r.m.Hosts[t.t.Host]
 		d := satMul(h.APIOverhead, calls)
-		if op.Kind == OpCopy && r.copyPath(op).Kind == PathStaged {
+		if op.Kind == OpCopy && op.Bytes > 0 && r.copyPath(op).Kind == PathStaged {
 			d = satAdd(d, h.StagingSetup) // the driver sets up the staging in the call
 		}
 		if op.Kind <= OpEventWait { // kernels, copies, records, waits
@@ -963,7 +970,7 @@ func (t *threadState) afterOverhead(op *Op) {
 		t.sync(op)
 		return
 	}
-	if o := t.issueStreamOp(op); o != nil && op.Kind == OpCopy && op.Memory == Pageable && o.cp.hostStage >= 0 {
+	if o := t.issueStreamOp(op); o != nil && op.Kind == OpCopy && op.Bytes > 0 && op.Memory == Pageable && o.cp.hostStage >= 0 {
 		// The call returns only once the host has staged the data (H2D) or
 		// copied it out of the staging buffer (D2H).
 		t.cur = o

@@ -720,12 +720,23 @@ threads:
 	}
 }
 
+// Work of no size takes no GPU time: CUDA moves nothing for a copy of no
+// bytes (and the hw backend issues none), so it holds no copy engine, pays
+// neither the engine's overhead nor a link's latency, and a staged or
+// pageable one neither the staging setup nor its pipeline nor the host's
+// memcpy. The host still pays each call's API overhead.
 func TestZeroSizedWorkTakesOnlyItsFixedCosts(t *testing.T) {
 	topo := `
 name: z
-hosts: [{name: cpu0, api_overhead: 1 us}]
-gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 2 us}]
-links: [{ends: [gpu0, cpu0], bandwidth: 10 GB/s, latency: 0.5 us}]
+hosts: [{name: cpu0, api_overhead: 1 us, staging_setup: 5 us}]
+gpus:
+  - {name: gpu0, model: H100-SXM, copy_overhead: 2 us}
+  - {name: gpu1, model: H100-SXM, copy_overhead: 2 us}
+switches: [{name: sw0, p2p: false}]
+links:
+  - {ends: [gpu0, sw0], bandwidth: 10 GB/s, latency: 0.5 us}
+  - {ends: [gpu1, sw0], bandwidth: 10 GB/s, latency: 0.5 us}
+  - {ends: [sw0, cpu0], bandwidth: 10 GB/s, latency: 0.5 us}
 `
 	res := simulate(t, topo, `
 name: zero
@@ -734,13 +745,22 @@ threads:
     ops:
       - copy: {id: c, from: cpu0, to: gpu0, bytes: 0, stream: gpu0/a}
       - kernel: {id: k, stream: gpu0/a, duration: 0 s}
+      - copy: {id: s, from: gpu0, to: gpu1, bytes: 0, stream: gpu0/a}
+      - copy: {id: p, from: gpu0, to: cpu0, bytes: 0, memory: pageable, stream: gpu0/a}
 `)
-	// c is issued at 1 us and costs the engine's 2 us plus 0.5 us of latency.
-	if c := op(t, res, "c"); c.End != us(3.5) {
-		t.Errorf("empty copy ended at %s, want 3.5 us", c.End)
+	// Each call costs 1 us of host time and its op ends as it is issued:
+	// c at 1 us, k at 2, the staged s at 3 (no staging setup), the
+	// pageable p at 4 (its call waits for no host memcpy).
+	for i, id := range []string{"c", "k", "s", "p"} {
+		at := us(float64(i + 1))
+		if r := op(t, res, id); r.Start != at || r.End != at || r.HostEnd != at {
+			t.Errorf("%s: ran %s-%s, its call returned at %s; want all at %s", id, r.Start, r.End, r.HostEnd, at)
+		}
 	}
-	if k := op(t, res, "k"); k.Start != us(3.5) || k.End != us(3.5) {
-		t.Errorf("empty kernel ran %s-%s, want at 3.5 us", k.Start, k.End)
+	for _, l := range res.Links {
+		if l.Bytes != 0 {
+			t.Errorf("link %d carried %g bytes; want none", l.Link, l.Bytes)
+		}
 	}
 }
 
