@@ -600,6 +600,20 @@ func TestWriteDOT(t *testing.T) {
 	if !strings.Contains(out, `label="sw0\npcie (no P2P)"`) {
 		t.Errorf("a switch that does not forward P2P should say so:\n%s", out)
 	}
+	// Edges say their bandwidth as topo show does: 600 NVLink4 links of
+	// 25 GB/s at 0.875 of raw (the preset's 21.875 GB/s each) are 13.12
+	// TB/s, not "1.312e+04 GB/s".
+	big, err := topologies.Load("big.yaml", []byte("name: big\nhosts: [{name: cpu0}]\ngpus: [{name: gpu0, model: H100-SXM}, {name: gpu1, model: H100-SXM}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}, {ends: [gpu1, cpu0], type: pcie5x16}, {ends: [gpu0, gpu1], type: nvlink4, count: 600}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := plots.WriteDOT(&b, big.Machine); err != nil {
+		t.Fatal(err)
+	}
+	if want := `label="nvlink 13.12 TB/s"`; !strings.Contains(b.String(), want) {
+		t.Errorf("no %s in\n%s", want, b.String())
+	}
 }
 
 func TestSizeTicks(t *testing.T) {

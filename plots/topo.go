@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"gpusim/internal/units"
 	"gpusim/sim"
 )
 
@@ -117,7 +118,7 @@ func WriteDOT(w io.Writer, m *sim.Machine) error {
 		case sim.LinkSocket:
 			style = "dashed"
 		}
-		label := fmt.Sprintf("%s %.4g GB/s", l.Kind, l.Bandwidth/1e9)
+		label := fmt.Sprintf("%s %s", l.Kind, units.Format(l.Bandwidth, units.Bandwidth))
 		fmt.Fprintf(bw, "  %s -- %s [style=%s, label=%s];\n", strconv.Quote(m.Nodes[l.A].Name), strconv.Quote(m.Nodes[l.B].Name), style, strconv.Quote(strings.TrimSpace(label)))
 	}
 	fmt.Fprintln(bw, "}")
