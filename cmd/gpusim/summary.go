@@ -151,7 +151,9 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 	}
 	tw.Flush()
 
-	if len(res.CriticalPath) > 0 {
+	if len(res.CriticalPath) > 0 && span == 0 {
+		fmt.Fprintf(w, "\nCritical path: %s, all of no time\n", plural(len(res.CriticalPath), "1 step", "%d steps"))
+	} else if len(res.CriticalPath) > 0 {
 		// Totals by op on the path, largest first.
 		type agg struct {
 			rec  int
@@ -165,7 +167,7 @@ func writeSummary(w io.Writer, sc *scenarios.Scenario, res *sim.Result) {
 			byKind[pathKind(res, s)] += s.Time
 		}
 		sort.SliceStable(as, func(i, j int) bool { return as[i].t > as[j].t })
-		fmt.Fprintf(w, "\nCritical path: %d steps;", len(res.CriticalPath))
+		fmt.Fprintf(w, "\nCritical path: %s;", plural(len(res.CriticalPath), "1 step", "%d steps"))
 		var kinds []string
 		for k := range byKind {
 			kinds = append(kinds, k)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"gpusim/sim"
@@ -99,5 +100,22 @@ func TestNameRuns(t *testing.T) {
 		if got := nameRuns(tc.in); got != tc.want {
 			t.Errorf("nameRuns(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// The critical path's count reads as English ("1 step"), and a run of no
+// time says its path took none rather than listing shares of nothing ("-").
+func TestCriticalPathWording(t *testing.T) {
+	dir := t.TempDir()
+	one := writeTemp(t, dir, "one.yaml", "name: one\ntopology: pcie-2gpu\nthreads:\n  - name: m\n    ops:\n      - host: {duration: 5 us}\n")
+	out, _, code := runCmd(t, "run", one)
+	if code != 0 || !strings.Contains(out, "\nCritical path: 1 step; host 100.0%\n") {
+		t.Errorf("exit %d; want \"Critical path: 1 step; host 100.0%%\" in\n%s", code, out)
+	}
+	topo := writeTemp(t, dir, "t.yaml", "name: t\nhosts: [{name: cpu0, api_overhead: 0 us, timing_overhead: 0 us}]\ngpus: [{name: gpu0, model: H100-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n")
+	zero := writeTemp(t, dir, "zero.yaml", "name: zero\ntopology: "+topo+"\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: 0 s}\n")
+	out, _, code = runCmd(t, "run", zero)
+	if code != 0 || !strings.HasSuffix(out, "\nCritical path: 2 steps, all of no time\n") {
+		t.Errorf("exit %d; want the path's 2 steps of no time at the end of\n%s", code, out)
 	}
 }
