@@ -729,15 +729,17 @@ func (p *planner) why(algos []string, protos []int) string {
 	kind := p.spec.Kind
 	switch {
 	case len(algos) == 1 && a == "nvls" && kind != AllReduce:
-		return "algorithm nvls runs all-reduce only"
+		return "gpusim models algorithm nvls for all-reduce only (NCCL also runs it for all-gather and reduce-scatter within a node)"
 	case len(algos) == 1 && a == "nvls" && p.nvls < 0 && p.n < 2:
 		return "algorithm nvls needs at least two ranks (NCCL runs a one-rank collective as a copy)"
 	case len(algos) == 1 && a == "nvls" && p.nvls < 0:
 		return "algorithm nvls needs Hopper or later GPUs all on NVLink to one NVSwitch with nvls: true"
 	case len(algos) == 1 && a == "nvls":
 		return "algorithm nvls runs with protocol simple only"
-	case len(algos) == 1 && a == "tree" && kind != AllReduce:
+	case len(algos) == 1 && a == "tree" && (kind == Broadcast || kind == Reduce):
 		return "algorithm tree runs all-reduce only (NCCL runs broadcast and reduce as rings)"
+	case len(algos) == 1 && a == "tree" && kind != AllReduce:
+		return "algorithm tree runs all-reduce only"
 	case len(algos) == 1 && a == "direct" && kind != AllToAll:
 		return "algorithm direct runs all-to-all only"
 	case len(algos) == 1 && a == "ring" && kind == AllToAll:

@@ -577,3 +577,25 @@ links:
 		t.Errorf("gb200-nvl72: %d domains, want 1 (the rack's NVSwitch; C2C to the Graces joins none)", len(d))
 	}
 }
+
+// A forced algorithm that cannot run the collective says why in terms of
+// the collective asked: the ring remark for broadcast and reduce only, and
+// NVLS for all-gather as what gpusim models, not what NCCL runs.
+func TestForcedAlgorithmMessages(t *testing.T) {
+	tp, err := topologies.Load("two-on-nvswitch.yaml", []byte(twoOnNVSwitch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kind, algo, want string
+	}{
+		{models.AllToAll, "tree", "algorithm tree runs all-reduce only"},
+		{models.Broadcast, "tree", "algorithm tree runs all-reduce only (NCCL runs broadcast and reduce as rings)"},
+		{models.AllGather, "nvls", "gpusim models algorithm nvls for all-reduce only (NCCL also runs it for all-gather and reduce-scatter within a node)"},
+	} {
+		_, err := models.BuildCollective(tp.Machine, tp.GPUModels, models.CollSpec{Kind: c.kind, GPUs: []int{0, 1}, Bytes: 1 << 20, Algorithm: c.algo})
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s with %s: %v; want it to end %q", c.kind, c.algo, err, c.want)
+		}
+	}
+}
