@@ -130,6 +130,30 @@ func splitPerRank(kind string) bool {
 	return kind == models.AllGather || kind == models.ReduceScatter || kind == models.AllToAll
 }
 
+// BufferBytes is what nccl-tests allocates on each of n ranks for a size
+// (its -e, the size column: the larger of a rank's send and receive
+// buffers) of op: a send and a receive buffer, one of them a rank's share
+// of the size for all-gather (the send) and reduce-scatter (the receive).
+// With its default data check (-c 1) it allocates a third, for the
+// expected result; gpusim checks no data, and this leaves it out.
+func BufferBytes(op string, n int, size int64) int64 {
+	switch NCCLTestOps[op] {
+	case models.AllGather, models.ReduceScatter:
+		return size + size/int64(max(n, 1))
+	}
+	return 2 * size
+}
+
+// MaxBufferSize is the largest size whose BufferBytes fit in mem.
+func MaxBufferSize(op string, n int, mem int64) int64 {
+	switch NCCLTestOps[op] {
+	case models.AllGather, models.ReduceScatter:
+		n = max(n, 1)
+		return int64(float64(mem) * float64(n) / float64(n+1))
+	}
+	return mem / 2
+}
+
 // LeastNCCLSize is the least size (-b, -e) of which nccl-tests moves more
 // than 0 bytes for op over n ranks of elements of dt: a whole element, and
 // 16 bytes a rank where the size is split per rank.

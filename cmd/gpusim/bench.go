@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"gpusim/internal/units"
 	"gpusim/mirror"
 	"gpusim/models"
 	"gpusim/plots"
@@ -132,13 +133,18 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if err := plotFileUsable("nccl-tests", *plotTo, *topo); err != nil {
 		return err
 	}
+	n := cfg.GPUs
+	if n <= 0 || n > len(t.Machine.GPUs) {
+		n = len(t.Machine.GPUs)
+	}
+	if mem, model := leastMemory(t, n); mem > 0 {
+		if need := mirror.BufferBytes(cfg.Op, n, cfg.MaxBytes); need > mem {
+			return &usageError{fmt.Sprintf("gpusim nccl-tests: -e %s: each GPU would hold %s of send and receive buffers, which nccl-tests allocates before it runs, but %s has %s: give -e of at most %s", units.Format(float64(cfg.MaxBytes), units.Bytes), units.Format(float64(need), units.Bytes), model, units.Format(float64(mem), units.Bytes), sizeArg(mirror.MaxBufferSize(cfg.Op, n, mem)))}
+		}
+	}
 	rows, err := mirror.NCCLTests(t, cfg)
 	if err != nil {
 		return fmt.Errorf("gpusim nccl-tests: %v", err)
-	}
-	n := cfg.GPUs
-	if n <= 0 {
-		n = len(t.Machine.GPUs)
 	}
 	ranks := make([]int, n) // the first n GPUs, as the mirror runs them
 	for i := range ranks {
@@ -227,6 +233,10 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := heatmapsFit(t, *plotTo); err != nil {
 		return err // before the tests run, not after (gb200-nvl72 takes seconds)
+	}
+	// Each test holds at least one buffer of the size on a GPU.
+	if mem, model := leastMemory(t, len(t.Machine.GPUs)); mem > 0 && *buf<<20 > mem {
+		return &usageError{fmt.Sprintf("gpusim nvbandwidth: --buffer-size %d: more MiB than the %d (%s) of %s; give at most %d", *buf, mem>>20, units.Format(float64(mem), units.Bytes), model, mem>>20)}
 	}
 	var all []*mirror.Matrix
 	if !*asJSON {
@@ -358,4 +368,31 @@ func heatmapsFit(t *topologies.Topology, plotTo string) error {
 		return fmt.Errorf("%s: %d GPUs: --plot draws matrices of up to %d GPUs; drop --plot, or use --json", t.Name, n, maxHeatmapGPUs)
 	}
 	return nil
+}
+
+// leastMemory is the least device memory of the first n GPUs of t, and
+// their model; 0 where none says.
+func leastMemory(t *topologies.Topology, n int) (int64, string) {
+	var mem int64
+	model := ""
+	for i := 0; i < n && i < len(t.GPUModels); i++ {
+		if g := t.GPUModels[i]; g.MemoryBytes > 0 && (mem == 0 || g.MemoryBytes < mem) {
+			mem, model = g.MemoryBytes, g.Name
+		}
+	}
+	return mem, model
+}
+
+// sizeArg writes a size as nccl-tests' -b and -e read it, rounded down to
+// whole GiB, MiB or KiB where it is that large.
+func sizeArg(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%dG", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
 }
