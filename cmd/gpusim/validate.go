@@ -250,7 +250,13 @@ func loadTopology(name string) (*topologies.Topology, error) {
 
 func showTopology(w io.Writer, t *topologies.Topology) {
 	m := t.Machine
-	fmt.Fprintf(w, "topology %s (%s)\n", t.Name, t.File)
+	from := t.File
+	if _, err := os.Stat(t.File); err != nil {
+		if src, ok := topologies.ShippedSource(t.Name); ok && t.File == "topologies/"+t.Name+".yaml" && len(src) > 0 {
+			from = "shipped with gpusim" // no such file here: the embedded copy
+		}
+	}
+	fmt.Fprintf(w, "topology %s (%s)\n", t.Name, from)
 	if d := firstLine(t.Description); d != "" {
 		fmt.Fprintln(w, d)
 	}
@@ -339,18 +345,20 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 			fmt.Fprintf(w, "%*s", width, n)
 		}
 		fmt.Fprintln(w)
+		none := false
 		for a := range m.GPUs {
 			fmt.Fprintf(w, "  %*s", width, names[a])
 			for b := range m.GPUs {
 				s := "X"
 				if a != b {
-					s = pathShort[paths.PathBetween(a, b).Kind]
+					k := paths.PathBetween(a, b).Kind
+					s, none = pathShort[k], none || k == sim.PathNone
 				}
 				fmt.Fprintf(w, "%*s", width, s)
 			}
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w, "  (NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)")
+		fmt.Fprintln(w, "  "+pathLegend(none))
 	}
 }
 
@@ -416,7 +424,16 @@ func showPairGroups(w io.Writer, m *sim.Machine, paths *sim.Paths) {
 			fmt.Fprintf(w, " %s %d", pathShort[k], kinds[k])
 		}
 	}
-	fmt.Fprintln(w, " (NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)")
+	fmt.Fprintln(w, " "+pathLegend(kinds[sim.PathNone] > 0))
+}
+
+// pathLegend explains the path kinds' short names; none says a pair has no
+// path (-).
+func pathLegend(none bool) string {
+	if none {
+		return "(NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory, -: no path)"
+	}
+	return "(NV: NVLink P2P, P2P: PCIe P2P, HOST: staged through host memory)"
 }
 
 // replaceName replaces the node name old by new where it stands as a whole
