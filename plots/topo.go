@@ -10,7 +10,6 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"gpusim/internal/units"
 	"gpusim/sim"
 )
 
@@ -118,9 +117,18 @@ func WriteDOT(w io.Writer, m *sim.Machine) error {
 		case sim.LinkSocket:
 			style = "dashed"
 		}
-		label := fmt.Sprintf("%s %s", l.Kind, units.Format(l.Bandwidth, units.Bandwidth))
+		label := fmt.Sprintf("%s %s", l.Kind, linkRate(l.Bandwidth))
 		fmt.Fprintf(bw, "  %s -- %s [style=%s, label=%s];\n", strconv.Quote(m.Nodes[l.A].Name), strconv.Quote(m.Nodes[l.B].Name), style, strconv.Quote(strings.TrimSpace(label)))
 	}
 	fmt.Fprintln(bw, "}")
 	return bw.Flush()
+}
+
+// linkRate writes a link's bandwidth as topo show does: four significant
+// digits, in TB/s from 1,000 GB/s.
+func linkRate(bw float64) string {
+	if bw >= 1e12 {
+		return strconv.FormatFloat(bw/1e12, 'g', 4, 64) + " TB/s"
+	}
+	return strconv.FormatFloat(bw/1e9, 'g', 4, 64) + " GB/s"
 }
