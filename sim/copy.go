@@ -1,5 +1,7 @@
 package sim
 
+import "math"
+
 // A copy runs as one or two stages, each a sequence of chunks moved one at a
 // time. A direct copy (pinned H2D or D2H, peer-to-peer, device-local) is one
 // stage of one chunk. A staged copy is two stages pipelined over the host's
@@ -110,7 +112,7 @@ func newCopy(o *opState) *copyState {
 		if host >= 0 {
 			us = append(us, use{res: int32(r.hosts[host].memRes), coef: 1})
 		}
-		return stage{uses: us, bound: inf, delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
+		return stage{uses: us, bound: gpuMemoryBound(m, rt), delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
 	}
 	memcpy := func(host int, rate float64) stage {
 		// The thread's memcpy reads and writes each byte of the memory's
@@ -199,6 +201,42 @@ func newCopy(o *opState) *copyState {
 		s.f.owner = s
 	}
 	return c
+}
+
+// gpuMemoryBound is the most a DMA over rt moves a second as the GPUs at
+// its ends read or write each byte in their memory: no copy outruns them,
+// though links may (a custom topology's hundreds of NVLinks). Each copy is
+// bound alone: copies into one GPU do not share its memory, which no
+// preset's links can fill (an H100's 18 NVLinks and PCIe carry under a
+// third of its 3.35 TB/s both ways), and a shared memory use for every
+// DMA cost the flow solver 14% more instructions (BenchmarkFlows).
+func gpuMemoryBound(m *Machine, rt Route) float64 {
+	bound := inf
+	n := len(rt.Hops)
+	if n == 0 {
+		return bound
+	}
+	first, last := rt.Hops[0], rt.Hops[n-1]
+	from, to := m.Links[first.Link].A, m.Links[last.Link].B
+	if first.Reverse {
+		from = m.Links[first.Link].B
+	}
+	if last.Reverse {
+		to = m.Links[last.Link].A
+	}
+	for _, end := range []int{from, to} {
+		if nd := m.Nodes[end]; nd.Kind == NodeGPU {
+			bound = math.Min(bound, m.GPUs[nd.Index].MemoryBandwidth)
+		}
+	}
+	// Where a link of the route is no faster, the memory cannot bind:
+	// no bound (a bounded flow costs the solver more).
+	for _, h := range rt.Hops {
+		if m.Links[h.Link].Bandwidth <= bound {
+			return inf
+		}
+	}
+	return bound
 }
 
 func (c *copyState) chunkBytes(i int) int64 {

@@ -1427,3 +1427,41 @@ threads:
 		}
 	}
 }
+
+// No copy moves faster than the memory at either end: a peer copy over an
+// NVLink of 1,000 GB/s into a GPU whose memory gives 100 GB/s takes
+// 1 GB / 100 GB/s = 10 ms (plus the engine's 1 us and the link's 1 us).
+// Copies are bound one by one: two H2D copies from two hosts into that
+// GPU, each over its own 80 GB/s link, run at 80 GB/s each (12.5 ms),
+// though together they outrun its memory.
+func TestCopiesAreBoundByGPUMemory(t *testing.T) {
+	topo := `
+name: m
+hosts: [{name: cpu0, api_overhead: 0 us, memory_bandwidth: 10000 GB/s}, {name: cpu1, api_overhead: 0 us, memory_bandwidth: 10000 GB/s}]
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0, copy_overhead: 1 us, memory_bandwidth: 100 GB/s, memory_efficiency: 1}
+  - {name: gpu1, model: H100-SXM, host: cpu0, copy_overhead: 1 us, memory_bandwidth: 10000 GB/s, memory_efficiency: 1}
+links:
+  - {ends: [gpu1, gpu0], kind: nvlink, bandwidth: 1000 GB/s, latency: 1 us}
+  - {ends: [gpu0, cpu0], bandwidth: 80 GB/s, latency: 0 us}
+  - {ends: [gpu0, cpu1], bandwidth: 80 GB/s, latency: 0 us}
+  - {ends: [gpu1, cpu0], bandwidth: 80 GB/s, latency: 0 us}
+`
+	res := simulate(t, topo, `
+name: m
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - copy: {id: p, from: gpu1, to: gpu0, bytes: 1 GB, stream: gpu1/s}
+      - sync: {stream: gpu1/s}
+      - copy: {id: a, from: cpu0, to: gpu0, bytes: 1 GB, stream: gpu0/a}
+      - copy: {id: b, from: cpu1, to: gpu0, bytes: 1 GB, stream: gpu0/b}
+`)
+	p := op(t, res, "p")
+	near(t, "peer copy", p.End-p.Start, us(10000+2), 1000)
+	for _, id := range []string{"a", "b"} {
+		r := op(t, res, id)
+		near(t, id, r.End-r.Start, us(12500+1), 1000)
+	}
+}
