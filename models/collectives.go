@@ -190,6 +190,10 @@ type CollSpec struct {
 	SMShare float64
 	// Root is the root rank of broadcast and reduce.
 	Root int
+	// MaxTasks, if above zero, is the most transfers the plan may have: a
+	// ring over thousands of GPUs plans tens of millions (PlanTaskBytes
+	// each while it is planned), more than memory may hold.
+	MaxTasks int
 	// InPlace: the receive buffer is the send buffer (as DDP's and
 	// Megatron's all-reduces use it). It matters with one rank only: NCCL
 	// copies an out-of-place buffer and does nothing in place.
@@ -221,7 +225,7 @@ type planner struct {
 }
 
 // BuildCollective expands a collective into a plan. models[i] is GPU i's model.
-func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan, error) {
+func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (plan *sim.CollPlan, err error) {
 	n := len(spec.GPUs)
 	if n == 0 {
 		return nil, fmt.Errorf("a collective needs at least one GPU")
@@ -304,11 +308,19 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (*sim.CollPlan
 		// NVLS runs on at most nvlsChannels channels, one SM each.
 		share = math.Min(1, float64(min(p.chans, nvlsChannels(p.arch)))/float64(smMin))
 	}
-	plan := &sim.CollPlan{Name: spec.Kind, Algorithm: algo, Protocol: protoNames[proto], Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
+	plan = &sim.CollPlan{Name: spec.Kind, Algorithm: algo, Protocol: protoNames[proto], Bytes: spec.Bytes, Ranks: spec.GPUs, SMShare: share}
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(tooManyTasks); !ok {
+				panic(e)
+			}
+			plan, err = nil, fmt.Errorf("its %s plan over %d GPUs has more than %d transfers, more than the memory free here holds (each takes about %d bytes): use fewer GPUs, or run where more memory is free", algo, n, spec.MaxTasks, PlanTaskBytes)
+		}
+	}()
 	if n == 1 {
 		// One rank: an out-of-place call still copies its buffer within the GPU.
 		plan.StartDelay = sim.Time(baseLatency["ring"][proto] * float64(sim.Microsecond))
-		task(plan, sim.CollTask{From: 0, To: 0, Bytes: float64(spec.Bytes), Wire: 1, Bound: math.Inf(1)})
+		p.task(plan, sim.CollTask{From: 0, To: 0, Bytes: float64(spec.Bytes), Wire: 1, Bound: math.Inf(1)})
 		return plan, nil
 	}
 	switch algo {
@@ -762,14 +774,28 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-// task appends a transfer and returns its index.
-func task(plan *sim.CollPlan, t sim.CollTask) int {
+// task appends a transfer and returns its index. Past spec.MaxTasks it
+// stops the planning (BuildCollective says why).
+func (p *planner) task(plan *sim.CollPlan, t sim.CollTask) int {
 	if t.Switch == 0 && t.From >= 0 && t.To >= 0 {
 		t.Switch = -1
+	}
+	if p.spec.MaxTasks > 0 && len(plan.Tasks) >= p.spec.MaxTasks {
+		panic(tooManyTasks{})
 	}
 	plan.Tasks = append(plan.Tasks, t)
 	return len(plan.Tasks) - 1
 }
+
+// tooManyTasks stops a plan past CollSpec.MaxTasks.
+type tooManyTasks struct{}
+
+// PlanTaskBytes is about what a plan's transfer takes in memory at the
+// peak of its planning: a ring all-reduce over 3,000 GPUs, 18 M transfers,
+// holds 110 bytes a transfer once built (a 96-byte CollTask and two
+// dependencies) but allocates 540 while its lists grow, and the process
+// peaked at 460 bytes a transfer (8.3 GB, gpusim validate, GOGC=400).
+const PlanTaskBytes = 500
 
 // share splits the data among the rings in proportion to their bandwidth.
 func (p *planner) share(i int) float64 {
@@ -823,7 +849,7 @@ func (p *planner) planRing(plan *sim.CollPlan, proto int) {
 					// and more when a link got faster).
 					t.Deps = deps(prev[pos], sent[pos])
 				}
-				sent[pos] = task(plan, t)
+				sent[pos] = p.task(plan, t)
 				cur[(pos+1)%n] = sent[pos]
 			}
 			prev = cur
@@ -890,7 +916,7 @@ func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri in
 			for h := n - 2; h >= 0; h-- {
 				t := sim.CollTask{From: order[h+1], To: order[h], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c), Reduce: true}
 				t.Deps = deps(dep, last[h])
-				dep = task(plan, t)
+				dep = p.task(plan, t)
 				last[h] = dep
 			}
 		}
@@ -899,7 +925,7 @@ func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri in
 				slot := n - 1 + h
 				t := sim.CollTask{From: order[h], To: order[h+1], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c)}
 				t.Deps = deps(dep, last[slot])
-				dep = task(plan, t)
+				dep = p.task(plan, t)
 				last[slot] = dep
 			}
 		}
@@ -939,14 +965,14 @@ func (p *planner) planNVLS(plan *sim.CollPlan) {
 	for c := 0; c < k; c++ {
 		ups := make([]int, p.n)
 		for r := 0; r < p.n; r++ {
-			ups[r] = task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Crossing: 1, Bound: bound, Deps: deps(prevUp[r])})
+			ups[r] = p.task(plan, sim.CollTask{From: r, To: -1, Switch: p.nvls, Bytes: chunk, Wire: wire, Crossing: 1, Bound: bound, Deps: deps(prevUp[r])})
 			prevUp[r] = ups[r]
 		}
 		// The downs wait for every up through one join: n + n
 		// dependencies instead of n x n.
-		join := task(plan, sim.CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: math.Inf(1), Deps: ups})
+		join := p.task(plan, sim.CollTask{From: -1, To: -1, Switch: -1, Wire: 1, Bound: math.Inf(1), Deps: ups})
 		for r := 0; r < p.n; r++ {
-			prevDown[r] = task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Crossing: 1, Bound: bound, Deps: deps(prevDown[r], join)})
+			prevDown[r] = p.task(plan, sim.CollTask{From: -1, To: r, Switch: p.nvls, Bytes: chunk, Wire: wire, Crossing: 1, Bound: bound, Deps: deps(prevDown[r], join)})
 		}
 	}
 }
@@ -964,7 +990,7 @@ func (p *planner) planDirect(plan *sim.CollPlan, proto int) {
 	for a := 0; a < p.n; a++ {
 		for b := 0; b < p.n; b++ {
 			if a != b {
-				task(plan, sim.CollTask{From: a, To: b, Bytes: block, Wire: protoWire[proto], Bound: bound, Delay: lat})
+				p.task(plan, sim.CollTask{From: a, To: b, Bytes: block, Wire: protoWire[proto], Bound: bound, Delay: lat})
 			}
 		}
 	}
@@ -984,7 +1010,7 @@ func (p *planner) capBus(proto int) float64 {
 func (p *planner) planSendRecv(plan *sim.CollPlan, proto int) {
 	lat := p.hwLat("ring", proto)
 	for a := 0; a < p.n; a++ {
-		task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: p.capBus(proto), Delay: lat})
+		p.task(plan, sim.CollTask{From: a, To: (a + 1) % p.n, Bytes: float64(p.spec.Bytes), Wire: protoWire[proto], Bound: p.capBus(proto), Delay: lat})
 	}
 }
 
@@ -1011,10 +1037,11 @@ func ExchangePlan(m *sim.Machine, ms []GPU, a, b int, ab, ba int64) *sim.CollPla
 	plan := &sim.CollPlan{Name: "send", Algorithm: "p2p", Protocol: "simple", Bytes: bytes, Ranks: []int{a, b}, SMShare: share,
 		StartDelay: sim.Time(baseLatency["ring"][protoSimple] * float64(sim.Microsecond))}
 	lat := sim.Time(hw["ring"][protoSimple] * float64(sim.Microsecond))
-	task(plan, sim.CollTask{From: 0, To: 1, Bytes: float64(bytes), Wire: 1, Bound: math.Inf(1), Delay: lat})
+	var p planner // no limit on two transfers
+	p.task(plan, sim.CollTask{From: 0, To: 1, Bytes: float64(bytes), Wire: 1, Bound: math.Inf(1), Delay: lat})
 	if ba >= 0 {
 		plan.Name, plan.Bytes = "exchange", ab+ba
-		task(plan, sim.CollTask{From: 1, To: 0, Bytes: float64(ba), Wire: 1, Bound: math.Inf(1), Delay: lat})
+		p.task(plan, sim.CollTask{From: 1, To: 0, Bytes: float64(ba), Wire: 1, Bound: math.Inf(1), Delay: lat})
 	}
 	return plan
 }

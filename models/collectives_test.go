@@ -599,3 +599,28 @@ func TestForcedAlgorithmMessages(t *testing.T) {
 		}
 	}
 }
+
+// A plan stops at CollSpec.MaxTasks with an error that says so, and one
+// within the limit is the plan built without it. A 1 MiB ring all-reduce
+// over the DGX H100's 8 GPUs is counted first without a limit.
+func TestPlanTaskLimit(t *testing.T) {
+	tp, err := topologies.LoadShipped("dgx-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := models.CollSpec{Kind: models.AllReduce, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Bytes: 1 << 20, Algorithm: "ring"}
+	full, err := models.BuildCollective(tp.Machine, tp.GPUModels, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(full.Tasks)
+	spec.MaxTasks = n
+	if p, err := models.BuildCollective(tp.Machine, tp.GPUModels, spec); err != nil || !reflect.DeepEqual(p, full) {
+		t.Errorf("limit %d, the plan's own count: %v; want the plan unchanged", n, err)
+	}
+	spec.MaxTasks = n - 1
+	_, err = models.BuildCollective(tp.Machine, tp.GPUModels, spec)
+	if want := fmt.Sprintf("its ring plan over 8 GPUs has more than %d transfers, more than the memory free here holds", n-1); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("limit %d: %v; want %q", n-1, err, want)
+	}
+}

@@ -81,6 +81,11 @@ type Options struct {
 	// simulate: Load returns a *MemoryError, before expanding them, for a
 	// scenario of more.
 	MemoryOps int64
+	// PlanTasks, if above zero, is the most transfers a collective's plan
+	// may have (models.CollSpec.MaxTasks): what the memory free holds at
+	// models.PlanTaskBytes each. A ring over thousands of GPUs plans
+	// hundreds of millions, and Load would die building it.
+	PlanTasks int
 	// Topology, if set, replaces the topology the scenario names (as
 	// gpusim replay --topology does with a calibrated one); the names the
 	// scenario uses must exist in it.
@@ -1871,6 +1876,7 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 		return false
 	}
 	op.Stream = op.Streams[0]
+	cs.MaxTasks = b.planBudget()
 	plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, cs)
 	if err != nil {
 		b.collError(n, om, cs, err, nil, nil)
@@ -1880,6 +1886,10 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	op.Coll = plan
 	return true
 }
+
+// planBudget is the most transfers a collective's plan may have
+// (Options.PlanTasks).
+func (b *builder) planBudget() int { return b.opt.PlanTasks }
 
 // collErrs gathers a generator's collective errors, each message once,
 // and the collectives its forced algorithm and protocol apply to, to be

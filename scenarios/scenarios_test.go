@@ -667,3 +667,21 @@ func TestSourceLoadsAsLoadDoes(t *testing.T) {
 		}
 	}
 }
+
+// A collective whose plan has more transfers than Options.PlanTasks is
+// refused at its op, naming the limit, in a scenario and in a training
+// generator alike; within the limit it loads.
+func TestPlanTasksLimit(t *testing.T) {
+	for _, c := range []struct{ name, src, at string }{
+		{"op", "name: s\ntopology: dgx-h100\nthreads: [{name: m, host: cpu0, ops: [{allreduce: {gpus: all, bytes: 1 GiB, stream: nccl, algorithm: ring}}]}]\n", "s.yaml:3:"},
+		{"training", "name: s\ntopology: dgx-h100\ntraining: {model: gpt3-125m, gpus: all, steps: 1, batch: 8, algorithm: ring}\n", "s.yaml:3:"},
+	} {
+		if _, err := Load("s.yaml", []byte(c.src), Options{PlanTasks: 1 << 20}); err != nil {
+			t.Errorf("%s, within the limit: %v", c.name, err)
+		}
+		_, err := Load("s.yaml", []byte(c.src), Options{PlanTasks: 10})
+		if err == nil || !strings.HasPrefix(err.Error(), c.at) || !strings.Contains(err.Error(), "has more than 10 transfers, more than the memory free here holds") {
+			t.Errorf("%s: %v; want an error at %s naming the limit", c.name, err, c.at)
+		}
+	}
+}

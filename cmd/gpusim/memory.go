@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"gpusim/internal/units"
+	"gpusim/models"
 	"gpusim/scenarios"
 )
 
@@ -69,8 +70,13 @@ var freeMemory = func() (free uint64, ok bool) {
 			}
 		}
 	}
-	if room, known := addressRoom(); known && (!ok || room < free) {
-		free, ok = room, true
+	// Under a limit on the address space, the heap has three quarters of
+	// the room: Go maps its heap in 64 MiB arenas with its metadata beside
+	// them, and glibc reserves stacks and arenas for cgo's threads, all of
+	// which count against the limit (the full room let a run the check
+	// passed die at the limit, "fatal error: out of memory").
+	if room, known := addressRoom(); known && (!ok || room/4*3 < free) {
+		free, ok = room/4*3, true
 	}
 	return free, ok
 }
@@ -212,6 +218,19 @@ func memoryOpsIn(free uint64, ok bool) int64 {
 		return 0
 	}
 	return int64(min(max(free, memoryCheckFloor)/bytesPerOp, 1<<62))
+}
+
+// planTasksFor is the most transfers a collective's plan may have where
+// memoryOps ops (memoryOps' bound, at bytesPerOp each) fit in the memory
+// free: what that memory holds at models.PlanTaskBytes each, and at least
+// what 1 GiB does (2 M transfers: the estimate is rough); 0, no limit,
+// where memoryOps is (the free memory unknown).
+func planTasksFor(memoryOps int64) int {
+	if memoryOps <= 0 {
+		return 0
+	}
+	free := max(satMulU(uint64(memoryOps), bytesPerOp), 1<<30)
+	return int(min(free/models.PlanTaskBytes, math.MaxInt32))
 }
 
 // loadShare is how many times the memory a scenario's ops take once

@@ -155,6 +155,9 @@ func loadScenarioWith(name string, opt scenarios.Options) (*scenarios.Scenario, 
 		return nil, err
 	}
 	opt.ReadFile = readFile
+	if opt.PlanTasks == 0 {
+		opt.PlanTasks = planTasksFor(opt.MemoryOps)
+	}
 	return scenarios.Load(file, data, opt)
 }
 
@@ -182,6 +185,9 @@ func openScenario(name string) (*scenarioSource, error) {
 // at once.
 func (s *scenarioSource) load(opt scenarios.Options) (*scenarios.Scenario, error) {
 	opt.ReadFile = s.readFile
+	if opt.PlanTasks == 0 {
+		opt.PlanTasks = planTasksFor(opt.MemoryOps)
+	}
 	return s.src.Load(opt)
 }
 

@@ -438,6 +438,9 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 	// memory to load it).
 	opt := scenarios.Options{Set: set, MaxOps: maxOps, MemoryOps: memoryOps()}
 	if cmd != "sweep" {
+		// Loading alone: a fifth of the memory an op, but all of a
+		// collective's plan.
+		opt.PlanTasks = planTasksFor(opt.MemoryOps)
 		opt.MemoryOps = expandOps()
 	}
 	src, err := openScenario(name)

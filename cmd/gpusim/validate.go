@@ -657,6 +657,7 @@ func validateSweep(src *scenarioSource, sc *scenarios.Scenario, set setFlag, max
 		return ok
 	}
 	var problems []string
+	expand, plans := expandOps(), planTasksFor(memoryOps())
 	for k, sv := range sc.Sweep {
 		for j, v := range sv.Values {
 			if j == 0 && k > 0 || j > 0 && pinned(k) {
@@ -670,7 +671,7 @@ func validateSweep(src *scenarioSource, sc *scenarios.Scenario, set setFlag, max
 					delete(point, sc.Sweep[i].Name)
 				}
 			}
-			if _, err := src.load(scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expandOps()}); err != nil {
+			if _, err := src.load(scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expand, PlanTasks: plans}); err != nil {
 				if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
 					return asLoadFailure(err, fmt.Sprintf(" (the sweep's point with %s)", pointDesc(sc.Sweep, p, set)))
 				}
