@@ -943,7 +943,47 @@ func (b *builder) thread(n spec.Node, names map[string]string) {
 // would deadlock, named differently).
 func (b *builder) checkSemaphores(declared map[string]spec.Node) {
 	n := len(b.p.Semaphores)
-	if n == 0 || len(declared) == 0 {
+	if n == 0 {
+		return
+	}
+	// A semaphore that starts at 0 and that some op awaits but none
+	// signals: that await waits forever, most often on a misspelt name.
+	// A warning, which validate prints too: the run reports the deadlock.
+	signalled := make([]bool, n)
+	firstAwait := make([]*sim.Op, n)
+	for ti := range b.p.Threads {
+		for oi := range b.p.Threads[ti].Ops {
+			switch op := &b.p.Threads[ti].Ops[oi]; op.Kind {
+			case sim.OpSignal:
+				signalled[op.Sem] = true
+			case sim.OpAwait:
+				if firstAwait[op.Sem] == nil {
+					firstAwait[op.Sem] = op
+				}
+			}
+		}
+	}
+	var sent []string
+	for i, sem := range b.p.Semaphores {
+		if signalled[i] {
+			sent = append(sent, sem.Name)
+		}
+	}
+	for i, sem := range b.p.Semaphores {
+		if op := firstAwait[i]; op != nil && !signalled[i] && sem.Initial == 0 {
+			msg := fmt.Sprintf("%s: op %s awaits semaphore %q, which no op signals and which starts at 0: it waits forever", op.Where, op.ID, sem.Name)
+			switch s := spec.Suggest(sem.Name, sent); {
+			case s != "":
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			case len(sent) > 0:
+				msg += " (semaphores signalled: " + strings.Join(sent, ", ") + ")"
+			default:
+				msg += "; signal it in another thread (signal: {semaphore: " + sem.Name + "}), or declare it with a count (semaphores: {" + sem.Name + ": 1})"
+			}
+			b.p.Warnings = append(b.p.Warnings, msg) // a run says the deadlock
+		}
+	}
+	if len(declared) == 0 {
 		return
 	}
 	used := make([]bool, n)

@@ -685,3 +685,29 @@ func TestPlanTasksLimit(t *testing.T) {
 		}
 	}
 }
+
+// An await on a semaphore that starts at 0 and that no op signals waits
+// forever: the load warns (validate says it before any run), naming the
+// name meant where one is close, and says nothing where a signal or a
+// count exists.
+func TestAwaitNeverSignalled(t *testing.T) {
+	for _, c := range []struct{ sems, signal, want string }{
+		{"", "ready", `s.yaml:7:19: op b/0 awaits semaphore "raedy", which no op signals and which starts at 0: it waits forever (did you mean "ready"?)`},
+		{"", "other", `s.yaml:7:19: op b/0 awaits semaphore "raedy", which no op signals and which starts at 0: it waits forever (semaphores signalled: other)`},
+		{"semaphores: {raedy: 1}\n", "other", ""},
+		{"", "raedy", ""},
+	} {
+		src := "name: s\ntopology: pcie-2gpu\n" + c.sems + "threads:\n  - name: a\n    ops: [{signal: {semaphore: " + c.signal + "}}]\n  - name: b\n    ops: [{await: {semaphore: raedy}}]\n"
+		if c.sems != "" {
+			c.want = strings.Replace(c.want, "s.yaml:7:", "s.yaml:8:", 1)
+		}
+		sc, err := Load("s.yaml", []byte(src), Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", c.signal, err)
+		}
+		got := strings.Join(sc.Program.Warnings, "\n")
+		if got != c.want {
+			t.Errorf("semaphores %q, signal %q: warnings %q, want %q", c.sems, c.signal, got, c.want)
+		}
+	}
+}
