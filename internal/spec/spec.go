@@ -917,6 +917,20 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 		if !anyKey && !contains(valid, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
 			s := Suggest(k, valid)
+			before, after, colon := strings.Cut(k, ":")
+			switch {
+			case colon && contains(valid, strings.TrimSpace(before)):
+				// "stream:gpu0/s": YAML reads one key without the space.
+				s = ""
+				msg += fmt.Sprintf(" (a space after the ':' makes %q the key and %q its value)", strings.TrimSpace(before), strings.TrimSpace(after))
+				if n.d.meant == nil {
+					n.d.meant = map[*yaml.Node][]string{}
+				}
+				n.d.meant[y] = append(n.d.meant[y], strings.TrimSpace(before))
+			case strings.HasPrefix(k, "-") && contains(valid, strings.TrimSpace(k[1:])):
+				s = ""
+				msg += fmt.Sprintf(" (a space after the '-' makes %q a list item's key)", strings.TrimSpace(k[1:]))
+			}
 			if s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 				if n.d.meant == nil {
@@ -1062,7 +1076,11 @@ func (n Node) Seq() ([]Node, bool) {
 	y := n.resolve()
 	if y == nil || y.Kind != yaml.SequenceNode {
 		if y != nil {
-			n.Errorf("expected a list, got %s", kindName(y))
+			hint := ""
+			if y.Kind == yaml.MappingNode && len(y.Content) > 0 && strings.HasPrefix(y.Content[0].Value, "-") {
+				hint = fmt.Sprintf(" (%q: a space after the '-' makes a list item)", y.Content[0].Value)
+			}
+			n.Errorf("expected a list, got %s%s", kindName(y), hint)
 		}
 		return nil, false
 	}

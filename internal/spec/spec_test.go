@@ -58,6 +58,25 @@ func TestAMisspeltKeyHidesWhatItWasMeantToBe(t *testing.T) {
 	})
 }
 
+// A key run into its value for want of a space after the colon is said
+// so, alone (the key it hides is not also missing).
+func TestKeyWithoutASpace(t *testing.T) {
+	got := read(t, "kernels:\n  - {stream:s, duration: 1 us}\n")
+	sameLines(t, got, []string{
+		`f.yaml:2:6: kernels[0].stream:s: unknown key "stream:s" (a space after the ':' makes "stream" the key and "s" its value); valid keys here: stream, duration, sm_share`,
+	})
+	d, root, err := Parse("f.yaml", []byte("kernels:\n  -stream: s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := root.Map("kernels")
+	kn, _ := top.Get("kernels")
+	kn.Seq()
+	if err := d.Err(); err == nil || err.Error() != `f.yaml:2:3: kernels: expected a list, got a mapping ("-stream": a space after the '-' makes a list item)` {
+		t.Errorf("got %v", err)
+	}
+}
+
 // The same problem on the same field of several list items is one line
 // with the other lines; on two items of one line, with line:col; through
 // an alias (one place), with the paths. Different fields with the same
