@@ -309,6 +309,15 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 				continue
 			}
 			if s, ok := v.Scalar(); ok {
+				_, set := opt.Set[k]
+				_, point := opt.Point[k]
+				if i := strings.Index(s, "${"); i >= 0 && !set && !point {
+					ref := s[i:]
+					if j := strings.IndexByte(ref, '}'); j > 0 {
+						ref = ref[:j+1]
+					}
+					v.Errorf("%q refers to %s, but vars are not substituted inside vars: give %s a plain value (or set it with --set, or sweep it)", s, ref, k)
+				}
 				b.sc.Vars[k] = s
 				b.sc.VarNames = append(b.sc.VarNames, k)
 				from[k] = "vars: at " + at(v)

@@ -711,3 +711,17 @@ func TestAwaitNeverSignalled(t *testing.T) {
 		}
 	}
 }
+
+// A var whose value refers to another var is refused where it is written,
+// saying vars are not substituted there (it read as a bad duration where
+// used); a --set of it replaces it, and loads.
+func TestVarInsideVars(t *testing.T) {
+	src := "name: s\ntopology: pcie-2gpu\nvars: {n: 4, d: \"${n} ms\"}\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: \"${d}\"}\n"
+	_, err := Load("s.yaml", []byte(src), Options{})
+	if want := `s.yaml:3:17: vars.d: "${n} ms" refers to ${n}, but vars are not substituted inside vars: give d a plain value (or set it with --set, or sweep it)`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if _, err := Load("s.yaml", []byte(src), Options{Set: map[string]string{"d": "2 ms"}}); err != nil {
+		t.Errorf("with --set d: %v", err)
+	}
+}
