@@ -2256,7 +2256,7 @@ func (b *builder) stream(n spec.Node) int {
 		return -1
 	}
 	if !spec.ValidName(name) {
-		n.Errorf("stream %q: %q is not a valid stream name: use letters, digits, '_', '-', '.', ':' and '#'", s, name)
+		n.Errorf("stream %q: %q is not a valid stream name: use ASCII letters and digits, '_', '-', '.', ':' and '#'", s, name)
 		return -1
 	}
 	i := b.m.NodeIndex(gpu)

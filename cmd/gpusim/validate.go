@@ -215,7 +215,7 @@ func cmdTopo(args []string, stdout, stderr io.Writer) error {
 // checkNameFlag refuses a --name that could not name a topology.
 func checkNameFlag(cmd, name string) error {
 	if name != "" && !spec.ValidName(name) {
-		return &usageError{fmt.Sprintf("gpusim %s: --name %q is not a valid name: use letters, digits, '_', '-', '.', ':' and '#'", cmd, name)}
+		return &usageError{fmt.Sprintf("gpusim %s: --name %q is not a valid name: use ASCII letters and digits, '_', '-', '.', ':' and '#'", cmd, name)}
 	}
 	return nil
 }

@@ -1135,7 +1135,7 @@ func (n Node) Name() (string, bool) {
 		return "", false
 	}
 	if !ValidName(s) {
-		n.Errorf("%q is not a valid name: use letters, digits, '_', '-', '.', ':' and '#'", s)
+		n.Errorf("%q is not a valid name: use ASCII letters and digits, '_', '-', '.', ':' and '#'", s)
 		return "", false
 	}
 	return s, true
