@@ -329,6 +329,10 @@ func (s setFlag) Set(v string) error {
 		r, _ := utf8.DecodeRuneInString(v[i:])
 		return fmt.Errorf("%q holds a control character (%q); a value is one line of text", v, r)
 	}
+	if old, dup := s[strings.TrimSpace(k)]; dup && old != val {
+		// Which one was meant? The last winning silently ran the other.
+		return fmt.Errorf("%s is set twice, to %q and %q: give it once", strings.TrimSpace(k), old, val)
+	}
 	s[strings.TrimSpace(k)] = val
 	return nil
 }
