@@ -1850,7 +1850,11 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 				}
 			}
 			if cs.Root < 0 {
-				rn.Errorf("root %q is not one of the collective's GPUs", s)
+				var names []string
+				for _, g := range cs.GPUs {
+					names = append(names, b.m.GPUs[g].Name)
+				}
+				rn.Errorf("root %q is not one of the collective's GPUs: %s", s, strings.Join(names, ", "))
 				ok = false
 				cs.Root = 0
 			}

@@ -725,3 +725,13 @@ func TestVarInsideVars(t *testing.T) {
 		t.Errorf("with --set d: %v", err)
 	}
 }
+
+// A root that is not one of the collective's GPUs is refused with the
+// GPUs it may be (a rank number, root: 0, is the common slip).
+func TestRootNamesTheGPUs(t *testing.T) {
+	src := "name: s\ntopology: dgx-h100\nthreads: [{name: m, host: cpu0, ops: [{broadcast: {gpus: [gpu0, gpu1], bytes: 1 MiB, stream: nccl, root: 0}}]}]\n"
+	_, err := Load("s.yaml", []byte(src), Options{ReadFile: readShipped})
+	if want := `s.yaml:3:106: threads[0].ops[0].broadcast.root: root "0" is not one of the collective's GPUs: gpu0, gpu1`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

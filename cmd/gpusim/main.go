@@ -637,6 +637,10 @@ var badValueRe = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (
 func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		// -j1: a one-letter flag run into its value.
+		if i := strings.IndexFunc(name, func(r rune) bool { return r < 'a' || r > 'z' }); i > 0 && fs.Lookup(name[:i]) != nil {
+			return fmt.Sprintf("unknown flag %s%s (a value follows its flag after a space or '=': %s%s %s)", dashes(name), name, dashes(name[:i]), name[:i], name[i:])
+		}
 		return fmt.Sprintf("unknown flag %s%s", dashes(name), name)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {

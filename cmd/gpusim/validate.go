@@ -245,6 +245,9 @@ func loadTopology(name string) (*topologies.Topology, error) {
 	if _, ok := scenarios.ShippedSource(base); ok && !strings.ContainsAny(name, "/\\") {
 		return nil, fmt.Errorf("%s: a shipped scenario, not a topology: gpusim run %s runs it", name, name)
 	}
+	if s := spec.Suggest(name, topologies.Shipped()); s != "" {
+		return nil, fmt.Errorf("%s: no such file or shipped topology (did you mean %s? shipped: %s)", name, s, strings.Join(topologies.Shipped(), ", "))
+	}
 	return nil, fmt.Errorf("%s: no such file or shipped topology (shipped: %s)", name, strings.Join(topologies.Shipped(), ", "))
 }
 
