@@ -901,7 +901,7 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 			continue
 		}
 		if prev, dup := m.knode[k.Value]; dup {
-			n.Child(k, n.join(k.Value)).Errorf("duplicate key %q (first at line %d)", k.Value, prev.Line)
+			n.Child(k, n.join(k.Value)).Errorf("duplicate key %q (first at %d:%d): give each key once", k.Value, prev.Line, prev.Column)
 			continue
 		}
 		m.add(k, v)
