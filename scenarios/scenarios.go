@@ -1425,14 +1425,16 @@ func (b *builder) dupID(written, id, where, prev string) {
 		b.dups = map[[2]string]*dupCount{}
 	}
 	b.dups[key] = &dupCount{at: len(b.lateErrs)}
-	as := ""
+	also := "also at " + prev
 	switch {
 	case written == "":
 		written = id // a thread's own name for an op, "main/3"
 	case id != written:
-		as = fmt.Sprintf(", %s in its repeat", id)
+		// The id this op takes in its repeat: "k" written, "k#1" run.
+		also = fmt.Sprintf("this op's %s, numbered in its repeat; also at %s", written, prev)
+		written = id
 	}
-	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (also at %s%s): an id names one op; give each op an id of its own (only the ops that issue the ranks of one collective share theirs)", where, written, prev, as))
+	b.lateErrs = append(b.lateErrs, fmt.Sprintf("%s: duplicate op id %q (%s): an id names one op; give each op an id of its own (only the ops that issue the ranks of one collective share theirs)", where, written, also))
 }
 
 func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
