@@ -876,7 +876,9 @@ func (b *builder) loadTopology(n spec.Node) error {
 		}
 		t, err := topologies.Load(p, data)
 		if err != nil {
-			return err
+			// Its problems are the file's; this line says which scenario
+			// line named it.
+			return fmt.Errorf("%w\n%s: topology: %s does not load (above)", err, n.Pos(), s)
 		}
 		b.sc.Topology = t
 		return nil
