@@ -470,7 +470,9 @@ func criticalPath(res *Result, last int) []PathStep {
 	for steps := 0; cur >= 0 && steps <= 3*len(res.Ops)+3; steps++ {
 		rec := &res.Ops[cur]
 		onStream := rec.Kind.OnStream()
-		pageable := rec.Kind == OpCopy && rec.Memory == Pageable
+		// A pageable copy stages its bytes in the call; one of no bytes
+		// stages nothing.
+		pageable := rec.Kind == OpCopy && rec.Memory == Pageable && rec.Bytes > 0
 		part := PartOp
 		mode := at
 		if at == atHostEnd {

@@ -1465,3 +1465,32 @@ threads:
 		near(t, id, r.End-r.Start, us(12500+1), 1000)
 	}
 }
+
+// A pageable copy of no bytes stages nothing: the critical path through
+// its call (a host op after it ends last) has the call's overhead, and no
+// staging step (it had one of 0 ns).
+func TestZeroBytePageableHasNoStagingStep(t *testing.T) {
+	topo := `
+name: z
+hosts: [{name: cpu0, api_overhead: 1 us}]
+gpus: [{name: gpu0, model: H100-SXM, copy_overhead: 2 us}]
+links: [{ends: [gpu0, cpu0], bandwidth: 10 GB/s, latency: 0.5 us}]
+`
+	res := simulate(t, topo, `
+name: zero
+threads:
+  - name: main
+    ops:
+      - kernel: {id: k, stream: gpu0/a, duration: 5 us}
+      - copy: {id: c, from: cpu0, to: gpu0, bytes: 0, memory: pageable, stream: gpu0/a}
+      - host: {id: last, duration: 10 us}
+`)
+	if len(res.CriticalPath) != 3 {
+		t.Errorf("path %+v; want k's call, c's call, last", res.CriticalPath)
+	}
+	for _, s := range res.CriticalPath {
+		if s.Part == sim.PartStaging {
+			t.Errorf("a staging step on the path: %+v", s)
+		}
+	}
+}
