@@ -314,7 +314,7 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (plan *sim.Col
 			if _, ok := e.(tooManyTasks); !ok {
 				panic(e)
 			}
-			plan, err = nil, fmt.Errorf("its %s plan over %d GPUs has more than %d transfers, more than the memory free here holds (each takes about %d bytes): use fewer GPUs, or run where more memory is free", algo, n, spec.MaxTasks, PlanTaskBytes)
+			plan, err = nil, &PlanTooLargeError{Algorithm: algo, GPUs: n, Max: spec.MaxTasks}
 		}
 	}()
 	if n == 1 {
@@ -789,6 +789,17 @@ func (p *planner) task(plan *sim.CollPlan, t sim.CollTask) int {
 
 // tooManyTasks stops a plan past CollSpec.MaxTasks.
 type tooManyTasks struct{}
+
+// PlanTooLargeError says a plan would have more transfers than
+// CollSpec.MaxTasks: the memory free, not the input, is short.
+type PlanTooLargeError struct {
+	Algorithm string
+	GPUs, Max int
+}
+
+func (e *PlanTooLargeError) Error() string {
+	return fmt.Sprintf("its %s plan over %d GPUs has more than %d transfers, more than the memory free here holds (about %d bytes each): use fewer GPUs, or run where more memory is free", e.Algorithm, e.GPUs, e.Max, PlanTaskBytes)
+}
 
 // PlanTaskBytes is about what a plan's transfer takes in memory at the
 // peak of its planning: a ring all-reduce over 3,000 GPUs, 18 M transfers,

@@ -108,6 +108,32 @@ func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%s expands to %d ops or more, more than there is memory to simulate", e.File, e.Ops)
 }
 
+// varRef is the first reference to a var, "${name}" with a valid name,
+// in s; "" where there is none (a lone "${" is text).
+func varRef(s string) string {
+	for rest := s; ; {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			return ""
+		}
+		rest = rest[i:]
+		if j := strings.IndexByte(rest, '}'); j > 2 && spec.ValidName(rest[2:j]) {
+			return rest[:j+1]
+		}
+		rest = rest[2:]
+	}
+}
+
+// PlanMemoryError says a collective's plan, written at Where, would have
+// more transfers than Options.PlanTasks allows: the memory free is short,
+// not the file wrong.
+type PlanMemoryError struct {
+	Where string
+	Err   *models.PlanTooLargeError
+}
+
+func (e *PlanMemoryError) Error() string { return e.Where + ": " + e.Err.Error() }
+
 // SetError lists the problems of the --set values (Options.Set and
 // Point), one a line, each starting "--set NAME: ". Load returns it joined
 // with the file's own problems, which follow it.
@@ -298,7 +324,15 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	at := func(n spec.Node) string {
 		return strings.TrimPrefix(n.Pos(), file+":")
 	}
-	var varsMap *spec.Map // vars:, for messages about its keys
+	var varsMap *spec.Map      // vars:, for messages about its keys
+	swept := map[string]bool{} // the sweep's keys: its values replace vars:
+	if sn, ok := top.Get("sweep"); ok {
+		if t := sn.Target(); t != nil && t.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(t.Content); i += 2 {
+				swept[t.Content[i].Value] = true // read, and checked, below
+			}
+		}
+	}
 	if vn, ok := top.Get("vars"); ok {
 		vm, _ := vn.MapAny()
 		varsMap = vm
@@ -311,11 +345,7 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 			if s, ok := v.Scalar(); ok {
 				_, set := opt.Set[k]
 				_, point := opt.Point[k]
-				if i := strings.Index(s, "${"); i >= 0 && !set && !point {
-					ref := s[i:]
-					if j := strings.IndexByte(ref, '}'); j > 0 {
-						ref = ref[:j+1]
-					}
+				if ref := varRef(s); ref != "" && !set && !point && !swept[k] {
 					v.Errorf("%q refers to %s, but vars are not substituted inside vars: give %s a plain value (or set it with --set, or sweep it)", s, ref, k)
 				}
 				b.sc.Vars[k] = s
@@ -711,6 +741,12 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 		}
 		return nil, b.memory
 	}
+	if b.planErr != nil {
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
+		return nil, b.planErr
+	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {
 		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count%s", b.p.NumOps(), b.opt.MaxOps, b.raise())
 	} else {
@@ -768,7 +804,8 @@ func sortedKeys(m map[string]string) []string {
 type builder struct {
 	file     string
 	opt      Options
-	memory   *MemoryError // the ops past Options.MemoryOps
+	memory   *MemoryError     // the ops past Options.MemoryOps
+	planErr  *PlanMemoryError // the first plan past Options.PlanTasks
 	sc       *Scenario
 	m        *sim.Machine
 	p        *sim.Program
@@ -1998,6 +2035,12 @@ func (b *builder) sayCollErrs(n spec.Node, m *spec.Map, c *collErrs) {
 // of them here, unless blamed has the key already; other errors are said
 // at n.
 func (b *builder) collError(n spec.Node, m *spec.Map, cs models.CollSpec, err error, all []models.CollSpec, blamed map[string]bool) string {
+	if pe := (*models.PlanTooLargeError)(nil); errors.As(err, &pe) {
+		if b.planErr == nil {
+			b.planErr = &PlanMemoryError{Where: n.Pos(), Err: pe}
+		}
+		return ""
+	}
 	if len(all) == 0 {
 		all = []models.CollSpec{cs}
 	}

@@ -683,6 +683,10 @@ func TestPlanTasksLimit(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.at) || !strings.Contains(err.Error(), "has more than 10 transfers, more than the memory free here holds") {
 			t.Errorf("%s: %v; want an error at %s naming the limit", c.name, err, c.at)
 		}
+		// The memory's failure, not the file's (gpusim exits 1 for it).
+		if pe := (*PlanMemoryError)(nil); !errors.As(err, &pe) {
+			t.Errorf("%s: %T, want a *PlanMemoryError", c.name, err)
+		}
 	}
 }
 
@@ -733,5 +737,22 @@ func TestRootNamesTheGPUs(t *testing.T) {
 	_, err := Load("s.yaml", []byte(src), Options{ReadFile: readShipped})
 	if want := `s.yaml:3:106: threads[0].ops[0].broadcast.root: root "0" is not one of the collective's GPUs: gpu0, gpu1`; err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// The check of vars inside vars: reads only references to vars ("${x}"),
+// not a lone "${" in text, and leaves out a var the sweep gives values
+// (each point, as gpusim sweep loads it, loads).
+func TestVarInsideVarsLeavesTextAndSweeps(t *testing.T) {
+	for _, c := range []struct {
+		src   string
+		point map[string]string
+	}{
+		{"name: s\ndescription: \"${note}\"\ntopology: pcie-2gpu\nvars: {note: \"shell uses ${ and }\"}\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: 1 us}\n", nil},
+		{"name: s\ntopology: pcie-2gpu\nvars: {d: \"${x}\", x: 10 us}\nsweep: {d: [5 us, 7 us]}\nthreads:\n  - name: m\n    ops:\n      - kernel: {stream: gpu0/s, duration: \"${d}\"}\n", map[string]string{"d": "7 us"}},
+	} {
+		if _, err := Load("s.yaml", []byte(c.src), Options{Point: c.point}); err != nil {
+			t.Errorf("%v\n%s", err, c.src)
+		}
 	}
 }

@@ -70,13 +70,15 @@ var freeMemory = func() (free uint64, ok bool) {
 			}
 		}
 	}
-	// Under a limit on the address space, the heap has three quarters of
-	// the room: Go maps its heap in 64 MiB arenas with its metadata beside
-	// them, and glibc reserves stacks and arenas for cgo's threads, all of
-	// which count against the limit (the full room let a run the check
-	// passed die at the limit, "fatal error: out of memory").
-	if room, known := addressRoom(); known && (!ok || room/4*3 < free) {
-		free, ok = room/4*3, true
+	// Under a limit on the address space, the heap has half the room: Go
+	// maps its heap in 64 MiB arenas with its metadata beside them, a
+	// growing list holds its old and new arrays at once, and glibc
+	// reserves stacks and arenas for cgo's threads, all of which count
+	// against the limit (the full room, and three quarters of it, let runs
+	// and plans the checks passed die at the limit, "fatal error: out of
+	// memory").
+	if room, known := addressRoom(); known && (!ok || room/2 < free) {
+		free, ok = room/2, true
 	}
 	return free, ok
 }
@@ -220,16 +222,21 @@ func memoryOpsIn(free uint64, ok bool) int64 {
 	return int64(min(max(free, memoryCheckFloor)/bytesPerOp, 1<<62))
 }
 
+// planFloor is the memory a plan may always take: 64 MiB, 134,000
+// transfers (a 1 GiB ring all-reduce over 8 GPUs has a few thousand); more
+// let a plan under a tight ulimit -v die before it reached its limit.
+const planFloor = 64 << 20
+
 // planTasksFor is the most transfers a collective's plan may have where
 // memoryOps ops (memoryOps' bound, at bytesPerOp each) fit in the memory
 // free: what that memory holds at models.PlanTaskBytes each, and at least
-// what 1 GiB does (2 M transfers: the estimate is rough); 0, no limit,
+// what planFloor does; 0, no limit,
 // where memoryOps is (the free memory unknown).
 func planTasksFor(memoryOps int64) int {
 	if memoryOps <= 0 {
 		return 0
 	}
-	free := max(satMulU(uint64(memoryOps), bytesPerOp), 1<<30)
+	free := max(satMulU(uint64(memoryOps), bytesPerOp), planFloor)
 	return int(min(free/models.PlanTaskBytes, math.MaxInt32))
 }
 
@@ -252,6 +259,9 @@ func expandOps() int64 {
 // scenario of more ops than expandOps refused, exit 1; other errors pass
 // through.
 func asLoadFailure(err error, note string) error {
+	if pe := (*scenarios.PlanMemoryError)(nil); errors.As(err, &pe) {
+		return &failError{fmt.Errorf("%v%s", pe, note)}
+	}
 	var me *scenarios.MemoryError
 	if errors.As(err, &me) {
 		free, _ := freeMemory()
@@ -270,6 +280,9 @@ func memoryFailure(file, atLeast string, ops, free uint64) *failError {
 // asMemoryFailure turns the loader's *scenarios.MemoryError into
 // checkMemory's failure, with note after it; other errors pass through.
 func asMemoryFailure(err error, note string) error {
+	if pe := (*scenarios.PlanMemoryError)(nil); errors.As(err, &pe) {
+		return &failError{fmt.Errorf("%v%s", pe, note)}
+	}
 	var me *scenarios.MemoryError
 	if errors.As(err, &me) {
 		free, _ := freeMemory()

@@ -470,7 +470,8 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 			}
 		}
 	}
-	if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
+	me, pe := (*scenarios.MemoryError)(nil), (*scenarios.PlanMemoryError)(nil)
+	if errors.As(err, &me) || errors.As(err, &pe) {
 		if cmd != "sweep" {
 			return nil, nil, asLoadFailure(err, "")
 		}
@@ -479,7 +480,7 @@ func loadSweepBase(cmd, name string, set setFlag, maxOps int64, hold bool) (*sce
 	if err != nil && len(set) > 0 {
 		// Without the --set values, and as bounded by memory as the
 		// load above: only to say which --set is the mistake.
-		if plain, perr := src.load(scenarios.Options{MaxOps: maxOps, MemoryOps: opt.MemoryOps}); perr == nil {
+		if plain, perr := src.load(scenarios.Options{MaxOps: maxOps, MemoryOps: opt.MemoryOps, PlanTasks: opt.PlanTasks}); perr == nil {
 			if serr := setsSwept(cmd, plain, set, hold); serr != nil {
 				return nil, nil, serr
 			}
