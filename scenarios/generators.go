@@ -951,7 +951,7 @@ func (b *builder) training(n, key spec.Node) {
 			// ZeRO-3's); the experts' all-to-alls keep NCCL's own.
 			spec.Algorithm, spec.Protocol = "", ""
 		}
-		spec.MaxTasks = b.planBudget()
+		spec.MaxTasks = b.opt.PlanTasks
 		p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
 		errs.built(spec, err)
 		if err != nil {

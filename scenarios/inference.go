@@ -197,7 +197,7 @@ func (b *builder) inference(n, key spec.Node) {
 				// the logits' gather keeps NCCL's own.
 				spec.Algorithm, spec.Protocol = "", ""
 			}
-			spec.MaxTasks = b.planBudget()
+			spec.MaxTasks = b.opt.PlanTasks
 			p, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, spec)
 			errs.built(spec, err)
 			if err != nil {

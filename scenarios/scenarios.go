@@ -1970,7 +1970,7 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 		return false
 	}
 	op.Stream = op.Streams[0]
-	cs.MaxTasks = b.planBudget()
+	cs.MaxTasks = b.opt.PlanTasks
 	plan, err := models.BuildCollective(b.m, b.sc.Topology.GPUModels, cs)
 	if err != nil {
 		b.collError(n, om, cs, err, nil, nil)
@@ -1980,10 +1980,6 @@ func (b *builder) collective(kind string, n spec.Node, om *spec.Map, op *sim.Op,
 	op.Coll = plan
 	return true
 }
-
-// planBudget is the most transfers a collective's plan may have
-// (Options.PlanTasks).
-func (b *builder) planBudget() int { return b.opt.PlanTasks }
 
 // collErrs gathers a generator's collective errors, each message once,
 // and the collectives its forced algorithm and protocol apply to, to be
