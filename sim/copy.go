@@ -1,7 +1,5 @@
 package sim
 
-import "math"
-
 // A copy runs as one or two stages, each a sequence of chunks moved one at a
 // time. A direct copy (pinned H2D or D2H, peer-to-peer, device-local) is one
 // stage of one chunk. A staged copy is two stages pipelined over the host's
@@ -107,12 +105,12 @@ func newCopy(o *opState) *copyState {
 		}
 		return us
 	}
-	dma := func(rt Route, host int) stage {
+	dma := func(rt Route, host int, gpus ...int) stage {
 		us := linkUses(rt)
 		if host >= 0 {
 			us = append(us, use{res: int32(r.hosts[host].memRes), coef: 1})
 		}
-		return stage{uses: us, bound: gpuMemoryBound(m, rt), delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
+		return stage{uses: us, bound: gpuMemoryBound(m, rt, gpus), delay: satAdd(g.CopyOverhead, rt.Latency(m)), dma: true}
 	}
 	memcpy := func(host int, rate float64) stage {
 		// The thread's memcpy reads and writes each byte of the memory's
@@ -131,19 +129,19 @@ func newCopy(o *opState) *copyState {
 		rec.Copy = CopyH2D
 		rt := r.route(op.Src, op.Dst)
 		if op.Memory == Pageable {
-			c.st[0], c.st[1] = memcpy(src.Index, m.Hosts[src.Index].PageableH2D), dma(rt, src.Index)
+			c.st[0], c.st[1] = memcpy(src.Index, m.Hosts[src.Index].PageableH2D), dma(rt, src.Index, op.Dst)
 			c.n, c.hostStage, staging = 2, 0, src.Index
 		} else {
-			c.st[0], c.n = dma(rt, src.Index), 1
+			c.st[0], c.n = dma(rt, src.Index, op.Dst), 1
 		}
 	case dst.Kind == NodeHost:
 		rec.Copy = CopyD2H
 		rt := r.route(op.Src, op.Dst)
 		if op.Memory == Pageable {
-			c.st[0], c.st[1] = dma(rt, dst.Index), memcpy(dst.Index, m.Hosts[dst.Index].PageableD2H)
+			c.st[0], c.st[1] = dma(rt, dst.Index, op.Src), memcpy(dst.Index, m.Hosts[dst.Index].PageableD2H)
 			c.n, c.hostStage, staging = 2, 1, dst.Index
 		} else {
-			c.st[0], c.n = dma(rt, dst.Index), 1
+			c.st[0], c.n = dma(rt, dst.Index, op.Src), 1
 		}
 	default:
 		p := r.copyPath(op)
@@ -158,10 +156,10 @@ func newCopy(o *opState) *copyState {
 			if p.Kind == PathNVLink {
 				rec.Copy = CopyNVLink
 			}
-			c.st[0], c.n = dma(p.Route, -1), 1
+			c.st[0], c.n = dma(p.Route, -1, op.Src, op.Dst), 1
 		case PathStaged:
 			rec.Copy = CopyStaged
-			c.st[0], c.st[1] = dma(p.ToHost, p.Host), dma(p.FromHost, p.Host)
+			c.st[0], c.st[1] = dma(p.ToHost, p.Host, op.Src), dma(p.FromHost, p.Host, op.Dst)
 			c.st[1].delay = satAdd(c.st[1].delay, m.Hosts[p.Host].StagingHandoff)
 			c.n, staging = 2, p.Host
 		}
@@ -204,30 +202,16 @@ func newCopy(o *opState) *copyState {
 }
 
 // gpuMemoryBound is the most a DMA over rt moves a second as the GPUs at
-// its ends read or write each byte in their memory: no copy outruns them,
-// though links may (a custom topology's hundreds of NVLinks). Each copy is
-// bound alone: copies into one GPU do not share its memory, which no
+// its ends (gpus, nodes) read or write each byte in their memory: no copy
+// outruns them, though links may (a custom topology's hundreds of
+// NVLinks). Each copy is bound alone: copies into one GPU do not share its memory, which no
 // preset's links can fill (an H100's 18 NVLinks and PCIe carry under a
 // third of its 3.35 TB/s both ways), and a shared memory use for every
 // DMA cost the flow solver 14% more instructions (BenchmarkFlows).
-func gpuMemoryBound(m *Machine, rt Route) float64 {
+func gpuMemoryBound(m *Machine, rt Route, gpus []int) float64 {
 	bound := inf
-	n := len(rt.Hops)
-	if n == 0 {
-		return bound
-	}
-	first, last := rt.Hops[0], rt.Hops[n-1]
-	from, to := m.Links[first.Link].A, m.Links[last.Link].B
-	if first.Reverse {
-		from = m.Links[first.Link].B
-	}
-	if last.Reverse {
-		to = m.Links[last.Link].A
-	}
-	for _, end := range []int{from, to} {
-		if nd := m.Nodes[end]; nd.Kind == NodeGPU {
-			bound = math.Min(bound, m.GPUs[nd.Index].MemoryBandwidth)
-		}
+	for _, node := range gpus {
+		bound = min(bound, m.GPUs[m.Nodes[node].Index].MemoryBandwidth)
 	}
 	// Where a link of the route is no faster, the memory cannot bind:
 	// no bound (a bounded flow costs the solver more).

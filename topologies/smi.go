@@ -95,12 +95,8 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 	// only where they may meet in an NVSwitch (nvFabric): elsewhere the
 	// table is wrong, whatever the GPU.
 	if !allNV || n < 3 {
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if mx.rel[i][j] != mx.rel[j][i] {
-					return "", nil, mx.asymmetric(file, i, j)
-				}
-			}
+		if err := mx.symmetric(file); err != nil {
+			return "", nil, err
 		}
 	}
 	model, inferred := opt.GPU, ""
@@ -278,12 +274,8 @@ func FromNvidiaSMI(file string, data []byte, opt SMIOptions) (string, *Topology,
 			links = append(links, fmt.Sprintf("{ends: [gpu%d, nvswitch], type: %s, count: %d}", i, g.NVLinkGen, fabric[i]))
 		}
 	} else {
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if mx.rel[i][j] != mx.rel[j][i] {
-					return "", nil, mx.asymmetric(file, i, j)
-				}
-			}
+		if err := mx.symmetric(file); err != nil {
+			return "", nil, err
 		}
 		// Links joined GPU to GPU: a GPU's row may not show more than
 		// its ports in all.
@@ -562,6 +554,19 @@ func nvFabric(rel [][]string, n, ports int) []int {
 	return links
 }
 
+// symmetric is the error for the first GPU pair whose relation differs
+// each way, nil if none does.
+func (mx *smiMatrix) symmetric(file string) error {
+	for i := range mx.rel {
+		for j := range mx.rows {
+			if mx.rel[i][j] != mx.rel[j][i] {
+				return mx.asymmetric(file, i, j)
+			}
+		}
+	}
+	return nil
+}
+
 // asymmetric is the error for GPU i to j unlike j to i.
 func (mx *smiMatrix) asymmetric(file string, i, j int) error {
 	r := mx.rows[i]
@@ -609,8 +614,7 @@ func numaOrder(hostOf []int, keys []string, cores []int) {
 	}
 	switch nodes {
 	case len(keys):
-	case 0:
-		ids = make([]int, len(keys))
+	case 0: // every key a CPU list
 		for h, k := range keys {
 			lo, ok := lowestCPU(k)
 			if !ok {

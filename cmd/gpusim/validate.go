@@ -255,7 +255,7 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 	m := t.Machine
 	from := t.File
 	if _, err := os.Stat(t.File); err != nil {
-		if src, ok := topologies.ShippedSource(t.Name); ok && t.File == "topologies/"+t.Name+".yaml" && len(src) > 0 {
+		if _, ok := topologies.ShippedSource(t.Name); ok && t.File == "topologies/"+t.Name+".yaml" {
 			from = "shipped with gpusim" // no such file here: the embedded copy
 		}
 	}
