@@ -38,6 +38,10 @@ type Options struct {
 	// Clock is the host clock; nil uses the driver's own if it has one
 	// (the fake driver does), else the wall clock.
 	Clock Clock
+	// NUMA places the topology's hosts on the machine's NUMA nodes; nil
+	// uses the driver's own if it has one (the fake driver does), else
+	// SystemNUMA.
+	NUMA NUMA
 }
 
 // Info is what a hardware run found out beside the result.
@@ -73,6 +77,11 @@ type Info struct {
 	// kernel spins (the GPU timer it reads ticks coarsely); kernels ask for
 	// that much less.
 	SpinOvershoot []sim.Time
+	// HostNodes is, per host of the topology, the NUMA node of this
+	// machine its threads ran on and its copies' host memory came from
+	// (the node of the GPUs the topology attaches to it); -1 where the
+	// OS placed them (a machine of one node, or a host not used).
+	HostNodes []int
 	// Warnings about what the backend could not do as the program says.
 	Warnings []string
 }
@@ -102,7 +111,14 @@ func Run(ctx context.Context, drv Driver, m *sim.Machine, p *sim.Program, opt Op
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer drv.SetCurrent(0) // the thread goes back to Go's pool with no context
-	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock}
+	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock, numa: opt.NUMA}
+	if b.numa == nil {
+		if n, ok := drv.(NUMA); ok {
+			b.numa = n
+		} else {
+			b.numa = SystemNUMA()
+		}
+	}
 	if b.clock == nil {
 		if c, ok := drv.(Clock); ok {
 			b.clock = c
@@ -170,19 +186,21 @@ type backend struct {
 	m     *sim.Machine
 	p     *sim.Program
 	clock Clock
+	numa  NUMA
 	info  *Info
 
 	gpus    []gpuDev
 	streams []Stream
 	events  []Event // program events
 	evGPU   []int   // the GPU whose context each program event lives in
-	// host[0] is the host memory H2D copies read, host[1] what D2H
-	// copies write: copies both ways at once touch different memory, as
-	// in calibrate's duplex measurement.
-	host   [2]hostMem
-	timing [][]opTiming // per thread, per op
-	origin time.Duration
-	peer   map[[2]int]bool // GPU pairs with peer access enabled
+	// host[h][0] is the memory of the topology's host h that H2D copies
+	// read, host[h][1] what D2H copies write: copies both ways at once
+	// touch different memory, as in calibrate's duplex measurement.
+	host     [][2]hostMem
+	hostNode []int        // per host: its NUMA node here, -1 if the OS places it
+	timing   [][]opTiming // per thread, per op
+	origin   time.Duration
+	peer     map[[2]int]bool // GPU pairs with peer access enabled
 
 	// filled by execute
 	recs     [][]sim.OpRecord
@@ -331,7 +349,8 @@ func (b *backend) setup() error {
 	}
 	b.info.DriverVersion = v
 	// What the program uses.
-	var pinBytes, pageBytes [2]uint64 // per direction, as b.host
+	pinBytes := make([][2]uint64, len(m.Hosts)) // per host and direction, as b.host
+	pageBytes := make([][2]uint64, len(m.Hosts))
 	need := make([]uint64, len(m.GPUs))
 	peers := map[[2]int]bool{}
 	for g, u := range usedGPUs(m, p) {
@@ -352,14 +371,14 @@ func (b *backend) setup() error {
 			n := uint64(op.Bytes)
 			src, dst := m.Nodes[op.Src], m.Nodes[op.Dst]
 			if src.Kind == sim.NodeHost || dst.Kind == sim.NodeHost {
-				dir := 0
+				dir, h := 0, src.Index
 				if dst.Kind == sim.NodeHost {
-					dir = 1
+					dir, h = 1, dst.Index
 				}
 				if op.Memory == sim.Pageable {
-					pageBytes[dir] = max(pageBytes[dir], n)
+					pageBytes[h][dir] = max(pageBytes[h][dir], n)
 				} else {
-					pinBytes[dir] = max(pinBytes[dir], n)
+					pinBytes[h][dir] = max(pinBytes[h][dir], n)
 				}
 			}
 			if src.Kind == sim.NodeGPU {
@@ -480,18 +499,36 @@ func (b *backend) setup() error {
 			b.peer[d] = true
 		}
 	}
-	for dir := range b.host {
-		h := &b.host[dir]
-		if pinBytes[dir] > 0 {
-			if h.pinned, err = drv.MemHostAlloc(pinBytes[dir]); err != nil {
-				return err
-			}
-			h.pinBytes = pinBytes[dir]
+	// Host memory, on the NUMA node of the host it belongs to.
+	if err := b.placeHosts(n); err != nil {
+		return err
+	}
+	b.host = make([][2]hostMem, len(m.Hosts))
+	for hi := range b.host {
+		if pinBytes[hi] == [2]uint64{} && pageBytes[hi] == [2]uint64{} {
+			continue
 		}
-		if pageBytes[dir] > 0 {
-			if h.page, err = AllocPageable(pageBytes[dir]); err != nil {
-				return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes[dir]), err)
+		err := b.onHost(hi, firstUsed(b.gpus), func() error {
+			for dir := range b.host[hi] {
+				h := &b.host[hi][dir]
+				if pinBytes[hi][dir] > 0 {
+					var err error
+					if h.pinned, err = drv.MemHostAlloc(pinBytes[hi][dir]); err != nil {
+						return err
+					}
+					h.pinBytes = pinBytes[hi][dir]
+				}
+				if pageBytes[hi][dir] > 0 {
+					var err error
+					if h.page, err = AllocPageable(pageBytes[hi][dir]); err != nil {
+						return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes[hi][dir]), err)
+					}
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	// Streams.
@@ -730,24 +767,26 @@ func (b *backend) warmCopies(g int) error {
 	defer done()
 	n := d.bufBytes
 	steps := []func() error{func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) }}
-	in, out := &b.host[0], &b.host[1]
-	if in.pinned != 0 {
-		m := min(n, in.pinBytes)
-		steps = append(steps,
-			func() error { return drv.MemcpyHtoDAsync(d.rd, in.pinned, m, s) },
-			func() error { return drv.MemcpyHtoDAsync(d.wr, in.pinned, m, s) })
-	}
-	if out.pinned != 0 {
-		m := min(n, out.pinBytes)
-		steps = append(steps, func() error { return drv.MemcpyDtoHAsync(out.pinned, d.rd, m, s) })
-	}
-	if in.page != nil {
-		m := min(n, uint64(len(in.page.Bytes())))
-		steps = append(steps, func() error { return drv.MemcpyHtoDAsync(d.wr, in.page.Ptr(), m, s) })
-	}
-	if out.page != nil {
-		m := min(n, uint64(len(out.page.Bytes())))
-		steps = append(steps, func() error { return drv.MemcpyDtoHAsync(out.page.Ptr(), d.rd, m, s) })
+	for hi := range b.host {
+		in, out := &b.host[hi][0], &b.host[hi][1]
+		if in.pinned != 0 {
+			m := min(n, in.pinBytes)
+			steps = append(steps,
+				func() error { return drv.MemcpyHtoDAsync(d.rd, in.pinned, m, s) },
+				func() error { return drv.MemcpyHtoDAsync(d.wr, in.pinned, m, s) })
+		}
+		if out.pinned != 0 {
+			m := min(n, out.pinBytes)
+			steps = append(steps, func() error { return drv.MemcpyDtoHAsync(out.pinned, d.rd, m, s) })
+		}
+		if in.page != nil {
+			m := min(n, uint64(len(in.page.Bytes())))
+			steps = append(steps, func() error { return drv.MemcpyHtoDAsync(d.wr, in.page.Ptr(), m, s) })
+		}
+		if out.page != nil {
+			m := min(n, uint64(len(out.page.Bytes())))
+			steps = append(steps, func() error { return drv.MemcpyDtoHAsync(out.page.Ptr(), d.rd, m, s) })
+		}
 	}
 	steps = append(steps, func() error { return drv.StreamSynchronize(s) })
 	for _, f := range steps {
@@ -1073,6 +1112,7 @@ func (b *backend) execute(ctx context.Context) error {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			defer b.pin(p.Threads[ti].Host)()
 			defer b.drv.SetCurrent(0)
 			cur, err := b.prepare(ti)
 			ready.Done()
@@ -1361,12 +1401,12 @@ func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 		if n == 0 {
 			return sim.CopyH2D, nil
 		}
-		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, b.host[0].ptr(op.Memory), n, s)
+		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, b.host[src.Index][0].ptr(op.Memory), n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeHost:
 		if n == 0 {
 			return sim.CopyD2H, nil
 		}
-		return sim.CopyD2H, drv.MemcpyDtoHAsync(b.host[1].ptr(op.Memory), b.gpus[src.Index].rd, n, s)
+		return sim.CopyD2H, drv.MemcpyDtoHAsync(b.host[dst.Index][1].ptr(op.Memory), b.gpus[src.Index].rd, n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU:
 		a, c := src.Index, dst.Index
 		if a == c {
@@ -1637,12 +1677,14 @@ func (b *backend) cleanup() error {
 			do(drv.StreamDestroy(s))
 		}
 	}
-	for _, h := range b.host {
-		if h.pinned != 0 {
-			do(drv.MemFreeHost(h.pinned))
-		}
-		if h.page != nil {
-			do(h.page.Free())
+	for _, hd := range b.host {
+		for _, h := range hd {
+			if h.pinned != 0 {
+				do(drv.MemFreeHost(h.pinned))
+			}
+			if h.page != nil {
+				do(h.page.Free())
+			}
 		}
 	}
 	for g := range b.gpus {

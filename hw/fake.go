@@ -67,6 +67,14 @@ type FakeConfig struct {
 	// the given CUresult, from its FailAfter-th call on (0: the first).
 	Fail      map[string]int
 	FailAfter map[string]int
+	// NUMA, if set, is the NUMA node of each device (devices past its
+	// end: -1, unknown): the fake is then a machine of that many nodes,
+	// whose threads Pin places (see ThreadNode). Unset, it is a machine
+	// of one node.
+	NUMA []int
+	// NUMANodes, if set, is how many NUMA nodes the machine has (some
+	// may hold no GPU); else as many as NUMA names.
+	NUMANodes int
 }
 
 // Fake is a Driver that runs no GPU: it keeps a host clock and per-stream
@@ -90,6 +98,7 @@ type Fake struct {
 	pinned  map[HostPtr]uint64   // pinned allocations and their sizes
 	refs    map[int]int          // per device, its primary context's retains
 	made    int                  // primary contexts made (retained from none)
+	pins    map[int]int          // OS thread -> the NUMA node Pin put it on
 }
 
 // FakeTimerOffset is what the fake's GPU timer (%globaltimer, as spin
@@ -119,7 +128,7 @@ func NewFake(cfg FakeConfig) *Fake {
 		cfg.MemoryBytes = 80e9
 	}
 	return &Fake{cfg: cfg, next: 0x1000, count: map[string]int{}, streams: map[Stream]*fakeStream{},
-		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}, refs: map[int]int{}}
+		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}, refs: map[int]int{}, pins: map[int]int{}}
 }
 
 // ContextsMade counts the primary contexts made so far: the retains that
@@ -259,7 +268,7 @@ func (f *Fake) Attribute(dev int, a Attr) (int, error) {
 	case AttrCCMajor:
 		return 9, err
 	case AttrPCIBus:
-		return 0x18 + 0x10*dev, err // GPU i at 00000000:(18+10i):00.0
+		return fakeBus(dev), err // GPU i at 00000000:(18+10i):00.0
 	}
 	return 0, err
 }
@@ -643,3 +652,70 @@ func (f *Fake) Launch(fn Function, grid, block, shared uint32, s Stream, args ..
 }
 
 func (f *Fake) Close() error { return nil }
+
+func fakeBus(dev int) int { return 0x18 + 0x10*dev }
+
+// Nodes is FakeConfig.NUMANodes, or how many distinct NUMA nodes
+// FakeConfig.NUMA names (1 if none):
+// the fake is the NUMA of runs that use it, as it is their Clock.
+func (f *Fake) Nodes() int {
+	if f.cfg.NUMANodes > 0 {
+		return f.cfg.NUMANodes
+	}
+	seen := map[int]bool{}
+	for _, n := range f.cfg.NUMA {
+		if n >= 0 {
+			seen[n] = true
+		}
+	}
+	return max(len(seen), 1)
+}
+
+// DeviceNode is the node FakeConfig.NUMA gives the device at the bus
+// Attribute reports for it.
+func (f *Fake) DeviceNode(domain, bus, device int) int {
+	for dev, n := range f.cfg.NUMA {
+		if domain == 0 && device == 0 && bus == fakeBus(dev) {
+			return n
+		}
+	}
+	return -1
+}
+
+// Pin notes that the calling OS thread runs on node until undo (it binds
+// nothing); ThreadNode reads it back.
+func (f *Fake) Pin(node int) (func() error, error) {
+	tid := threadID()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if node < 0 || node >= f.Nodes() {
+		return nil, fmt.Errorf("no NUMA node %d", node)
+	}
+	if _, ok := f.pins[tid]; ok {
+		return nil, fmt.Errorf("OS thread %d is pinned already", tid)
+	}
+	f.pins[tid] = node
+	return func() error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.pins, tid)
+		return nil
+	}, nil
+}
+
+// ThreadNode is the NUMA node Pin put the calling OS thread on, -1 if none.
+func (f *Fake) ThreadNode() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n, ok := f.pins[threadID()]; ok {
+		return n
+	}
+	return -1
+}
+
+// Pinned counts the OS threads Pin has placed and not yet put back.
+func (f *Fake) Pinned() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.pins)
+}

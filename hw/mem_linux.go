@@ -36,3 +36,6 @@ func (p *Pageable) Bytes() []byte { return p.b }
 
 // Free unmaps the memory.
 func (p *Pageable) Free() error { return syscall.Munmap(p.b) }
+
+// threadID is the calling OS thread's id.
+func threadID() int { return syscall.Gettid() }

@@ -20,3 +20,6 @@ func (p *Pageable) Bytes() []byte { return nil }
 
 // Free does nothing off Linux.
 func (p *Pageable) Free() error { return nil }
+
+// threadID is the calling OS thread's id (off Linux, unknown: 0).
+func threadID() int { return 0 }

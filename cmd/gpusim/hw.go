@@ -168,6 +168,15 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 				sc.Topology.Machine.GPUs[g].Name, name, info.DriverVersion/1000, info.DriverVersion%1000/10, info.Align[g], drift[g], plural(n, "", " (the most of the %d runs)"), info.SpinOverhead[g], info.SpinOverheadStamped[g], info.SpinOvershoot[g])
 		}
 	}
+	var placed []string
+	for h, node := range info.HostNodes {
+		if node >= 0 {
+			placed = append(placed, fmt.Sprintf("%s on node %d", sc.Topology.Machine.Hosts[h].Name, node))
+		}
+	}
+	if len(placed) > 0 {
+		fmt.Fprintf(stderr, "hw: threads and host memory on this machine's NUMA nodes where the topology's GPUs are: %s\n", strings.Join(placed, ", "))
+	}
 	return runs, info, nil
 }
 

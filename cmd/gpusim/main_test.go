@@ -687,3 +687,25 @@ func TestVarsAreTheRunsOwn(t *testing.T) {
 		t.Errorf("--set of the replaced var: exit %d, %q; want 2 and %q", code, errb, want)
 	}
 }
+
+// TestHWRunSaysWhereHostsRan: on a machine of two NUMA nodes, a run on
+// the GPUs says which node each host of the topology the program uses
+// stands for (the node of the GPUs the topology attaches to it).
+func TestHWRunSaysWhereHostsRan(t *testing.T) {
+	defer func(o func() (hw.Driver, error)) { openDriver = o }(openDriver)
+	scen := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(scen, []byte("name: s\ntopology: dgx-h100\nthreads:\n  - {name: t, host: cpu1, ops: [copy: {id: up, from: cpu1, to: gpu5, bytes: 1 MB, stream: gpu5/s}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fakeGPU()
+	cfg.Devices, cfg.NUMA = 8, []int{0, 0, 0, 0, 1, 1, 1, 1}
+	openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", scen, "--backend", "hw"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	const want = "hw: threads and host memory on this machine's NUMA nodes where the topology's GPUs are: cpu1 on node 1\n"
+	if !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr %q lacks %q", errb.String(), want)
+	}
+}
