@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +31,10 @@ type Options struct {
 	// Progress, if set, is told after each measurement how many of how many
 	// are done and what ran.
 	Progress func(done, total int, what string)
+	// NUMA places the host memory and the thread of each GPU's host copies
+	// on the GPU's NUMA node; nil uses the driver's if it has one (the fake
+	// does), else hw.SystemNUMA.
+	NUMA hw.NUMA
 }
 
 // PathFit is a fitted copy path: what Fit says, plus the samples' spread.
@@ -105,6 +111,14 @@ type Result struct {
 	MemoryKernel, FMA []float64
 	// Skipped lists measurements left out for the budget.
 	Skipped []string
+	// Nodes is per GPU the NUMA node its host copies' memory and measuring
+	// thread were on (the GPU's own, so that the link toward its host is
+	// what is measured); -1 where the OS placed them (a machine of one
+	// node, or a GPU whose node the machine does not say).
+	Nodes []int
+	// Placement says where host memory or a thread could not be put on
+	// its GPU's node, and why.
+	Placement []string
 }
 
 // HostOpRun is one run of empty kernels through the hw backend: the host
@@ -139,7 +153,14 @@ func Run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
 	// between OS threads: calibration stays on this one.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock}
+	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock, numa: opt.NUMA}
+	if c.numa == nil {
+		if n, ok := drv.(hw.NUMA); ok {
+			c.numa = n
+		} else {
+			c.numa = hw.SystemNUMA()
+		}
+	}
 	if c.clock == nil {
 		if cl, ok := drv.(hw.Clock); ok {
 			c.clock = cl
@@ -184,13 +205,17 @@ type cal struct {
 	clock hw.Clock
 	start time.Duration
 
-	gpus    []gpu
-	pinned  hw.HostPtr
-	pinned2 hw.HostPtr
-	maxSz   uint64
-	res     *Result
-	done    int
-	total   int
+	numa hw.NUMA
+	mu   sync.Mutex // guards res.Placement, written from allPageable's threads
+	gpus []gpu
+	// pinned holds, per NUMA node (-1: placed by the OS), two pinned host
+	// buffers of maxSz: H2D copies read the first, D2H copies write the
+	// second.
+	pinned map[int]*[2]hw.HostPtr
+	maxSz  uint64
+	res    *Result
+	done   int
+	total  int
 	// doing names the measurement under way, for errors: a failed call
 	// says where in the calibration it failed.
 	doing string
@@ -252,12 +277,30 @@ func (c *cal) run() (*Result, error) {
 			return nil, err
 		}
 	}
-	c.doing = "allocating pinned host buffers"
-	if c.pinned, err = drv.MemHostAlloc(c.maxSz); err != nil {
+	c.doing = "reading the GPUs' NUMA nodes"
+	if r.Nodes, err = hw.DeviceNodes(drv, c.numa, n); err != nil {
 		return nil, err
 	}
-	if c.pinned2, err = drv.MemHostAlloc(c.maxSz); err != nil {
-		return nil, err
+	c.doing = "allocating pinned host buffers"
+	c.pinned = map[int]*[2]hw.HostPtr{}
+	for i, node := range r.Nodes {
+		if c.pinned[node] != nil {
+			continue
+		}
+		bufs := &[2]hw.HostPtr{}
+		c.pinned[node] = bufs
+		err := c.onNode(i, func() error {
+			for k := range bufs {
+				var err error
+				if bufs[k], err = drv.MemHostAlloc(c.maxSz); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	pairs := 0
 	c.doing = "asking which GPUs can reach each other's memory"
@@ -275,11 +318,18 @@ func (c *cal) run() (*Result, error) {
 	c.total = 1 + n*8 + pairs + 2 // overheads; per GPU 5 paths, copies at once, kernels, done; pairs; all at once, memcpy
 	// Host overheads on GPU 0.
 	c.doing = "measuring launch and sync overheads on gpu0"
-	if err := c.overheads(); err != nil {
+	unpin0 := c.pin(0)
+	err = c.overheads()
+	unpin0()
+	if err != nil {
 		return nil, err
 	}
 	c.step("launch and sync overheads")
+	unpin := func() {}
+	defer func() { unpin() }()
 	for i := 0; i < n; i++ {
+		unpin()
+		unpin = c.pin(i)
 		type path struct {
 			name string
 			dst  *[]PathFit
@@ -287,17 +337,18 @@ func (c *cal) run() (*Result, error) {
 			busy bool
 		}
 		g := &c.gpus[i]
+		in, out := c.pinned[r.Nodes[i]][0], c.pinned[r.Nodes[i]][1]
 		c.doing = fmt.Sprintf("allocating pageable host memory for gpu%d", i)
-		page, err := hw.AllocPageable(c.maxSz)
+		page, err := hw.AllocPageable(c.maxSz) // first touched here, on gpu i's node
 		if err != nil {
 			return nil, err
 		}
 		paths := []path{
 			{"h2d pinned", &r.H2D, func(o, n uint64, s hw.Stream) error {
-				return drv.MemcpyHtoDAsync(g.a+hw.DevicePtr(o), c.pinned+hw.HostPtr(o), n, s)
+				return drv.MemcpyHtoDAsync(g.a+hw.DevicePtr(o), in+hw.HostPtr(o), n, s)
 			}, true},
 			{"d2h pinned", &r.D2H, func(o, n uint64, s hw.Stream) error {
-				return drv.MemcpyDtoHAsync(c.pinned+hw.HostPtr(o), g.a+hw.DevicePtr(o), n, s)
+				return drv.MemcpyDtoHAsync(out+hw.HostPtr(o), g.a+hw.DevicePtr(o), n, s)
 			}, true},
 			{"d2d", &r.D2D, func(o, n uint64, s hw.Stream) error {
 				return drv.MemcpyDtoDAsync(g.b+hw.DevicePtr(o), g.a+hw.DevicePtr(o), n, s)
@@ -330,8 +381,8 @@ func (c *cal) run() (*Result, error) {
 		c.doing = fmt.Sprintf("measuring concurrent copies on gpu%d", i)
 		if !c.over() {
 			bi, err := c.concurrent(i, []func(s hw.Stream) error{
-				func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, s) },
-				func(s hw.Stream) error { return drv.MemcpyDtoHAsync(c.pinned2, g.b, c.maxSz, s) },
+				func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, in, c.maxSz, s) },
+				func(s hw.Stream) error { return drv.MemcpyDtoHAsync(out, g.b, c.maxSz, s) },
 			}, 2*c.maxSz)
 			if err != nil {
 				page.Free()
@@ -344,9 +395,9 @@ func (c *cal) run() (*Result, error) {
 				per := c.maxSz / uint64(k)
 				for j := 0; j < k; j++ {
 					if j%2 == 0 {
-						fs = append(fs, func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, per, s) })
+						fs = append(fs, func(s hw.Stream) error { return drv.MemcpyHtoDAsync(g.a, in, per, s) })
 					} else {
-						fs = append(fs, func(s hw.Stream) error { return drv.MemcpyDtoHAsync(c.pinned2, g.b, per, s) })
+						fs = append(fs, func(s hw.Stream) error { return drv.MemcpyDtoHAsync(out, g.b, per, s) })
 					}
 				}
 				x, err := c.concurrent(i, fs, per*uint64(k))
@@ -377,6 +428,8 @@ func (c *cal) run() (*Result, error) {
 		}
 		c.step(fmt.Sprintf("gpu%d done", i))
 	}
+	unpin()
+	unpin = func() {}
 	// Peer to peer.
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -803,10 +856,11 @@ func (c *cal) allAtOnce(h2d bool) (float64, error) {
 			return 0, err
 		}
 		var err error
+		bufs := c.pinned[c.res.Nodes[i]]
 		if h2d {
-			err = drv.MemcpyHtoDAsync(g.a, c.pinned, c.maxSz, g.streams[0])
+			err = drv.MemcpyHtoDAsync(g.a, bufs[0], c.maxSz, g.streams[0])
 		} else {
-			err = drv.MemcpyDtoHAsync(c.pinned2, g.a, c.maxSz, g.streams[0])
+			err = drv.MemcpyDtoHAsync(bufs[1], g.a, c.maxSz, g.streams[0])
 		}
 		if err != nil {
 			return 0, err
@@ -853,11 +907,13 @@ func (c *cal) allPageable(h2d bool) (float64, error) {
 		}
 	}()
 	for i := range bufs {
-		b, err := hw.AllocPageable(n)
+		err := c.onNode(i, func() (err error) {
+			bufs[i], err = hw.AllocPageable(n) // first touched on gpu i's node
+			return err
+		})
 		if err != nil {
 			return 0, err
 		}
-		bufs[i] = b
 	}
 	var rates []float64
 	for round := 0; round < 3; round++ {
@@ -873,6 +929,7 @@ func (c *cal) allPageable(h2d bool) (float64, error) {
 				// A context is current per OS thread.
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
+				defer c.pin(i)()
 				g := &c.gpus[i]
 				err := drv.SetCurrent(g.ctx)
 				ready.Done()
@@ -1055,7 +1112,7 @@ func (c *cal) overheads() error {
 	if r.IdleStreamSync, err = median(func(int) error { return drv.StreamSynchronize(s) }); err != nil {
 		return err
 	}
-	if r.CopyCall, err = median(func(int) error { return drv.MemcpyHtoDAsync(g.a, c.pinned, 4, s) }); err != nil {
+	if r.CopyCall, err = median(func(int) error { return drv.MemcpyHtoDAsync(g.a, c.pinned[r.Nodes[0]][0], 4, s) }); err != nil {
 		return err
 	}
 	if r.EventRoundTrip, err = median(func(k int) error {
@@ -1222,11 +1279,12 @@ func (c *cal) free() error {
 			do(drv.CtxSynchronize())
 		}
 	}
-	if c.pinned != 0 {
-		do(drv.MemFreeHost(c.pinned))
-	}
-	if c.pinned2 != 0 {
-		do(drv.MemFreeHost(c.pinned2))
+	for _, node := range slices.Sorted(maps.Keys(c.pinned)) {
+		for _, p := range c.pinned[node] {
+			if p != 0 {
+				do(drv.MemFreeHost(p))
+			}
+		}
 	}
 	for i := range c.gpus {
 		g := &c.gpus[i]
@@ -1322,4 +1380,48 @@ links: [{ends: [gpu0, cpu0], type: pcie5x16}]
 		sum += r.HostEnd - r.Call
 	}
 	return sum.Seconds() / n, nil
+}
+
+// pin binds the calling goroutine, locked to its OS thread, to GPU i's
+// NUMA node, where it has one: its host copies are measured from there.
+func (c *cal) pin(i int) (undo func()) {
+	node := c.res.Nodes[i]
+	if node < 0 {
+		return func() {}
+	}
+	undo, err := hw.PinThread(c.numa, node)
+	if err != nil {
+		c.placementFailed(i, err)
+		return func() {}
+	}
+	return undo
+}
+
+// onNode runs f on an OS thread on GPU i's NUMA node (where it has one),
+// with GPU i's context current.
+func (c *cal) onNode(i int, f func() error) error {
+	node := c.res.Nodes[i]
+	if node < 0 {
+		return f()
+	}
+	pinErr, err := hw.OnNode(c.numa, node, func() error {
+		defer c.drv.SetCurrent(0)
+		if err := c.drv.SetCurrent(c.gpus[i].ctx); err != nil {
+			return err
+		}
+		return f()
+	})
+	if pinErr != nil {
+		c.placementFailed(i, pinErr)
+	}
+	return err
+}
+
+func (c *cal) placementFailed(i int, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msg := fmt.Sprintf("gpu%d's host copies: running on the CPUs of NUMA node %d: %v; placed as the OS places them", i, c.res.Nodes[i], err)
+	if !slices.Contains(c.res.Placement, msg) {
+		c.res.Placement = append(c.res.Placement, msg)
+	}
 }

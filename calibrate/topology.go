@@ -298,7 +298,8 @@ const (
 
 // Warnings says what in r should not be trusted as it stands: fits that
 // miss their samples by more than PoorFit (PoorFitPageable for pageable
-// paths), paths not fitted.
+// paths), paths not fitted, host copies not measured from their GPU's
+// NUMA node.
 func (r *Result) Warnings() []string {
 	var out []string
 	for _, fs := range [][]PathFit{r.H2D, r.D2H, r.D2D, r.H2DPageable, r.D2HPageable, r.P2P} {
@@ -315,7 +316,7 @@ func (r *Result) Warnings() []string {
 			}
 		}
 	}
-	return out
+	return append(out, r.Placement...)
 }
 
 func (r *Result) provenance(m *sim.Machine, notes []string) string {
@@ -324,6 +325,15 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 	w("Calibrated by gpusim calibrate on %s (driver CUDA %d.%d).", r.Date.Format("2006-01-02 15:04 UTC"), r.DriverVersion/1000, r.DriverVersion%1000/10)
 	for i, d := range r.Devices {
 		w("GPU %d: %s, %d SMs, compute %d.%d, %d copy engines, %.1f GiB, clock %d MHz.", i, d.Name, d.SMs, d.ComputeMajor, d.ComputeMin, d.CopyEngines, float64(d.MemoryBytes)/(1<<30), d.ClockKHz/1000)
+	}
+	var placed []string
+	for i, node := range r.Nodes {
+		if node >= 0 {
+			placed = append(placed, fmt.Sprintf("gpu%d node %d", i, node))
+		}
+	}
+	if len(placed) > 0 {
+		w("Each GPU's host copies from memory on its own NUMA node, issued from its CPUs: %s.", strings.Join(placed, ", "))
 	}
 	w("Copy paths: time = latency + bytes / bandwidth, robust fit (IRLS, Tukey) over log-spaced sizes;")
 	w("residual = median relative misfit, spread = largest (P90-P10)/median at one size.")

@@ -46,20 +46,12 @@ func (b *backend) placeHosts(nDev int) error {
 		return nil
 	}
 	used := hostsUsed(m, p)
+	nodes, err := DeviceNodes(b.drv, b.numa, min(nDev, len(m.GPUs)))
+	if err != nil {
+		return err
+	}
 	votes := make([]map[int]int, len(m.Hosts))
-	for g := range m.GPUs {
-		if g >= nDev {
-			break
-		}
-		var at [3]int
-		for i, a := range []Attr{AttrPCIDomain, AttrPCIBus, AttrPCIDevice} {
-			v, err := b.drv.Attribute(g, a)
-			if err != nil {
-				return err
-			}
-			at[i] = v
-		}
-		n := b.numa.DeviceNode(at[0], at[1], at[2])
+	for g, n := range nodes {
 		if n < 0 {
 			continue
 		}
@@ -94,6 +86,31 @@ func (b *backend) placeHosts(nDev int) error {
 	return nil
 }
 
+// DeviceNodes is the NUMA node of each of the first n devices, from its
+// PCI address: all -1 on a machine of one node, and where the machine
+// does not say.
+func DeviceNodes(drv Driver, numa NUMA, n int) ([]int, error) {
+	nodes := make([]int, n)
+	for g := range nodes {
+		nodes[g] = -1
+	}
+	if numa == nil || numa.Nodes() < 2 {
+		return nodes, nil
+	}
+	for g := range nodes {
+		var at [3]int
+		for i, a := range []Attr{AttrPCIDomain, AttrPCIBus, AttrPCIDevice} {
+			v, err := drv.Attribute(g, a)
+			if err != nil {
+				return nil, err
+			}
+			at[i] = v
+		}
+		nodes[g] = numa.DeviceNode(at[0], at[1], at[2])
+	}
+	return nodes, nil
+}
+
 // hostsUsed says which of m's hosts p uses: those its threads run on and
 // the host ends of its copies.
 func hostsUsed(m *sim.Machine, p *sim.Program) []bool {
@@ -115,47 +132,80 @@ func hostsUsed(m *sim.Machine, p *sim.Program) []bool {
 	return used
 }
 
-// pin runs the calling goroutine, locked to its OS thread, on host h's
-// NUMA node, where it has one. The returned undo puts the thread back; if
-// that fails, the goroutine stays locked, so that its OS thread ends with
-// it rather than go back to Go's pool bound to one node's CPUs.
-func (b *backend) pin(h int) (undo func()) {
-	if b.hostNode == nil || b.hostNode[h] < 0 {
-		return func() {}
-	}
-	u, err := b.numa.Pin(b.hostNode[h])
+// PinThread binds the calling goroutine's OS thread (the goroutine must be
+// locked to it) to node's CPUs. undo puts the thread back; if that fails,
+// undo locks the goroutine once more, so that its OS thread ends with it
+// rather than go back to Go's pool bound to one node's CPUs.
+func PinThread(n NUMA, node int) (undo func(), err error) {
+	u, err := n.Pin(node)
 	if err != nil {
-		b.warn("%s: running on the CPUs of NUMA node %d: %v; its threads and host memory are placed as the OS places them", b.m.Hosts[h].Name, b.hostNode[h], err)
-		return func() {}
+		return nil, err
 	}
 	return func() {
 		if u() != nil {
 			runtime.LockOSThread()
 		}
-	}
+	}, nil
 }
 
-// onHost runs f on a new OS thread that runs on host h's NUMA node, with
-// GPU g's context current (the driver allocates pinned memory within a
-// context), and returns its error. Without a node for h, f runs here.
+// OnNode runs f on a new OS thread bound to node's CPUs and returns f's
+// error; pinErr says why the thread could not be bound (f ran all the
+// same). With node < 0, f runs on the caller's thread, unbound.
+func OnNode(n NUMA, node int, f func() error) (pinErr, err error) {
+	if node < 0 {
+		return nil, f()
+	}
+	type out struct{ pinErr, err error }
+	c := make(chan out, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		undo, perr := PinThread(n, node)
+		if perr == nil {
+			defer undo()
+		}
+		c <- out{perr, f()}
+	}()
+	o := <-c
+	return o.pinErr, o.err
+}
+
+// pin binds the calling goroutine, locked to its OS thread, to host h's
+// NUMA node, where it has one, warning where it cannot.
+func (b *backend) pin(h int) (undo func()) {
+	if b.hostNode == nil || b.hostNode[h] < 0 {
+		return func() {}
+	}
+	undo, err := PinThread(b.numa, b.hostNode[h])
+	if err != nil {
+		b.pinFailed(h, err)
+		return func() {}
+	}
+	return undo
+}
+
+func (b *backend) pinFailed(h int, err error) {
+	b.warn("%s: running on the CPUs of NUMA node %d: %v; its threads and host memory are placed as the OS places them", b.m.Hosts[h].Name, b.hostNode[h], err)
+}
+
+// onHost runs f on an OS thread on host h's NUMA node (where it has one)
+// with GPU g's context current: the driver allocates pinned memory within
+// a context.
 func (b *backend) onHost(h, g int, f func() error) error {
 	if b.hostNode == nil || b.hostNode[h] < 0 {
 		return f()
 	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		undo := b.pin(h)
-		defer undo()
+	pinErr, err := OnNode(b.numa, b.hostNode[h], func() error {
 		defer b.drv.SetCurrent(0)
 		if err := b.setCurrent(g); err != nil {
-			errc <- err
-			return
+			return err
 		}
-		errc <- f()
-	}()
-	return <-errc
+		return f()
+	})
+	if pinErr != nil {
+		b.pinFailed(h, pinErr)
+	}
+	return err
 }
 
 // parseCPUList reads a Linux CPU list ("0-3,8,10-11").
