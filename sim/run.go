@@ -134,12 +134,10 @@ type run struct {
 	// chunkByChunk: see runOptions.
 	chunkByChunk bool
 	sems         []semState
-	// warnAt indexes the warnings given by their place and text; warnMore
-	// counts the repeats of each (see warn).
-	warnAt   map[string]int
-	warnMore []int
-	gpus     []*gpuState
-	hosts    []hostState
+	// w holds the warnings: the program's, then the run's.
+	w     warnings
+	gpus  []*gpuState
+	hosts []hostState
 	// routes and paths cache Machine.Route and Machine.PathBetween (and,
 	// under negated indices, the staged path copyPath takes) for this
 	// run (the Machine itself is never written, so runs may share it);
@@ -269,8 +267,8 @@ type gpuState struct {
 }
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
-	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p, Warnings: append([]string(nil), p.Warnings...)}, trees: trees,
-		warnMore: make([]int, len(p.Warnings))} // warnMore[i] counts repeats of Warnings[i]
+	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}, trees: trees,
+		w: warnings{list: append([]string(nil), p.Warnings...)}}
 	r.s = newSolver(&r.e)
 	// Every resource below, joint limits at most one a link: one
 	// allocation each, not a slice grown by doubling.
@@ -321,18 +319,12 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 		st.pumpEv.Init(st)
 		r.streams = append(r.streams, st)
 	}
-	for ti := range p.Threads {
-		for oi := range p.Threads[ti].Ops {
-			op := &p.Threads[ti].Ops[oi]
-			switch {
-			case op.Kind == OpCollective:
-				for _, s := range op.Streams {
-					r.streams[s].fed, r.streams[s].gpu.fed = true, true
-				}
-			case op.Kind.OnStream():
-				r.streams[op.Stream].fed, r.streams[op.Stream].gpu.fed = true, true
-			}
-		}
+	streamFed, gpuFed := fed(m, p)
+	for i, st := range r.streams {
+		st.fed = streamFed[i]
+	}
+	for g, gs := range r.gpus {
+		gs.fed = gpuFed[g]
 	}
 	r.eventRec = make([]int, len(p.Events))
 	for i := range r.eventRec {
@@ -363,24 +355,7 @@ func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 // warn adds a warning about op of thread t. The same warning from the same
 // place on one thread (the ops a repeat makes of one op) is given once,
 // with a count of the others.
-func (r *run) warn(t *threadState, op *Op, format string, a ...any) {
-	text := fmt.Sprintf(format, a...)
-	key := strconv.Itoa(t.idx) + "\x00" + op.Where + "\x00" + text
-	if i, seen := r.warnAt[key]; seen && op.Where != "" {
-		r.warnMore[i]++
-		return
-	}
-	msg := fmt.Sprintf("op %s: ", op.ID) + text
-	if op.Where != "" {
-		msg = op.Where + ": " + msg
-	}
-	if r.warnAt == nil {
-		r.warnAt = map[string]int{}
-	}
-	r.warnAt[key] = len(r.res.Warnings)
-	r.warnMore = append(r.warnMore, 0)
-	r.res.Warnings = append(r.res.Warnings, msg)
-}
+func (r *run) warn(t *threadState, op *Op, text string) { r.w.add(t.idx, op, text) }
 
 // opState is an op in flight.
 type opState struct {
@@ -998,7 +973,7 @@ func (t *threadState) issueStreamOp(op *Op) *opState {
 		o.targetRec, o.target = r.eventRec[op.Event], r.eventOp[op.Event]
 		rec.Target = int32(o.targetRec)
 		if o.targetRec < 0 {
-			r.warn(t, op, "waits on event %s, which has no record issued before the wait; as in CUDA the wait completes at once, which is almost always a bug (where it is meant, as for a buffer free at the start of a loop, record the event once before the loop)", r.p.Events[op.Event])
+			r.warn(t, op, waitUnrecorded(r.p.Events[op.Event]))
 		}
 	case OpCopy:
 		o.cp = newCopy(o)
@@ -1151,7 +1126,7 @@ func (t *threadState) sync(op *Op) {
 		}
 		if !st.fed && !st.warned {
 			st.warned = true
-			r.warn(t, op, "syncs stream %s, to which no op of the program is issued; it returns at once (a misspelt stream name?)", st.name())
+			r.warn(t, op, syncStreamUnfed(st.name()))
 		}
 	case SyncDevice:
 		for _, st := range r.streams {
@@ -1161,11 +1136,11 @@ func (t *threadState) sync(op *Op) {
 		}
 		if g := r.gpus[op.GPU]; !g.fed && !g.syncWarned {
 			g.syncWarned = true
-			r.warn(t, op, "syncs device %s, to which no op of the program is issued; it returns at once (a misspelt GPU?)", r.m.GPUs[op.GPU].Name)
+			r.warn(t, op, syncDeviceUnfed(r.m.GPUs[op.GPU].Name))
 		}
 	case SyncEvent:
 		if r.eventRec[op.Event] < 0 {
-			r.warn(t, op, "syncs on event %s, which has no record issued before the sync; as in CUDA it returns at once, which is almost always a bug (where it is meant, as for a buffer free at the start of a loop, record the event once before the loop)", r.p.Events[op.Event])
+			r.warn(t, op, syncUnrecorded(r.p.Events[op.Event]))
 		} else {
 			r.res.Ops[t.curRec].Target = int32(r.eventRec[op.Event])
 			if l := r.eventOp[op.Event]; l != nil {
@@ -1267,15 +1242,7 @@ func (t *threadState) acquired(signal int) {
 // finish closes the statistics of the run.
 func (r *run) finish() *Result {
 	res := r.res
-	for i, n := range r.warnMore {
-		if n > 0 {
-			times := "times"
-			if n == 1 {
-				times = "time"
-			}
-			res.Warnings[i] += fmt.Sprintf(" (and %d more %s from this place)", n, times)
-		}
-	}
+	res.Warnings = r.w.done()
 	var end Time
 	for i := range res.Ops {
 		end = max(end, res.Ops[i].End, res.Ops[i].HostEnd, res.Ops[i].Start, res.Ops[i].Issued)

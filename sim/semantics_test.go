@@ -1494,3 +1494,57 @@ threads:
 		}
 	}
 }
+
+// Lint finds, without running, what a run warns of that the program's
+// text shows (syncs on a stream or GPU no op uses, waits and syncs on an
+// event nothing records), in the run's words and counts; what depends on
+// the order ops run in (a wait issued before the event's first record) is
+// left to the run.
+func TestLintSaysWhatTheTextShows(t *testing.T) {
+	sc := mustLoad(t, twoGPUs, `
+topology: topo.yaml
+name: lint
+threads:
+  - name: main
+    ops:
+      - repeat: {count: 4, ops: [{wait: {id: w, event: never, stream: gpu0/s}}, {kernel: {stream: gpu0/s, duration: 1 us}}]}
+      - sync: {id: se, event: never}
+      - sync: {id: ss, stream: gpu0/typo}
+      - sync: {id: ss2, stream: gpu0/typo}
+      - sync: {id: sd, device: gpu1}
+      - wait: {id: early, event: later, stream: gpu0/s}
+      - record: {event: later, stream: gpu0/s}
+`)
+	lint := sim.Lint(sc.Topology.Machine, sc.Program)
+	want := []string{
+		"op w#0: waits on event never, which has no record issued before the wait",
+		"op se: syncs on event never, which has no record issued before the sync",
+		"op ss: syncs stream gpu0/typo, to which no op of the program is issued",
+		"op sd: syncs device gpu1, to which no op of the program is issued",
+	}
+	if len(lint) != len(want) {
+		t.Fatalf("lint gives %d warnings, want %d: %q", len(lint), len(want), lint)
+	}
+	for i, w := range want {
+		if !strings.Contains(lint[i], w) {
+			t.Errorf("lint warning %d = %q, want it to say %q", i, lint[i], w)
+		}
+	}
+	if !strings.HasSuffix(lint[0], "(and 3 more times from this place)") {
+		t.Errorf("lint warning %q does not count the repeat's other 3", lint[0])
+	}
+	res, err := sim.Run(sc.Topology.Machine, sc.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run says each of them the same way, and the early wait besides.
+	run := strings.Join(res.Warnings, "\n")
+	for _, l := range lint {
+		if !strings.Contains(run, l) {
+			t.Errorf("the run does not say %q; it says:\n%s", l, run)
+		}
+	}
+	if len(res.Warnings) != len(lint)+1 || !strings.Contains(run, "op early: waits on event later") {
+		t.Errorf("the run's warnings %q, want lint's and early's", res.Warnings)
+	}
+}

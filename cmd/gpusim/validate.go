@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gpusim/internal/spec"
@@ -80,7 +81,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for _, w := range sc.Program.Warnings {
+		for _, w := range append(slices.Clip(sc.Program.Warnings), sim.Lint(sc.Topology.Machine, sc.Program)...) {
 			fmt.Fprintln(stderr, "warning: "+w)
 		}
 		sweep := ""
