@@ -756,3 +756,24 @@ func TestVarInsideVarsLeavesTextAndSweeps(t *testing.T) {
 		}
 	}
 }
+
+// A var in a key is not replaced (vars stand for values): one error at the
+// key, saying so and what key the var would have made, rather than "unknown
+// key" with the mapping's lack of the key it meant, or, for a swept var
+// used only there, that nothing refers to it.
+func TestVarInAKey(t *testing.T) {
+	for _, c := range []struct{ head, kernel, want string }{
+		{"vars: {k: duration}", `{"${k}": 1 ms, stream: gpu0/s}`,
+			`s.yaml:7:18: threads[0].ops[0].kernel.${k}: ${k} in a key is not replaced: vars stand for values, not for keys; write the key itself ("duration" here)`},
+		{"sweep: {k: [duration, flops]}", `{"${k}": 1 ms, stream: gpu0/s}`,
+			`s.yaml:7:18: threads[0].ops[0].kernel.${k}: ${k} in a key is not replaced: vars stand for values, not for keys; write the key itself ("duration" here)`},
+		{"vars: {d: 1 ms}", `{"${x}": 1, duration: "${d}", stream: gpu0/s}`,
+			`s.yaml:7:18: threads[0].ops[0].kernel.${x}: ${x} in a key is not replaced: vars stand for values, not for keys; write the key itself`},
+	} {
+		src := "name: s\ntopology: pcie-2gpu\n" + c.head + "\nthreads:\n  - name: t\n    ops:\n      - kernel: " + c.kernel + "\n"
+		_, err := Load("s.yaml", []byte(src), Options{})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s\nkernel: %s\ngot  %v\nwant %s", c.head, c.kernel, err, c.want)
+		}
+	}
+}

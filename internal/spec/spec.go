@@ -98,6 +98,11 @@ type Doc struct {
 	// from holds, for each scalar that took a var's value, where that
 	// value was given ("${kernel} from sweep: at 12:21"), for its errors.
 	from map[*yaml.Node]string
+	// keyRef holds the keys that refer to a var, reported as such by
+	// Substitute (vars are not replaced in keys), with the key the vars'
+	// values make ("" if a var is not defined): not reported also as
+	// unknown, and, where that key is valid, it is meant.
+	keyRef map[*yaml.Node]string
 }
 
 // Node is a YAML value with its place in the file.
@@ -914,6 +919,17 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 		m.merge(n, merges[i], merges[i+1], seen)
 	}
 	for _, k := range m.keys {
+		if meant, ok := n.d.keyRef[m.knode[k]]; ok {
+			// Reported by Substitute; the key the var makes, where valid,
+			// is meant: the mapping's lack of it is not reported besides.
+			if contains(valid, meant) {
+				if n.d.meant == nil {
+					n.d.meant = map[*yaml.Node][]string{}
+				}
+				n.d.meant[y] = append(n.d.meant[y], meant)
+			}
+			continue
+		}
 		if !anyKey && !contains(valid, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
 			s := Suggest(k, valid)
@@ -1389,6 +1405,7 @@ func (n Node) Substitute(vars map[string]string, names []string, used map[string
 				if path != "" {
 					key = path + "." + key
 				}
+				n.keyRefs(y.Content[i-1], key, vars, used)
 				walk(y.Content[i], key, depth+1)
 			}
 		case yaml.SequenceNode:
@@ -1402,6 +1419,40 @@ func (n Node) Substitute(vars map[string]string, names []string, used map[string
 		}
 	}
 	walk(n.n, n.Path, 0)
+}
+
+// keyRefs reports a key k (at path) that refers to vars: Substitute
+// replaces them in values only. The vars count as used (the message is
+// about the key, not about a var that nothing refers to).
+func (n Node) keyRefs(k *yaml.Node, path string, vars map[string]string, used map[string]bool) {
+	if k.Kind != yaml.ScalarNode || !strings.Contains(k.Value, "${") {
+		return
+	}
+	refs := varRe.FindAllString(k.Value, -1)
+	if len(refs) == 0 {
+		return
+	}
+	known, meant := true, ""
+	for _, ref := range refs {
+		name := ref[2 : len(ref)-1]
+		if used != nil {
+			used[name] = true
+		}
+		_, ok := vars[name]
+		known = known && ok
+	}
+	msg := fmt.Sprintf("%s in a key is not replaced: vars stand for values, not for keys", strings.Join(refs, ", "))
+	if known {
+		meant = varRe.ReplaceAllStringFunc(k.Value, func(ref string) string { return vars[ref[2:len(ref)-1]] })
+		msg += fmt.Sprintf("; write the key itself (%q here)", meant)
+	} else {
+		msg += "; write the key itself"
+	}
+	n.Child(k, path).Errorf("%s", msg)
+	if n.d.keyRef == nil {
+		n.d.keyRef = map[*yaml.Node]string{}
+	}
+	n.d.keyRef[k] = meant
 }
 
 // ErrCount returns the number of problems recorded so far in n's file.
