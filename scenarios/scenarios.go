@@ -650,6 +650,18 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 			}
 		}
 	}
+	// A var of vars: that nothing refers to changes nothing: a misspelt
+	// name (or a reference to it) more often than not. Warned of, as the
+	// program is built below.
+	var unusedVars []string
+	if varsMap != nil {
+		for _, k := range varsMap.Keys() {
+			if !used[k] && !b.swept(k) {
+				kn := varsMap.KeyNode(k)
+				unusedVars = append(unusedVars, fmt.Sprintf("%s: %s: %s", kn.Pos(), kn.Path, unused(k, "the scenario")))
+			}
+		}
+	}
 	for _, k := range sortedKeys(opt.Set) {
 		if _, known := b.sc.Vars[k]; known && !used[k] && !b.swept(k) {
 			setErrs = append(setErrs, fmt.Sprintf("--set %s: %s", k, unused(k, file)))
@@ -686,7 +698,7 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 		return nil, fmt.Errorf("%s: no topology", file)
 	}
 	b.m = b.sc.Topology.Machine
-	b.p = &sim.Program{Name: b.sc.Name}
+	b.p = &sim.Program{Name: b.sc.Name, Warnings: unusedVars}
 	b.streams = map[string]int{}
 	b.events = map[string]int{}
 	b.sems = map[string]int{}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -775,5 +776,30 @@ func TestVarInAKey(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s\nkernel: %s\ngot  %v\nwant %s", c.head, c.kernel, err, c.want)
 		}
+	}
+}
+
+// A var of vars: that nothing refers to is warned of at its key (it
+// changes nothing: usually a misspelt name); one that something refers
+// to, only in the topology field, or that --set sets, is not.
+func TestUnusedVarWarns(t *testing.T) {
+	src := "name: s\ntopology: ${top}\nvars:\n  top: pcie-2gpu\n  size: 1 MB\n  sise: 2 MB\n  other: 3\n" +
+		"threads:\n  - name: t\n    ops:\n      - copy: {from: cpu0, to: gpu0, bytes: \"${size}\", stream: gpu0/s}\n"
+	sc, err := Load("s.yaml", []byte(src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`s.yaml:6:3: vars.sise: nothing in the scenario refers to ${sise}, so its value would change nothing (did you mean "size"?)`,
+		`s.yaml:7:3: vars.other: nothing in the scenario refers to ${other}, so its value would change nothing; the vars it uses: top, size`,
+	}
+	if !slices.Equal(sc.Program.Warnings, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", sc.Program.Warnings, want)
+	}
+	used := strings.Replace(src, "vars:", "description: ${sise} and ${other}\nvars:", 1)
+	if sc, err = Load("s.yaml", []byte(used), Options{}); err != nil {
+		t.Fatal(err)
+	} else if len(sc.Program.Warnings) != 0 {
+		t.Errorf("every var used: warnings %q", sc.Program.Warnings)
 	}
 }
