@@ -140,6 +140,12 @@ device)
 		uname -a
 		nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max,clocks.max.sm,clocks.max.mem,memory.total --format=csv
 		nvidia-smi topo -m
+		# NUMA nodes and their CPUs: where the backend and calibration
+		# place a host's threads and memory (docs/hardware.md).
+		echo "NUMA nodes with CPUs: $(cat /sys/devices/system/node/has_cpu 2>/dev/null || echo unknown); CPUs this process may use: $(nproc)"
+		for n in /sys/devices/system/node/node[0-9]*; do
+			[ -r "$n/cpulist" ] && echo "${n##*/}: CPUs $(cat "$n/cpulist")"
+		done
 		"$g" version
 	} >"$out/machine.txt" 2>&1
 	if [ "$g" = "$here/bin/gpusim" ]; then
