@@ -255,7 +255,58 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 	if sc.quote >= 0 && (strings.Contains(msg, "end of stream") || strings.Contains(msg, "quoted scalar")) {
 		return line, at(sc.quote), fmt.Sprintf(" (the %c here is not closed)", text[sc.quote])
 	}
+	// A closing bracket where none is open (the brackets of the lines
+	// before followed, so that one closing a list opened above is not
+	// taken for it).
+	if strings.Contains(msg, "did not find expected") {
+		var f flowScan
+		for k := 0; k < line-1; k++ {
+			f.feed(strings.TrimRight(lines[k], "\r\n"), k)
+		}
+		if f.top == nil && f.quote == nil && !f.broken {
+			if f.feed(text, line-1); f.stray >= 0 {
+				return line, at(f.stray), fmt.Sprintf(" (this %c closes nothing: one too many, or its opening %c is missing)", text[f.stray], map[byte]byte{'}': '{', ']': '['}[text[f.stray]])
+			}
+		}
+	}
+	// "key: a: b": a plain value holding ": ".
+	if strings.Contains(msg, "mapping values are not allowed") {
+		if v := colonInValue(text); v >= 0 {
+			return line, at(v), fmt.Sprintf(" (a value holding \": \" wants quotes: %q)", strings.TrimSpace(text[v:]))
+		}
+	}
 	return line, col, ""
+}
+
+// colonInValue is where the value of a block mapping's key begins on line
+// text ("key: a: b", "- key: a: b"), when that value is plain (not quoted,
+// not a flow) and itself holds ": "; -1 otherwise.
+func colonInValue(text string) int {
+	body := strings.TrimLeft(text, " ")
+	start := len(text) - len(body)
+	for strings.HasPrefix(body, "- ") {
+		body = strings.TrimLeft(body[2:], " ")
+		start = len(text) - len(body)
+	}
+	k := strings.Index(body, ": ")
+	if k <= 0 || strings.ContainsAny(body[:1], "\"'{[#") {
+		return -1
+	}
+	v := k + 2
+	for v < len(body) && body[v] == ' ' {
+		v++
+	}
+	if v >= len(body) || strings.ContainsAny(body[v:v+1], "\"'{[|>&*!#") {
+		return -1
+	}
+	rest := body[v:]
+	if c := strings.Index(rest, " #"); c >= 0 {
+		rest = rest[:c]
+	}
+	if !strings.Contains(rest, ": ") && !strings.HasSuffix(strings.TrimRight(rest, " "), ":") {
+		return -1
+	}
+	return start + v
 }
 
 // lastPrefix finds the largest k from lo to hi for which ok(k) holds (a
@@ -407,6 +458,7 @@ type flowScan struct {
 	top      *bracket // the innermost open bracket
 	quote    *bracket // an open quote
 	mismatch int      // where a closing bracket did not match, on the last line fed; -1 if none
+	stray    int      // where a closing bracket closed nothing, first on the last line fed; -1 if none
 	broken   bool     // a bracket did not match: what follows is not followed
 	comment  bool     // the last line fed ends in a comment
 	prev     byte     // the last character outside quotes that is not a space
@@ -414,7 +466,7 @@ type flowScan struct {
 
 // feed reads one line (without its line break).
 func (f *flowScan) feed(text string, line int) {
-	f.mismatch, f.comment = -1, false
+	f.mismatch, f.stray, f.comment = -1, -1, false
 	if f.broken {
 		return
 	}
@@ -444,6 +496,10 @@ func (f *flowScan) feed(text string, line int) {
 			return
 		case c == '{' || c == '[':
 			f.top = &bracket{line: line, idx: i, c: c, up: f.top}
+		case (c == '}' || c == ']') && f.top == nil:
+			if f.stray < 0 {
+				f.stray = i
+			}
 		case (c == '}' || c == ']') && f.top != nil:
 			if f.top.c == '{' && c == ']' || f.top.c == '[' && c == '}' {
 				f.mismatch, f.broken = i, true
