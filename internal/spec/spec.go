@@ -1345,6 +1345,14 @@ func (n Node) Quantity(k units.Kind, sign Positive) (float64, bool) {
 		n.Errorf("%v", err)
 		return 0, false
 	}
+	// A duration or a rate with no unit would be in seconds, or bytes or
+	// FLOPs a second: "duration: 10" meant 10 us as often as 10 s, and
+	// "bandwidth: 50" 50 GB/s, not 50 B/s. Only 0 goes without one.
+	if v != 0 && k != units.Bytes && k != units.FLOPs && units.Bare(s) {
+		base := map[units.Kind]string{units.Duration: "s", units.Bandwidth: "B/s", units.FLOPRate: "FLOP/s"}[k]
+		n.Errorf("%s has no unit: a %s needs one, such as %s (write %s %s if that is what is meant)", strings.TrimSpace(s), k, k.Example(), strings.TrimSpace(s), base)
+		return 0, false
+	}
 	switch {
 	case sign == StrictlyPos && !(v > 0):
 		n.Errorf("%s must be more than zero (for example %s)", s, k.Example())

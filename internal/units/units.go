@@ -99,6 +99,13 @@ func Parse(s string, k Kind) (float64, error) {
 	return 0, fmt.Errorf("unknown unit %q in %q: a %s takes %s", unit, s, k, unitLists[k])
 }
 
+// Bare reports whether s is a number with no unit.
+func Bare(s string) bool {
+	t := strings.TrimSpace(s)
+	loc := numRe.FindStringIndex(t)
+	return loc != nil && loc[1] == len(t)
+}
+
 func lookup(unit string, k Kind) (float64, bool) {
 	switch k {
 	case Bytes:
