@@ -150,9 +150,25 @@ func (w wall) Spin(d time.Duration) {
 // ctx cancelled), and changes no GPU setting.
 func Run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
 	// A CUDA context is current on an OS thread, and a goroutine may move
-	// between OS threads: calibration stays on this one.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// between OS threads: calibration runs on a goroutine locked to one of
+	// its own, which ends with it where a binding to a NUMA node's CPUs
+	// could not be undone (see pin) rather than go back bound.
+	type out struct {
+		r   *Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		r, err := run(ctx, drv, opt)
+		done <- out{r, err}
+	}()
+	o := <-done
+	return o.r, o.err
+}
+
+func run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
 	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock, numa: opt.NUMA}
 	if c.numa == nil {
 		if n, ok := drv.(hw.NUMA); ok {
@@ -205,9 +221,11 @@ type cal struct {
 	clock hw.Clock
 	start time.Duration
 
-	numa hw.NUMA
-	mu   sync.Mutex // guards res.Placement, written from allPageable's threads
-	gpus []gpu
+	numa  hw.NUMA
+	node  []int      // per GPU: its NUMA node (-1: none known), whose memory and CPUs measure it
+	mu    sync.Mutex // guards res.Placement, res.Nodes and stuck, written from allPageable's threads
+	stuck bool       // a binding could not be undone: bind no more
+	gpus  []gpu
 	// pinned holds, per NUMA node (-1: placed by the OS), two pinned host
 	// buffers of maxSz: H2D copies read the first, D2H copies write the
 	// second.
@@ -277,13 +295,15 @@ func (c *cal) run() (*Result, error) {
 			return nil, err
 		}
 	}
-	c.doing = "reading the GPUs' NUMA nodes"
-	if r.Nodes, err = hw.DeviceNodes(drv, c.numa, n); err != nil {
-		return nil, err
+	var problem error
+	c.node, problem = hw.DeviceNodes(drv, c.numa, n)
+	if problem != nil {
+		c.note(fmt.Sprintf("reading which NUMA node each GPU is on: %v; the GPUs it could not read were measured from memory placed as the OS places it", problem))
 	}
+	r.Nodes = slices.Clone(c.node)
 	c.doing = "allocating pinned host buffers"
 	c.pinned = map[int]*[2]hw.HostPtr{}
-	for i, node := range r.Nodes {
+	for i, node := range c.node {
 		if c.pinned[node] != nil {
 			continue
 		}
@@ -318,10 +338,10 @@ func (c *cal) run() (*Result, error) {
 	c.total = 1 + n*8 + pairs + 2 // overheads; per GPU 5 paths, copies at once, kernels, done; pairs; all at once, memcpy
 	// Host overheads on GPU 0.
 	c.doing = "measuring launch and sync overheads on gpu0"
-	unpin0 := c.pin(0)
-	err = c.overheads()
-	unpin0()
-	if err != nil {
+	if err := func() error {
+		defer c.pin(0)()
+		return c.overheads()
+	}(); err != nil {
 		return nil, err
 	}
 	c.step("launch and sync overheads")
@@ -337,7 +357,7 @@ func (c *cal) run() (*Result, error) {
 			busy bool
 		}
 		g := &c.gpus[i]
-		in, out := c.pinned[r.Nodes[i]][0], c.pinned[r.Nodes[i]][1]
+		in, out := c.pinned[c.node[i]][0], c.pinned[c.node[i]][1]
 		c.doing = fmt.Sprintf("allocating pageable host memory for gpu%d", i)
 		page, err := hw.AllocPageable(c.maxSz) // first touched here, on gpu i's node
 		if err != nil {
@@ -856,7 +876,7 @@ func (c *cal) allAtOnce(h2d bool) (float64, error) {
 			return 0, err
 		}
 		var err error
-		bufs := c.pinned[c.res.Nodes[i]]
+		bufs := c.pinned[c.node[i]]
 		if h2d {
 			err = drv.MemcpyHtoDAsync(g.a, bufs[0], c.maxSz, g.streams[0])
 		} else {
@@ -1112,7 +1132,7 @@ func (c *cal) overheads() error {
 	if r.IdleStreamSync, err = median(func(int) error { return drv.StreamSynchronize(s) }); err != nil {
 		return err
 	}
-	if r.CopyCall, err = median(func(int) error { return drv.MemcpyHtoDAsync(g.a, c.pinned[r.Nodes[0]][0], 4, s) }); err != nil {
+	if r.CopyCall, err = median(func(int) error { return drv.MemcpyHtoDAsync(g.a, c.pinned[c.node[0]][0], 4, s) }); err != nil {
 		return err
 	}
 	if r.EventRoundTrip, err = median(func(k int) error {
@@ -1384,23 +1404,39 @@ links: [{ends: [gpu0, cpu0], type: pcie5x16}]
 
 // pin binds the calling goroutine, locked to its OS thread, to GPU i's
 // NUMA node, where it has one: its host copies are measured from there.
+// Where a binding could not be undone, the thread stays bound (and its
+// goroutine locked, so the thread ends with it) and no more are made.
 func (c *cal) pin(i int) (undo func()) {
-	node := c.res.Nodes[i]
+	node := c.node[i]
+	c.mu.Lock()
+	stuck := c.stuck
+	c.mu.Unlock()
 	if node < 0 {
 		return func() {}
 	}
-	undo, err := hw.PinThread(c.numa, node)
+	if stuck {
+		c.placementFailed(i, errors.New("an earlier binding could not be undone"))
+		return func() {}
+	}
+	u, err := hw.PinThread(c.numa, node)
 	if err != nil {
 		c.placementFailed(i, err)
 		return func() {}
 	}
-	return undo
+	return func() {
+		if err := u(); err != nil {
+			c.mu.Lock()
+			c.stuck = true
+			c.mu.Unlock()
+			c.note(fmt.Sprintf("undoing a thread's binding to NUMA node %d: %v; no thread was bound after it", node, err))
+		}
+	}
 }
 
 // onNode runs f on an OS thread on GPU i's NUMA node (where it has one),
 // with GPU i's context current.
 func (c *cal) onNode(i int, f func() error) error {
-	node := c.res.Nodes[i]
+	node := c.node[i]
 	if node < 0 {
 		return f()
 	}
@@ -1417,10 +1453,19 @@ func (c *cal) onNode(i int, f func() error) error {
 	return err
 }
 
+// placementFailed notes that GPU i's host copies are not all measured
+// from its node: Result.Nodes says it of no node.
 func (c *cal) placementFailed(i int, err error) {
 	c.mu.Lock()
+	c.res.Nodes[i] = -1
+	c.mu.Unlock()
+	c.note(fmt.Sprintf("gpu%d's host copies: binding a thread to NUMA node %d's CPUs: %v; placed as the OS places them", i, c.node[i], err))
+}
+
+// note adds a note to Result.Placement, once.
+func (c *cal) note(msg string) {
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	msg := fmt.Sprintf("gpu%d's host copies: running on the CPUs of NUMA node %d: %v; placed as the OS places them", i, c.res.Nodes[i], err)
 	if !slices.Contains(c.res.Placement, msg) {
 		c.res.Placement = append(c.res.Placement, msg)
 	}

@@ -26,9 +26,10 @@ type numaNotes struct {
 }
 
 type alloc struct {
-	at   hw.HostPtr
-	n    uint64
-	node int
+	at    hw.HostPtr
+	n     uint64
+	node  int
+	noCtx bool // no context was current on the allocating thread
 }
 
 type hostCopy struct {
@@ -39,7 +40,7 @@ type hostCopy struct {
 func (d *numaNotes) MemHostAlloc(n uint64) (hw.HostPtr, error) {
 	p, err := d.Fake.MemHostAlloc(n)
 	d.mu.Lock()
-	d.allocs = append(d.allocs, alloc{p, n, d.ThreadNode()})
+	d.allocs = append(d.allocs, alloc{p, n, d.ThreadNode(), d.cur[syscall.Gettid()] == 0})
 	d.mu.Unlock()
 	return p, err
 }
@@ -98,6 +99,11 @@ func TestRunMeasuresEachGPUFromItsNode(t *testing.T) {
 	}
 	if len(d.allocs) != 4 || !nodes[0] || !nodes[1] {
 		t.Errorf("pinned buffers allocated %+v; want two on each node", d.allocs)
+	}
+	for _, a := range d.allocs {
+		if a.noCtx {
+			t.Errorf("pinned memory allocated on node %d with no context current on the thread (cuMemHostAlloc needs one)", a.node)
+		}
 	}
 	want := []int{1, 0}
 	fromNode := map[[2]int]int{} // {gpu, thread node} -> copies
@@ -159,11 +165,22 @@ func TestRunPlacementRefused(t *testing.T) {
 	}
 	w := strings.Join(r.Warnings(), "\n")
 	for _, want := range []string{
-		"gpu0's host copies: running on the CPUs of NUMA node 1: operation not permitted; placed as the OS places them",
-		"gpu1's host copies: running on the CPUs of NUMA node 0: operation not permitted",
+		"gpu0's host copies: binding a thread to NUMA node 1's CPUs: operation not permitted; placed as the OS places them",
+		"gpu1's host copies: binding a thread to NUMA node 0's CPUs: operation not permitted",
 	} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warnings lack %q:\n%s", want, w)
 		}
+	}
+	// Measured from no particular node, and the YAML does not say it was.
+	if !slices.Equal(r.Nodes, []int{-1, -1}) {
+		t.Errorf("Nodes = %v, want [-1 -1]: no thread was bound", r.Nodes)
+	}
+	out, err := r.Apply("two.yaml", []byte(twoSockets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "from memory on its own NUMA node") {
+		t.Errorf("the calibrated topology claims a placement that failed:\n%s", out)
 	}
 }

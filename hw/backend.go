@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -193,10 +194,11 @@ type backend struct {
 	streams []Stream
 	events  []Event // program events
 	evGPU   []int   // the GPU whose context each program event lives in
-	// host[h][0] is the memory of the topology's host h that H2D copies
-	// read, host[h][1] what D2H copies write: copies both ways at once
-	// touch different memory, as in calibrate's duplex measurement.
-	host     [][2]hostMem
+	// host[node][0] is the host memory on NUMA node (-1: placed by the
+	// OS) that H2D copies read, host[node][1] what D2H copies write:
+	// copies both ways at once touch different memory, as in calibrate's
+	// duplex measurement. A copy uses its host's node's.
+	host     map[int]*[2]hostMem
 	hostNode []int        // per host: its NUMA node here, -1 if the OS places it
 	timing   [][]opTiming // per thread, per op
 	origin   time.Duration
@@ -349,7 +351,7 @@ func (b *backend) setup() error {
 	}
 	b.info.DriverVersion = v
 	// What the program uses.
-	pinBytes := make([][2]uint64, len(m.Hosts)) // per host and direction, as b.host
+	pinBytes := make([][2]uint64, len(m.Hosts)) // per host and direction (0: H2D)
 	pageBytes := make([][2]uint64, len(m.Hosts))
 	need := make([]uint64, len(m.GPUs))
 	peers := map[[2]int]bool{}
@@ -499,29 +501,53 @@ func (b *backend) setup() error {
 			b.peer[d] = true
 		}
 	}
-	// Host memory, on the NUMA node of the host it belongs to.
-	if err := b.placeHosts(n); err != nil {
-		return err
-	}
-	b.host = make([][2]hostMem, len(m.Hosts))
-	for hi := range b.host {
-		if pinBytes[hi] == [2]uint64{} && pageBytes[hi] == [2]uint64{} {
-			continue
+	// Host memory: one set a NUMA node the hosts stand for (a machine of
+	// one node, or hosts not placed: one set, as the OS places it),
+	// allocated on that node.
+	b.placeHosts(n)
+	pinNode, pageNode := map[int]*[2]uint64{}, map[int]*[2]uint64{}
+	for h := range m.Hosts {
+		node := b.hostNode[h]
+		for _, x := range []struct {
+			per  map[int]*[2]uint64
+			need [2]uint64
+		}{{pinNode, pinBytes[h]}, {pageNode, pageBytes[h]}} {
+			if x.need == [2]uint64{} {
+				continue
+			}
+			if x.per[node] == nil {
+				x.per[node] = &[2]uint64{}
+			}
+			for dir := range x.need {
+				x.per[node][dir] = max(x.per[node][dir], x.need[dir])
+			}
 		}
-		err := b.onHost(hi, firstUsed(b.gpus), func() error {
-			for dir := range b.host[hi] {
-				h := &b.host[hi][dir]
-				if pinBytes[hi][dir] > 0 {
+	}
+	b.host = map[int]*[2]hostMem{}
+	for _, node := range slices.Sorted(maps.Keys(nodesOf(pinNode, pageNode))) {
+		mem := &[2]hostMem{}
+		b.host[node] = mem
+		var pin, page [2]uint64
+		if pinNode[node] != nil {
+			pin = *pinNode[node]
+		}
+		if pageNode[node] != nil {
+			page = *pageNode[node]
+		}
+		err := b.onNode(node, firstUsed(b.gpus), func() error {
+			for dir := range mem {
+				h := &mem[dir]
+				if pin[dir] > 0 {
 					var err error
-					if h.pinned, err = drv.MemHostAlloc(pinBytes[hi][dir]); err != nil {
+					if h.pinned, err = drv.MemHostAlloc(pin[dir]); err != nil {
 						return err
 					}
-					h.pinBytes = pinBytes[hi][dir]
+					h.pinBytes = pin[dir]
 				}
-				if pageBytes[hi][dir] > 0 {
+				if page[dir] > 0 {
 					var err error
-					if h.page, err = AllocPageable(pageBytes[hi][dir]); err != nil {
-						return fmt.Errorf("pageable host memory of %s: %v", bytesStr(pageBytes[hi][dir]), err)
+					if h.page, err = AllocPageable(page[dir]); err != nil {
+						return fmt.Errorf("pageable host memory of %s: %v", bytesStr(page[dir]), err)
 					}
 				}
 			}
@@ -767,8 +793,8 @@ func (b *backend) warmCopies(g int) error {
 	defer done()
 	n := d.bufBytes
 	steps := []func() error{func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) }}
-	for hi := range b.host {
-		in, out := &b.host[hi][0], &b.host[hi][1]
+	for _, node := range slices.Sorted(maps.Keys(b.host)) {
+		in, out := &b.host[node][0], &b.host[node][1]
 		if in.pinned != 0 {
 			m := min(n, in.pinBytes)
 			steps = append(steps,
@@ -1401,12 +1427,12 @@ func (b *backend) copy(op *sim.Op, s Stream) (sim.CopyKind, error) {
 		if n == 0 {
 			return sim.CopyH2D, nil
 		}
-		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, b.host[src.Index][0].ptr(op.Memory), n, s)
+		return sim.CopyH2D, drv.MemcpyHtoDAsync(b.gpus[dst.Index].wr, b.host[b.hostNode[src.Index]][0].ptr(op.Memory), n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeHost:
 		if n == 0 {
 			return sim.CopyD2H, nil
 		}
-		return sim.CopyD2H, drv.MemcpyDtoHAsync(b.host[dst.Index][1].ptr(op.Memory), b.gpus[src.Index].rd, n, s)
+		return sim.CopyD2H, drv.MemcpyDtoHAsync(b.host[b.hostNode[dst.Index]][1].ptr(op.Memory), b.gpus[src.Index].rd, n, s)
 	case src.Kind == sim.NodeGPU && dst.Kind == sim.NodeGPU:
 		a, c := src.Index, dst.Index
 		if a == c {
@@ -1677,8 +1703,8 @@ func (b *backend) cleanup() error {
 			do(drv.StreamDestroy(s))
 		}
 	}
-	for _, hd := range b.host {
-		for _, h := range hd {
+	for _, node := range slices.Sorted(maps.Keys(b.host)) {
+		for _, h := range b.host[node] {
 			if h.pinned != 0 {
 				do(drv.MemFreeHost(h.pinned))
 			}
@@ -1721,4 +1747,15 @@ func bytesStr(n uint64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// nodesOf is the set of the keys of the maps given.
+func nodesOf(ms ...map[int]*[2]uint64) map[int]bool {
+	out := map[int]bool{}
+	for _, m := range ms {
+		for k := range m {
+			out[k] = true
+		}
+	}
+	return out
 }

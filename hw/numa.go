@@ -2,6 +2,7 @@ package hw
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -35,27 +36,29 @@ type NUMA interface {
 // to it are on (ties to the lowest). Hosts it cannot place, and every host
 // on a machine of one node, stay -1: placed as the OS places them. nDev is
 // how many devices the machine has.
-func (b *backend) placeHosts(nDev int) error {
+func (b *backend) placeHosts(nDev int) {
 	m, p := b.m, b.p
 	b.hostNode = make([]int, len(m.Hosts))
 	for h := range b.hostNode {
 		b.hostNode[h] = -1
 	}
-	b.info.HostNodes = b.hostNode
+	b.info.HostNodes = slices.Clone(b.hostNode)
 	if b.numa == nil || b.numa.Nodes() < 2 {
-		return nil
+		return
 	}
 	used := hostsUsed(m, p)
-	nodes, err := DeviceNodes(b.drv, b.numa, min(nDev, len(m.GPUs)))
-	if err != nil {
-		return err
+	nodes, problem := DeviceNodes(b.drv, b.numa, min(nDev, len(m.GPUs)))
+	if problem != nil {
+		b.warn("reading which NUMA node each GPU is on: %v; the GPUs it could not read count as on no node", problem)
 	}
 	votes := make([]map[int]int, len(m.Hosts))
+	attached := make([]int, len(m.Hosts))
 	for g, n := range nodes {
+		h := m.GPUs[g].Host
+		attached[h]++
 		if n < 0 {
 			continue
 		}
-		h := m.GPUs[g].Host
 		if votes[h] == nil {
 			votes[h] = map[int]int{}
 		}
@@ -66,31 +69,42 @@ func (b *backend) placeHosts(nDev int) error {
 		if !u {
 			continue
 		}
+		name := m.Hosts[h].Name
 		best := -1
-		for n, c := range votes[h] {
-			if best < 0 || c > votes[h][best] || c == votes[h][best] && n < best {
+		for _, n := range slices.Sorted(maps.Keys(votes[h])) {
+			if best < 0 || votes[h][n] > votes[h][best] {
 				best = n
 			}
 		}
-		if best < 0 {
-			b.warn("this machine has %d NUMA nodes and none of the GPUs the topology attaches to %s says which it is on: %s's threads and host memory are placed as the OS places them", b.numa.Nodes(), m.Hosts[h].Name, m.Hosts[h].Name)
+		switch {
+		case best < 0 && attached[h] == 0:
+			b.warn("this machine has %d NUMA nodes and the topology attaches no GPU of this machine to %s, so which node it stands for is not known: %s's threads and host memory are placed as the OS places them", b.numa.Nodes(), name, name)
 			continue
+		case best < 0:
+			b.warn("this machine has %d NUMA nodes and none of the GPUs the topology attaches to %s says which it is on: %s's threads and host memory are placed as the OS places them", b.numa.Nodes(), name, name)
+			continue
+		case len(votes[h]) > 1:
+			var on []string
+			for _, n := range slices.Sorted(maps.Keys(votes[h])) {
+				on = append(on, fmt.Sprintf("%d on node %d", votes[h][n], n))
+			}
+			b.warn("the GPUs the topology attaches to %s are on several NUMA nodes of this machine (%s): %s's threads and host memory are on node %d, and copies between it and the GPUs of the other nodes cross sockets here as the model does not have them", name, strings.Join(on, ", "), name, best)
 		}
-		b.hostNode[h] = best
+		b.hostNode[h], b.info.HostNodes[h] = best, best
 		if o, ok := onNode[best]; ok {
-			b.warn("the topology's hosts %s and %s are both NUMA node %d of this machine (where their GPUs are): copies between one's memory and the other's GPUs do not cross sockets here as the model has them", m.Hosts[o].Name, m.Hosts[h].Name, best)
+			b.warn("the topology's hosts %s and %s are both NUMA node %d of this machine (where their GPUs are): copies between one's memory and the other's GPUs do not cross sockets here as the model has them", m.Hosts[o].Name, name, best)
 		} else {
 			onNode[best] = h
 		}
 	}
-	return nil
 }
 
 // DeviceNodes is the NUMA node of each of the first n devices, from its
 // PCI address: all -1 on a machine of one node, and where the machine
-// does not say.
-func DeviceNodes(drv Driver, numa NUMA, n int) ([]int, error) {
-	nodes := make([]int, n)
+// does not say. A device whose address cannot be read is -1 too, and
+// problem says why (the first such).
+func DeviceNodes(drv Driver, numa NUMA, n int) (nodes []int, problem error) {
+	nodes = make([]int, n)
 	for g := range nodes {
 		nodes[g] = -1
 	}
@@ -99,16 +113,21 @@ func DeviceNodes(drv Driver, numa NUMA, n int) ([]int, error) {
 	}
 	for g := range nodes {
 		var at [3]int
+		var err error
 		for i, a := range []Attr{AttrPCIDomain, AttrPCIBus, AttrPCIDevice} {
-			v, err := drv.Attribute(g, a)
-			if err != nil {
-				return nil, err
+			if at[i], err = drv.Attribute(g, a); err != nil {
+				break
 			}
-			at[i] = v
+		}
+		if err != nil {
+			if problem == nil {
+				problem = fmt.Errorf("device %d: %w", g, err)
+			}
+			continue
 		}
 		nodes[g] = numa.DeviceNode(at[0], at[1], at[2])
 	}
-	return nodes, nil
+	return nodes, problem
 }
 
 // hostsUsed says which of m's hosts p uses: those its threads run on and
@@ -134,23 +153,27 @@ func hostsUsed(m *sim.Machine, p *sim.Program) []bool {
 
 // PinThread binds the calling goroutine's OS thread (the goroutine must be
 // locked to it) to node's CPUs. undo puts the thread back; if that fails,
-// undo locks the goroutine once more, so that its OS thread ends with it
-// rather than go back to Go's pool bound to one node's CPUs.
-func PinThread(n NUMA, node int) (undo func(), err error) {
+// undo locks the goroutine once more, so that its OS thread ends with the
+// goroutine rather than go back to Go's pool bound to one node's CPUs, and
+// returns why (the thread is still bound: bind it no more).
+func PinThread(n NUMA, node int) (undo func() error, err error) {
 	u, err := n.Pin(node)
 	if err != nil {
 		return nil, err
 	}
-	return func() {
-		if u() != nil {
+	return func() error {
+		err := u()
+		if err != nil {
 			runtime.LockOSThread()
 		}
+		return err
 	}, nil
 }
 
-// OnNode runs f on a new OS thread bound to node's CPUs and returns f's
-// error; pinErr says why the thread could not be bound (f ran all the
-// same). With node < 0, f runs on the caller's thread, unbound.
+// OnNode runs f on a goroutine locked to an OS thread of its own and bound
+// to node's CPUs, and returns f's error; pinErr says why the thread could
+// not be bound (f ran all the same). With node < 0, f runs on the
+// caller's thread, unbound.
 func OnNode(n NUMA, node int, f func() error) (pinErr, err error) {
 	if node < 0 {
 		return nil, f()
@@ -162,7 +185,7 @@ func OnNode(n NUMA, node int, f func() error) (pinErr, err error) {
 		defer runtime.UnlockOSThread()
 		undo, perr := PinThread(n, node)
 		if perr == nil {
-			defer undo()
+			defer undo() // on failure this goroutine's thread ends with it
 		}
 		c <- out{perr, f()}
 	}()
@@ -171,31 +194,44 @@ func OnNode(n NUMA, node int, f func() error) (pinErr, err error) {
 }
 
 // pin binds the calling goroutine, locked to its OS thread, to host h's
-// NUMA node, where it has one, warning where it cannot.
+// NUMA node, where it has one, warning where it cannot. The goroutine must
+// end after undo (a failed undo leaves it locked, to end its thread).
 func (b *backend) pin(h int) (undo func()) {
-	if b.hostNode == nil || b.hostNode[h] < 0 {
+	node := b.hostNode[h]
+	if node < 0 {
 		return func() {}
 	}
-	undo, err := PinThread(b.numa, b.hostNode[h])
+	u, err := PinThread(b.numa, node)
 	if err != nil {
-		b.pinFailed(h, err)
+		b.pinFailed(node, err)
 		return func() {}
 	}
-	return undo
+	return func() { u() }
 }
 
-func (b *backend) pinFailed(h int, err error) {
-	b.warn("%s: running on the CPUs of NUMA node %d: %v; its threads and host memory are placed as the OS places them", b.m.Hosts[h].Name, b.hostNode[h], err)
+// pinFailed warns that a thread could not be bound to node, and takes the
+// hosts on it out of Info.HostNodes: what is reported is where they ran.
+func (b *backend) pinFailed(node int, err error) {
+	var names []string
+	b.mu.Lock()
+	for h, n := range b.hostNode {
+		if n == node {
+			names = append(names, b.m.Hosts[h].Name)
+			b.info.HostNodes[h] = -1
+		}
+	}
+	b.mu.Unlock()
+	b.warn("binding a thread of %s to NUMA node %d's CPUs: %v; their threads and host memory are placed as the OS places them", strings.Join(names, " and "), node, err)
 }
 
-// onHost runs f on an OS thread on host h's NUMA node (where it has one)
-// with GPU g's context current: the driver allocates pinned memory within
-// a context.
-func (b *backend) onHost(h, g int, f func() error) error {
-	if b.hostNode == nil || b.hostNode[h] < 0 {
+// onNode runs f on an OS thread on NUMA node (where node >= 0) with GPU
+// g's context current: the driver allocates pinned memory within a
+// context.
+func (b *backend) onNode(node, g int, f func() error) error {
+	if node < 0 {
 		return f()
 	}
-	pinErr, err := OnNode(b.numa, b.hostNode[h], func() error {
+	pinErr, err := OnNode(b.numa, node, func() error {
 		defer b.drv.SetCurrent(0)
 		if err := b.setCurrent(g); err != nil {
 			return err
@@ -203,7 +239,7 @@ func (b *backend) onHost(h, g int, f func() error) error {
 		return f()
 	})
 	if pinErr != nil {
-		b.pinFailed(h, pinErr)
+		b.pinFailed(node, pinErr)
 	}
 	return err
 }

@@ -84,6 +84,9 @@ func (s sysNUMA) Pin(node int) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("node %d has no CPUs", node)
+	}
 	old, err := getAffinity()
 	if err != nil {
 		return nil, err

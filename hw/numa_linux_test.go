@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,7 @@ func TestSysNUMAReads(t *testing.T) {
 		"devices/system/node/node7/cpulist":       "100000\n",
 		"devices/system/node/node8/cpulist":       "1-0\n",
 		"devices/system/node/node9/cpulist_wrong": "0\n",
+		"devices/system/node/node10/cpulist":      "\n",
 	})
 	s := sysNUMA{root: root}
 	if n := s.Nodes(); n != 2 {
@@ -52,10 +54,16 @@ func TestSysNUMAReads(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for _, node := range []int{7, 8, 9} {
-		if undo, err := s.Pin(node); err == nil {
+	for _, c := range []struct {
+		node int
+		want string
+	}{{7, "none of its CPUs (100000) is one this process may run on"}, {8, `"1-0" is not a range of CPUs`}, {9, "no such file"}, {10, "node 10 has no CPUs"}} {
+		undo, err := s.Pin(c.node)
+		if err == nil {
 			undo()
-			t.Errorf("Pin(%d) succeeded on a node with no CPU this process may run on", node)
+			t.Errorf("Pin(%d) succeeded on a node with no CPU this process may run on", c.node)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Pin(%d): %v, want it to say %q", c.node, err, c.want)
 		}
 	}
 }

@@ -44,7 +44,9 @@ type numaNotes struct {
 	*Fake
 	mu      sync.Mutex
 	alloc   map[HostPtr]int
-	h2d     [][2]int // {node of the calling thread, the buffer}
+	cur     map[int]Context // per OS thread, its current context
+	noCtx   int             // pinned allocations with no context current
+	h2d     [][2]int        // {node of the calling thread, the buffer}
 	launch  map[int]int
 	d2hPage []int // nodes of the calling threads of D2H copies to pageable memory
 }
@@ -53,8 +55,18 @@ func (d *numaNotes) MemHostAlloc(n uint64) (HostPtr, error) {
 	p, err := d.Fake.MemHostAlloc(n)
 	d.mu.Lock()
 	d.alloc[p] = d.ThreadNode()
+	if d.cur[threadID()] == 0 {
+		d.noCtx++
+	}
 	d.mu.Unlock()
 	return p, err
+}
+
+func (d *numaNotes) SetCurrent(c Context) error {
+	d.mu.Lock()
+	d.cur[threadID()] = c
+	d.mu.Unlock()
+	return d.Fake.SetCurrent(c)
 }
 
 func (d *numaNotes) MemcpyHtoDAsync(dst DevicePtr, src HostPtr, n uint64, s Stream) error {
@@ -101,7 +113,7 @@ threads:
 `)
 	cfg := testConfig()
 	cfg.NUMA = []int{1, 0}
-	d := &numaNotes{Fake: NewFake(cfg), alloc: map[HostPtr]int{}, launch: map[int]int{}}
+	d := &numaNotes{Fake: NewFake(cfg), alloc: map[HostPtr]int{}, launch: map[int]int{}, cur: map[int]Context{}}
 	_, info, err := Run(context.Background(), d, sc.Topology.Machine, sc.Program, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +146,9 @@ threads:
 	// its first launch (the slow one) untimed.
 	if d.launch[1] != 2 || d.launch[0] != 2 {
 		t.Errorf("kernels launched per node %v, want two from node 1 (thread a) and two from node 0 (thread b)", d.launch)
+	}
+	if d.noCtx > 0 {
+		t.Errorf("%d pinned allocations with no context current on their thread (cuMemHostAlloc needs one)", d.noCtx)
 	}
 	if n := d.Pinned(); n != 0 {
 		t.Errorf("%d OS threads still pinned after the run", n)
@@ -175,14 +190,16 @@ threads:
 	}{
 		{"one node", nil, 0, false, []int{-1, -1, -1}, nil},
 		{"both GPUs on one node of two", []int{0, 0}, 2, false, []int{0, 0, -1}, []string{
-			"none of the GPUs the topology attaches to cpu2 says which it is on",
+			"this machine has 2 NUMA nodes and the topology attaches no GPU of this machine to cpu2, so which node it stands for is not known: cpu2's threads and host memory are placed as the OS places them",
 			"the topology's hosts cpu0 and cpu1 are both NUMA node 0 of this machine"}},
 		{"a GPU's node unknown", []int{1, -1, 0}, 0, false, []int{1, -1, -1}, []string{
-			"this machine has 2 NUMA nodes and none of the GPUs the topology attaches to cpu1",
-			"cpu2's threads and host memory are placed as the OS places them"}},
-		{"pinning refused", []int{0, 1}, 0, true, []int{0, 1, -1}, []string{
-			"cpu0: running on the CPUs of NUMA node 0: permission denied",
-			"cpu1: running on the CPUs of NUMA node 1: permission denied"}},
+			"this machine has 2 NUMA nodes and none of the GPUs the topology attaches to cpu1 says which it is on: cpu1's threads",
+			"the topology attaches no GPU of this machine to cpu2"}},
+		// Where a thread cannot be bound, its host is reported where it
+		// ran: placed by the OS.
+		{"pinning refused", []int{0, 1}, 0, true, []int{-1, -1, -1}, []string{
+			"binding a thread of cpu0 to NUMA node 0's CPUs: permission denied; their threads and host memory are placed as the OS places them",
+			"binding a thread of cpu1 to NUMA node 1's CPUs: permission denied"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -232,6 +249,107 @@ func TestParseCPUList(t *testing.T) {
 	for _, s := range []string{"a", "3-1", "1-", "-1", "0-99999999"} {
 		if got, err := parseCPUList(s); err == nil {
 			t.Errorf("parseCPUList(%q) = %v, want an error", s, got)
+		}
+	}
+}
+
+// oneHostAttr is the fake driver, failing to read GPU 1's PCI bus.
+type oneHostAttr struct{ *Fake }
+
+func (d oneHostAttr) Attribute(dev int, a Attr) (int, error) {
+	if dev == 1 && a == AttrPCIBus {
+		return 0, &CUDAError{Call: "cuDeviceGetAttribute", Code: 1}
+	}
+	return d.Fake.Attribute(dev, a)
+}
+
+// A host whose GPUs are on two nodes goes on the node of most of them
+// (ties: the lowest), with a warning that copies to the others cross
+// sockets; a GPU whose address cannot be read counts as on no node, with
+// a warning, and the run goes on.
+func TestRunHostOnSeveralNodes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake tells OS threads apart by Linux thread ids")
+	}
+	const oneSocket = `
+name: one-socket
+hosts: [{name: cpu0, cores: 8, api_overhead: 1 us}]
+gpus:
+  - {name: gpu0, model: H100-SXM, host: cpu0}
+  - {name: gpu1, model: H100-SXM, host: cpu0}
+  - {name: gpu2, model: H100-SXM, host: cpu0}
+links:
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+  - {ends: [gpu2, cpu0], type: pcie5x16}
+`
+	sc := loadOn(t, oneSocket, "name: t\ntopology: s.yaml\nthreads: [{name: a, host: cpu0, ops: [{kernel: {stream: gpu0/s, duration: 1 us}}]}]\n")
+	for _, c := range []struct {
+		name  string
+		numa  []int
+		drv   func(*Fake) Driver
+		place int
+		warn  string
+	}{
+		{"two to one", []int{1, 0, 1}, nil, 1, "the GPUs the topology attaches to cpu0 are on several NUMA nodes of this machine (1 on node 0, 2 on node 1): cpu0's threads and host memory are on node 1"},
+		{"a tie", []int{1, 0, -1}, nil, 0, "(1 on node 0, 1 on node 1): cpu0's threads and host memory are on node 0"},
+		{"an address unread", []int{1, 0, 0}, func(f *Fake) Driver { return oneHostAttr{f} }, 0,
+			"reading which NUMA node each GPU is on: device 1: cuDeviceGetAttribute"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Devices, cfg.NUMA = 3, c.numa
+			f := NewFake(cfg)
+			var drv Driver = f
+			if c.drv != nil {
+				drv = c.drv(f)
+			}
+			_, info, err := Run(context.Background(), drv, sc.Topology.Machine, sc.Program, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.HostNodes[0] != c.place {
+				t.Errorf("cpu0 on node %d, want %d", info.HostNodes[0], c.place)
+			}
+			if all := strings.Join(info.Warnings, "\n"); !strings.Contains(all, c.warn) {
+				t.Errorf("no warning %q in:\n%s", c.warn, all)
+			}
+		})
+	}
+}
+
+// Host memory is one set a NUMA node: on a machine of one node, copies
+// from two hosts share one pinned buffer, as before hosts were placed; on
+// two nodes, each node has its own.
+func TestRunHostMemoryPerNode(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake tells OS threads apart by Linux thread ids")
+	}
+	sc := loadOn(t, twoSockets, `
+name: t
+topology: two-sockets.yaml
+threads:
+  - name: a
+    host: cpu0
+    ops:
+      - copy: {from: cpu0, to: gpu0, bytes: 1 MB, stream: gpu0/s}
+      - copy: {from: cpu1, to: gpu0, bytes: 2 MB, stream: gpu0/s}
+`)
+	for _, c := range []struct {
+		numa []int
+		bufs int
+	}{{nil, 1}, {[]int{0, 1}, 2}, {[]int{0, 0}, 1}} {
+		cfg := testConfig()
+		cfg.NUMA, cfg.NUMANodes = c.numa, 2
+		if c.numa == nil {
+			cfg.NUMANodes = 0
+		}
+		f := NewFake(cfg)
+		if _, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.CallCounts()["cuMemHostAlloc"]; n != c.bufs {
+			t.Errorf("GPUs on nodes %v: %d pinned buffers, want %d (one a node)", c.numa, n, c.bufs)
 		}
 	}
 }
