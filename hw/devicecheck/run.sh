@@ -179,6 +179,15 @@ device)
 		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
 		mv "$out/replay-$s-json.txt" "$out/replay-$s.json"
 	done
+	# On two sockets with four GPUs or more on the first (a DGX), those four
+	# fed from each socket's memory: the backend places cpu1's threads and
+	# memory on its NUMA node (docs/hardware.md), so the far socket's
+	# copies cross the inter-socket link as the model has them.
+	if [ -n "$cal" ] && grep -q 'name: cpu1[,}]' "$cal" && [ "$(grep -c 'host: cpu0[,}]' "$cal")" -ge 4 ]; then
+		for from in cpu0 cpu1; do
+			step "replay-numa-near-far-$from" "$g" replay numa-near-far --set from=$from --topology "$cal" --repeat 3 --top 8
+		done
+	fi
 	# The launch-bound loop predicted with the host's time per op taken just
 	# before each run (the host's speed drifts on a virtual machine).
 	step replay-hw-launch-bound-probed "$g" replay hw-launch-bound --host-probe ${cal:+--topology "$cal"} --repeat 11 --top 8
