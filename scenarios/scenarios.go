@@ -158,6 +158,11 @@ type Scenario struct {
 	// is where the sweep: key is ("file:line:col"), for messages.
 	Sweep   []SweepVar
 	SweepAt string
+	// Warnings are about the file itself, the same for every point of a
+	// sweep (a var that nothing refers to): a command prints them once,
+	// where the program's own warnings (Program.Warnings) come with each
+	// run.
+	Warnings []string
 }
 
 // SweepVar is one swept var and its values. A group's values are
@@ -600,6 +605,9 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	// refers to changes nothing (topUsed: what it refers to).
 	topUsed := map[string]bool{}
 	for _, k := range top.Keys() {
+		for _, name := range spec.KeyVarRefs(k) {
+			used[name] = true // the key is the error (vars are not replaced in keys)
+		}
 		if k != "vars" && k != "sweep" {
 			v, _ := top.Get(k)
 			if k == "topology" && opt.Topology != nil {
@@ -630,9 +638,9 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 		if g := spec.Suggest(name, refs); g != "" && len(name) > 3 {
 			msg += fmt.Sprintf(" (did you mean %q?)", g)
 		} else if len(refs) > 0 {
-			msg += "; the vars it uses: " + strings.Join(refs, ", ")
+			msg += "; the vars in use: " + strings.Join(refs, ", ")
 		} else {
-			msg += "; it uses no vars"
+			msg += "; no var is in use"
 		}
 		return msg
 	}
@@ -653,13 +661,26 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	// A var of vars: that nothing refers to changes nothing: a misspelt
 	// name (or a reference to it) more often than not. Warned of, as the
 	// program is built below.
-	var unusedVars []string
 	if varsMap != nil {
+		var unusedKeys []spec.Node
 		for _, k := range varsMap.Keys() {
 			if !used[k] && !b.swept(k) {
-				kn := varsMap.KeyNode(k)
-				unusedVars = append(unusedVars, fmt.Sprintf("%s: %s: %s", kn.Pos(), kn.Path, unused(k, "the scenario")))
+				unusedKeys = append(unusedKeys, varsMap.KeyNode(k))
 			}
+		}
+		const most = 10 // a line each; the rest in one
+		for i, kn := range unusedKeys {
+			if i == most {
+				var rest []string
+				for _, r := range unusedKeys[most:] {
+					n, _ := r.Name()
+					rest = append(rest, n)
+				}
+				b.sc.Warnings = append(b.sc.Warnings, fmt.Sprintf("%s: vars: and %d more vars that nothing refers to: %s", kn.Pos(), len(rest), strings.Join(rest, ", ")))
+				break
+			}
+			n, _ := kn.Name()
+			b.sc.Warnings = append(b.sc.Warnings, fmt.Sprintf("%s: %s: %s", kn.Pos(), kn.Path, unused(n, "the scenario")))
 		}
 	}
 	for _, k := range sortedKeys(opt.Set) {
@@ -698,7 +719,7 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 		return nil, fmt.Errorf("%s: no topology", file)
 	}
 	b.m = b.sc.Topology.Machine
-	b.p = &sim.Program{Name: b.sc.Name, Warnings: unusedVars}
+	b.p = &sim.Program{Name: b.sc.Name}
 	b.streams = map[string]int{}
 	b.events = map[string]int{}
 	b.sems = map[string]int{}

@@ -154,7 +154,7 @@ threads:
 		{"shape: [3, {n: 2, d: 1 us}]", "s.yaml:5:14: sweep.shape[1]: a mapping among the plain values of shape: give every value as a mapping of the same vars, or none"},
 		{"shape: [{n: 2, d: 1 us}, {n: 3}]", "s.yaml:5:28: sweep.shape[1]: this value of shape sets n; each must set the vars its first sets: n, d"},
 		{"shape: [{n: 2, d: 1 us}]\n  n: [1, 2]", "s.yaml:6:3: sweep.n: n is swept already, by shape"},
-		{"shape: [{n: 2, d: 1 us, e: 3}]", "s.yaml:5:3: sweep.shape: shape sets e: nothing in the scenario refers to ${e}, so its value would change nothing; the vars it uses: n, d"},
+		{"shape: [{n: 2, d: 1 us, e: 3}]", "s.yaml:5:3: sweep.shape: shape sets e: nothing in the scenario refers to ${e}, so its value would change nothing; the vars in use: n, d"},
 		{"shape: [{}, {n: 2, d: 1 us}]", "s.yaml:5:11: sweep.shape[0]: an empty mapping: give the vars this value of shape sets, such as {tensor: 4, stages: 2}"},
 		{"shape: [{n: 2, d: 1 us}, {d: 1 us, n: 2}]", "s.yaml:5:28: sweep.shape[1]: this value of shape is written n=2 d=1 us, as the one at 5:11 is: give each once"},
 		{"shape: [{shape: 1, n: 2, d: 1 us}, {shape: 2, n: 3, d: 1 us}]", "s.yaml:5:12: sweep.shape[0].shape: a group's vars cannot include the group itself (shape)"},
@@ -770,6 +770,12 @@ func TestVarInAKey(t *testing.T) {
 			`s.yaml:7:18: threads[0].ops[0].kernel.${k}: ${k} in a key is not replaced: vars stand for values, not for keys; write the key itself ("duration" here)`},
 		{"vars: {d: 1 ms}", `{"${x}": 1, duration: "${d}", stream: gpu0/s}`,
 			`s.yaml:7:18: threads[0].ops[0].kernel.${x}: ${x} in a key is not replaced: vars stand for values, not for keys; write the key itself`},
+		{"vars: {a: dur, b: ation}", `{"${a}${b}": 1 ms, stream: gpu0/s}`,
+			`s.yaml:7:18: threads[0].ops[0].kernel.${a}${b}: ${a}, ${b} in a key are not replaced: vars stand for values, not for keys; write the key itself ("duration" here)`},
+		// At the top of the file: the same, and no word of the swept var
+		// being unused.
+		{"sweep: {k: [a, b]}\n\"${k}\": 1", `{duration: 1 ms, stream: gpu0/s}`,
+			`s.yaml:4:1: ${k}: ${k} in a key is not replaced: vars stand for values, not for keys; write the key itself (valid keys here: name, description, topology, vars, semaphores, threads, sweep, training, pipeline, inference)`},
 	} {
 		src := "name: s\ntopology: pcie-2gpu\n" + c.head + "\nthreads:\n  - name: t\n    ops:\n      - kernel: " + c.kernel + "\n"
 		_, err := Load("s.yaml", []byte(src), Options{})
@@ -780,26 +786,54 @@ func TestVarInAKey(t *testing.T) {
 }
 
 // A var of vars: that nothing refers to is warned of at its key (it
-// changes nothing: usually a misspelt name); one that something refers
-// to, only in the topology field, or that --set sets, is not.
+// changes nothing: usually a misspelt name), once for the file (not with
+// each point's program); one that something refers to, or only the
+// topology field does, is not, nor one --set sets; past ten, the rest in
+// one line.
 func TestUnusedVarWarns(t *testing.T) {
 	src := "name: s\ntopology: ${top}\nvars:\n  top: pcie-2gpu\n  size: 1 MB\n  sise: 2 MB\n  other: 3\n" +
 		"threads:\n  - name: t\n    ops:\n      - copy: {from: cpu0, to: gpu0, bytes: \"${size}\", stream: gpu0/s}\n"
-	sc, err := Load("s.yaml", []byte(src), Options{})
+	want := []string{
+		`s.yaml:6:3: vars.sise: nothing in the scenario refers to ${sise}, so its value would change nothing (did you mean "size"?)`,
+		`s.yaml:7:3: vars.other: nothing in the scenario refers to ${other}, so its value would change nothing; the vars in use: top, size`,
+	}
+	top, err := topologies.Load("t.yaml", []byte(`name: t
+hosts: [{name: cpu0}]
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0}]
+links: [{ends: [gpu0, cpu0], type: pcie5x16}]
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		`s.yaml:6:3: vars.sise: nothing in the scenario refers to ${sise}, so its value would change nothing (did you mean "size"?)`,
-		`s.yaml:7:3: vars.other: nothing in the scenario refers to ${other}, so its value would change nothing; the vars it uses: top, size`,
-	}
-	if !slices.Equal(sc.Program.Warnings, want) {
-		t.Errorf("warnings\n%q\nwant\n%q", sc.Program.Warnings, want)
+	for _, opt := range []Options{{}, {Topology: top}, {Set: map[string]string{"size": "2 MB"}}} {
+		sc, err := Load("s.yaml", []byte(src), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sc.Warnings, want) {
+			t.Errorf("%+v: warnings\n%q\nwant\n%q", opt, sc.Warnings, want)
+		}
+		if len(sc.Program.Warnings) != 0 {
+			t.Errorf("the program carries the file's warnings: %q", sc.Program.Warnings)
+		}
 	}
 	used := strings.Replace(src, "vars:", "description: ${sise} and ${other}\nvars:", 1)
-	if sc, err = Load("s.yaml", []byte(used), Options{}); err != nil {
+	if sc, err := Load("s.yaml", []byte(used), Options{}); err != nil {
 		t.Fatal(err)
-	} else if len(sc.Program.Warnings) != 0 {
-		t.Errorf("every var used: warnings %q", sc.Program.Warnings)
+	} else if len(sc.Warnings) != 0 {
+		t.Errorf("every var used: warnings %q", sc.Warnings)
+	}
+	var many strings.Builder
+	many.WriteString("name: s\ntopology: pcie-2gpu\nvars:\n")
+	for i := range 13 {
+		fmt.Fprintf(&many, "  v%d: 1\n", i)
+	}
+	many.WriteString("threads: [{name: t, ops: [{host: {duration: 1 us}}]}]\n")
+	sc, err := Load("s.yaml", []byte(many.String()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sc.Warnings); n != 11 || sc.Warnings[10] != "s.yaml:14:3: vars: and 3 more vars that nothing refers to: v10, v11, v12" {
+		t.Errorf("13 unused vars: %d warnings, the last %q", n, sc.Warnings[n-1])
 	}
 }

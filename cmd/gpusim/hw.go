@@ -224,6 +224,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	// It runs on the simulator and on the GPUs: refused, as run's, where
 	// memory is short.
 	sc, err := loadScenarioWith(pos[0], scenarios.Options{Set: set, MaxOps: *maxOps, Topology: t, MemoryOps: memoryOps()})
+	if err == nil {
+		for _, w := range sc.Warnings {
+			fmt.Fprintln(stderr, "warning: "+w)
+		}
+	}
 	if err != nil {
 		return asMemoryFailure(err, "")
 	}

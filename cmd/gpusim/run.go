@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +101,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if runErr != nil && !errors.As(runErr, &dl) {
 		return fmt.Errorf("%s: %v", sc.File, runErr)
 	}
+	// What is said of the file comes first, as part of the run's
+	// warnings (--json and --strict count it).
+	res.Warnings = append(slices.Clip(sc.Warnings), res.Warnings...)
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "warning: "+w)
 	}

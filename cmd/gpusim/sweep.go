@@ -215,6 +215,14 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if len(base.Sweep) == 0 {
 		return fmt.Errorf("%s: no sweep: block; add one mapping vars to lists of values, such as sweep: {batch: [64 MiB, 256 MiB]}", base.File)
 	}
+	// What is said of the file itself is said once, not at every point;
+	// --strict makes it an error before any point runs.
+	for _, w := range base.Warnings {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
+	if *strict && len(base.Warnings) > 0 {
+		return fmt.Errorf("%s: --strict makes %s above an error", base.File, plural(len(base.Warnings), "the warning", "the %d warnings"))
+	}
 	// The scenario, and the topology files its points read: the default
 	// point's, and any swept value that names a file beside the scenario.
 	inputs := []string{pos[0], base.Topology.File}

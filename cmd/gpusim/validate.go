@@ -81,7 +81,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for _, w := range append(slices.Clip(sc.Program.Warnings), sim.Lint(sc.Topology.Machine, sc.Program)...) {
+		warns := append(slices.Clip(sc.Warnings), sc.Program.Warnings...)
+		for _, w := range append(warns, sim.Lint(sc.Topology.Machine, sc.Program)...) {
 			fmt.Fprintln(stderr, "warning: "+w)
 		}
 		sweep := ""

@@ -269,19 +269,45 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 			}
 		}
 	}
-	// "key: a: b": a plain value holding ": ".
-	if strings.Contains(msg, "mapping values are not allowed") {
-		if v := colonInValue(text); v >= 0 {
-			return line, at(v), fmt.Sprintf(" (a value holding \": \" wants quotes: %q)", strings.TrimSpace(text[v:]))
+	// "key: a: b": a plain value holding ": ", on a line not indented
+	// deeper than the one before (then the indentation is as likely).
+	if strings.Contains(msg, "mapping values are not allowed") && !deeperThanBefore(lines, line) {
+		if v, end := colonInValue(text); v >= 0 {
+			val := strings.TrimSpace(text[v:end])
+			if utf8.RuneCountInString(val) > 60 {
+				val = string([]rune(val)[:57]) + "..."
+			}
+			return line, at(v), fmt.Sprintf(" (a value holding \": \" wants quotes: %q)", val)
 		}
 	}
 	return line, col, ""
 }
 
+// deeperThanBefore says whether line (from 1) is indented deeper than the
+// last line before it that holds more than a comment, and that line opens
+// no block (it does not end in ':').
+func deeperThanBefore(lines []string, line int) bool {
+	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+	cur := strings.TrimRight(lines[line-1], "\r\n")
+	for k := line - 2; k >= 0; k-- {
+		prev := strings.TrimRight(lines[k], "\r\n")
+		body := strings.TrimSpace(prev)
+		if body == "" || strings.HasPrefix(body, "#") {
+			continue
+		}
+		if c := strings.Index(body, " #"); c >= 0 {
+			body = strings.TrimSpace(body[:c])
+		}
+		return indent(cur) > indent(prev) && !strings.HasSuffix(body, ":") && !strings.HasPrefix(body, "- ")
+	}
+	return false
+}
+
 // colonInValue is where the value of a block mapping's key begins on line
-// text ("key: a: b", "- key: a: b"), when that value is plain (not quoted,
-// not a flow) and itself holds ": "; -1 otherwise.
-func colonInValue(text string) int {
+// text ("key: a: b", "- key: a: b"), and where it ends (before a comment),
+// when that value is plain (not quoted, not a flow) and itself holds ": ";
+// -1 otherwise.
+func colonInValue(text string) (at, end int) {
 	body := strings.TrimLeft(text, " ")
 	start := len(text) - len(body)
 	for strings.HasPrefix(body, "- ") {
@@ -290,23 +316,23 @@ func colonInValue(text string) int {
 	}
 	k := strings.Index(body, ": ")
 	if k <= 0 || strings.ContainsAny(body[:1], "\"'{[#") {
-		return -1
+		return -1, -1
 	}
 	v := k + 2
 	for v < len(body) && body[v] == ' ' {
 		v++
 	}
 	if v >= len(body) || strings.ContainsAny(body[v:v+1], "\"'{[|>&*!#") {
-		return -1
+		return -1, -1
 	}
 	rest := body[v:]
 	if c := strings.Index(rest, " #"); c >= 0 {
 		rest = rest[:c]
 	}
 	if !strings.Contains(rest, ": ") && !strings.HasSuffix(strings.TrimRight(rest, " "), ":") {
-		return -1
+		return -1, -1
 	}
-	return start + v
+	return start + v, start + v + len(rest)
 }
 
 // lastPrefix finds the largest k from lo to hi for which ok(k) holds (a
@@ -458,7 +484,8 @@ type flowScan struct {
 	top      *bracket // the innermost open bracket
 	quote    *bracket // an open quote
 	mismatch int      // where a closing bracket did not match, on the last line fed; -1 if none
-	stray    int      // where a closing bracket closed nothing, first on the last line fed; -1 if none
+	stray    int      // where a closing bracket closed nothing after a flow opened on the last line fed; -1 if none
+	opened   bool     // a bracket was opened on the last line fed
 	broken   bool     // a bracket did not match: what follows is not followed
 	comment  bool     // the last line fed ends in a comment
 	prev     byte     // the last character outside quotes that is not a space
@@ -466,7 +493,7 @@ type flowScan struct {
 
 // feed reads one line (without its line break).
 func (f *flowScan) feed(text string, line int) {
-	f.mismatch, f.stray, f.comment = -1, -1, false
+	f.mismatch, f.stray, f.comment, f.opened = -1, -1, false, false
 	if f.broken {
 		return
 	}
@@ -496,8 +523,11 @@ func (f *flowScan) feed(text string, line int) {
 			return
 		case c == '{' || c == '[':
 			f.top = &bracket{line: line, idx: i, c: c, up: f.top}
+			f.opened = true
 		case (c == '}' || c == ']') && f.top == nil:
-			if f.stray < 0 {
+			// After a flow opened on this line ("{a: 1}}"); in a plain
+			// value ("c: x}") a bracket is a character like any other.
+			if f.stray < 0 && f.opened {
 				f.stray = i
 			}
 		case (c == '}' || c == ']') && f.top != nil:
@@ -986,6 +1016,12 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 			}
 			continue
 		}
+		if !anyKey && !contains(valid, k) && len(KeyVarRefs(k)) > 0 {
+			// Not met by Substitute (a key at the top of a file): said
+			// here, as Substitute says it.
+			n.Child(m.knode[k], n.join(k)).Errorf("%s; write the key itself (valid keys here: %s)", keyRefMessage(KeyVarRefs(k)), strings.Join(valid, ", "))
+			continue
+		}
 		if !anyKey && !contains(valid, k) {
 			msg := fmt.Sprintf("unknown key %q", k)
 			s := Suggest(k, valid)
@@ -1345,20 +1381,20 @@ func (n Node) Quantity(k units.Kind, sign Positive) (float64, bool) {
 		n.Errorf("%v", err)
 		return 0, false
 	}
-	// A duration or a rate with no unit would be in seconds, or bytes or
-	// FLOPs a second: "duration: 10" meant 10 us as often as 10 s, and
-	// "bandwidth: 50" 50 GB/s, not 50 B/s. Only 0 goes without one.
-	if v != 0 && k != units.Bytes && k != units.FLOPs && units.Bare(s) {
-		base := map[units.Kind]string{units.Duration: "s", units.Bandwidth: "B/s", units.FLOPRate: "FLOP/s"}[k]
-		n.Errorf("%s has no unit: a %s needs one, such as %s (write %s %s if that is what is meant)", strings.TrimSpace(s), k, k.Example(), strings.TrimSpace(s), base)
-		return 0, false
-	}
 	switch {
 	case sign == StrictlyPos && !(v > 0):
 		n.Errorf("%s must be more than zero (for example %s)", s, k.Example())
 		return 0, false
 	case sign == NonNeg && v < 0:
 		n.Errorf("%s must not be negative", s)
+		return 0, false
+	}
+	// A duration or a rate with no unit would be in seconds, or bytes or
+	// FLOPs a second: "duration: 10" meant 10 us as often as 10 s, and
+	// "bandwidth: 50" 50 GB/s, not 50 B/s. Only 0 goes without one.
+	if v != 0 && k != units.Bytes && k != units.FLOPs && units.Bare(s) {
+		base := map[units.Kind]string{units.Duration: "s", units.Bandwidth: "B/s", units.FLOPRate: "FLOP/s"}[k]
+		n.Errorf("%s has no unit: a %s needs one, such as %s (write %s %s if that is what is meant)", strings.TrimSpace(s), k, k.Example(), strings.TrimSpace(s), base)
 		return 0, false
 	}
 	return v, true
@@ -1492,20 +1528,19 @@ func (n Node) keyRefs(k *yaml.Node, path string, vars map[string]string, used ma
 	if k.Kind != yaml.ScalarNode || !strings.Contains(k.Value, "${") {
 		return
 	}
-	refs := varRe.FindAllString(k.Value, -1)
+	refs := KeyVarRefs(k.Value)
 	if len(refs) == 0 {
 		return
 	}
 	known, meant := true, ""
-	for _, ref := range refs {
-		name := ref[2 : len(ref)-1]
+	for _, name := range refs {
 		if used != nil {
 			used[name] = true
 		}
 		_, ok := vars[name]
 		known = known && ok
 	}
-	msg := fmt.Sprintf("%s in a key is not replaced: vars stand for values, not for keys", strings.Join(refs, ", "))
+	msg := keyRefMessage(refs)
 	if known {
 		meant = varRe.ReplaceAllStringFunc(k.Value, func(ref string) string { return vars[ref[2:len(ref)-1]] })
 		msg += fmt.Sprintf("; write the key itself (%q here)", meant)
@@ -1517,6 +1552,30 @@ func (n Node) keyRefs(k *yaml.Node, path string, vars map[string]string, used ma
 		n.d.keyRef = map[*yaml.Node]string{}
 	}
 	n.d.keyRef[k] = meant
+}
+
+// KeyVarRefs names the vars key refers to (${name}, the name not empty).
+func KeyVarRefs(key string) []string {
+	var names []string
+	for _, m := range varRe.FindAllStringSubmatch(key, -1) {
+		if m[1] != "" && !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// keyRefMessage says that the vars a key refers to are not replaced.
+func keyRefMessage(names []string) string {
+	refs := make([]string, len(names))
+	for i, n := range names {
+		refs[i] = "${" + n + "}"
+	}
+	verb := "is"
+	if len(refs) > 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("%s in a key %s not replaced: vars stand for values, not for keys", strings.Join(refs, ", "), verb)
 }
 
 // ErrCount returns the number of problems recorded so far in n's file.

@@ -144,12 +144,18 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		{"an apostrophe in a plain value", "description: Rank 0's copy: slow\n", `f.yaml:1:14: not valid YAML: mapping values are not allowed in this context (a value holding ": " wants quotes: "Rank 0's copy: slow")`},
 		// A plain value holding ": ": placed at the value, in a list item too.
 		{"a colon in a value", "name: s\ndescription: a: b\n", `f.yaml:2:14: not valid YAML: mapping values are not allowed in this context (a value holding ": " wants quotes: "a: b")`},
-		{"a colon in an item's value", "ops:\n  - id: x\n    note: step: one # c\n", `f.yaml:3:11: not valid YAML: mapping values are not allowed in this context (a value holding ": " wants quotes: "step: one # c")`},
-		// Deeper indentation, not a colon in a value: the line's start.
-		{"a key indented deeper", "name: s\n  topology: x\n", `f.yaml:2:3: not valid YAML: mapping values are not allowed in this context (a line indented deeper than the key before it, or a value holding ": " that wants quotes)`},
+		{"a colon in an item's value", "ops:\n  - id: x\n    note: step: one # c\n", `f.yaml:3:11: not valid YAML: mapping values are not allowed in this context (a value holding ": " wants quotes: "step: one")`},
+		// A colon in a value on a line indented deeper: either may be the
+		// fault, as the hint says, at the line's start.
+		{"a colon in a value, indented deeper", "name: s\n  description: a: b\n", `f.yaml:2:3: not valid YAML: mapping values are not allowed in this context (a line indented deeper than the key before it, or a value holding ": " that wants quotes)`},
+		// A long value is cut in the hint.
+		{"a long value with a colon", "description: " + strings.Repeat("x", 70) + ": y\n", `f.yaml:1:14: not valid YAML: mapping values are not allowed in this context (a value holding ": " wants quotes: "` + strings.Repeat("x", 57) + `...")`},
 		// A closing bracket that closes nothing, after a closed flow or
 		// alone; one closing a list opened lines above is not that.
 		{"a stray brace", "ops:\n  - kernel: {stream: s, duration: 1 us}}\n", `f.yaml:2:40: not valid YAML: did not find expected key (this } closes nothing: one too many, or its opening { is missing)`},
+		// A bracket in a plain value is a character: the fault here is
+		// the indentation.
+		{"a bracket in a plain value", "a:\n  b: 1\n c: x}\n", `f.yaml:3:2: not valid YAML: did not find expected key`},
 		{"a stray bracket", "a: 1\nb: [1, 2]]\n", `f.yaml:2:10: not valid YAML: did not find expected key (this ] closes nothing: one too many, or its opening [ is missing)`},
 		{"indented deeper", "name: x\n  topology: y\n", `f.yaml:2:3: not valid YAML: mapping values are not allowed in this context (a line indented deeper than the key before it, or a value holding ": " that wants quotes)`},
 		{"an apostrophe before the bracket", "a: 1\nthreads: [it's, b\n", `f.yaml:2:10: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
