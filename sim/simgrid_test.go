@@ -130,7 +130,7 @@ func (c *flowCase) gpusimFiles() (topo, scen string) {
 	}
 	t.WriteString("links:\n  - {ends: [cpu0, s0], bandwidth: 1 GB/s}\n")
 	for _, n := range c.order {
-		fmt.Fprintf(&t, "  - {name: \"link:%s\", ends: [%s, %s], bandwidth: %.0f, kind: pcie}\n", n, n, c.parent[n], c.bw[n])
+		fmt.Fprintf(&t, "  - {name: \"link:%s\", ends: [%s, %s], bandwidth: %.0f B/s, kind: pcie}\n", n, n, c.parent[n], c.bw[n])
 	}
 	var s strings.Builder
 	s.WriteString("name: flows\ntopology: topo.yaml\nthreads:\n")
