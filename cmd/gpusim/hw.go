@@ -258,7 +258,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	runs, _, err := runOnGPUTimes(sc, *repeat, ready, before, beforeGPUs, stderr)
+	runs, info, err := runOnGPUTimes(sc, *repeat, ready, before, beforeGPUs, stderr)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return writeReplayJSON(stdout, sc, c, pred.Machine.Hosts[0], *probe)
+		return writeReplayJSON(stdout, sc, c, pred.Machine.Hosts[0], *probe, info.HostNodes)
 	}
 	writeReplay(stdout, sc, c, *top)
 	return nil
@@ -353,7 +353,7 @@ func writeReplay(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, top int)
 	}
 }
 
-func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host sim.Host, probed bool) error {
+func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host sim.Host, probed bool, hostNodes []int) error {
 	var b strings.Builder
 	num := func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -372,7 +372,17 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t,\"predicted_host_ns\":%s,\"measured_host_ns\":%s}",
 			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed, e.PredHost.NS(), e.MeasHost.NS())
 	}
-	b.WriteString("]}\n")
+	// Where the topology's hosts ran on this machine (NUMA nodes; only
+	// those placed: none on a machine of one node).
+	b.WriteString("],\"host_numa_nodes\":{")
+	sep := ""
+	for h, node := range hostNodes {
+		if node >= 0 {
+			fmt.Fprintf(&b, "%s%q:%d", sep, sc.Topology.Machine.Hosts[h].Name, node)
+			sep = ","
+		}
+	}
+	b.WriteString("}}\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return &failError{err}
 	}

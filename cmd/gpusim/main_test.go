@@ -708,4 +708,19 @@ func TestHWRunSaysWhereHostsRan(t *testing.T) {
 	if !strings.Contains(errb.String(), want) {
 		t.Errorf("stderr %q lacks %q", errb.String(), want)
 	}
+	// replay --json says it too.
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"replay", scen, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		HostNUMANodes map[string]int `json:"host_numa_nodes"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("replay --json: %v\n%s", err, out.String())
+	}
+	if len(doc.HostNUMANodes) != 1 || doc.HostNUMANodes["cpu1"] != 1 {
+		t.Errorf("replay --json host_numa_nodes = %v, want cpu1 on node 1", doc.HostNUMANodes)
+	}
 }
