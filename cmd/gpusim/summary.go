@@ -315,8 +315,8 @@ func peerCopies(res *sim.Result, gpu string) int {
 	n := 0
 	for i := range res.Ops {
 		r := &res.Ops[i]
-		if r.Kind != sim.OpCopy || m.GPUs[r.GPU].Name == gpu {
-			continue
+		if r.Kind != sim.OpCopy || r.Bytes == 0 || m.GPUs[r.GPU].Name == gpu {
+			continue // a copy of no bytes moves nothing through gpu
 		}
 		if m.Nodes[r.Src].Name == gpu || m.Nodes[r.Dst].Name == gpu {
 			n++
