@@ -32,13 +32,7 @@ links:
 
 func load(t *testing.T, src string) *scenarios.Scenario {
 	t.Helper()
-	sc, err := scenarios.Load("test.yaml", []byte(src), scenarios.Options{ReadFile: func(string) ([]byte, error) {
-		return []byte(testTopology), nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
+	return loadOn(t, testTopology, src)
 }
 
 // The fake's model, chosen so that every time below is a whole number of

@@ -26,6 +26,15 @@ links:
   - {ends: [cpu1, cpu2], type: upi, count: 4}
 `
 
+// needThreadIDs skips a test off Linux: the fake's NUMA tells OS threads
+// apart by their Linux thread ids.
+func needThreadIDs(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake tells OS threads apart by Linux thread ids")
+	}
+}
+
 func loadOn(t *testing.T, topo, src string) *scenarios.Scenario {
 	t.Helper()
 	sc, err := scenarios.Load("test.yaml", []byte(src), scenarios.Options{ReadFile: func(string) ([]byte, error) {
@@ -90,9 +99,7 @@ func (d *numaNotes) Launch(f Function, grid, block, shared uint32, s Stream, arg
 // read memory allocated on node 1; its copy from cpu1's memory reads
 // memory allocated on node 0. cpu2 has no GPU and is not used: unplaced.
 func TestRunPlacesHostsOnNUMANodes(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the fake tells OS threads apart by Linux thread ids")
-	}
+	needThreadIDs(t)
 	sc := loadOn(t, twoSockets, `
 name: t
 topology: two-sockets.yaml
@@ -164,9 +171,7 @@ type failPin struct{ *Fake }
 func (failPin) Pin(int) (func() error, error) { return nil, os.ErrPermission }
 
 func TestRunNUMAWarnings(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the fake tells OS threads apart by Linux thread ids")
-	}
+	needThreadIDs(t)
 	const prog = `
 name: t
 topology: two-sockets.yaml
@@ -268,9 +273,7 @@ func (d oneHostAttr) Attribute(dev int, a Attr) (int, error) {
 // sockets; a GPU whose address cannot be read counts as on no node, with
 // a warning, and the run goes on.
 func TestRunHostOnSeveralNodes(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the fake tells OS threads apart by Linux thread ids")
-	}
+	needThreadIDs(t)
 	const oneSocket = `
 name: one-socket
 hosts: [{name: cpu0, cores: 8, api_overhead: 1 us}]
@@ -322,9 +325,7 @@ links:
 // from two hosts share one pinned buffer, as before hosts were placed; on
 // two nodes, each node has its own.
 func TestRunHostMemoryPerNode(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the fake tells OS threads apart by Linux thread ids")
-	}
+	needThreadIDs(t)
 	sc := loadOn(t, twoSockets, `
 name: t
 topology: two-sockets.yaml
