@@ -242,6 +242,24 @@ func Runnable(p *sim.Program) error {
 	return nil
 }
 
+// hostNeed is the host memory copies need, bytes per direction (0: H2D,
+// 1: D2H): the largest copy of each kind.
+type hostNeed struct{ pin, page [2]uint64 }
+
+func (h *hostNeed) add(mem sim.MemoryKind, dir int, n uint64) {
+	if mem == sim.Pageable {
+		h.page[dir] = max(h.page[dir], n)
+	} else {
+		h.pin[dir] = max(h.pin[dir], n)
+	}
+}
+
+func (h *hostNeed) merge(o hostNeed) {
+	for dir := range 2 {
+		h.pin[dir], h.page[dir] = max(h.pin[dir], o.pin[dir]), max(h.page[dir], o.page[dir])
+	}
+}
+
 // hostMem is the host memory the copies of one direction use.
 type hostMem struct {
 	pinned   HostPtr
@@ -351,8 +369,7 @@ func (b *backend) setup() error {
 	}
 	b.info.DriverVersion = v
 	// What the program uses.
-	pinBytes := make([][2]uint64, len(m.Hosts)) // per host and direction (0: H2D)
-	pageBytes := make([][2]uint64, len(m.Hosts))
+	hostNeeds := make([]hostNeed, len(m.Hosts))
 	need := make([]uint64, len(m.GPUs))
 	peers := map[[2]int]bool{}
 	for g, u := range usedGPUs(m, p) {
@@ -377,11 +394,7 @@ func (b *backend) setup() error {
 				if dst.Kind == sim.NodeHost {
 					dir, h = 1, dst.Index
 				}
-				if op.Memory == sim.Pageable {
-					pageBytes[h][dir] = max(pageBytes[h][dir], n)
-				} else {
-					pinBytes[h][dir] = max(pinBytes[h][dir], n)
-				}
+				hostNeeds[h].add(op.Memory, dir, n)
 			}
 			if src.Kind == sim.NodeGPU {
 				need[src.Index] = max(need[src.Index], n)
@@ -505,49 +518,35 @@ func (b *backend) setup() error {
 	// one node, or hosts not placed: one set, as the OS places it),
 	// allocated on that node.
 	b.placeHosts(n)
-	pinNode, pageNode := map[int]*[2]uint64{}, map[int]*[2]uint64{}
-	for h := range m.Hosts {
-		node := b.hostNode[h]
-		for _, x := range []struct {
-			per  map[int]*[2]uint64
-			need [2]uint64
-		}{{pinNode, pinBytes[h]}, {pageNode, pageBytes[h]}} {
-			if x.need == [2]uint64{} {
-				continue
-			}
-			if x.per[node] == nil {
-				x.per[node] = &[2]uint64{}
-			}
-			for dir := range x.need {
-				x.per[node][dir] = max(x.per[node][dir], x.need[dir])
-			}
+	nodeNeeds := map[int]*hostNeed{}
+	for h, nd := range hostNeeds {
+		if nd == (hostNeed{}) {
+			continue
 		}
+		node := b.hostNode[h]
+		if nodeNeeds[node] == nil {
+			nodeNeeds[node] = &hostNeed{}
+		}
+		nodeNeeds[node].merge(nd)
 	}
 	b.host = map[int]*[2]hostMem{}
-	for _, node := range slices.Sorted(maps.Keys(nodesOf(pinNode, pageNode))) {
-		mem := &[2]hostMem{}
+	for _, node := range slices.Sorted(maps.Keys(nodeNeeds)) {
+		need, mem := nodeNeeds[node], &[2]hostMem{}
 		b.host[node] = mem
-		var pin, page [2]uint64
-		if pinNode[node] != nil {
-			pin = *pinNode[node]
-		}
-		if pageNode[node] != nil {
-			page = *pageNode[node]
-		}
 		err := b.onNode(node, firstUsed(b.gpus), func() error {
 			for dir := range mem {
 				h := &mem[dir]
-				if pin[dir] > 0 {
+				if need.pin[dir] > 0 {
 					var err error
-					if h.pinned, err = drv.MemHostAlloc(pin[dir]); err != nil {
+					if h.pinned, err = drv.MemHostAlloc(need.pin[dir]); err != nil {
 						return err
 					}
-					h.pinBytes = pin[dir]
+					h.pinBytes = need.pin[dir]
 				}
-				if page[dir] > 0 {
+				if need.page[dir] > 0 {
 					var err error
-					if h.page, err = AllocPageable(page[dir]); err != nil {
-						return fmt.Errorf("pageable host memory of %s: %v", bytesStr(page[dir]), err)
+					if h.page, err = AllocPageable(need.page[dir]); err != nil {
+						return fmt.Errorf("pageable host memory of %s: %v", bytesStr(need.page[dir]), err)
 					}
 				}
 			}
@@ -1747,15 +1746,4 @@ func bytesStr(n uint64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// nodesOf is the set of the keys of the maps given.
-func nodesOf(ms ...map[int]*[2]uint64) map[int]bool {
-	out := map[int]bool{}
-	for _, m := range ms {
-		for k := range m {
-			out[k] = true
-		}
-	}
-	return out
 }
