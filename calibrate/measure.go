@@ -169,14 +169,7 @@ func Run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
 }
 
 func run(ctx context.Context, drv hw.Driver, opt Options) (*Result, error) {
-	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock, numa: opt.NUMA}
-	if c.numa == nil {
-		if n, ok := drv.(hw.NUMA); ok {
-			c.numa = n
-		} else {
-			c.numa = hw.SystemNUMA()
-		}
-	}
+	c := &cal{drv: drv, opt: opt, ctx: ctx, clock: opt.Clock, numa: hw.NUMAFor(drv, opt.NUMA)}
 	if c.clock == nil {
 		if cl, ok := drv.(hw.Clock); ok {
 			c.clock = cl

@@ -112,14 +112,7 @@ func Run(ctx context.Context, drv Driver, m *sim.Machine, p *sim.Program, opt Op
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer drv.SetCurrent(0) // the thread goes back to Go's pool with no context
-	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock, numa: opt.NUMA}
-	if b.numa == nil {
-		if n, ok := drv.(NUMA); ok {
-			b.numa = n
-		} else {
-			b.numa = SystemNUMA()
-		}
-	}
+	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock, numa: NUMAFor(drv, opt.NUMA)}
 	if b.clock == nil {
 		if c, ok := drv.(Clock); ok {
 			b.clock = c

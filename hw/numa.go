@@ -30,6 +30,18 @@ type NUMA interface {
 	Pin(node int) (undo func() error, err error)
 }
 
+// NUMAFor is n, or where n is nil the driver's own NUMA if it has one (the
+// fake driver does), else SystemNUMA.
+func NUMAFor(drv Driver, n NUMA) NUMA {
+	if n != nil {
+		return n
+	}
+	if dn, ok := drv.(NUMA); ok {
+		return dn
+	}
+	return SystemNUMA()
+}
+
 // placeHosts finds, for each of the topology's hosts that the program's
 // threads run on or its copies read or write, the NUMA node of this
 // machine it stands for: the node most of the GPUs the topology attaches
