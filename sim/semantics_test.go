@@ -2,7 +2,10 @@ package sim_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -1546,5 +1549,59 @@ threads:
 	}
 	if len(res.Warnings) != len(lint)+1 || !strings.Contains(run, "op early: waits on event later") {
 		t.Errorf("the run's warnings %q, want lint's and early's", res.Warnings)
+	}
+}
+
+// What Lint says of a program, a run of it says in the same words and
+// counts: random one-thread programs of records, waits and syncs on a few
+// streams, events and GPUs (some never used, some never recorded), with
+// repeats. Every Lint warning is one of the run's.
+func TestLintIsWhatTheRunSays(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	streams := []string{"gpu0/a", "gpu0/b", "gpu1/a"}
+	events := []string{"e1", "e2", "e3"}
+	op := func() string {
+		s, e := streams[rng.IntN(len(streams))], events[rng.IntN(len(events))]
+		switch rng.IntN(7) {
+		case 0, 1:
+			return fmt.Sprintf("{kernel: {stream: %s, duration: 1 us}}", s)
+		case 2:
+			return fmt.Sprintf("{record: {event: %s, stream: %s}}", e, s)
+		case 3:
+			return fmt.Sprintf("{wait: {event: %s, stream: %s}}", e, s)
+		case 4:
+			return fmt.Sprintf("{sync: {stream: %s}}", s)
+		case 5:
+			return fmt.Sprintf("{sync: {event: %s}}", e)
+		default:
+			return fmt.Sprintf("{sync: {device: gpu%d}}", rng.IntN(2))
+		}
+	}
+	warned := 0
+	for i := range 200 {
+		var ops []string
+		for range 1 + rng.IntN(6) {
+			if rng.IntN(4) == 0 {
+				ops = append(ops, fmt.Sprintf("{repeat: {count: %d, ops: [%s, %s]}}", 1+rng.IntN(3), op(), op()))
+			} else {
+				ops = append(ops, op())
+			}
+		}
+		scen := "topology: topo.yaml\nname: r\nthreads: [{name: t, ops: [" + strings.Join(ops, ", ") + "]}]\n"
+		sc := mustLoad(t, twoGPUs, scen)
+		lint := sim.Lint(sc.Topology.Machine, sc.Program)
+		res, err := sim.Run(sc.Topology.Machine, sc.Program)
+		if err != nil {
+			t.Fatalf("program %d: %v\n%s", i, err, scen)
+		}
+		for _, l := range lint {
+			if !slices.Contains(res.Warnings, l) {
+				t.Fatalf("program %d: lint says %q; the run says %q\n%s", i, l, res.Warnings, scen)
+			}
+		}
+		warned += len(lint)
+	}
+	if warned == 0 {
+		t.Fatal("no program drew a lint warning: the test tests nothing")
 	}
 }
