@@ -25,9 +25,14 @@ import (
 //
 // Per transformer block of width d, for b sequences of context c (tokens in
 // the cache, the new one's included), on each of t GPUs:
-//   - attention: 8 d^2 + 4 c d FLOPs a token (the Q, K, V and output
-//     projections, 2 per weight, and Q K^T and the scores times V, counted
-//     whole as the training presets do), reading its 4 d^2 weights / t, the
+//   - attention: 8 d^2 + 4 c d FLOPs a token with c tokens before it and
+//     itself (the Q, K, V and output projections, 2 per weight, and Q K^T
+//     and the scores times V over the tokens it attends to): causal, so
+//     in prefill token i of s attends to i, 2 s (s + 1) d in all rather
+//     than 4 s^2 d, as causal attention kernels skip the masked half
+//     (Dao 2023, "FlashAttention-2": its causal kernels skip the blocks
+//     the mask covers, and its benchmarks count causal attention at half
+//     the FLOPs); reading its 4 d^2 weights / t, the
 //     KV cache (2 c d values a sequence / t in decode; in prefill its 2 s d
 //     written) and its input and output (2 d a token);
 //   - the MLP: 16 d^2 FLOPs a token, its 8 d^2 weights / t, input and
@@ -265,7 +270,9 @@ func (b *builder) inference(n, key spec.Node) {
 					if what == "prefill" {
 						kv = bt * 2 * toks * d * elt / tp // prefill writes it
 					}
-					if !kern(fmt.Sprintf("%s/L%d/attn", pre, l), bt*toks*(8*d*d+4*c*d)/tp, 4*d*d*elt/tp+kv+2*act, attentionLaunches) {
+					// The pass's tokens attend to c-toks+1 ... c tokens.
+					attended := toks * (2*c - toks + 1) / 2
+					if !kern(fmt.Sprintf("%s/L%d/attn", pre, l), bt*(8*d*d*toks+4*d*attended)/tp, 4*d*d*elt/tp+kv+2*act, attentionLaunches) {
 						return false
 					}
 					collOp(fmt.Sprintf("%s/L%d/attn/all-reduce", what, l), models.AllReduce, act)

@@ -28,7 +28,8 @@ links: [{ends: [gpu0, cpu0], bandwidth: 8 GB/s}]
 //   - the embedding, each pass: no FLOPs, 7 x 2 toks d x 2 bytes (the
 //     token rows and the position rows read and written, the sum reading
 //     both and writing it; toks = 100 in prefill, 1 a decode step);
-//   - prefill (s = 100): attention 2 x 100 x (8 d^2 + 4 x 100 d) FLOPs,
+//   - prefill (s = 100): attention 2 x (100 x 8 d^2 + 2 x 100 x 101 d)
+//     FLOPs (causal: token i attends to i),
 //     bytes 4 d^2 x 2 (weights) + 2 x 2 x 100 d x 2 (the KV cache written)
 //   - 2 x 2 x 100 d x 2 (input and output); the MLP 2 x 100 x 16 d^2,
 //     8 d^2 x 2 + 2 x 2 x 100 d x 2; the head 2 x 2 V d FLOPs, V d x 2 +
@@ -69,7 +70,7 @@ vars: {graphs: "true", step: 0 us}
 	const d, V, b, s = 768.0, 50257.0, 2.0, 100.0
 	kernel := func(flops, bytes float64) float64 { return max(flops/1e15, bytes/1e12) * 1e6 } // us
 	head := kernel(b*2*V*d, V*d*2+b*(d+V)*2)
-	prefill := 12*(kernel(b*s*(8*d*d+4*s*d), 4*d*d*2+b*2*s*d*2+2*b*s*d*2)+kernel(b*s*16*d*d, 8*d*d*2+2*b*s*d*2)) + head
+	prefill := 12*(kernel(b*(s*8*d*d+2*s*(s+1)*d), 4*d*d*2+b*2*s*d*2+2*b*s*d*2)+kernel(b*s*16*d*d, 8*d*d*2+2*b*s*d*2)) + head
 	decode := func(c float64) float64 {
 		return 12*(kernel(b*(8*d*d+4*c*d), 4*d*d*2+b*2*c*d*2+2*b*d*2)+kernel(b*16*d*d, 8*d*d*2+2*b*d*2)) + head
 	}
@@ -299,5 +300,37 @@ func TestInferenceAlgorithm(t *testing.T) {
 	}
 	if seen[models.AllReduce] != "tree" || seen[models.AllGather] == "tree" || seen[models.AllGather] == "" {
 		t.Errorf("algorithms %v, want tree for the all-reduces and NCCL's own for the gather", seen)
+	}
+}
+
+// TestInferenceCausalAttention: attention is causal. On a GPU of 1 TFLOP/s
+// (so that the attention kernels are compute-bound) a prefill of s = 100
+// tokens of 2 sequences of gpt3-125m (d = 768) does 2 x (8 d^2 s + 4 d (1
+// + 2 + ... + s)) = 2 x (8 d^2 s + 2 d s (s + 1)) FLOPs in each block's
+// attention, not 2 x s (8 d^2 + 4 s d); the decode step after it, with 101
+// tokens in the cache, 2 x (8 d^2 + 4 x 101 d).
+func TestInferenceCausalAttention(t *testing.T) {
+	slow := strings.Replace(oneGPU, "peak: {bf16: 1000 TFLOP/s}", "peak: {bf16: 1 TFLOP/s}", 1)
+	sc, err := loadOn(slow, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-125m, batch: 2, prompt: 100, tokens: 2}\n", 1e7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d, b, s = 768.0, 2.0, 100.0
+	want := map[string]float64{ // us, at 1e12 FLOP/s
+		"infer/gpu0/prefill/L0/attn":  b * (8*d*d*s + 2*d*s*(s+1)) / 1e6,
+		"infer/gpu0/prefill/L11/attn": b * (8*d*d*s + 2*d*s*(s+1)) / 1e6,
+		"infer/gpu0/t1/L0/attn":       b * (8*d*d + 4*d*(s+1)) / 1e6,
+	}
+	found := 0
+	for _, op := range sc.Program.Threads[0].Ops {
+		if w, ok := want[op.ID]; ok {
+			found++
+			if got := op.Duration.Seconds() * 1e6; abs(got-w) > 1e-3 {
+				t.Errorf("%s: %.4f us, want %.4f us", op.ID, got, w)
+			}
+		}
+	}
+	if found != len(want) {
+		t.Errorf("found %d of the ops %v", found, want)
 	}
 }
