@@ -90,9 +90,14 @@ func (b *builder) gpuList(n spec.Node) ([]int, bool) {
 // and one in the backward pass, of tpBytes per sample (given), or tpElems
 // elements of the dtype (presets); a layer with neither is split without one.
 type layer struct {
-	name        string
-	params      float64
-	flops       float64
+	name   string
+	params float64
+	flops  float64
+	// masked is the part of flops that causal attention kernels skip (the
+	// masked half of a preset block's attention products, 2 s^2 d): the
+	// model FLOPs count it, as Megatron's and PaLM's MFU do; kernels
+	// run flops - masked.
+	masked      float64
 	activations float64
 	tpBytes     float64
 	tpElems     float64
@@ -121,7 +126,8 @@ type layer struct {
 // are Few-Shot Learners", Table 2.1: layers, d_model; 2048-token context,
 // 50257-token vocabulary). Per block: 12 d^2 parameters; forward FLOPs per
 // sample of s tokens 24 d^2 s (2 per parameter per token) plus 4 s^2 d for
-// attention, Q K^T and the scores times V (Narayanan et al. 2021,
+// attention, Q K^T and the scores times V (the model FLOPs; causal
+// kernels run half of those, masked) (Narayanan et al. 2021,
 // "Efficient Large-Scale Language Model Training on GPU Clusters using
 // Megatron-LM", Appendix: 4 b s^2 h per layer forward; Kaplan et al. 2020,
 // Table 1, counts 2 n_ctx d_attn per token, the first product only); activations 34 s d
@@ -152,6 +158,7 @@ func transformer(layers, d int, seq float64) []layer {
 			name:        "L" + strconv.Itoa(i),
 			params:      12 * fd * fd,
 			flops:       24*fd*fd*seq + 4*seq*seq*fd,
+			masked:      2 * seq * seq * fd,
 			activations: 34 * seq * fd,
 			// Megatron's tensor parallelism all-reduces each block's output,
 			// s d values per sample (Shoeybi et al. 2019, "Megatron-LM",
@@ -836,7 +843,7 @@ func (b *builder) training(n, key spec.Node) {
 				passes = append(passes, 1)
 			}
 			for _, k := range passes {
-				d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], k*batch*l.flops, dtype, k*(l.params*float64(dtype.Size())+batch*l.activations), kernelShare)
+				d, err := models.KernelTime(b.sc.Topology.GPUModels[gpus[0]], k*batch*(l.flops-l.masked), dtype, k*(l.params*float64(dtype.Size())+batch*l.activations), kernelShare)
 				if err != nil {
 					n.Errorf("%v", kernelErr(err))
 					return
@@ -1062,7 +1069,7 @@ func (b *builder) training(n, key spec.Node) {
 			return ok
 		}
 		pass := func(mp, what string, s, m int, l layer, passes float64) bool {
-			flops, bytes := passes*batch*l.flops/tp, passes*(l.params*elt+batch*l.activations)/tp
+			flops, bytes := passes*batch*(l.flops-l.masked)/tp, passes*(l.params*elt+batch*l.activations)/tp
 			if l.moe {
 				// Attention, then the tokens sent to their experts and back
 				// (all-to-alls on the compute stream: the next kernel needs
