@@ -25,8 +25,8 @@ import (
 //
 // Per transformer block of width d, for b sequences of context c (tokens in
 // the cache, the new one's included), on each of t GPUs:
-//   - attention: 8 d^2 + 4 c d FLOPs a token with c tokens before it and
-//     itself (the Q, K, V and output projections, 2 per weight, and Q K^T
+//   - attention: 8 d^2 + 4 c d FLOPs a token, c the tokens it attends to,
+//     itself included (the Q, K, V and output projections, 2 per weight, and Q K^T
 //     and the scores times V over the tokens it attends to): causal, so
 //     in prefill token i of s attends to i, 2 s (s + 1) d in all rather
 //     than 4 s^2 d, as causal attention kernels skip the masked half

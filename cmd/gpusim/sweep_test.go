@@ -1155,8 +1155,11 @@ func TestSweepCarriesTrainingRates(t *testing.T) {
 		if got, want := *r.SamplesPerS, batch/r.MakespanS; math.Abs(got/want-1) > 1e-12 {
 			t.Errorf("point %d: %g samples/s, want %g", r.Index, got, want)
 		}
-		if *r.MFU <= 0 || *r.MFU >= 0.7 {
-			t.Errorf("point %d: MFU %g, want in (0, 0.7): kernels reach 70%% of the peak", r.Index, *r.MFU)
+		// Kernels reach 70% of the peak; the model FLOPs count the masked
+		// half of the attention products that causal kernels skip, at most
+		// 1.18 times the kernels' FLOPs (gpt3-125m at seq 2048).
+		if *r.MFU <= 0 || *r.MFU >= 0.7*1.182 {
+			t.Errorf("point %d: MFU %g, want in (0, 0.827)", r.Index, *r.MFU)
 		}
 	}
 	shards := runShards(t, dir, "tensor-parallel", 2)
