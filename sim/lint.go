@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -32,6 +33,12 @@ type warnings struct {
 	more []int          // per entry of list, the repeats not listed
 }
 
+// newWarnings starts a collection with warnings given already (a
+// program's), each once.
+func newWarnings(first []string) warnings {
+	return warnings{list: slices.Clone(first), more: make([]int, len(first))}
+}
+
 func (w *warnings) add(thread int, op *Op, text string) {
 	key := strconv.Itoa(thread) + "\x00" + op.Where + "\x00" + text
 	if i, seen := w.at[key]; seen && op.Where != "" {
@@ -46,9 +53,6 @@ func (w *warnings) add(thread int, op *Op, text string) {
 		w.at = map[string]int{}
 	}
 	w.at[key] = len(w.list)
-	for len(w.more) < len(w.list) {
-		w.more = append(w.more, 0)
-	}
 	w.more = append(w.more, 0)
 	w.list = append(w.list, msg)
 }

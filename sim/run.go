@@ -268,7 +268,7 @@ type gpuState struct {
 
 func newRun(m *Machine, p *Program, trees *routeTrees, series bool) *run {
 	r := &run{m: m, p: p, res: &Result{Machine: m, Program: p}, trees: trees,
-		w: warnings{list: append([]string(nil), p.Warnings...)}}
+		w: newWarnings(p.Warnings)}
 	r.s = newSolver(&r.e)
 	// Every resource below, joint limits at most one a link: one
 	// allocation each, not a slice grown by doubling.
