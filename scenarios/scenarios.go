@@ -662,25 +662,20 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	// name (or a reference to it) more often than not. Warned of, as the
 	// program is built below.
 	if varsMap != nil {
-		var unusedKeys []spec.Node
+		var names []string
 		for _, k := range varsMap.Keys() {
 			if !used[k] && !b.swept(k) {
-				unusedKeys = append(unusedKeys, varsMap.KeyNode(k))
+				names = append(names, k)
 			}
 		}
 		const most = 10 // a line each; the rest in one
-		for i, kn := range unusedKeys {
+		for i, k := range names {
+			kn := varsMap.KeyNode(k)
 			if i == most {
-				var rest []string
-				for _, r := range unusedKeys[most:] {
-					n, _ := r.Name()
-					rest = append(rest, n)
-				}
-				b.sc.Warnings = append(b.sc.Warnings, fmt.Sprintf("%s: vars: and %d more vars that nothing refers to: %s", kn.Pos(), len(rest), strings.Join(rest, ", ")))
+				b.sc.Warnings = append(b.sc.Warnings, fmt.Sprintf("%s: vars: and %d more vars that nothing refers to: %s", kn.Pos(), len(names)-most, strings.Join(names[most:], ", ")))
 				break
 			}
-			n, _ := kn.Name()
-			b.sc.Warnings = append(b.sc.Warnings, fmt.Sprintf("%s: %s: %s", kn.Pos(), kn.Path, unused(n, "the scenario")))
+			b.sc.Warnings = append(b.sc.Warnings, fmt.Sprintf("%s: %s: %s", kn.Pos(), kn.Path, unused(k, "the scenario")))
 		}
 	}
 	for _, k := range sortedKeys(opt.Set) {

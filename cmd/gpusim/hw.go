@@ -225,9 +225,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	// memory is short.
 	sc, err := loadScenarioWith(pos[0], scenarios.Options{Set: set, MaxOps: *maxOps, Topology: t, MemoryOps: memoryOps()})
 	if err == nil {
-		for _, w := range sc.Warnings {
-			fmt.Fprintln(stderr, "warning: "+w)
-		}
+		printWarnings(stderr, sc.Warnings)
 	}
 	if err != nil {
 		return asMemoryFailure(err, "")
@@ -287,9 +285,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", sc.File, err)
 	}
-	for _, w := range meas.Warnings {
-		fmt.Fprintln(stderr, "warning: "+w)
-	}
+	printWarnings(stderr, meas.Warnings)
 	if *plotTo != "" {
 		if err := plotReplay(*plotTo, sc, pred, meas, c); err != nil {
 			return err

@@ -104,9 +104,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	// What is said of the file comes first, as part of the run's
 	// warnings (--json and --strict count it).
 	res.Warnings = append(slices.Clip(sc.Warnings), res.Warnings...)
-	for _, w := range res.Warnings {
-		fmt.Fprintln(stderr, "warning: "+w)
-	}
+	printWarnings(stderr, res.Warnings)
 	if *trace != "" {
 		if err := checkWindow(res, from, to); err != nil {
 			return err
@@ -253,5 +251,15 @@ func (p *runProgress) report(simulated sim.Time, events uint64) {
 func (p *runProgress) finish() {
 	if p.width > 0 {
 		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
+	}
+}
+
+// printWarnings writes each warning of the lists on a line of its own,
+// as "warning: ...".
+func printWarnings(w io.Writer, lists ...[]string) {
+	for _, l := range lists {
+		for _, s := range l {
+			fmt.Fprintln(w, "warning: "+s)
+		}
 	}
 }

@@ -217,9 +217,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	// What is said of the file itself is said once, not at every point;
 	// --strict makes it an error before any point runs.
-	for _, w := range base.Warnings {
-		fmt.Fprintln(stderr, "warning: "+w)
-	}
+	printWarnings(stderr, base.Warnings)
 	if *strict && len(base.Warnings) > 0 {
 		return fmt.Errorf("%s: --strict makes %s above an error", base.File, plural(len(base.Warnings), "the warning", "the %d warnings"))
 	}

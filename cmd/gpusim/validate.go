@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"gpusim/internal/spec"
@@ -81,10 +80,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		warns := append(slices.Clip(sc.Warnings), sc.Program.Warnings...)
-		for _, w := range append(warns, sim.Lint(sc.Topology.Machine, sc.Program)...) {
-			fmt.Fprintln(stderr, "warning: "+w)
-		}
+		printWarnings(stderr, sc.Warnings, sc.Program.Warnings, sim.Lint(sc.Topology.Machine, sc.Program))
 		sweep := ""
 		if len(sc.Sweep) > 0 {
 			if err := validateSweep(src, sc, set, *maxOps); err != nil {
