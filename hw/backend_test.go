@@ -773,3 +773,40 @@ threads:
 		t.Errorf("still allocated after the run: %v", live)
 	}
 }
+
+// A thread working on both GPUs' streams makes each GPU's context current
+// before its ops: the fake, like CUDA, refuses a kernel launched on a
+// stream of a context other than the OS thread's current one, and an event
+// recorded on another context's stream.
+func TestRunOneThreadTwoGPUs(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: k0, stream: gpu0/compute, duration: 30 us}
+      - kernel: {id: k1, stream: gpu1/compute, duration: 50 us}
+      - record: {event: e1, stream: gpu1/compute}
+      - wait: {event: e1, stream: gpu0/compute}
+      - kernel: {id: k0b, stream: gpu0/compute, duration: 10 us}
+      - sync: {device: gpu1}
+      - sync: {stream: gpu0/compute}
+`)
+	f := NewFake(testConfig())
+	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+	// k0b waits for k1 (on the other GPU) through the event.
+	if k1, k0b := rec(t, res, "k1"), rec(t, res, "k0b"); k0b.Start < k1.End {
+		t.Errorf("k0b started at %v, before k1 (which it waits for) ended at %v", k0b.Start, k1.End)
+	}
+	if r := rec(t, res, "k1"); r.GPU != 1 {
+		t.Errorf("k1 ran on GPU %d, want 1", r.GPU)
+	}
+}

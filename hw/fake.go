@@ -86,14 +86,14 @@ type Fake struct {
 
 	mu      sync.Mutex
 	now     time.Duration
-	cur     Context
+	cur     map[int]Context // OS thread -> its current context (as in CUDA)
 	next    uintptr
 	calls   []string
 	count   map[string]int
 	streams map[Stream]*fakeStream
 	events  map[Event]*fakeEvent
 	live    map[string]int // kind -> live objects
-	funcs   map[Function]string
+	funcs   map[Function]fakeFunc
 	mem     map[DevicePtr]uint64 // 8-byte words stored by spin kernels or copies
 	pinned  map[HostPtr]uint64   // pinned allocations and their sizes
 	refs    map[int]int          // per device, its primary context's retains
@@ -108,6 +108,11 @@ const FakeTimerOffset = 1_700_000_000_000_000_000
 type fakeStream struct {
 	dev  int
 	tail time.Duration
+}
+
+type fakeFunc struct {
+	name string
+	dev  int // the device of the context whose module holds it
 }
 
 type fakeEvent struct {
@@ -128,7 +133,7 @@ func NewFake(cfg FakeConfig) *Fake {
 		cfg.MemoryBytes = 80e9
 	}
 	return &Fake{cfg: cfg, next: 0x1000, count: map[string]int{}, streams: map[Stream]*fakeStream{},
-		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]string{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}, refs: map[int]int{}, pins: map[int]int{}}
+		events: map[Event]*fakeEvent{}, live: map[string]int{}, funcs: map[Function]fakeFunc{}, mem: map[DevicePtr]uint64{}, pinned: map[HostPtr]uint64{}, refs: map[int]int{}, pins: map[int]int{}, cur: map[int]Context{}}
 }
 
 // ContextsMade counts the primary contexts made so far: the retains that
@@ -209,7 +214,9 @@ func (f *Fake) handle(kind string) uintptr {
 	return f.next
 }
 
-func (f *Fake) dev() int { return int(f.cur) - 1 }
+// dev is the device of the calling OS thread's current context (-1 if
+// none). The caller holds f.mu.
+func (f *Fake) dev() int { return int(f.cur[threadID()]) - 1 }
 
 func (f *Fake) lock(name string) (func(), error) {
 	f.mu.Lock()
@@ -218,6 +225,23 @@ func (f *Fake) lock(name string) (func(), error) {
 		return func() {}, err
 	}
 	return f.mu.Unlock, nil
+}
+
+// errNoContext is CUDA_ERROR_INVALID_CONTEXT: a call that works on the
+// current context made from an OS thread that has none.
+const errNoContext = 201
+
+// ctxLock is lock for the calls that work on the calling OS thread's
+// current context: as in CUDA, they fail with CUDA_ERROR_INVALID_CONTEXT on
+// a thread that has none (a goroutine not locked to the OS thread it set a
+// context on, or one that never set one).
+func (f *Fake) ctxLock(name string) (func(), error) {
+	unlock, err := f.lock(name)
+	if err == nil && f.dev() < 0 {
+		unlock()
+		return func() {}, &CUDAError{Call: name, Code: errNoContext}
+	}
+	return unlock, err
 }
 
 func (f *Fake) Version() (int, error) {
@@ -308,14 +332,16 @@ func (f *Fake) PrimaryCtxRelease(dev int) error {
 func (f *Fake) SetCurrent(c Context) error {
 	unlock, err := f.lock("cuCtxSetCurrent")
 	defer unlock()
-	if err == nil {
-		f.cur = c
+	if err == nil && c != 0 {
+		f.cur[threadID()] = c
+	} else if err == nil {
+		delete(f.cur, threadID())
 	}
 	return err
 }
 
 func (f *Fake) CtxSynchronize() error {
-	unlock, err := f.lock("cuCtxSynchronize")
+	unlock, err := f.ctxLock("cuCtxSynchronize")
 	defer unlock()
 	for _, s := range f.streams {
 		if s.dev == f.dev() {
@@ -326,7 +352,7 @@ func (f *Fake) CtxSynchronize() error {
 }
 
 func (f *Fake) MemGetInfo() (uint64, uint64, error) {
-	unlock, err := f.lock("cuMemGetInfo_v2")
+	unlock, err := f.ctxLock("cuMemGetInfo_v2")
 	defer unlock()
 	if n := len(f.cfg.FreeMemory); n > 0 {
 		return f.cfg.FreeMemory[max(0, min(f.dev(), n-1))], f.cfg.MemoryBytes, err
@@ -335,7 +361,7 @@ func (f *Fake) MemGetInfo() (uint64, uint64, error) {
 }
 
 func (f *Fake) MemAlloc(n uint64) (DevicePtr, error) {
-	unlock, err := f.lock("cuMemAlloc_v2")
+	unlock, err := f.ctxLock("cuMemAlloc_v2")
 	defer unlock()
 	if err != nil {
 		return 0, err
@@ -346,7 +372,7 @@ func (f *Fake) MemAlloc(n uint64) (DevicePtr, error) {
 }
 
 func (f *Fake) MemFree(DevicePtr) error {
-	unlock, err := f.lock("cuMemFree_v2")
+	unlock, err := f.ctxLock("cuMemFree_v2")
 	defer unlock()
 	if err == nil {
 		f.live["device memory"]--
@@ -355,7 +381,7 @@ func (f *Fake) MemFree(DevicePtr) error {
 }
 
 func (f *Fake) MemHostAlloc(n uint64) (HostPtr, error) {
-	unlock, err := f.lock("cuMemHostAlloc")
+	unlock, err := f.ctxLock("cuMemHostAlloc")
 	defer unlock()
 	if err != nil {
 		return 0, err
@@ -367,7 +393,7 @@ func (f *Fake) MemHostAlloc(n uint64) (HostPtr, error) {
 }
 
 func (f *Fake) MemFreeHost(p HostPtr) error {
-	unlock, err := f.lock("cuMemFreeHost")
+	unlock, err := f.ctxLock("cuMemFreeHost")
 	defer unlock()
 	if err == nil {
 		f.live["pinned memory"]--
@@ -383,7 +409,7 @@ func (f *Fake) CanAccessPeer(dev, peer int) (bool, error) {
 }
 
 func (f *Fake) EnablePeerAccess(Context) error {
-	unlock, err := f.lock("cuCtxEnablePeerAccess")
+	unlock, err := f.ctxLock("cuCtxEnablePeerAccess")
 	defer unlock()
 	return err
 }
@@ -401,7 +427,7 @@ func (f *Fake) enqueue(s Stream, d time.Duration) (time.Duration, error) {
 }
 
 func (f *Fake) memcpy(name string, s Stream, d time.Duration, blocking bool) error {
-	unlock, err := f.lock(name)
+	unlock, err := f.ctxLock(name)
 	defer unlock()
 	if err != nil {
 		return err
@@ -449,7 +475,7 @@ func (f *Fake) MemcpyPeerAsync(dst DevicePtr, dctx Context, src DevicePtr, sctx 
 }
 
 func (f *Fake) MemcpyHtoD(dst DevicePtr, src []byte) error {
-	unlock, err := f.lock("cuMemcpyHtoD_v2")
+	unlock, err := f.ctxLock("cuMemcpyHtoD_v2")
 	defer unlock()
 	for i := 0; i+8 <= len(src); i += 8 {
 		f.mem[dst+DevicePtr(i)] = binary.LittleEndian.Uint64(src[i:])
@@ -458,7 +484,7 @@ func (f *Fake) MemcpyHtoD(dst DevicePtr, src []byte) error {
 }
 
 func (f *Fake) MemcpyDtoH(dst []byte, src DevicePtr) error {
-	unlock, err := f.lock("cuMemcpyDtoH_v2")
+	unlock, err := f.ctxLock("cuMemcpyDtoH_v2")
 	defer unlock()
 	for i := 0; i+8 <= len(dst); i += 8 {
 		binary.LittleEndian.PutUint64(dst[i:], f.mem[src+DevicePtr(i)])
@@ -467,7 +493,7 @@ func (f *Fake) MemcpyDtoH(dst []byte, src DevicePtr) error {
 }
 
 func (f *Fake) StreamCreate() (Stream, error) {
-	unlock, err := f.lock("cuStreamCreate")
+	unlock, err := f.ctxLock("cuStreamCreate")
 	defer unlock()
 	if err != nil {
 		return 0, err
@@ -478,7 +504,7 @@ func (f *Fake) StreamCreate() (Stream, error) {
 }
 
 func (f *Fake) StreamDestroy(s Stream) error {
-	unlock, err := f.lock("cuStreamDestroy_v2")
+	unlock, err := f.ctxLock("cuStreamDestroy_v2")
 	defer unlock()
 	if err == nil {
 		delete(f.streams, s)
@@ -497,7 +523,7 @@ func (f *Fake) StreamSynchronize(s Stream) error {
 }
 
 func (f *Fake) StreamWaitEvent(s Stream, e Event) error {
-	unlock, err := f.lock("cuStreamWaitEvent")
+	unlock, err := f.ctxLock("cuStreamWaitEvent")
 	defer unlock()
 	st, ok := f.streams[s]
 	ev, ok2 := f.events[e]
@@ -508,7 +534,7 @@ func (f *Fake) StreamWaitEvent(s Stream, e Event) error {
 }
 
 func (f *Fake) EventCreate() (Event, error) {
-	unlock, err := f.lock("cuEventCreate")
+	unlock, err := f.ctxLock("cuEventCreate")
 	defer unlock()
 	if err != nil {
 		return 0, err
@@ -519,7 +545,7 @@ func (f *Fake) EventCreate() (Event, error) {
 }
 
 func (f *Fake) EventDestroy(e Event) error {
-	unlock, err := f.lock("cuEventDestroy_v2")
+	unlock, err := f.ctxLock("cuEventDestroy_v2")
 	defer unlock()
 	if err == nil {
 		delete(f.events, e)
@@ -529,13 +555,14 @@ func (f *Fake) EventDestroy(e Event) error {
 }
 
 func (f *Fake) EventRecord(e Event, s Stream) error {
-	unlock, err := f.lock("cuEventRecord")
+	unlock, err := f.ctxLock("cuEventRecord")
 	defer unlock()
 	if err != nil {
 		return err
 	}
+	// The event and the stream must be of one context.
 	ev, ok := f.events[e]
-	if !ok {
+	if st, sok := f.streams[s]; !ok || sok && st.dev != ev.dev {
 		return &CUDAError{Call: "cuEventRecord", Code: 400}
 	}
 	at, err := f.enqueue(s, 0)
@@ -567,7 +594,7 @@ func (f *Fake) EventElapsed(start, end Event) (float32, error) {
 }
 
 func (f *Fake) ModuleLoad(image []byte) (Module, error) {
-	unlock, err := f.lock("cuModuleLoadDataEx")
+	unlock, err := f.ctxLock("cuModuleLoadDataEx")
 	defer unlock()
 	if err != nil {
 		return 0, err
@@ -579,7 +606,7 @@ func (f *Fake) ModuleLoad(image []byte) (Module, error) {
 }
 
 func (f *Fake) ModuleFunction(m Module, name string) (Function, error) {
-	unlock, err := f.lock("cuModuleGetFunction")
+	unlock, err := f.ctxLock("cuModuleGetFunction")
 	defer unlock()
 	if err != nil {
 		return 0, err
@@ -591,12 +618,12 @@ func (f *Fake) ModuleFunction(m Module, name string) (Function, error) {
 	}
 	f.next += 0x10
 	fn := Function(f.next)
-	f.funcs[fn] = name
+	f.funcs[fn] = fakeFunc{name, f.dev()}
 	return fn, nil
 }
 
 func (f *Fake) ModuleUnload(Module) error {
-	unlock, err := f.lock("cuModuleUnload")
+	unlock, err := f.ctxLock("cuModuleUnload")
 	defer unlock()
 	if err == nil {
 		f.live["module"]--
@@ -611,13 +638,19 @@ func (f *Fake) SetMaxDynamicShared(Function, int) error {
 }
 
 func (f *Fake) Launch(fn Function, grid, block, shared uint32, s Stream, args ...Arg) error {
-	unlock, err := f.lock("cuLaunchKernel")
+	unlock, err := f.ctxLock("cuLaunchKernel")
 	defer unlock()
 	if err != nil {
 		return err
 	}
+	// A function runs in the context of its module, on that context's
+	// streams: launched from another, CUDA_ERROR_INVALID_HANDLE.
+	fun, ok := f.funcs[fn]
+	if st, sok := f.streams[s]; ok && sok && (fun.dev != f.dev() || st.dev != f.dev()) {
+		return &CUDAError{Call: "cuLaunchKernel", Code: 400}
+	}
 	d := f.cfg.KernelOverhead
-	switch f.funcs[fn] {
+	switch fun.name {
 	case kernels.Spin:
 		d += time.Duration(args[0].Value)
 		if len(args) > 1 && args[1].Value != 0 {
