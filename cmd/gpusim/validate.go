@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gpusim/internal/spec"
@@ -80,10 +81,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		printWarnings(stderr, sc.Warnings, sc.Program.Warnings, sim.Lint(sc.Topology.Machine, sc.Program))
+		lint := sim.Lint(sc.Topology.Machine, sc.Program)
+		printWarnings(stderr, sc.Warnings, sc.Program.Warnings, lint)
 		sweep := ""
+		var more []string
 		if len(sc.Sweep) > 0 {
-			if err := validateSweep(src, sc, set, *maxOps); err != nil {
+			if more, err = validateSweep(src, sc, set, *maxOps, append(slices.Clone(sc.Program.Warnings), lint...)); err != nil {
 				return err
 			}
 			loaded := "each value loaded"
@@ -102,6 +105,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			}
 			sweep = fmt.Sprintf("; a sweep of %s, %s", plural(scenarios.CountPoints(sc.Sweep, maxPoints), "1 point", "%d points"), loaded)
 		}
+		printWarnings(stderr, more)
 		fmt.Fprintf(stdout, "%s: ok: scenario %s on %s (%s, %s, %s%s)\n", name, sc.Name, sc.Topology.Name,
 			plural(len(sc.Program.Threads), "1 thread", "%d threads"), plural(sc.Program.NumOps(), "1 op", "%d ops"),
 			plural(len(sc.Program.Streams), "1 stream", "%d streams"), sweep)
@@ -644,10 +648,18 @@ func plural(n int, one, many string) string {
 // (the others at their first value): a value that no point could run with
 // (d: abc, a topology that does not exist) is found without running the
 // sweep's every point, each problem on a line of its own naming the value.
-func validateSweep(src *scenarioSource, sc *scenarios.Scenario, set setFlag, maxOps int64) error {
+// It returns the warnings of those points (the loader's and Lint's) that
+// the first point, which gave base, does not give: each once, naming the
+// first point that gives it.
+func validateSweep(src *scenarioSource, sc *scenarios.Scenario, set setFlag, maxOps int64, base []string) ([]string, error) {
 	if err := sweepTooLarge(sc); err != nil {
-		return err
+		return nil, err
 	}
+	seen := map[string]bool{}
+	for _, w := range base {
+		seen[w] = true
+	}
+	var warns []string
 	first := make(scenarios.Point, len(sc.Sweep))
 	for k, sv := range sc.Sweep {
 		first[k] = sv.Values[0]
@@ -672,20 +684,28 @@ func validateSweep(src *scenarioSource, sc *scenarios.Scenario, set setFlag, max
 					delete(point, sc.Sweep[i].Name)
 				}
 			}
-			if _, err := src.load(scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expand, PlanTasks: plans}); err != nil {
+			psc, err := src.load(scenarios.Options{Set: set, Point: point, MaxOps: maxOps, MemoryOps: expand, PlanTasks: plans})
+			if err != nil {
 				if me := (*scenarios.MemoryError)(nil); errors.As(err, &me) {
-					return asLoadFailure(err, fmt.Sprintf(" (the sweep's point with %s)", pointDesc(sc.Sweep, p, set)))
+					return nil, asLoadFailure(err, fmt.Sprintf(" (the sweep's point with %s)", pointDesc(sc.Sweep, p, set)))
 				}
 				for _, line := range strings.Split(err.Error(), "\n") {
 					problems = append(problems, fmt.Sprintf("%s (the sweep's point with %s)", line, pointDesc(sc.Sweep, p, set)))
+				}
+				continue
+			}
+			for _, w := range append(psc.Program.Warnings, sim.Lint(psc.Topology.Machine, psc.Program)...) {
+				if !seen[w] {
+					seen[w] = true
+					warns = append(warns, fmt.Sprintf("%s (the sweep's point with %s)", w, pointDesc(sc.Sweep, p, set)))
 				}
 			}
 		}
 	}
 	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "\n"))
+		return nil, errors.New(strings.Join(problems, "\n"))
 	}
-	return nil
+	return warns, nil
 }
 
 // pointDesc is "a=1, b=x" for point p, a var held by --set written with
