@@ -424,6 +424,12 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 					continue
 				case !isMap:
 					if s, ok := x.Scalar(); ok {
+						// A value twice would run its points twice, alike.
+						if j := slices.Index(sv.Values, s); j >= 0 {
+							x.Errorf("this value of %s is written %s, as the one at %s is: give each once", k, s, at(valueAt[j]))
+							bad = true
+							continue
+						}
 						sv.Values = append(sv.Values, s)
 						valueAt = append(valueAt, x)
 					}

@@ -158,6 +158,8 @@ threads:
 		{"shape: [{}, {n: 2, d: 1 us}]", "s.yaml:5:11: sweep.shape[0]: an empty mapping: give the vars this value of shape sets, such as {tensor: 4, stages: 2}"},
 		{"shape: [{n: 2, d: 1 us}, {d: 1 us, n: 2}]", "s.yaml:5:28: sweep.shape[1]: this value of shape is written n=2 d=1 us, as the one at 5:11 is: give each once"},
 		{"shape: [{shape: 1, n: 2, d: 1 us}, {shape: 2, n: 3, d: 1 us}]", "s.yaml:5:12: sweep.shape[0].shape: a group's vars cannot include the group itself (shape)"},
+		// A plain value twice, as a group's: its points would run twice.
+		{"n: [1, 2, 1]\n  d: [1 us]", "s.yaml:5:13: sweep.n[2]: this value of n is written 1, as the one at 5:7 is: give each once"},
 	} {
 		bad := strings.Replace(src, "  shape:\n    - {n: 2, d: 1 us}\n    - {d: 5 us, n: 4}\n", "  "+c.sweep+"\n", 1)
 		_, err := Load("s.yaml", []byte(bad), Options{})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,7 +251,7 @@ func TestSweepInterruptAndResume(t *testing.T) {
 name: slow
 topology: dgx-h100
 sweep:
-  i: [`+strings.TrimSuffix(strings.Repeat("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ", 6), ", ")+`]
+  i: [`+values(60)+`]
   k: [a]
 threads:
   - name: main-${k}
@@ -1595,4 +1596,13 @@ inference: {gpus: 2, model: gpt3-13b, batch: 2, prompt: 64, tokens: "${tokens}",
 	if want := `header column "first_token_s" last; want the header to end error,samples_per_s,tokens_per_s,mfu,compute_mean,topology,warnings,first_token_s,per_token_s (or at warnings, mfu or error, as older gpusims wrote it)`; code != 2 || !strings.Contains(e, want) {
 		t.Errorf("a header cut short: exit %d, %q; want 2 and %q", code, e, want)
 	}
+}
+
+// values is "1, 2, ..., n".
+func values(n int) string {
+	v := make([]string, n)
+	for i := range v {
+		v[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(v, ", ")
 }
