@@ -1639,6 +1639,48 @@ vars: {split: even}
 	}
 }
 
+// pipeline_split: balanced weighs a preset's blocks by the FLOPs their
+// causal attention kernels run, not the model FLOPs. gpt3-125m (d = 768,
+// s = 2048, V = 50257) runs 24 d^2 s + 2 s^2 d = 35.43 GFLOP a block and
+// sample of the 24 d^2 s + 4 s^2 d = 41.87 model GFLOP; its head 2 V d s =
+// 158.1 GFLOP, 4.46 blocks as run (3.78 of model FLOPs). Three stages of 12
+// blocks, the embedding (no FLOPs) and the head: as run, the least largest
+// stage is 6 blocks (L11 and the head 5.46; L5-L10; the embedding and
+// L0-L4), while by model FLOPs it is L10, L11 and the head (5.78 blocks)
+// with L5-L9 and L0-L4 before, which would leave the middle stage 6 blocks
+// as run (3.9% slower) and the last 6.46 (7.7%).
+func TestBalancedSplitWeighsMaskedAttention(t *testing.T) {
+	sc, err := loadOn(fourGPUs, "name: pp\ntopology: topo.yaml\ntraining: {gpus: 3, pipeline: 3, pipeline_split: balanced, model: gpt3-125m, batch: 8, accumulation: 3, steps: 1}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"embed L0 L1 L2 L3 L4", "L5 L6 L7 L8 L9 L10", "L11 head"}
+	const d, s, v, batch = 768.0, 2048.0, 50257.0, 8.0
+	fwd := map[string]float64{"L": batch * (24*d*d*s + 2*s*s*d) / 1e15, "head": batch * 2 * v * d * s / 1e15} // s at 1000 TFLOP/s
+	for ti, th := range sc.Program.Threads {
+		var got []string
+		for _, op := range th.Ops {
+			if op.Kind != sim.OpKernel || !strings.Contains(op.ID, "/m0/fwd/") {
+				continue
+			}
+			name := op.ID[strings.LastIndex(op.ID, "/")+1:]
+			got = append(got, name)
+			kind := name
+			if strings.HasPrefix(name, "L") {
+				kind = "L"
+			}
+			if w, ok := fwd[kind]; ok && math.Abs(op.Duration.Seconds()-w) > 1e-12 { // times are whole picoseconds
+				t.Errorf("%s: %.9g s, want %.9g s", op.ID, op.Duration.Seconds(), w)
+			}
+		}
+		if ti >= len(want) {
+			t.Errorf("stage %d (%s): want %d stages", ti, th.Name, len(want))
+		} else if strings.Join(got, " ") != want[ti] {
+			t.Errorf("stage %d (%s) runs %v forward, want %s", ti, th.Name, got, want[ti])
+		}
+	}
+}
+
 // Tensor groups within stages, and data-parallel groups within them: eight
 // GPUs as 2 stages x 2 replicas x tensor 2 are, in the list's order (here
 // gpu4 to gpu7, then gpu0 to gpu3), stage 0's replica 0 (gpu4, gpu5) and
