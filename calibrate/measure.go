@@ -1244,7 +1244,7 @@ func (c *cal) kernels(i int) error {
 		return Summarize(xs).Median, nil
 	}
 	n16 := c.maxSz / kernels.CopyBytesPerElem
-	grid := uint32(g.sms * 8)
+	grid := uint32(g.sms * kernels.CopyBlocksPerSM)
 	t, err := timeIt(func() error {
 		return drv.Launch(g.copy, grid, kernels.CopyBlock, 0, s, hw.U64(uint64(g.b)), hw.U64(uint64(g.a)), hw.U64(n16))
 	})

@@ -153,6 +153,7 @@ type gpuDev struct {
 	retained bool
 	mod      Module
 	spin     Function
+	copy     Function // the memory kernel, where the program has memory kernels
 	sms      int
 	kernels  int       // kernel ops on this GPU: one slot each
 	slots    DevicePtr // each spin kernel's start and stop times (2 u64), then the probes'
@@ -233,6 +234,23 @@ func Runnable(p *sim.Program) error {
 		}
 	}
 	return nil
+}
+
+// memoryKernel reports whether the backend runs kernel op as a memory
+// kernel moving its Bytes (half read, half written) instead of spinning for
+// its Duration: a kernel the scenario gave as memory traffic alone, over
+// all SMs. The memory kernel is launched as calibration's is (whose
+// throughput sets the model's memory efficiency), over the whole GPU; a
+// kernel of a smaller SM share spins, as its bandwidth share would not be
+// the model's.
+func memoryKernel(op *sim.Op) bool {
+	return op.Kind == sim.OpKernel && op.Bytes > 0 && op.SMShare == 1
+}
+
+// memoryElems is how many 16-byte elements memory kernel op reads (and
+// writes): half its bytes, rounded up.
+func memoryElems(op *sim.Op) uint64 {
+	return (uint64(op.Bytes) + 2*kernels.CopyBytesPerElem - 1) / (2 * kernels.CopyBytesPerElem)
 }
 
 // hostNeed is the host memory copies need, bytes per direction (0: H2D,
@@ -364,6 +382,7 @@ func (b *backend) setup() error {
 	// What the program uses.
 	hostNeeds := make([]hostNeed, len(m.Hosts))
 	need := make([]uint64, len(m.GPUs))
+	memKernels := make([]bool, len(m.GPUs))
 	peers := map[[2]int]bool{}
 	for g, u := range usedGPUs(m, p) {
 		b.gpus[g].used = u
@@ -376,6 +395,12 @@ func (b *backend) setup() error {
 				if graphs++; graphs == 1 {
 					firstGraph = op.ID
 				}
+			}
+			if memoryKernel(op) {
+				g := p.Streams[op.Stream].GPU
+				need[g] = max(need[g], memoryElems(op)*kernels.CopyBytesPerElem)
+				memKernels[g] = true
+				continue
 			}
 			if op.Kind != sim.OpCopy {
 				continue
@@ -457,7 +482,13 @@ func (b *backend) setup() error {
 		if err := drv.SetMaxDynamicShared(d.spin, int(d.shared)); err != nil {
 			return err
 		}
-		// Device buffers: two per GPU (copies read one and write the other).
+		if memKernels[g] {
+			if d.copy, err = drv.ModuleFunction(d.mod, kernels.Copy); err != nil {
+				return err
+			}
+		}
+		// Device buffers: two per GPU (copies and memory kernels read one
+		// and write the other).
 		if need[g] > 0 {
 			free, _, err := drv.MemGetInfo()
 			if err != nil {
@@ -467,8 +498,12 @@ func (b *backend) setup() error {
 			if 2*need[g]+margin > free {
 				// The whole need, margin included: without it, a need
 				// below what is free read as no reason to refuse.
-				return fmt.Errorf("%s needs %s of device memory on %s (two buffers of %s for its copies, and %s left for the driver and the kernels) but %s has %s free",
-					p.Name, bytesStr(2*need[g]+margin), m.GPUs[g].Name, bytesStr(need[g]), bytesStr(margin), m.GPUs[g].Name, bytesStr(free))
+				what := "its copies"
+				if memKernels[g] {
+					what = "its copies and memory kernels"
+				}
+				return fmt.Errorf("%s needs %s of device memory on %s (two buffers of %s for %s, and %s left for the driver and the kernels) but %s has %s free",
+					p.Name, bytesStr(2*need[g]+margin), m.GPUs[g].Name, bytesStr(need[g]), what, bytesStr(margin), m.GPUs[g].Name, bytesStr(free))
 			}
 			if d.rd, err = drv.MemAlloc(need[g]); err != nil {
 				return err
@@ -695,6 +730,13 @@ func (b *backend) launchSpin(g int, s Stream, ns uint64, slot DevicePtr) error {
 	return b.drv.Launch(d.spin, uint32(d.sms), kernels.SpinBlock, d.shared, s, U64(ns), U64(uint64(slot)))
 }
 
+// launchCopy launches the memory kernel on GPU g over n16 16-byte
+// elements of its buffers (from rd to wr), launched as calibration's.
+func (b *backend) launchCopy(g int, s Stream, n16 uint64) error {
+	d := &b.gpus[g]
+	return b.drv.Launch(d.copy, uint32(d.sms*kernels.CopyBlocksPerSM), kernels.CopyBlock, 0, s, U64(uint64(d.wr)), U64(uint64(d.rd)), U64(n16))
+}
+
 // placeTimer places GPU g's timer (what spin kernels store) on the host
 // clock. Zero-time spin kernels, each queued behind a busy kernel and an
 // event and followed by another event, start when the event before runs
@@ -785,6 +827,10 @@ func (b *backend) warmCopies(g int) error {
 	defer done()
 	n := d.bufBytes
 	steps := []func() error{func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) }}
+	if d.copy != 0 {
+		// The memory kernel's first launch (and its pages) too.
+		steps = append(steps, func() error { return b.launchCopy(g, s, n/kernels.CopyBytesPerElem) })
+	}
 	for _, node := range slices.Sorted(maps.Keys(b.host)) {
 		in, out := &b.host[node][0], &b.host[node][1]
 		if in.pinned != 0 {
@@ -1300,16 +1346,24 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 		switch op.Kind {
 		case sim.OpKernel:
 			d := &b.gpus[r.GPU]
-			grid := uint32(math.Ceil(op.SMShare * float64(d.sms)))
-			grid = max(1, min(grid, uint32(d.sms)))
-			spin := max(0, op.Duration-b.info.SpinOverhead[r.GPU]-b.info.SpinOvershoot[r.GPU])
-			ns := uint64(spin / sim.Nanosecond)
-			err = drv.Launch(d.spin, grid, kernels.SpinBlock, d.shared, s, U64(ns), U64(uint64(d.slots)+uint64(16*tm.slot)))
+			if memoryKernel(op) {
+				// Placed as a copy is: from its call's return.
+				err = b.launchCopy(int(r.GPU), s, memoryElems(op))
+				r.Issued = b.now()
+			} else {
+				grid := uint32(math.Ceil(op.SMShare * float64(d.sms)))
+				grid = max(1, min(grid, uint32(d.sms)))
+				spin := max(0, op.Duration-b.info.SpinOverhead[r.GPU]-b.info.SpinOvershoot[r.GPU])
+				ns := uint64(spin / sim.Nanosecond)
+				err = drv.Launch(d.spin, grid, kernels.SpinBlock, d.shared, s, U64(ns), U64(uint64(d.slots)+uint64(16*tm.slot)))
+			}
 			if err == nil {
 				err = drv.EventRecord(tm.end, s)
 			}
 			r.HostEnd = b.now()
-			r.Issued = r.HostEnd
+			if !memoryKernel(op) {
+				r.Issued = r.HostEnd
+			}
 			st.CPU += r.HostEnd - r.Call
 		case sim.OpCopy:
 			r.Bytes, r.Src, r.Dst, r.Memory = op.Bytes, int32(op.Src), int32(op.Dst), op.Memory
@@ -1565,6 +1619,11 @@ func (b *backend) result() (*sim.Result, error) {
 		r := &res.Ops[i]
 		switch r.Kind {
 		case sim.OpKernel:
+			if memoryKernel(&p.Threads[r.Thread].Ops[i-base[r.Thread]]) {
+				// The memory kernel stores no times: as a copy.
+				r.Start = min(max(prevEnd[r.Stream], r.Issued), r.End)
+				break
+			}
 			// The kernel's own times: the end event of a kernel issued to
 			// an idle stream runs late if the host thread was held up
 			// between the launch and the event's record.

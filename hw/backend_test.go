@@ -357,6 +357,27 @@ func TestCompare(t *testing.T) {
 	if w := c.Worst(2); len(w) != 2 || w[0].ID != "a" || w[1].ID != "b" {
 		t.Errorf("worst ops %v, want a then b", w)
 	}
+	if c.Modelled != 0 || c.Ops[0].Modelled {
+		t.Errorf("%d modelled ops, want none: spin kernels run the predicted time", c.Modelled)
+	}
+	// b a memory kernel of the program (memory traffic alone, all SMs),
+	// c a copy: the ops whose durations the model predicts, -5% and 0.
+	for _, r := range []*sim.Result{pred, meas} {
+		r.Ops[2].Kind = sim.OpCopy
+	}
+	pred.Program = &sim.Program{Threads: []sim.Thread{{Ops: []sim.Op{
+		{ID: "a", Kind: sim.OpKernel, SMShare: 1},
+		{ID: "b", Kind: sim.OpKernel, SMShare: 1, Bytes: 1 << 30},
+		{ID: "c", Kind: sim.OpCopy, Bytes: 1 << 30}}}}}
+	if c, err = Compare(pred, meas); err != nil {
+		t.Fatal(err)
+	}
+	if c.Modelled != 2 || math.Abs(c.MedianModelled-0.025) > 1e-12 || c.Ops[0].Modelled || !c.Ops[1].Modelled || !c.Ops[2].Modelled {
+		t.Errorf("median |error| %v over %d modelled ops, want 0.025 over b and c", c.MedianModelled, c.Modelled)
+	}
+	if c.Timed != 3 || math.Abs(c.MedianAbsRel-0.05) > 1e-12 {
+		t.Errorf("median |error| %v over %d ops, want 0.05 over 3 still", c.MedianAbsRel, c.Timed)
+	}
 	if _, err := Compare(pred, mk(1*us)); err == nil {
 		t.Error("comparing different programs: no error")
 	}
@@ -808,5 +829,74 @@ threads:
 	}
 	if r := rec(t, res, "k1"); r.GPU != 1 {
 		t.Errorf("k1 ran on GPU %d, want 1", r.GPU)
+	}
+}
+
+// A kernel given as memory traffic alone runs as the memory kernel, moving
+// its bytes (half read, half written) over the whole GPU; one of a smaller
+// SM share, or given FLOPs or a duration, spins for the predicted time.
+func TestRunMemoryKernels(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: mem, stream: gpu0/compute, bytes: 1 GB}
+      - kernel: {id: half, stream: gpu0/compute, bytes: 1 GB, sm_share: 0.5}
+      - kernel: {id: odd, stream: gpu0/compute, bytes: 33 B}
+      - sync: {stream: gpu0/compute}
+`)
+	for _, id := range []string{"mem", "half", "odd"} {
+		want := id != "half"
+		for _, op := range sc.Program.Threads[0].Ops {
+			if op.ID == id && memoryKernel(&op) != want {
+				t.Errorf("%s: memory kernel %v, want %v", id, !want, want)
+			}
+		}
+	}
+	cfg := testConfig()
+	cfg.MemoryBandwidth = 500e9 // read and written: 1 GB moved in 2 ms
+	f := NewFake(cfg)
+	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+	const us = sim.Microsecond
+	predicted := func(id string) sim.Time {
+		for _, op := range sc.Program.Threads[0].Ops {
+			if op.ID == id {
+				return op.Duration
+			}
+		}
+		t.Fatalf("no op %s", id)
+		return 0
+	}
+	// The fake's memory kernel: the kernel overhead (3 us) and 16 x n16
+	// bytes each way at 500 GB/s: 1 GB is 31,250,000 elements (2 ms); 33 B
+	// are 2 elements (64 B moved, 0.128 ns). The half-share kernel spins
+	// for what H100's roofline gives it: 1 GB at half of 3.35 TB/s x 0.87,
+	// plus the kernel overhead, much more than 2 ms less.
+	for _, c := range []struct {
+		id   string
+		want sim.Time
+	}{{"mem", 3*us + 2000*us}, {"odd", 3 * us}, {"half", predicted("half")}} {
+		r := rec(t, res, c.id)
+		if got := r.End - r.Start; got < c.want-sim.Nanosecond || got > c.want+sim.Nanosecond {
+			t.Errorf("%s lasted %v, want %v", c.id, got, c.want)
+		}
+	}
+	if p := predicted("mem"); p > 1000*us {
+		t.Errorf("mem predicted %v: the test wants the fake's memory far slower than the topology's", p)
+	}
+	// The buffers hold half of the largest: 500 MB (476.8 MiB) each.
+	cfg.FreeMemory = []uint64{900e6}
+	_, _, err = Run(context.Background(), NewFake(cfg), sc.Topology.Machine, sc.Program, Options{})
+	if err == nil || !strings.Contains(err.Error(), "two buffers of 476.8 MiB for its copies and memory kernels") {
+		t.Errorf("with 900 MB free: %v, want a refusal naming two buffers of 500 MB for memory kernels", err)
 	}
 }

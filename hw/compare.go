@@ -25,6 +25,13 @@ type OpError struct {
 	// work): the ones the median error is over. Records, waits, signals
 	// take no time, and a sync or await lasts as long as what it waits for.
 	Timed bool
+	// Modelled marks the timed ops whose duration the model predicts:
+	// copies, and kernels the hw backend runs as memory kernels (see
+	// Run). The other timed ops, host work and spin kernels, run on the
+	// hardware for the duration the prediction gives them: their error
+	// says how closely the hardware keeps a given duration, not how well
+	// the model predicts one.
+	Modelled bool
 }
 
 // Comparison is a replay's outcome: every op, and the summary figures.
@@ -37,6 +44,10 @@ type Comparison struct {
 	// MedianAbsRel is the median of |Rel| over timed ops; Timed counts them.
 	MedianAbsRel float64
 	Timed        int
+	// MedianModelled is the median of |Rel| over the modelled ops (0 if
+	// none); Modelled counts them.
+	MedianModelled float64
+	Modelled       int
 }
 
 // Compare matches the ops of a predicted and a measured run of the same
@@ -65,7 +76,18 @@ func Compare(pred, meas *sim.Result) (*Comparison, error) {
 		}
 		order = append(order, i)
 	}
-	var abs []float64
+	// The memory kernels, from the program.
+	memory := map[string]bool{}
+	if pred.Program != nil {
+		for ti := range pred.Program.Threads {
+			for oi := range pred.Program.Threads[ti].Ops {
+				if op := &pred.Program.Threads[ti].Ops[oi]; memoryKernel(op) {
+					memory[op.ID] = true
+				}
+			}
+		}
+	}
+	var abs, modelled []float64
 	for _, i := range order {
 		p := pred.Ops[i]
 		m := meas.Ops[byID[p.ID]]
@@ -75,22 +97,32 @@ func Compare(pred, meas *sim.Result) (*Comparison, error) {
 		switch p.Kind {
 		case sim.OpKernel, sim.OpCopy, sim.OpHost:
 			e.Timed = true
+			e.Modelled = p.Kind == sim.OpCopy || memory[p.ID]
 			if !math.IsNaN(e.Rel) {
 				abs = append(abs, math.Abs(e.Rel))
+				if e.Modelled {
+					modelled = append(modelled, math.Abs(e.Rel))
+				}
 			}
 		}
 		c.Ops = append(c.Ops, e)
 	}
-	c.Timed = len(abs)
-	if len(abs) > 0 {
-		sort.Float64s(abs)
-		n := len(abs)
-		c.MedianAbsRel = abs[n/2]
-		if n%2 == 0 {
-			c.MedianAbsRel = (abs[n/2-1] + abs[n/2]) / 2
-		}
-	}
+	c.Timed, c.MedianAbsRel = len(abs), median(abs)
+	c.Modelled, c.MedianModelled = len(modelled), median(modelled)
 	return c, nil
+}
+
+// median is the median of xs (0 if empty); it sorts xs.
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	if n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[n/2]
 }
 
 func rel(pred, meas sim.Time) float64 {

@@ -1679,6 +1679,10 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 					t.bad = true
 				}
 				op.Duration = d
+				if !hasFlops || flops == 0 {
+					// Memory traffic alone: the hw backend moves it.
+					op.Bytes = int64(math.Min(math.Round(bytes), 1<<62)) // past any GPU's memory: hw refuses it
+				}
 			}
 		default:
 			n.Errorf("a kernel needs a duration, or flops (with dtype) and/or bytes for the roofline model")

@@ -190,6 +190,13 @@ threads:
 			t.Errorf("%s: %.9g s, want %.9g s", ops[i].ID, got, want)
 		}
 	}
+	// The kernel of memory traffic alone keeps it, for the hw backend's
+	// memory kernel; the others have none.
+	for i, want := range []int64{0, 100e9, 0} {
+		if ops[i].Bytes != want {
+			t.Errorf("%s: bytes %d, want %d", ops[i].ID, ops[i].Bytes, want)
+		}
+	}
 }
 
 func TestStreamsAndEventsExistOnceUsed(t *testing.T) {

@@ -106,7 +106,11 @@ type Op struct {
 	SMShare float64
 	// Src and Dst are the node indices a copy reads and writes (a host or a GPU).
 	Src, Dst int
-	// Bytes is a copy's size.
+	// Bytes is a copy's size; for a kernel that the scenario gave as memory
+	// traffic alone (bytes, no flops: the roofline's memory-bound kernel),
+	// that traffic, which the hw backend moves with a memory kernel rather
+	// than spinning for Duration (0 for other kernels). The engine times
+	// kernels by Duration alone.
 	Bytes int64
 	// GraphOps, on the first op of a CUDA graph instance, is the number of
 	// ops in it (this one and the ones after it on the thread): one launch
@@ -407,6 +411,9 @@ func (p *Program) validate(m *Machine, trees *routeTrees) error {
 				}
 				if !(op.SMShare > 0 && op.SMShare <= 1) {
 					add(op, "sm share %g is not in (0, 1]", op.SMShare)
+				}
+				if op.Bytes < 0 {
+					add(op, "negative memory traffic")
 				}
 			case OpHost:
 				if op.Duration < 0 {

@@ -118,3 +118,20 @@ func TestValidateRefusesUnstageableCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateRefusesNegativeKernelTraffic: a kernel's memory traffic
+// (what the hw backend moves for it) may be zero, not negative.
+func TestValidateRefusesNegativeKernelTraffic(t *testing.T) {
+	m := &Machine{Name: "m"}
+	h := m.AddHost(Host{Name: "cpu0"}, true)
+	m.AddGPU(GPU{Name: "gpu0", Host: h, CopyEngines: 1, MemoryBandwidth: 1e12})
+	for _, bytes := range []int64{0, 1 << 20, -1} {
+		p := &Program{Name: "p", Streams: []Stream{{GPU: 0, Name: "s"}}, Threads: []Thread{{Name: "a", Host: 0, Ops: []Op{
+			{ID: "k", Kind: OpKernel, Stream: 0, Duration: Microsecond, SMShare: 1, Bytes: bytes},
+		}}}}
+		err := p.Validate(m)
+		if refused := err != nil && strings.Contains(err.Error(), "op k: negative memory traffic"); refused != (bytes < 0) {
+			t.Errorf("kernel of %d bytes: error %v", bytes, err)
+		}
+	}
+}

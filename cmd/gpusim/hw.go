@@ -333,7 +333,18 @@ func relPct(x float64) string {
 
 func writeReplay(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, top int) {
 	fmt.Fprintf(w, "%s on %s: predicted %s, measured %s (makespan error %s)\n", sc.Name, sc.Topology.Machine.Name, c.PredMakespan, c.MeasMakespan, relPct(c.MakespanRel))
-	fmt.Fprintf(w, "median |error| over %d kernels, copies and host ops: %.1f%%\n\n", c.Timed, 100*c.MedianAbsRel)
+	fmt.Fprintf(w, "median |error| over %d kernels, copies and host ops: %.1f%%\n", c.Timed, 100*c.MedianAbsRel)
+	// Spin kernels and host work run for the time the prediction gives
+	// them: only copies and memory kernels test the model.
+	switch given := c.Timed - c.Modelled; {
+	case c.Modelled == 0:
+		fmt.Fprintf(w, "none of them tests the model: spin kernels and host work run for the durations the prediction gives them\n\n")
+	case given == 0:
+		fmt.Fprintf(w, "each of them tests the model (copies and memory kernels)\n\n")
+	default:
+		fmt.Fprintf(w, "over the %d copies and memory kernels, whose durations the model predicts: %.1f%% (the other %d run for the durations the prediction gives them)\n\n",
+			c.Modelled, 100*c.MedianModelled, given)
+	}
 	fmt.Fprintf(w, "%-28s %-7s %14s %14s %14s %8s\n", "op", "kind", "measured start", "predicted", "measured", "error")
 	for _, e := range c.Ops {
 		if e.Kind == sim.OpEventRecord || e.Kind == sim.OpEventWait {
@@ -359,14 +370,14 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 	}
 	// The host costs the prediction used: the topology's, or the probe's
 	// before the compared run (--host-probe).
-	fmt.Fprintf(&b, "{\"scenario\":%q,\"topology\":%q,\"host_probe\":%t,\"predicted_api_overhead_ns\":%s,\"predicted_timing_overhead_ns\":%s,\"predicted_makespan_ns\":%s,\"measured_makespan_ns\":%s,\"makespan_error\":%s,\"median_abs_error\":%s,\"timed_ops\":%d,\"ops\":[",
-		sc.Name, sc.Topology.Machine.Name, probed, host.APIOverhead.NS(), host.TimingOverhead.NS(), c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed)
+	fmt.Fprintf(&b, "{\"scenario\":%q,\"topology\":%q,\"host_probe\":%t,\"predicted_api_overhead_ns\":%s,\"predicted_timing_overhead_ns\":%s,\"predicted_makespan_ns\":%s,\"measured_makespan_ns\":%s,\"makespan_error\":%s,\"median_abs_error\":%s,\"timed_ops\":%d,\"median_abs_error_modelled\":%s,\"modelled_ops\":%d,\"ops\":[",
+		sc.Name, sc.Topology.Machine.Name, probed, host.APIOverhead.NS(), host.TimingOverhead.NS(), c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed, num(c.MedianModelled), c.Modelled)
 	for i, e := range c.Ops {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t,\"predicted_host_ns\":%s,\"measured_host_ns\":%s}",
-			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed, e.PredHost.NS(), e.MeasHost.NS())
+		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t,\"modelled\":%t,\"predicted_host_ns\":%s,\"measured_host_ns\":%s}",
+			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed, e.Modelled, e.PredHost.NS(), e.MeasHost.NS())
 	}
 	// Where the topology's hosts ran on this machine (NUMA nodes; only
 	// those placed: none on a machine of one node).

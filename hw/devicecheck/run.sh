@@ -174,7 +174,7 @@ device)
 		command -v ptxas >/dev/null && step ptxas ptxas -arch=sm_90 "$here/../kernels/kernels.ptx" -o /dev/null
 	fi
 	[ -s "$cal" ] || cal=""
-	for s in hw-copies hw-overlap hw-launch-bound hw-pageable hw-both-ways; do
+	for s in hw-copies hw-overlap hw-launch-bound hw-pageable hw-both-ways hw-memory; do
 		step "replay-$s" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --top 8 --plot "$out/plots-$s"
 		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
 		mv "$out/replay-$s-json.txt" "$out/replay-$s.json"

@@ -62,6 +62,11 @@ const (
 	SpinBlock = 32
 	// CopyBlock is the number of threads per block for [Copy].
 	CopyBlock = 256
+	// CopyBlocksPerSM is how many [Copy] blocks a launch over the whole GPU
+	// gives each SM: 8 x 256 threads, an H100 SM's most (2048), so that
+	// enough loads are in flight to keep the memory busy. Calibration's
+	// memory kernel and the hw backend's memory-bound kernels launch it so.
+	CopyBlocksPerSM = 8
 	// FMABlock is the number of threads per block for [FMA].
 	FMABlock = 256
 	// FMAFlopsPerIter is the FLOPs one [FMA] thread does per iteration:
