@@ -161,8 +161,9 @@ type gpuDev struct {
 	// its stop (integers: the timer reads about 1.7e18).
 	startOff, stopOff int64
 	shared            uint32
-	rd, wr            DevicePtr // read and write buffers for copies
+	rd, wr            DevicePtr // read and write buffers for copies and memory kernels
 	bufBytes          uint64
+	memNext           uint64        // where the next memory kernel's part of the buffers begins
 	ref               Event         // the reference event of the clock alignment
 	refHost           time.Duration // its time on the host clock
 }
@@ -171,6 +172,10 @@ type opTiming struct {
 	end  Event // recorded on the op's stream right after it
 	dev  int
 	slot int // kernels: the index of their start time in the GPU's slots
+	// mem: a kernel run as the memory kernel (see planMemory), over its
+	// GPU's buffers from byte off.
+	mem bool
+	off uint64
 }
 
 // timerProbes is how many kernels place a GPU's timer on the host clock.
@@ -236,14 +241,13 @@ func Runnable(p *sim.Program) error {
 	return nil
 }
 
-// memoryKernel reports whether the backend runs kernel op as a memory
-// kernel moving its Bytes (half read, half written) instead of spinning for
-// its Duration: a kernel the scenario gave as memory traffic alone, over
-// all SMs. The memory kernel is launched as calibration's is (whose
-// throughput sets the model's memory efficiency), over the whole GPU; a
-// kernel of a smaller SM share spins, as its bandwidth share would not be
-// the model's.
-func memoryKernel(op *sim.Op) bool {
+// memoryCandidate reports whether kernel op is one the backend may run as
+// the memory kernel, moving its Bytes (half read, half written), instead of
+// spinning for its Duration: a kernel the scenario gave as memory traffic
+// alone, over all SMs (a smaller SM share spins: the memory kernel's
+// blocks go to every SM, so its bandwidth share would not be the model's).
+// Whether it does is decided per GPU at setup (see planMemory).
+func memoryCandidate(op *sim.Op) bool {
 	return op.Kind == sim.OpKernel && op.Bytes > 0 && op.SMShare == 1
 }
 
@@ -251,6 +255,53 @@ func memoryKernel(op *sim.Op) bool {
 // writes): half its bytes, rounded up.
 func memoryElems(op *sim.Op) uint64 {
 	return (uint64(op.Bytes) + 2*kernels.CopyBytesPerElem - 1) / (2 * kernels.CopyBytesPerElem)
+}
+
+// memoryRegion is the least each of a GPU's two buffers holds when it runs
+// memory kernels: successive memory kernels read and write successive
+// parts of it, so that one does not find the last one's bytes in L2 (50 MB
+// on H100 and H200) and run faster than its memory allows, as the model's
+// roofline has it.
+const memoryRegion = 256 << 20
+
+// planMemory says which GPUs run their memory-kernel candidates as memory
+// kernels, and the most bytes each buffer must then hold (0: they spin).
+// A GPU whose kernels are on more than one stream spins them, with a
+// warning: kernels there may overlap, and the memory kernel does not hold
+// SMs as spin kernels do (one block an SM), so it would share the GPU
+// otherwise than the model's SM shares say.
+func (b *backend) planMemory() []uint64 {
+	p := b.p
+	out := make([]uint64, len(b.gpus))
+	streams := make([]map[int]bool, len(b.gpus))
+	first := make([]string, len(b.gpus))
+	for ti := range p.Threads {
+		for oi := range p.Threads[ti].Ops {
+			op := &p.Threads[ti].Ops[oi]
+			if op.Kind != sim.OpKernel {
+				continue
+			}
+			g := p.Streams[op.Stream].GPU
+			if streams[g] == nil {
+				streams[g] = map[int]bool{}
+			}
+			streams[g][op.Stream] = true
+			if memoryCandidate(op) {
+				if first[g] == "" {
+					first[g] = op.ID
+				}
+				out[g] = max(out[g], memoryElems(op)*kernels.CopyBytesPerElem, memoryRegion)
+			}
+		}
+	}
+	for g := range out {
+		if out[g] > 0 && len(streams[g]) > 1 {
+			b.warn("kernels given as memory traffic alone (%s and any others) spin on %s rather than run as the memory kernel: its kernels are on %d streams and may overlap, and the memory kernel does not hold SMs as the model's shares say",
+				first[g], b.m.GPUs[g].Name, len(streams[g]))
+			out[g] = 0
+		}
+	}
+	return out
 }
 
 // hostNeed is the host memory copies need, bytes per direction (0: H2D,
@@ -382,7 +433,6 @@ func (b *backend) setup() error {
 	// What the program uses.
 	hostNeeds := make([]hostNeed, len(m.Hosts))
 	need := make([]uint64, len(m.GPUs))
-	memKernels := make([]bool, len(m.GPUs))
 	peers := map[[2]int]bool{}
 	for g, u := range usedGPUs(m, p) {
 		b.gpus[g].used = u
@@ -395,12 +445,6 @@ func (b *backend) setup() error {
 				if graphs++; graphs == 1 {
 					firstGraph = op.ID
 				}
-			}
-			if memoryKernel(op) {
-				g := p.Streams[op.Stream].GPU
-				need[g] = max(need[g], memoryElems(op)*kernels.CopyBytesPerElem)
-				memKernels[g] = true
-				continue
 			}
 			if op.Kind != sim.OpCopy {
 				continue
@@ -433,6 +477,7 @@ func (b *backend) setup() error {
 	case graphs > 1:
 		b.warn("CUDA graphs are issued op by op on hardware (the backend does not capture graphs): %d graph launches, the first %s and the ops after it", graphs, firstGraph)
 	}
+	memNeed := b.planMemory()
 	n, err := drv.DeviceCount()
 	if err != nil {
 		return err
@@ -482,36 +527,42 @@ func (b *backend) setup() error {
 		if err := drv.SetMaxDynamicShared(d.spin, int(d.shared)); err != nil {
 			return err
 		}
-		if memKernels[g] {
-			if d.copy, err = drv.ModuleFunction(d.mod, kernels.Copy); err != nil {
-				return err
-			}
-		}
 		// Device buffers: two per GPU (copies and memory kernels read one
 		// and write the other).
-		if need[g] > 0 {
+		if need[g] > 0 || memNeed[g] > 0 {
 			free, _, err := drv.MemGetInfo()
 			if err != nil {
 				return err
 			}
 			const margin = 256 << 20 // left for the driver and the kernels
-			if 2*need[g]+margin > free {
+			if memNeed[g] > need[g] && 2*memNeed[g]+margin > free {
+				// Memory kernels too large for the memory free spin, as
+				// before there were memory kernels.
+				b.warn("kernels given as memory traffic alone spin on %s rather than run as the memory kernel: their buffers (two of %s) would not fit in its %s free",
+					m.GPUs[g].Name, bytesStr(memNeed[g]), bytesStr(free))
+				memNeed[g] = 0
+			}
+			bytes := max(need[g], memNeed[g])
+			if bytes > 0 && 2*bytes+margin > free {
 				// The whole need, margin included: without it, a need
 				// below what is free read as no reason to refuse.
-				what := "its copies"
-				if memKernels[g] {
-					what = "its copies and memory kernels"
+				return fmt.Errorf("%s needs %s of device memory on %s (two buffers of %s for its copies, and %s left for the driver and the kernels) but %s has %s free",
+					p.Name, bytesStr(2*bytes+margin), m.GPUs[g].Name, bytesStr(bytes), bytesStr(margin), m.GPUs[g].Name, bytesStr(free))
+			}
+			if bytes > 0 {
+				if d.rd, err = drv.MemAlloc(bytes); err != nil {
+					return err
 				}
-				return fmt.Errorf("%s needs %s of device memory on %s (two buffers of %s for %s, and %s left for the driver and the kernels) but %s has %s free",
-					p.Name, bytesStr(2*need[g]+margin), m.GPUs[g].Name, bytesStr(need[g]), what, bytesStr(margin), m.GPUs[g].Name, bytesStr(free))
+				if d.wr, err = drv.MemAlloc(bytes); err != nil {
+					return err
+				}
+				d.bufBytes = bytes
 			}
-			if d.rd, err = drv.MemAlloc(need[g]); err != nil {
+		}
+		if memNeed[g] > 0 {
+			if d.copy, err = drv.ModuleFunction(d.mod, kernels.Copy); err != nil {
 				return err
 			}
-			if d.wr, err = drv.MemAlloc(need[g]); err != nil {
-				return err
-			}
-			d.bufBytes = need[g]
 		}
 	}
 	// Peer access, both ways, where the topology routes copies peer to peer.
@@ -650,6 +701,17 @@ func (b *backend) setup() error {
 				t.slot = b.gpus[g].kernels
 				b.gpus[g].kernels++
 			}
+			if d := &b.gpus[g]; memoryCandidate(op) && d.copy != 0 {
+				// The next part of the buffers, from their start again
+				// where it would run past their end.
+				t.mem = true
+				n := memoryElems(op) * kernels.CopyBytesPerElem
+				if d.memNext+n > d.bufBytes {
+					d.memNext = 0
+				}
+				t.off = d.memNext
+				d.memNext = (d.memNext + n + 255) &^ 255
+			}
 		}
 	}
 	// Each spin kernel stores when it began: an op issued to an idle stream
@@ -731,10 +793,11 @@ func (b *backend) launchSpin(g int, s Stream, ns uint64, slot DevicePtr) error {
 }
 
 // launchCopy launches the memory kernel on GPU g over n16 16-byte
-// elements of its buffers (from rd to wr), launched as calibration's.
-func (b *backend) launchCopy(g int, s Stream, n16 uint64) error {
+// elements of its buffers from byte off (from rd to wr), launched as
+// calibration's.
+func (b *backend) launchCopy(g int, s Stream, off, n16 uint64) error {
 	d := &b.gpus[g]
-	return b.drv.Launch(d.copy, uint32(d.sms*kernels.CopyBlocksPerSM), kernels.CopyBlock, 0, s, U64(uint64(d.wr)), U64(uint64(d.rd)), U64(n16))
+	return b.drv.Launch(d.copy, uint32(d.sms*kernels.CopyBlocksPerSM), kernels.CopyBlock, 0, s, U64(uint64(d.wr)+off), U64(uint64(d.rd)+off), U64(n16))
 }
 
 // placeTimer places GPU g's timer (what spin kernels store) on the host
@@ -829,7 +892,7 @@ func (b *backend) warmCopies(g int) error {
 	steps := []func() error{func() error { return drv.MemcpyDtoDAsync(d.wr, d.rd, n, s) }}
 	if d.copy != 0 {
 		// The memory kernel's first launch (and its pages) too.
-		steps = append(steps, func() error { return b.launchCopy(g, s, n/kernels.CopyBytesPerElem) })
+		steps = append(steps, func() error { return b.launchCopy(g, s, 0, n/kernels.CopyBytesPerElem) })
 	}
 	for _, node := range slices.Sorted(maps.Keys(b.host)) {
 		in, out := &b.host[node][0], &b.host[node][1]
@@ -1346,10 +1409,11 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 		switch op.Kind {
 		case sim.OpKernel:
 			d := &b.gpus[r.GPU]
-			if memoryKernel(op) {
+			if tm.mem {
 				// Placed as a copy is: from its call's return.
-				err = b.launchCopy(int(r.GPU), s, memoryElems(op))
+				err = b.launchCopy(int(r.GPU), s, tm.off, memoryElems(op))
 				r.Issued = b.now()
+				r.Bytes = op.Bytes
 			} else {
 				grid := uint32(math.Ceil(op.SMShare * float64(d.sms)))
 				grid = max(1, min(grid, uint32(d.sms)))
@@ -1361,7 +1425,7 @@ func (b *backend) thread(ti, cur int, sems []*sem, stop chan struct{}) error {
 				err = drv.EventRecord(tm.end, s)
 			}
 			r.HostEnd = b.now()
-			if !memoryKernel(op) {
+			if !tm.mem {
 				r.Issued = r.HostEnd
 			}
 			st.CPU += r.HostEnd - r.Call
@@ -1619,7 +1683,7 @@ func (b *backend) result() (*sim.Result, error) {
 		r := &res.Ops[i]
 		switch r.Kind {
 		case sim.OpKernel:
-			if memoryKernel(&p.Threads[r.Thread].Ops[i-base[r.Thread]]) {
+			if b.timing[r.Thread][i-base[r.Thread]].mem {
 				// The memory kernel stores no times: as a copy.
 				r.Start = min(max(prevEnd[r.Stream], r.Issued), r.End)
 				break

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"gpusim/hw/kernels"
 	"gpusim/scenarios"
 	"gpusim/sim"
 )
@@ -360,15 +361,13 @@ func TestCompare(t *testing.T) {
 	if c.Modelled != 0 || c.Ops[0].Modelled {
 		t.Errorf("%d modelled ops, want none: spin kernels run the predicted time", c.Modelled)
 	}
-	// b a memory kernel of the program (memory traffic alone, all SMs),
-	// c a copy: the ops whose durations the model predicts, -5% and 0.
+	// b run as a memory kernel, c a copy: the ops whose durations the
+	// model predicts, -5% and 0
+	// (the measured record of a memory kernel carries the bytes it moved).
 	for _, r := range []*sim.Result{pred, meas} {
-		r.Ops[2].Kind = sim.OpCopy
+		r.Ops[2].Kind, r.Ops[2].Bytes = sim.OpCopy, 1<<30
 	}
-	pred.Program = &sim.Program{Threads: []sim.Thread{{Ops: []sim.Op{
-		{ID: "a", Kind: sim.OpKernel, SMShare: 1},
-		{ID: "b", Kind: sim.OpKernel, SMShare: 1, Bytes: 1 << 30},
-		{ID: "c", Kind: sim.OpCopy, Bytes: 1 << 30}}}}}
+	meas.Ops[1].Bytes = 1 << 30
 	if c, err = Compare(pred, meas); err != nil {
 		t.Fatal(err)
 	}
@@ -848,23 +847,18 @@ threads:
       - kernel: {id: odd, stream: gpu0/compute, bytes: 33 B}
       - sync: {stream: gpu0/compute}
 `)
-	for _, id := range []string{"mem", "half", "odd"} {
-		want := id != "half"
-		for _, op := range sc.Program.Threads[0].Ops {
-			if op.ID == id && memoryKernel(&op) != want {
-				t.Errorf("%s: memory kernel %v, want %v", id, !want, want)
-			}
-		}
-	}
 	cfg := testConfig()
 	cfg.MemoryBandwidth = 500e9 // read and written: 1 GB moved in 2 ms
-	f := NewFake(cfg)
-	res, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	f := &launches{Fake: NewFake(cfg)}
+	res, info, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if live := f.Live(); len(live) > 0 {
 		t.Errorf("not freed: %v", live)
+	}
+	if len(info.Warnings) > 0 {
+		t.Errorf("warnings %q, want none", info.Warnings)
 	}
 	const us = sim.Microsecond
 	predicted := func(id string) sim.Time {
@@ -882,21 +876,142 @@ threads:
 	// for what H100's roofline gives it: 1 GB at half of 3.35 TB/s x 0.87,
 	// plus the kernel overhead, much more than 2 ms less.
 	for _, c := range []struct {
-		id   string
-		want sim.Time
-	}{{"mem", 3*us + 2000*us}, {"odd", 3 * us}, {"half", predicted("half")}} {
+		id    string
+		want  sim.Time
+		bytes int64 // moved, in the measured record
+	}{{"mem", 3*us + 2000*us, 1e9}, {"odd", 3 * us, 33}, {"half", predicted("half"), 0}} {
 		r := rec(t, res, c.id)
 		if got := r.End - r.Start; got < c.want-sim.Nanosecond || got > c.want+sim.Nanosecond {
 			t.Errorf("%s lasted %v, want %v", c.id, got, c.want)
+		}
+		if r.Bytes != c.bytes {
+			t.Errorf("%s: record of %d bytes moved, want %d", c.id, r.Bytes, c.bytes)
 		}
 	}
 	if p := predicted("mem"); p > 1000*us {
 		t.Errorf("mem predicted %v: the test wants the fake's memory far slower than the topology's", p)
 	}
-	// The buffers hold half of the largest: 500 MB (476.8 MiB) each.
-	cfg.FreeMemory = []uint64{900e6}
-	_, _, err = Run(context.Background(), NewFake(cfg), sc.Topology.Machine, sc.Program, Options{})
-	if err == nil || !strings.Contains(err.Error(), "two buffers of 476.8 MiB for its copies and memory kernels") {
-		t.Errorf("with 900 MB free: %v, want a refusal naming two buffers of 500 MB for memory kernels", err)
+	// The program's two memory kernels take successive parts of the
+	// buffers (of 500 MB each, half of 1 GB): mem from their start, and odd
+	// from the next 256-byte boundary after mem's 500 MB, which is past
+	// their end: from their start again (where mem began, long out of L2);
+	// the warm-up before them runs over the whole buffers.
+	const oddAt = 0
+	if got := f.offsets(); len(got) != 3 || got[0] != [2]uint64{0, 500e6} || got[1] != [2]uint64{0, 500e6} || got[2] != [2]uint64{oddAt, 32} {
+		t.Errorf("memory kernels at (offset, bytes each way) %v; want the warm-up and mem at 0 (500 MB), odd at %d (32 B)", got, oddAt)
 	}
+
+	// Without room for the buffers the memory kernels need, they spin, with
+	// a warning, as before memory kernels: the 900 MB free here hold no two
+	// buffers of 500 MB and the margin.
+	cfg.FreeMemory = []uint64{900e6}
+	res, info, err = Run(context.Background(), NewFake(cfg), sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "would not fit") {
+		t.Errorf("warnings %q, want one that the memory kernels' buffers would not fit", info.Warnings)
+	}
+	if r := rec(t, res, "mem"); r.End-r.Start < predicted("mem")-sim.Nanosecond || r.End-r.Start > predicted("mem")+sim.Nanosecond || r.Bytes != 0 {
+		t.Errorf("mem with no room: lasted %v (%d bytes moved), want the predicted %v, spun", r.End-r.Start, r.Bytes, predicted("mem"))
+	}
+}
+
+// Memory kernels on a GPU whose kernels use two streams spin (with a
+// warning): kernels there may overlap, and the memory kernel would not
+// share the SMs as the model's SM shares say.
+func TestRunMemoryKernelsSpinBesideOtherStreams(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: mem, stream: gpu0/a, bytes: 1 GB}
+      - kernel: {id: spin, stream: gpu0/b, duration: 1 ms}
+      - kernel: {id: mem1, stream: gpu1/a, bytes: 1 GB}
+      - sync: {device: gpu0}
+      - sync: {device: gpu1}
+`)
+	cfg := testConfig()
+	cfg.MemoryBandwidth = 500e9
+	f := &launches{Fake: NewFake(cfg)}
+	res, info, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "(mem and any others) spin on gpu0") {
+		t.Errorf("warnings %q, want one that gpu0's memory kernels spin", info.Warnings)
+	}
+	if r := rec(t, res, "mem"); r.Bytes != 0 {
+		t.Errorf("mem moved %d bytes, want it spun", r.Bytes)
+	}
+	// gpu1's kernels are on one stream: there it runs, over a region of
+	// at least 256 MiB (the warm-up's).
+	if r := rec(t, res, "mem1"); r.Bytes != 1e9 {
+		t.Errorf("mem1 moved %d bytes, want 1 GB", r.Bytes)
+	}
+	if got := f.offsets(); len(got) != 2 {
+		t.Errorf("memory kernels launched %v, want gpu1's warm-up and mem1", got)
+	}
+}
+
+// A small memory kernel repeated walks through a region of 256 MiB, so that
+// none finds its bytes in L2 from the one before.
+func TestRunMemoryKernelsWalkTheBuffers(t *testing.T) {
+	sc := load(t, `
+name: t
+topology: two.yaml
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - repeat: {count: 5, ops: [{kernel: {id: m, stream: gpu0/s, bytes: 200 MiB}}]}
+      - sync: {stream: gpu0/s}
+`)
+	f := &launches{Fake: NewFake(testConfig())}
+	if _, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// Buffers of 256 MiB; 100 MiB each way a kernel: 0, 100 MiB, then 200
+	// MiB would pass the end, so 0 again.
+	const mib = 1 << 20
+	want := [][2]uint64{{0, 256 * mib}, {0, 100 * mib}, {100 * mib, 100 * mib}, {0, 100 * mib}, {100 * mib, 100 * mib}, {0, 100 * mib}}
+	if got := f.offsets(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("memory kernels at %v, want %v", got, want)
+	}
+}
+
+// launches is the fake driver, noting where each memory kernel writes
+// and the bytes it moves each way.
+type launches struct {
+	*Fake
+	mu  sync.Mutex
+	mem [][2]uint64 // destination, bytes each way
+}
+
+func (d *launches) Launch(fn Function, grid, block, shared uint32, s Stream, args ...Arg) error {
+	d.Fake.mu.Lock()
+	name := d.Fake.funcs[fn].name
+	d.Fake.mu.Unlock()
+	if name == kernels.Copy {
+		d.mu.Lock()
+		d.mem = append(d.mem, [2]uint64{args[0].Value, args[2].Value * kernels.CopyBytesPerElem})
+		d.mu.Unlock()
+	}
+	return d.Fake.Launch(fn, grid, block, shared, s, args...)
+}
+
+// offsets are the memory kernels' (offset, bytes each way), in the order
+// launched, the offset from the first one's destination: the warm-up's,
+// at the start of the write buffer (tests with memory kernels on one GPU).
+func (d *launches) offsets() [][2]uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := append([][2]uint64(nil), d.mem...)
+	for i := range out {
+		out[i][0] -= d.mem[0][0]
+	}
+	return out
 }

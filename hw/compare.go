@@ -26,8 +26,8 @@ type OpError struct {
 	// take no time, and a sync or await lasts as long as what it waits for.
 	Timed bool
 	// Modelled marks the timed ops whose duration the model predicts:
-	// copies, and kernels the hw backend runs as memory kernels (see
-	// Run). The other timed ops, host work and spin kernels, run on the
+	// copies, and kernels the hw backend ran as memory kernels (their
+	// measured records carry the bytes moved). The other timed ops, host work and spin kernels, run on the
 	// hardware for the duration the prediction gives them: their error
 	// says how closely the hardware keeps a given duration, not how well
 	// the model predicts one.
@@ -76,17 +76,6 @@ func Compare(pred, meas *sim.Result) (*Comparison, error) {
 		}
 		order = append(order, i)
 	}
-	// The memory kernels, from the program.
-	memory := map[string]bool{}
-	if pred.Program != nil {
-		for ti := range pred.Program.Threads {
-			for oi := range pred.Program.Threads[ti].Ops {
-				if op := &pred.Program.Threads[ti].Ops[oi]; memoryKernel(op) {
-					memory[op.ID] = true
-				}
-			}
-		}
-	}
 	var abs, modelled []float64
 	for _, i := range order {
 		p := pred.Ops[i]
@@ -97,7 +86,9 @@ func Compare(pred, meas *sim.Result) (*Comparison, error) {
 		switch p.Kind {
 		case sim.OpKernel, sim.OpCopy, sim.OpHost:
 			e.Timed = true
-			e.Modelled = p.Kind == sim.OpCopy || memory[p.ID]
+			// A kernel the backend ran as the memory kernel says how many
+			// bytes it moved.
+			e.Modelled = p.Kind == sim.OpCopy || p.Kind == sim.OpKernel && m.Bytes > 0
 			if !math.IsNaN(e.Rel) {
 				abs = append(abs, math.Abs(e.Rel))
 				if e.Modelled {

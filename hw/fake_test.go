@@ -9,7 +9,8 @@ import (
 )
 
 // onThread runs fn on a goroutine locked to an OS thread of its own (which
-// ends with it) and waits for it.
+// ends with it) and waits for it. fn reports with t.Error, not t.Fatal: it
+// is not the test's goroutine.
 func onThread(fn func()) {
 	done := make(chan struct{})
 	go func() {
@@ -43,29 +44,37 @@ func TestFakeContextPerThread(t *testing.T) {
 	onThread(func() {
 		var err error
 		if c0, err = f.PrimaryCtxRetain(0); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if c1, err = f.PrimaryCtxRetain(1); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if err := f.SetCurrent(c0); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if s0, err = f.StreamCreate(); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		m, err := f.ModuleLoad([]byte("ptx\x00"))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if fn0, err = f.ModuleFunction(m, kernels.Spin); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if err := f.SetCurrent(c1); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if e1, err = f.EventCreate(); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		// GPU 0's function and stream, from GPU 1's context: refused.
 		if err := f.Launch(fn0, 1, 32, 0, s0, U64(1000)); codeOf(err) != 400 {
@@ -76,11 +85,13 @@ func TestFakeContextPerThread(t *testing.T) {
 			t.Errorf("event recorded on another context's stream: %v, want code 400", err)
 		}
 		if err := f.SetCurrent(c0); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if err := f.Launch(fn0, 1, 32, 0, s0, U64(1000)); err != nil {
 			t.Errorf("launch in its own context: %v", err)
 		}
+		f.SetCurrent(0)
 	})
 	onThread(func() {
 		// A new OS thread: no context current, whatever the other set.
@@ -91,14 +102,16 @@ func TestFakeContextPerThread(t *testing.T) {
 			t.Errorf("launch on a thread with no context: %v, want code %d", err, errNoContext)
 		}
 		if err := f.SetCurrent(c1); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if _, err := f.MemAlloc(1 << 20); err != nil {
 			t.Errorf("allocation once a context is current: %v", err)
 		}
 		// Setting no context takes it away again.
 		if err := f.SetCurrent(0); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if _, err := f.StreamCreate(); codeOf(err) != errNoContext {
 			t.Errorf("stream created after SetCurrent(0): %v, want code %d", err, errNoContext)

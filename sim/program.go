@@ -108,9 +108,9 @@ type Op struct {
 	Src, Dst int
 	// Bytes is a copy's size; for a kernel that the scenario gave as memory
 	// traffic alone (bytes, no flops: the roofline's memory-bound kernel),
-	// that traffic, which the hw backend moves with a memory kernel rather
-	// than spinning for Duration (0 for other kernels). The engine times
-	// kernels by Duration alone.
+	// that traffic, which the hw backend may move with a memory kernel
+	// rather than spin for Duration; 0 for kernels given otherwise. The
+	// engine times kernels by Duration alone.
 	Bytes int64
 	// GraphOps, on the first op of a CUDA graph instance, is the number of
 	// ops in it (this one and the ones after it on the thread): one launch

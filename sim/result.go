@@ -66,6 +66,8 @@ type OpRecord struct {
 	// every rank's part has.
 	Begin Time
 
+	// Bytes is a copy's size; in a run of the hw backend, also the bytes
+	// a kernel it ran as its memory kernel moved (read and written).
 	Bytes int64
 	Coll  *CollPlan // collectives: the plan
 

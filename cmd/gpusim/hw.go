@@ -368,10 +368,14 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 		}
 		return fmt.Sprintf("%.6g", x)
 	}
+	modelled := c.MedianModelled // null over no op
+	if c.Modelled == 0 {
+		modelled = math.NaN()
+	}
 	// The host costs the prediction used: the topology's, or the probe's
 	// before the compared run (--host-probe).
 	fmt.Fprintf(&b, "{\"scenario\":%q,\"topology\":%q,\"host_probe\":%t,\"predicted_api_overhead_ns\":%s,\"predicted_timing_overhead_ns\":%s,\"predicted_makespan_ns\":%s,\"measured_makespan_ns\":%s,\"makespan_error\":%s,\"median_abs_error\":%s,\"timed_ops\":%d,\"median_abs_error_modelled\":%s,\"modelled_ops\":%d,\"ops\":[",
-		sc.Name, sc.Topology.Machine.Name, probed, host.APIOverhead.NS(), host.TimingOverhead.NS(), c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed, num(c.MedianModelled), c.Modelled)
+		sc.Name, sc.Topology.Machine.Name, probed, host.APIOverhead.NS(), host.TimingOverhead.NS(), c.PredMakespan.NS(), c.MeasMakespan.NS(), num(c.MakespanRel), num(c.MedianAbsRel), c.Timed, num(modelled), c.Modelled)
 	for i, e := range c.Ops {
 		if i > 0 {
 			b.WriteString(",")
@@ -418,13 +422,23 @@ func plotReplay(dir string, sc *scenarios.Scenario, pred, meas *sim.Result, c *h
 	var pts []plots.ScatterPoint
 	for _, e := range c.Ops {
 		if e.Timed {
-			pts = append(pts, plots.ScatterPoint{Predicted: e.PredDur.Seconds(), Measured: e.MeasDur.Seconds(), Kind: e.Kind.String()})
+			kind := e.Kind.String()
+			if e.Kind == sim.OpKernel && e.Modelled {
+				kind = "memory kernel"
+			} else if e.Kind == sim.OpKernel {
+				kind = "spin kernel" // runs the predicted time
+			}
+			pts = append(pts, plots.ScatterPoint{Predicted: e.PredDur.Seconds(), Measured: e.MeasDur.Seconds(), Kind: kind})
 		}
 	}
 	if len(pts) == 0 {
 		return nil
 	}
-	sp, err := plots.Scatter(fmt.Sprintf("%s: op durations, median |error| %.1f%%", sc.Name, 100*c.MedianAbsRel), pts)
+	title := fmt.Sprintf("%s: op durations, median |error| %.1f%%", sc.Name, 100*c.MedianAbsRel)
+	if c.Modelled > 0 && c.Modelled < c.Timed {
+		title += fmt.Sprintf(" (copies and memory kernels: %.1f%%)", 100*c.MedianModelled)
+	}
+	sp, err := plots.Scatter(title, pts)
 	if err != nil {
 		return fmt.Errorf("gpusim replay: %v", err)
 	}
