@@ -97,7 +97,8 @@ type Info struct {
 // starts when its call returned; see result). One event per op keeps the
 // GPU's extra work to one event record between ops; the host time of an op
 // includes that cuEventRecord call, which calibration measures the same way. Kernels are spin kernels holding ceil(SMShare x SMs)
-// SMs, one block per SM; copies move bytes between buffers allocated up
+// SMs, one block per SM, but for kernels of memory traffic alone, which
+// run as the memory kernel moving it (see planMemory); copies move bytes between buffers allocated up
 // front (pinned with cuMemHostAlloc, pageable with mmap, device with
 // cuMemAlloc), checked against free memory first; host ops spin on the host
 // clock. Everything allocated is freed on every return path; cancelling
