@@ -33,12 +33,21 @@ extern "C" __global__ void gpusim_spin(uint64_t duration_ns, unsigned long long 
 }
 
 // gpusim_copy: grid-stride copy of n16 16-byte elements from src to dst
-// (both 16-byte aligned). Streams 16*n16 bytes read + 16*n16 bytes written.
-extern "C" __global__ void gpusim_copy(uint4 *dst, const uint4 *src, uint64_t n16)
+// (both 16-byte aligned, not overlapping). Streams 16*n16 bytes read +
+// 16*n16 bytes written. Four elements a trip while four are left, their
+// loads before their stores, so that each thread has four loads in flight.
+extern "C" __global__ void gpusim_copy(uint4 *__restrict__ dst, const uint4 *__restrict__ src, uint64_t n16)
 {
     uint64_t stride = (uint64_t)gridDim.x * (uint64_t)blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
-         i < n16; i += stride) {
+    uint64_t i = (uint64_t)blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n16; i += 4 * stride) {
+        uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+        dst[i] = a;
+        dst[i + stride] = b;
+        dst[i + 2 * stride] = c;
+        dst[i + 3 * stride] = d;
+    }
+    for (; i < n16; i += stride) {
         dst[i] = src[i];
     }
 }

@@ -29,7 +29,8 @@
 // [Copy] — gpusim_copy(dst u64, src u64, n16 u64): grid-stride loop over
 // i in [blockIdx.x*blockDim.x + threadIdx.x, n16) with step
 // gridDim.x*blockDim.x, copying the 16-byte element i (one ld.global.v4.u32,
-// one st.global.v4.u32) from src to dst. dst and src must be 16-byte aligned
+// one st.global.v4.u32) from src to dst, four elements a trip (four loads,
+// then four stores) while four are left. dst and src must be 16-byte aligned
 // and not overlap. Launch with [CopyBlock] threads per block and any grid
 // size. It moves [CopyBytesPerElem]*n16 bytes read plus the same written,
 // 32*n16 bytes of DRAM traffic in all, and does no FLOPs.

@@ -365,10 +365,10 @@ func TestLintCatches(t *testing.T) {
 	cases := []struct {
 		name, old, new, want string
 	}{
-		{"register out of range", ".reg .b64 \t%rd<15>;", ".reg .b64 \t%rd<14>;", "outside %rd<14>"},
+		{"register out of range", ".reg .b64 \t%rd<25>;", ".reg .b64 \t%rd<24>;", "outside %rd<24>"},
 		{"undeclared register", ".reg .f32 \t%f<19>;", "", "not declared"},
-		{"wrong register class", ".reg .b32 \t%r<9>;", ".reg .b64 \t%r<9>;", "declared .b64"},
-		{"undefined label", "bra \t$L_copy_loop;", "bra \t$L_copy_nope;", "undefined label $L_copy_nope"},
+		{"wrong register class", ".reg .b32 \t%r<21>;", ".reg .b64 \t%r<21>;", "declared .b64"},
+		{"undefined label", "bra.uni \t$L_copy_loop;", "bra.uni \t$L_copy_nope;", "undefined label $L_copy_nope"},
 		{"duplicate label", "$L_fma_done:", "$L_fma_loop:", "defined twice"},
 		{"param type", ".param .u32 gpusim_fma_iters", ".param .u64 gpusim_fma_iters", "parameter types"},
 		{"param count", ".param .u64 gpusim_copy_n16", ".param .u64 gpusim_copy_n16,\n\t.param .u64 extra", "parameter types"},

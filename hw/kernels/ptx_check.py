@@ -114,7 +114,9 @@ cu.cuMemFree_v2(stamps)
 
 # --- copy
 cp = fn("gpusim_copy")
-for n16, grid in ((0, 4), (1001, 3), (1 << 24, sms * 4)):
+# 1001 on 768 threads: the one-at-a-time tail alone; 3077: one trip of four
+# a thread (to 3071), then the tail's five; 2^24: many trips.
+for n16, grid in ((0, 4), (1001, 3), (3077, 3), (1 << 24, sms * 4)):
     nb = 16 * n16
     src_h = os.urandom(nb) if n16 < 4096 else (os.urandom(1 << 20) * (nb >> 20))
     src, dst = alloc(max(nb, 16)), alloc(max(nb, 16))
