@@ -9,11 +9,13 @@ import (
 	"testing"
 )
 
-// A small interpreter of the PTX that gpusim_copy uses (integer moves and
-// arithmetic, comparisons, predicated branches, 16-byte global loads and
-// stores), run one thread at a time over every thread of a launch: no GPU
-// or ptxas here, but the copy's index arithmetic, its trips of four and its
-// tail are checked for every element of sizes that use each.
+// A small interpreter of the PTX that gpusim_copy and gpusim_spin use
+// (integer moves and arithmetic, comparisons, predicated branches, 16-byte
+// global loads and stores, 64-bit atomic min and max, %globaltimer), run
+// one thread at a time over every thread of a launch: no GPU or ptxas here,
+// but the copy's index arithmetic, its trips of four and its tail are
+// checked for every element of sizes that use each, and the spin's
+// stamps.
 
 var (
 	rePred   = regexp.MustCompile(`^@(!?)(%p\d+)\s+(.*)$`)
@@ -25,10 +27,17 @@ type thread struct {
 	params  map[string]uint64
 	special map[string]uint64
 	mem     map[uint64]uint32 // 4-byte words
+	mem64   map[uint64]uint64 // 8-byte words of the atomics
 	reg     map[string]uint64
+	// clock is what %globaltimer reads, advancing tick at each read.
+	clock, tick uint64
 }
 
 func (th *thread) val(t *testing.T, x string) uint64 {
+	if x == "%globaltimer" {
+		th.clock += th.tick
+		return th.clock
+	}
 	if v, ok := th.special[x]; ok {
 		return v
 	}
@@ -109,8 +118,32 @@ func (th *thread) run(t *testing.T, body []string) {
 					th.mem[at+4*uint64(k)] = uint32(th.val(t, r))
 				}
 			}
-		case "mov.u32", "cvt.u64.u32", "cvta.to.global.u64":
+		case "mov.u32", "mov.u64", "cvt.u64.u32", "cvta.to.global.u64":
 			th.reg[a[0]] = th.val(t, a[1])
+		case "sub.s64":
+			th.reg[a[0]] = th.val(t, a[1]) - th.val(t, a[2])
+		case "setp.ne.u32":
+			th.reg[a[0]] = 0
+			if uint32(th.val(t, a[1])) != uint32(th.val(t, a[2])) {
+				th.reg[a[0]] = 1
+			}
+		case "setp.eq.or.u64": // p = (a == b) || c
+			th.reg[a[0]] = 0
+			if th.val(t, a[1]) == th.val(t, a[2]) || th.val(t, a[3]) != 0 {
+				th.reg[a[0]] = 1
+			}
+		case "atom.global.min.u64", "atom.global.max.u64":
+			at := th.val(t, strings.Trim(a[1], "[]"))
+			if at%8 != 0 {
+				t.Fatalf("%s at %#x: not 8-byte aligned", op, at)
+			}
+			old, v := th.mem64[at], th.val(t, a[2])
+			th.reg[a[0]] = old
+			if op == "atom.global.min.u64" {
+				th.mem64[at] = min(old, v)
+			} else {
+				th.mem64[at] = max(old, v)
+			}
 		case "mul.lo.u64":
 			th.reg[a[0]] = th.val(t, a[1]) * th.val(t, a[2])
 		case "add.s64":
@@ -130,13 +163,16 @@ func (th *thread) run(t *testing.T, body []string) {
 }
 
 // copyBody is gpusim_copy's instructions and labels.
-func copyBody(t *testing.T, src string) []string {
+func copyBody(t *testing.T, src string) []string { return body(t, src, Copy) }
+
+// body is the named entry's instructions and labels.
+func body(t *testing.T, src, name string) []string {
 	ents, errs := parseEntries(stripComments(src))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	for _, e := range ents {
-		if e.name != Copy {
+		if e.name != name {
 			continue
 		}
 		var out []string
@@ -147,7 +183,7 @@ func copyBody(t *testing.T, src string) []string {
 		}
 		return out
 	}
-	t.Fatalf("no %s", Copy)
+	t.Fatalf("no %s", name)
 	return nil
 }
 
@@ -222,6 +258,40 @@ func TestCopyInterpreterCatches(t *testing.T) {
 		}
 		if !caught {
 			t.Errorf("%s: every copy came out right", c.name)
+		}
+	}
+}
+
+// The spin kernel on blocks that start 1000 ns apart, each thread's timer
+// advancing 7 ns a read: thread 0 of each block takes start[0] down to its
+// first reading, t0 = its block's start + 7, and start[1] up to its last,
+// the first at least the duration after t0: t0 + 7 ceil(d / 7). So start[0]
+// is block 0's t0 and start[1] the last block's last reading; with no
+// start address nothing is stored, and a duration of 0 stops at the first
+// re-read.
+func TestSpinKernelStamps(t *testing.T) {
+	spin := body(t, string(ptx), Spin)
+	const at, base, apart, tick = 0x4000, 1_000_000, 1000, 7
+	for _, c := range []struct{ d, grid, block uint64 }{{500, 3, 32}, {0, 2, 32}, {7, 1, 1}, {5000, 4, 8}} {
+		for _, addr := range []uint64{0, at} {
+			mem64 := map[uint64]uint64{at: ^uint64(0), at + 8: 0}
+			for blk := uint64(0); blk < c.grid; blk++ {
+				for tid := uint64(0); tid < c.block; tid++ {
+					th := &thread{params: map[string]uint64{"gpusim_spin_duration_ns": c.d, "gpusim_spin_start": addr},
+						mem64: mem64, reg: map[string]uint64{}, clock: base + blk*apart, tick: tick,
+						special: map[string]uint64{"%tid.x": tid, "%ntid.x": c.block, "%ctaid.x": blk, "%nctaid.x": c.grid}}
+					th.run(t, spin)
+				}
+			}
+			first := uint64(base + tick)
+			last := base + (c.grid-1)*apart + tick + tick*max(1, (c.d+tick-1)/tick)
+			want := map[uint64]uint64{at: ^uint64(0), at + 8: 0}
+			if addr != 0 {
+				want = map[uint64]uint64{at: first, at + 8: last}
+			}
+			if fmt.Sprint(mem64) != fmt.Sprint(want) {
+				t.Errorf("spin %d ns on %d x %d threads, start at %#x: memory %v, want %v", c.d, c.grid, c.block, addr, mem64, want)
+			}
 		}
 	}
 }
