@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,6 +42,7 @@ import (
 
 	"gpusim/hw"
 	"gpusim/scenarios"
+	"gpusim/topologies"
 )
 
 // Exit statuses.
@@ -564,6 +566,18 @@ func (e *tooLargeError) Error() string {
 		e.name, float64(e.size)/(1<<20), e.size, maxInput>>20)
 }
 
+// shippedName reports whether name, without a folder, names a shipped
+// scenario or topology (with or without .yaml).
+func shippedName(name string) bool {
+	if strings.ContainsAny(name, "/\\") {
+		return false
+	}
+	base := strings.TrimSuffix(name, ".yaml")
+	_, sc := scenarios.ShippedSource(base)
+	_, topo := topologies.ShippedSource(base)
+	return sc || topo
+}
+
 // readInput reads a topology or scenario file of at most maxInput bytes.
 func readInput(name string) ([]byte, error) {
 	f, err := os.Open(name)
@@ -572,6 +586,11 @@ func readInput(name string) ([]byte, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
+		if shippedName(name) {
+			// A folder is never a scenario or topology: one named like a
+			// shipped one (a plot folder, say) does not hide it.
+			return nil, &os.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+		}
 		return nil, &os.PathError{Op: "read", Path: name, Err: errors.New("it is a directory, not a file")}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxInput+1))
