@@ -203,6 +203,10 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	if *resume && *csvOut == "" {
 		return &usageError{"gpusim sweep: --resume needs --csv FILE, the file to resume"}
 	}
+	if given(fs, "shard") && strings.TrimSpace(*shard) == "" {
+		// A script's --shard "$I" with I unset would run the whole sweep.
+		return &usageError{"gpusim sweep: --shard is empty: write it as i/n, such as 0/4 (a variable not set?)"}
+	}
 	shardI, shardN, err := shardOf(*shard, *shards, given(fs, "shards"))
 	if err != nil {
 		return err

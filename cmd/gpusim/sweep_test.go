@@ -217,6 +217,8 @@ func TestSweepRefusesFlagsThatDoNothing(t *testing.T) {
 		{[]string{"--shards", "3"}, "gpusim sweep: --shards 3 counts the shards of a Kubernetes Indexed Job, whose JOB_COMPLETION_INDEX is not set here: run one shard with --shard i/n\n"},
 		{[]string{"--shards", "3", "--shard", "0/2"}, "gpusim sweep: --shards goes with Kubernetes' JOB_COMPLETION_INDEX; here --shard or Slurm's SLURM_ARRAY_TASK_ID/COUNT already give the shard: drop --shards\n"},
 		{[]string{"--shards", "-3"}, "gpusim sweep: --shards -3: want the number of shards, at least 1\n"},
+		{[]string{"--shard", ""}, "gpusim sweep: --shard is empty: write it as i/n, such as 0/4 (a variable not set?)\n"},
+		{[]string{"--shard= "}, "gpusim sweep: --shard is empty: write it as i/n, such as 0/4 (a variable not set?)\n"},
 		{[]string{"--shards", "0"}, "gpusim sweep: --shards 0: want the number of shards, at least 1\n"},
 		{[]string{"--shards=0"}, "gpusim sweep: --shards 0: want the number of shards, at least 1\n"},
 		{[]string{"--max-ops", "-1"}, "gpusim sweep: --max-ops -1: want 1 to 68719476736 (the default is 10000000)\n"},
