@@ -1478,6 +1478,18 @@ func (n Node) Substitute(vars map[string]string, names []string, used map[string
 				if f := from[name]; ok && f != "" && !slices.Contains(notes, ref+" from "+f) {
 					notes = append(notes, ref+" from "+f)
 				}
+				if !ok && !ValidName(name) {
+					// Not a name a var could have: advice to define it
+					// could not be followed.
+					msg := fmt.Sprintf("%s names no var: a var's name is ASCII letters, digits, '_', '-', '.', ':' and '#'", ref)
+					if t := strings.TrimSpace(name); t != name && ValidName(t) {
+						msg += fmt.Sprintf(" (did you mean ${%s}?)", t)
+					} else if strings.Contains(name, "${") {
+						msg += " (vars are not replaced inside a reference)"
+					}
+					n.Child(y, path).Errorf("%s", msg)
+					return ref
+				}
 				if !ok {
 					msg := fmt.Sprintf("${%s} is not defined", name)
 					if len(names) > 0 {
