@@ -376,7 +376,10 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	opt.Set = set
 	if sn, ok := top.Get("sweep"); ok {
 		b.sc.SweepAt = top.KeyNode("sweep").Pos()
-		sm, _ := sn.MapAny()
+		sm, isMap := sn.MapAny()
+		if isMap && len(sm.Keys()) == 0 {
+			sn.Errorf("an empty sweep: give each swept var its values, such as sweep: {batch: [64 MiB, 256 MiB]}, or remove it")
+		}
 		for _, k := range sm.Keys() {
 			kn := sm.KeyNode(k)
 			if _, ok := kn.Name(); !ok {
