@@ -452,6 +452,8 @@ func parseSMI(file, text string) (*smiMatrix, error) {
 					return nil, fmt.Errorf("%s:%d:%d: %s's CPU Affinity lists more than %d distinct CPUs: a host has at most %d cores, so the list may name at most that many", file, li+1, cols[1+ncols], r.name, maxHostCores, maxHostCores)
 				}
 				r.cores = c
+			} else if r.cpus != "N/A" {
+				return nil, fmt.Errorf("%s:%d:%d: %s's CPU Affinity %q is not a list of CPUs: want ranges and numbers, such as 0-55,112-167, or N/A", file, li+1, cols[1+ncols], r.name, r.cpus)
 			}
 		}
 		if hasNUMA && len(rest) > 0 && rest[0] != "N/A" {

@@ -398,6 +398,10 @@ func TestImportCountsDistinctCPUs(t *testing.T) {
 		{"1048576,0-524288,524288-1048575", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576"},
 		{"0-9223372036854775807", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576"},
 		{"9223372036854775807,0-9223372036854775807", 0, "t.txt:2:14: GPU0's CPU Affinity lists more than 1048576"},
+		// Not a list: refused, not read as no cores.
+		{"103-52", 0, `t.txt:2:14: GPU0's CPU Affinity "103-52" is not a list of CPUs: want ranges and numbers, such as 0-55,112-167, or N/A`},
+		{"a-b,,", 0, `t.txt:2:14: GPU0's CPU Affinity "a-b,," is not a list of CPUs`},
+		{"N/A", 0, ""},
 	} {
 		_, tp, err := FromNvidiaSMI("t.txt", []byte(table(c.aff)), SMIOptions{GPU: "H100-SXM"})
 		switch {
