@@ -1808,6 +1808,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if err := plotDirUsable("sweep merge", *plotTo); err != nil {
 		return err
 	}
+	if err := notAnInput("sweep merge", "csv", *csvOut, files...); err != nil {
+		return err
+	}
 	for i, f := range files {
 		for _, g := range files[:i] {
 			a, err1 := os.Stat(f)
