@@ -234,9 +234,13 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err := heatmapsFit(t, *plotTo); err != nil {
 		return err // before the tests run, not after (gb200-nvl72 takes seconds)
 	}
-	// Each test holds at least one buffer of the size on a GPU.
+	// Each test holds at least one buffer of the size on a GPU; the
+	// device-to-device bidirectional ones two on each of the pair (a
+	// source and a destination, a copy each way: methods.md, nvbandwidth).
 	if mem, model := leastMemory(t, len(t.Machine.GPUs)); mem > 0 && *buf<<20 > mem {
 		return &usageError{fmt.Sprintf("gpusim nvbandwidth: --buffer-size %d: more MiB than the %d (%s) of %s; give at most %d", *buf, mem>>20, units.Format(float64(mem), units.Bytes), model, mem>>20)}
+	} else if i := slices.IndexFunc(tests, func(tc string) bool { return strings.HasPrefix(tc, "device_to_device_bidirectional") }); mem > 0 && i >= 0 && len(t.Machine.GPUs) > 1 && 2*(*buf<<20) > mem {
+		return &usageError{fmt.Sprintf("gpusim nvbandwidth: --buffer-size %d: %s holds two buffers of it on each GPU of a pair, more than the %d MiB (%s) of %s; give at most %d, or other tests", *buf, tests[i], mem>>20, units.Format(float64(mem), units.Bytes), model, mem>>21)}
 	}
 	var all []*mirror.Matrix
 	if !*asJSON {
