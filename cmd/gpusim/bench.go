@@ -109,8 +109,11 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	}
 	// -g counts each process's GPUs, as nccl-tests' does (mpirun -np 8
 	// all_reduce_perf -g 1 runs 8 ranks).
-	if *gpus > 1<<20 || *procs > 1<<20 {
-		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d --procs %d: more GPUs than any machine has", *gpus, *procs)}
+	if *gpus > 1<<20 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: -g %d: more GPUs than any machine has", *gpus)}
+	}
+	if *procs > 1<<20 {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: --procs %d: more processes than any machine's GPUs", *procs)}
 	}
 	*gpus *= *procs
 	cfg.GPUs, cfg.Procs = *gpus, *procs
