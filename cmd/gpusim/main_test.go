@@ -465,6 +465,25 @@ func TestRunThatWouldNotFit(t *testing.T) {
 	}
 }
 
+// TestCollectiveThatWouldNotFit: a collective's plan counts in the memory
+// need, each transfer at bytesPerTask: a ring all-reduce over dgx-h100's 8
+// GPUs is 2 x 8 x 7 = 112 transfers (each rank sends to the next at each of
+// the 2(n-1) steps of reduce-scatter then all-gather), 70 KiB, and its 8
+// records 8 KiB: 78 KiB, where the records alone would fit in 20 KiB.
+func TestCollectiveThatWouldNotFit(t *testing.T) {
+	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
+	memoryCheckFloor = 0
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "ar.yaml")
+	os.WriteFile(scen, []byte("name: ar\ntopology: dgx-h100\nthreads:\n  - name: m\n    host: cpu0\n    ops:\n      - allreduce: {gpus: all, bytes: 64 MiB, stream: comm, algorithm: ring, protocol: simple}\n"), 0o644)
+	freeMemory = func() (uint64, bool) { return 20 << 10, true }
+	_, errb, code := runCmd(t, "run", scen)
+	want := "gpusim: " + scen + ": its collectives' plans have 112 transfers (a ring over n GPUs has 2n(n-1)), which with its 1 op need about 78 KiB to simulate; 20 KiB is free here: give its collectives fewer GPUs, or run where more memory is free\n"
+	if code != exitFail || errb != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, errb, exitFail, want)
+	}
+}
+
 // TestOtherCommandsThatWouldNotFit: validate, which only loads, needs a
 // fifth of a run's memory (21 ops at 204 bytes, bytesPerOp/loadShare in
 // whole bytes: 4,284 bytes, 4.184 KiB; room for 20 in 4 KiB) and
