@@ -490,7 +490,9 @@ func TestCollectiveThatWouldNotFit(t *testing.T) {
 // refuses with less; run --backend hw and replay keep a record of each op
 // as the simulator does, and are refused as run is, before they look for
 // a GPU. A collective issued for its 8 GPUs at once keeps a record of each
-// GPU's part: 10 of them need 80 KiB, though they are 10 ops.
+// GPU's part: 10 of them need 80 KiB, though they are 10 ops, and their
+// plan (one, which the 10 share: a ring of 2 x 8 x 7 = 112 transfers at
+// bytesPerTask) 70 KiB more.
 func TestOtherCommandsThatWouldNotFit(t *testing.T) {
 	defer func(f func() (uint64, bool), floor uint64) { freeMemory, memoryCheckFloor = f, floor }(freeMemory, memoryCheckFloor)
 	memoryCheckFloor = 0
@@ -513,7 +515,7 @@ func TestOtherCommandsThatWouldNotFit(t *testing.T) {
 	coll := filepath.Join(dir, "c.yaml")
 	os.WriteFile(coll, []byte("name: c\ntopology: dgx-h100\nthreads:\n  - name: t\n    host: cpu0\n    ops:\n      - repeat: {count: 10, ops: [{allreduce: {gpus: all, bytes: 8, stream: s}}]}\n"), 0o644)
 	_, errb, code := runCmd(t, "run", coll)
-	if want := "gpusim: " + coll + " expands to 10 ops, 80 records with each GPU's part of its collectives, which need about 80 KiB to simulate; 40 KiB is free here: lower its counts, or run where more memory is free\n"; code != exitFail || errb != want {
+	if want := "gpusim: " + coll + " expands to 10 ops, 80 records with each GPU's part of its collectives, which need about 150 KiB to simulate; 40 KiB is free here: lower its counts, or run where more memory is free\n"; code != exitFail || errb != want {
 		t.Errorf("collectives: exit %d, stderr %q; want 1, %q", code, errb, want)
 	}
 }
