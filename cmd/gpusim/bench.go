@@ -140,6 +140,9 @@ func cmdNCCLTests(args []string, stdout, stderr io.Writer) error {
 	if n <= 0 || n > len(t.Machine.GPUs) {
 		n = len(t.Machine.GPUs)
 	}
+	if n > maxNCCLRanks {
+		return &usageError{fmt.Sprintf("gpusim nccl-tests: %d ranks: predicted for up to %d (a ring over n ranks is 2n(n-1) transfers at each size: %d here); give fewer with -g, or a topology of fewer GPUs", n, maxNCCLRanks, 2*n*(n-1))}
+	}
 	if mem, model := leastMemory(t, n); mem > 0 {
 		if need := mirror.BufferBytes(cfg.Op, n, cfg.MaxBytes); need > mem {
 			return &usageError{fmt.Sprintf("gpusim nccl-tests: -e %s: each GPU would hold %s of send and receive buffers, which nccl-tests allocates before it runs, but %s has %s: give -e of at most %s", units.Format(float64(cfg.MaxBytes), units.Bytes), units.Format(float64(need), units.Bytes), model, units.Format(float64(mem), units.Bytes), sizeArg(mirror.MaxBufferSize(cfg.Op, n, mem)))}
@@ -237,6 +240,11 @@ func cmdNVBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err := heatmapsFit(t, *plotTo); err != nil {
 		return err // before the tests run, not after (gb200-nvl72 takes seconds)
 	}
+	if i := slices.IndexFunc(tests, func(tc string) bool { return strings.HasPrefix(tc, "device_to_device") }); i >= 0 {
+		if err := pairsFit("nvbandwidth", tests[i]+"'s matrix is", t); err != nil {
+			return err
+		}
+	}
 	// Each test holds at least one buffer of the size on a GPU; the
 	// device-to-device bidirectional ones two on each of the pair (a
 	// source and a destination, a copy each way: methods.md, nvbandwidth).
@@ -304,6 +312,9 @@ func cmdP2PTest(args []string, stdout, stderr io.Writer) error {
 	if err := heatmapsFit(t, *plotTo); err != nil {
 		return err // before the tests run, not after (gb200-nvl72 takes seconds)
 	}
+	if err := pairsFit("p2p-test", "its matrices are", t); err != nil {
+		return err
+	}
 	ms, err := mirror.P2PTest(t.Machine, onEveryCPU)
 	if err != nil {
 		return fmt.Errorf("gpusim p2p-test: %v", err)
@@ -366,6 +377,28 @@ func plotFileUsable(cmd, plotTo, topo string) error {
 		return &usageError{"gpusim " + cmd + ": --plot " + err.Error()}
 	}
 	return notAnInput(cmd, "plot", plotTo, topo)
+}
+
+// maxNCCLRanks is the most ranks nccl-tests predicts for: the largest
+// NVLink domain built (NVL576). Each size runs the collective many times
+// (warm-ups and iterations, as nccl-tests does), and a ring over n ranks
+// is 2n(n-1) transfers: on a 2-core machine (2026-12-02) 256 ranks took 2 s
+// a size, 1024 ranks 40 s, and -b 8 -e 8G is 31 sizes.
+const maxNCCLRanks = 576
+
+// maxMatrixGPUs is the most GPUs nvbandwidth and p2p-test predict
+// matrices for: a run for each pair, n^2 of them, on a machine of n GPUs;
+// at 128 GPUs p2p-test takes 25 s and nvbandwidth 14 s on a 2-core machine,
+// at 300 p2p-test took 5 minutes (2026-12-02).
+const maxMatrixGPUs = 128
+
+// pairsFit is the error of cmd's matrices of GPU pairs (what) on more GPUs
+// than they are predicted for, or nil.
+func pairsFit(cmd, what string, t *topologies.Topology) error {
+	if n := len(t.Machine.GPUs); n > maxMatrixGPUs {
+		return &usageError{fmt.Sprintf("gpusim %s: %s has %d GPUs: %s predicted for up to %d GPUs (a run for each of its %d pairs would take minutes); use a topology of fewer GPUs", cmd, t.Name, n, what, maxMatrixGPUs, n*(n-1))}
+	}
+	return nil
 }
 
 // heatmapsFit is the error of a --plot of matrices (nvbandwidth, p2p-test)

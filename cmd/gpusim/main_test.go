@@ -745,3 +745,61 @@ func TestHWRunSaysWhereHostsRan(t *testing.T) {
 		t.Errorf("replay --json host_numa_nodes = %v, want cpu1 on node 1", doc.HostNUMANodes)
 	}
 }
+
+// TestMatricesOfTooManyGPUs: p2p-test, and nvbandwidth's device-to-device
+// tests, run a simulation for each GPU pair: on a topology of more than
+// maxMatrixGPUs GPUs they are refused at once (exit 2), while nvbandwidth's
+// tests of each GPU and its host still run.
+func TestMatricesOfTooManyGPUs(t *testing.T) {
+	n := maxMatrixGPUs + 1
+	var b strings.Builder
+	b.WriteString("name: many\nhosts: [{name: cpu0}]\nswitches: [{name: nvs, kind: nvswitch}, {name: pcie}]\ngpus:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: H100-SXM, host: cpu0}\n", i)
+	}
+	b.WriteString("links:\n  - {ends: [pcie, cpu0], type: pcie5x16}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, nvs], type: nvlink4, count: 18}\n  - {ends: [gpu%d, pcie], type: pcie5x16}\n", i, i)
+	}
+	topo := filepath.Join(t.TempDir(), "many.yaml")
+	os.WriteFile(topo, []byte(b.String()), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"p2p-test", "--topology", topo}, "gpusim p2p-test: many has 129 GPUs: its matrices are predicted for up to 128 GPUs (a run for each of its 16512 pairs would take minutes); use a topology of fewer GPUs\n"},
+		{[]string{"nvbandwidth", "--topology", topo, "-t", "host_to_device_memcpy_ce", "-t", "device_to_device_memcpy_read_ce"}, "gpusim nvbandwidth: many has 129 GPUs: device_to_device_memcpy_read_ce's matrix is predicted for up to 128 GPUs (a run for each of its 16512 pairs would take minutes); use a topology of fewer GPUs\n"},
+	} {
+		_, errb, code := runCmd(t, tc.args...)
+		if code != exitInput || errb != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 2, %q", tc.args[0], code, errb, tc.want)
+		}
+	}
+	out, errb, code := runCmd(t, "nvbandwidth", "--topology", topo, "-t", "host_to_device_memcpy_ce")
+	if code != exitOK || !strings.Contains(out, "Running host_to_device_memcpy_ce.") {
+		t.Errorf("nvbandwidth's host-to-device test on 129 GPUs: exit %d, stderr %q", code, errb)
+	}
+}
+
+// TestNCCLTestsOfTooManyRanks: nccl-tests on more than maxNCCLRanks ranks
+// is refused at once (exit 2), not left to run for minutes: a ring over
+// 577 would be 2 x 577 x 576 = 664,704 transfers a size.
+func TestNCCLTestsOfTooManyRanks(t *testing.T) {
+	n := maxNCCLRanks + 1
+	var b strings.Builder
+	b.WriteString("name: many\nhosts: [{name: cpu0}]\nswitches: [{name: nvs, kind: nvswitch}, {name: pcie}]\ngpus:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: gpu%d, model: H100-SXM, host: cpu0}\n", i)
+	}
+	b.WriteString("links:\n  - {ends: [pcie, cpu0], type: pcie5x16}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {ends: [gpu%d, nvs], type: nvlink4, count: 18}\n  - {ends: [gpu%d, pcie], type: pcie5x16}\n", i, i)
+	}
+	topo := filepath.Join(t.TempDir(), "many.yaml")
+	os.WriteFile(topo, []byte(b.String()), 0o644)
+	_, errb, code := runCmd(t, "nccl-tests", "--topology", topo, "--op", "all_reduce")
+	want := "gpusim nccl-tests: 577 ranks: predicted for up to 576 (a ring over n ranks is 2n(n-1) transfers at each size: 664704 here); give fewer with -g, or a topology of fewer GPUs\n"
+	if code != exitInput || errb != want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, errb, want)
+	}
+}
