@@ -751,18 +751,7 @@ func TestHWRunSaysWhereHostsRan(t *testing.T) {
 // maxMatrixGPUs GPUs they are refused at once (exit 2), while nvbandwidth's
 // tests of each GPU and its host still run.
 func TestMatricesOfTooManyGPUs(t *testing.T) {
-	n := maxMatrixGPUs + 1
-	var b strings.Builder
-	b.WriteString("name: many\nhosts: [{name: cpu0}]\nswitches: [{name: nvs, kind: nvswitch}, {name: pcie}]\ngpus:\n")
-	for i := range n {
-		fmt.Fprintf(&b, "  - {name: gpu%d, model: H100-SXM, host: cpu0}\n", i)
-	}
-	b.WriteString("links:\n  - {ends: [pcie, cpu0], type: pcie5x16}\n")
-	for i := range n {
-		fmt.Fprintf(&b, "  - {ends: [gpu%d, nvs], type: nvlink4, count: 18}\n  - {ends: [gpu%d, pcie], type: pcie5x16}\n", i, i)
-	}
-	topo := filepath.Join(t.TempDir(), "many.yaml")
-	os.WriteFile(topo, []byte(b.String()), 0o644)
+	topo := manyGPUs(t, maxMatrixGPUs+1)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -785,7 +774,17 @@ func TestMatricesOfTooManyGPUs(t *testing.T) {
 // is refused at once (exit 2), not left to run for minutes: a ring over
 // 577 would be 2 x 577 x 576 = 664,704 transfers a size.
 func TestNCCLTestsOfTooManyRanks(t *testing.T) {
-	n := maxNCCLRanks + 1
+	topo := manyGPUs(t, maxNCCLRanks+1)
+	_, errb, code := runCmd(t, "nccl-tests", "--topology", topo, "--op", "all_reduce")
+	want := "gpusim nccl-tests: 577 ranks: predicted for up to 576 (a ring over n ranks is 2n(n-1) transfers at each size: 664704 here); give fewer with -g, or a topology of fewer GPUs\n"
+	if code != exitInput || errb != want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, errb, want)
+	}
+}
+
+// manyGPUs writes a topology "many" of n H100s on an NVSwitch and a PCIe
+// switch, and returns its path.
+func manyGPUs(t *testing.T, n int) string {
 	var b strings.Builder
 	b.WriteString("name: many\nhosts: [{name: cpu0}]\nswitches: [{name: nvs, kind: nvswitch}, {name: pcie}]\ngpus:\n")
 	for i := range n {
@@ -797,9 +796,5 @@ func TestNCCLTestsOfTooManyRanks(t *testing.T) {
 	}
 	topo := filepath.Join(t.TempDir(), "many.yaml")
 	os.WriteFile(topo, []byte(b.String()), 0o644)
-	_, errb, code := runCmd(t, "nccl-tests", "--topology", topo, "--op", "all_reduce")
-	want := "gpusim nccl-tests: 577 ranks: predicted for up to 576 (a ring over n ranks is 2n(n-1) transfers at each size: 664704 here); give fewer with -g, or a topology of fewer GPUs\n"
-	if code != exitInput || errb != want {
-		t.Errorf("exit %d, stderr %q; want 2, %q", code, errb, want)
-	}
+	return topo
 }
