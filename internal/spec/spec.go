@@ -1426,17 +1426,40 @@ func (n Node) ByteCount(sign Positive) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	if s, _ := n.Scalar(); v >= 1<<62 {
+		// A count of bytes written out whole is read whole: as a float,
+		// 2^62 - 1 rounds to 2^62.
+		if i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && i >= 0 && i < 1<<62 {
+			return i, true
+		}
+	}
 	if v >= 1<<62 {
 		s, _ := n.Scalar()
 		n.Errorf("%s is too large: sizes must be under 4 EiB", s)
 		return 0, false
 	}
-	if v != math.Trunc(v) {
-		s, _ := n.Scalar()
+	if s, _ := n.Scalar(); v != math.Trunc(v) || v == 0 && nonzeroMantissa(s) {
+		// (1e-400 GiB reads as 0, as a float: still not whole.)
 		n.Errorf("%s is not a whole number of bytes", s)
 		return 0, false
 	}
 	return int64(v), true
+}
+
+// nonzeroMantissa reports whether the number s begins with has a digit
+// other than 0 before its exponent.
+func nonzeroMantissa(s string) bool {
+	num := strings.TrimLeft(strings.TrimSpace(s), "+-")
+	for _, r := range num {
+		switch {
+		case r >= '1' && r <= '9':
+			return true
+		case r == '0' || r == '.' || r == '_':
+		default:
+			return false // the exponent or the unit
+		}
+	}
+	return false
 }
 
 var varRe = regexp.MustCompile(`\$\{([^}]*)\}`)

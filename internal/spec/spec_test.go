@@ -431,3 +431,40 @@ func TestClonesAreSubstitutedApart(t *testing.T) {
 		t.Error("d, which refers to no var, was copied")
 	}
 }
+
+// A byte count written out whole is read exactly, up to 2^62 - 1: as a
+// float, 4611686018427387903 rounds to 2^62, which sizes must stay under;
+// one too small for a float is no more whole than one that is not.
+func TestByteCountReadsWholeCountsExactly(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want int64
+		err  string
+	}{
+		{"4611686018427387903", 1<<62 - 1, ""},
+		{"4611686018427387904", 0, "is too large: sizes must be under 4 EiB"},
+		{"4 EiB", 0, "is too large: sizes must be under 4 EiB"},
+		{"1 MiB", 1 << 20, ""},
+		{"0 GiB", 0, ""},
+		{"0.000e-5 GiB", 0, ""},
+		// Below the smallest float: 0, but not written as 0.
+		{"1e-400 GiB", 0, "is not a whole number of bytes"},
+		{"1e-300 GiB", 0, "is not a whole number of bytes"},
+	} {
+		d, root, err := Parse("f.yaml", []byte("bytes: "+c.s+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := root.Map("bytes")
+		bn, _ := m.Get("bytes")
+		got, ok := bn.ByteCount(NonNeg)
+		switch {
+		case c.err != "":
+			if ok || d.Err() == nil || !strings.Contains(d.Err().Error(), c.err) {
+				t.Errorf("%s: %d, %v; want the error %q", c.s, got, d.Err(), c.err)
+			}
+		case !ok || got != c.want:
+			t.Errorf("%s: %d, %v; want %d", c.s, got, d.Err(), c.want)
+		}
+	}
+}
