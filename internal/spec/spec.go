@@ -280,6 +280,10 @@ func locateSyntaxError(data []byte, yamlLine int, msg string) (line, col int, hi
 			return line, at(v), fmt.Sprintf(" (a value holding \": \" wants quotes: %q)", val)
 		}
 	}
+	// The reader takes %YAML 1.1 alone; no file needs the directive.
+	if strings.Contains(msg, "incompatible YAML document") && strings.HasPrefix(strings.TrimSpace(text), "%YAML") {
+		return line, col, fmt.Sprintf(" (%s: gpusim reads YAML without a version directive: remove this line)", strings.TrimSpace(text))
+	}
 	return line, col, ""
 }
 
