@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -113,6 +114,38 @@ type Node struct {
 }
 
 var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// oddIndent finds the first line up to upto (from 1) whose indentation
+// holds a space other than ' ' and '\t' (a no-break space pasted from a
+// web page): its line, its column and the space.
+func oddIndent(data []byte, upto int) (line, col int, r rune, ok bool) {
+	for i, text := range strings.SplitN(string(data), "\n", upto+1) {
+		if i >= upto {
+			break
+		}
+		for c, x := range []rune(text) {
+			if x == ' ' || x == '\t' {
+				continue
+			}
+			if x != '\r' && unicode.IsSpace(x) || x == '\u200b' || x == '\ufeff' && i > 0 {
+				return i + 1, c + 1, x, true
+			}
+			break
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// spaceName names a space character for messages.
+func spaceName(r rune) string {
+	switch r {
+	case '\u00a0':
+		return "no-break space (U+00A0)"
+	case '\u3000':
+		return "ideographic space (U+3000)"
+	}
+	return fmt.Sprintf("space character U+%04X", r)
+}
 
 // syntaxHint says what most often causes the parser's message msg about
 // line (1-based) of data, where it can tell: a tab in the indentation, a
@@ -584,6 +617,11 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 		if hint == "" {
 			hint = syntaxHint(data, line, msg)
 		}
+		if l, c, r, ok := oddIndent(data, line); ok {
+			// A space YAML does not take for one, on this line or one
+			// before: the likelier cause, and where it is.
+			line, col, hint = l, c, fmt.Sprintf(" (a %s indents this line: YAML indents with spaces)", spaceName(r))
+		}
 		if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) {
 			if c := unquotedVarInFlow(lines[line-1]); c > 0 {
 				col, hint = c, " (a ${var} inside { } or [ ] needs quotes, \"${...}\": there YAML reads its { as a mapping's)"
@@ -1039,6 +1077,11 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 					n.d.meant = map[*yaml.Node][]string{}
 				}
 				n.d.meant[y] = append(n.d.meant[y], strings.TrimSpace(before))
+			case strings.TrimLeftFunc(k, unicode.IsSpace) != k:
+				// "\u00a0 - kernel": YAML took the indentation for the key.
+				r, _ := utf8.DecodeRuneInString(k)
+				s = ""
+				msg += fmt.Sprintf(" (a %s indents this line: YAML indents with spaces)", spaceName(r))
 			case strings.HasPrefix(k, "-") && contains(valid, strings.TrimSpace(k[1:])):
 				s = ""
 				msg += fmt.Sprintf(" (a space after the '-' makes %q a list item's key)", strings.TrimSpace(k[1:]))

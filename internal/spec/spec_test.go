@@ -157,6 +157,7 @@ func TestSyntaxErrorsPointAtTheirLine(t *testing.T) {
 		// the indentation.
 		{"a bracket in a plain value", "a:\n  b: 1\n c: x}\n", `f.yaml:3:2: not valid YAML: did not find expected key`},
 		{"a stray bracket", "a: 1\nb: [1, 2]]\n", `f.yaml:2:10: not valid YAML: did not find expected key (this ] closes nothing: one too many, or its opening [ is missing)`},
+		{"a no-break space in the indentation", "a:\n\u00a0 - b: 1\n    c: 2\n", `f.yaml:2:1: not valid YAML: mapping values are not allowed in this context (a no-break space (U+00A0) indents this line: YAML indents with spaces)`},
 		{"a YAML 1.2 directive", "%YAML 1.2\n---\na: 1\n", `f.yaml:1:1: not valid YAML: found incompatible YAML document (%YAML 1.2: gpusim reads YAML without a version directive: remove this line)`},
 		{"indented deeper", "name: x\n  topology: y\n", `f.yaml:2:3: not valid YAML: mapping values are not allowed in this context (a line indented deeper than the key before it, or a value holding ": " that wants quotes)`},
 		{"an apostrophe before the bracket", "a: 1\nthreads: [it's, b\n", `f.yaml:2:10: not valid YAML: did not find expected ',' or ']' (the [ here is not closed)`},
