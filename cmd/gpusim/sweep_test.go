@@ -665,6 +665,10 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 			`DIR/f.csv:4:12: column idle_mean: "1.5" is out of range; want a fraction from 0 to 1` + "\n"},
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=x,l,0.125,compute-bound,\n",
 			`DIR/f.csv:4:21: column idle_per_gpu: "gpu1=x": "x" is not a fraction; want GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu0=1,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:21: column idle_per_gpu: gpu0 twice; want GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1, each GPU once` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:21: column idle_per_gpu: empty, for a point that ran; want GPU=fraction pairs apart by spaces, each fraction from 0 to 1, such as gpu0=0.25 gpu1=1, each GPU of its topology` + "\n"},
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,Inf,compute-bound,\n",
 			`DIR/f.csv:4:39: column busiest_link_util: "Inf" is out of range; want a fraction from 0 to 1 (0 where no link carried anything)` + "\n"},
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,7,compute-bound,\n",
@@ -746,7 +750,7 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
  "points_total": 4,
  "partial": false,
  "rows": [
-  {"point": 0, "values": ["x", "1"], "makespan_s": -1, "idle_mean": 0, "idle_max": 0, "idle_per_gpu": [], "busiest_link": "", "busiest_link_util": 0, "bottleneck": ""}
+  {"point": 0, "values": ["x", "1"], "makespan_s": -1, "idle_mean": 0, "idle_max": 0, "idle_per_gpu": [{"gpu": "g0", "idle": 0}], "busiest_link": "", "busiest_link_util": 0, "bottleneck": ""}
  ]
 }
 `
