@@ -226,7 +226,13 @@ func (r *Result) Apply(file string, base []byte) ([]byte, error) {
 			notes = append(notes, fmt.Sprintf("link %s raised to %s so it does not limit the copies of the GPUs behind it", m.Links[li].Name, bwStr(bw)))
 		}
 	}
-	root.HeadComment = r.provenance(m, notes)
+	peaks := make([]float64, len(m.GPUs)) // datasheet memory bandwidths
+	for g := range peaks {
+		if g < len(t.GPUModels) {
+			peaks[g] = float64(t.GPUModels[g].MemoryBandwidth)
+		}
+	}
+	root.HeadComment = r.provenance(m, peaks, notes)
 	doc.HeadComment = ""
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -319,7 +325,7 @@ func (r *Result) Warnings() []string {
 	return append(out, r.Placement...)
 }
 
-func (r *Result) provenance(m *sim.Machine, notes []string) string {
+func (r *Result) provenance(m *sim.Machine, peaks []float64, notes []string) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	w("Calibrated by gpusim calibrate on %s (driver CUDA %d.%d).", r.Date.Format("2006-01-02 15:04 UTC"), r.DriverVersion/1000, r.DriverVersion%1000/10)
@@ -411,6 +417,11 @@ func (r *Result) provenance(m *sim.Machine, notes []string) string {
 		line := fmt.Sprintf("gpu%d: empty kernel on all SMs %s (kernel_overhead)", g, timeStr(r.KernelOverhead[g]))
 		if g < len(r.MemoryKernel) && r.MemoryKernel[g] > 0 {
 			line += fmt.Sprintf("; memory kernel %s read+write", bwStr(r.MemoryKernel[g]))
+			if g < len(peaks) && peaks[g] > 0 {
+				// Beside memory_efficiency (from device-local copies): what
+				// replay's memory kernels will run at against it.
+				line += fmt.Sprintf(" (%.2f of the %s peak)", r.MemoryKernel[g]/peaks[g], bwStr(peaks[g]))
+			}
 		}
 		if g < len(r.FMA) && r.FMA[g] > 0 {
 			line += fmt.Sprintf("; FP32 FMA kernel %.1f TFLOP/s", r.FMA[g]/1e12)
