@@ -561,7 +561,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 func readTopologySource(name string) ([]byte, error) {
 	if b, err := readInput(name); err == nil {
 		return b, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if !notThere(err, name) {
 		return nil, err
 	}
 	if b, ok := topologies.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok {

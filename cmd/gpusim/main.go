@@ -566,6 +566,18 @@ func (e *tooLargeError) Error() string {
 		e.name, float64(e.size)/(1<<20), e.size, maxInput>>20)
 }
 
+// errIsDir is readInput's error for a folder.
+var errIsDir = errors.New("it is a directory, not a file")
+
+// notThere reports whether err, from readInput(name), says there is no
+// file name to read where a shipped scenario or topology may stand in: none
+// at all, or a folder of a shipped one's name (a folder is never a scenario
+// or topology, and one named like a shipped one, a --plot folder say, does
+// not hide it).
+func notThere(err error, name string) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) && shippedName(name)
+}
+
 // shippedName reports whether name, without a folder, names a shipped
 // scenario or topology (with or without .yaml).
 func shippedName(name string) bool {
@@ -586,12 +598,7 @@ func readInput(name string) ([]byte, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		if shippedName(name) {
-			// A folder is never a scenario or topology: one named like a
-			// shipped one (a plot folder, say) does not hide it.
-			return nil, &os.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
-		}
-		return nil, &os.PathError{Op: "read", Path: name, Err: errors.New("it is a directory, not a file")}
+		return nil, &os.PathError{Op: "read", Path: name, Err: errIsDir}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxInput+1))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -203,7 +202,7 @@ func readScenario(name string) (string, []byte, func(string) ([]byte, error), er
 		return "", nil, nil, err
 	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		if notThere(err, name) {
 			if src, ok := scenarios.ShippedSource(strings.TrimSuffix(name, ".yaml")); ok && !strings.Contains(name, "/") {
 				// A shipped scenario names its topology by a path beside it
 				// in the repository; serve those from the embedded copies.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -50,7 +49,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	kind := ""
 	if err == nil {
 		kind = fileKind(data)
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if !notThere(err, name) {
 		return fmt.Errorf("%s: cannot read: %v", name, unwrapPath(err))
 	} else if base := strings.TrimSuffix(name, ".yaml"); strings.ContainsAny(name, "/\\") {
 		kind = "missing"
@@ -233,7 +232,7 @@ func loadTopology(name string) (*topologies.Topology, error) {
 	if err == nil {
 		return topologies.Load(name, data)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
+	if !notThere(err, name) {
 		var big *tooLargeError
 		if errors.As(err, &big) {
 			return nil, err
