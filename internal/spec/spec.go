@@ -115,25 +115,40 @@ type Node struct {
 
 var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
-// oddIndent finds the first line up to upto (from 1) whose indentation
-// holds a space other than ' ' and '\t' (a no-break space pasted from a
-// web page): its line, its column and the space.
-func oddIndent(data []byte, upto int) (line, col int, r rune, ok bool) {
-	for i, text := range strings.SplitN(string(data), "\n", upto+1) {
-		if i >= upto {
-			break
+// oddIndent finds whether line at (from 1) or the one before it, where a
+// syntax error was found, is indented with a space other than ' ' and '\t'
+// (a no-break space pasted from a web page): that line, the column and the
+// space. Lines further up are not looked at: one inside a block or quoted
+// scalar may hold such a space as text.
+func oddIndent(data []byte, at int) (line, col int, r rune, ok bool) {
+	lines := strings.SplitN(string(data), "\n", at+1)
+	for _, i := range []int{at - 1, at - 2} {
+		if i < 0 || i >= len(lines) {
+			continue
 		}
+		text := lines[i]
 		for c, x := range []rune(text) {
 			if x == ' ' || x == '\t' {
 				continue
 			}
-			if x != '\r' && unicode.IsSpace(x) || x == '\u200b' || x == '\ufeff' && i > 0 {
+			if oddSpace(x) || x == '\ufeff' && i > 0 {
 				return i + 1, c + 1, x, true
 			}
 			break
 		}
 	}
 	return 0, 0, 0, false
+}
+
+// oddSpace reports whether r is a space YAML does not take for one: not
+// ' ', '\t' or a line end.
+func oddSpace(r rune) bool {
+	return r != ' ' && r != '\t' && r != '\r' && r != '\n' && (unicode.IsSpace(r) || r == '\u200b')
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // spaceName names a space character for messages.
@@ -146,6 +161,10 @@ func spaceName(r rune) string {
 	}
 	return fmt.Sprintf("space character U+%04X", r)
 }
+
+// mappingValuesHint is syntaxHint's guess for "mapping values are not
+// allowed in this context".
+const mappingValuesHint = " (a line indented deeper than the key before it, or a value holding \": \" that wants quotes)"
 
 // syntaxHint says what most often causes the parser's message msg about
 // line (1-based) of data, where it can tell: a tab in the indentation, a
@@ -161,7 +180,7 @@ func syntaxHint(data []byte, line int, msg string) string {
 	case strings.Contains(indent, "\t"):
 		return " (a tab indents this line: YAML indents with spaces)"
 	case strings.Contains(msg, "mapping values are not allowed"):
-		return " (a line indented deeper than the key before it, or a value holding \": \" that wants quotes)"
+		return mappingValuesHint
 	}
 	return ""
 }
@@ -617,9 +636,10 @@ func Parse(file string, data []byte) (*Doc, Node, error) {
 		if hint == "" {
 			hint = syntaxHint(data, line, msg)
 		}
-		if l, c, r, ok := oddIndent(data, line); ok {
-			// A space YAML does not take for one, on this line or one
-			// before: the likelier cause, and where it is.
+		if l, c, r, ok := oddIndent(data, line); ok && (hint == "" || hint == mappingValuesHint) {
+			// A space YAML does not take for one, on this line or the one
+			// before, where nothing surer was found: the likelier cause,
+			// and where it is.
 			line, col, hint = l, c, fmt.Sprintf(" (a %s indents this line: YAML indents with spaces)", spaceName(r))
 		}
 		if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) {
@@ -1077,11 +1097,10 @@ func (n Node) mapOf(valid []string, anyKey bool) (*Map, bool) {
 					n.d.meant = map[*yaml.Node][]string{}
 				}
 				n.d.meant[y] = append(n.d.meant[y], strings.TrimSpace(before))
-			case strings.TrimLeftFunc(k, unicode.IsSpace) != k:
+			case oddSpace(firstRune(k)):
 				// "\u00a0 - kernel": YAML took the indentation for the key.
-				r, _ := utf8.DecodeRuneInString(k)
 				s = ""
-				msg += fmt.Sprintf(" (a %s indents this line: YAML indents with spaces)", spaceName(r))
+				msg += fmt.Sprintf(" (a %s indents this line: YAML indents with spaces)", spaceName(firstRune(k)))
 			case strings.HasPrefix(k, "-") && contains(valid, strings.TrimSpace(k[1:])):
 				s = ""
 				msg += fmt.Sprintf(" (a space after the '-' makes %q a list item's key)", strings.TrimSpace(k[1:]))

@@ -470,3 +470,19 @@ func TestByteCountReadsWholeCountsExactly(t *testing.T) {
 		}
 	}
 }
+
+// A no-break space is named where it indents the line of a syntax error
+// or the one before it, not where a block scalar above holds it as text
+// (pasted into a description); a quoted key that starts with a plain
+// space is an unknown key with its suggestion, not an indentation.
+func TestOddSpacesNamedOnlyWhereTheyIndent(t *testing.T) {
+	d, _, err := Parse("f.yaml", []byte("description: |\n  text\n  \u00a0indented text\nkernels: [{stream: s\nb: 1\n"))
+	if err == nil || strings.Contains(err.Error(), "no-break") || !strings.HasPrefix(err.Error(), "f.yaml:4:") {
+		t.Errorf("an unclosed bracket below a description holding a no-break space: %v, want the bracket's error at line 4", err)
+	}
+	_ = d
+	got := read(t, "kernels:\n  - {\" stream\": s, duration: 1 us}\n")
+	if len(got) != 1 || strings.Contains(got[0], "indents") || !strings.Contains(got[0], `did you mean "stream"?`) {
+		t.Errorf("a quoted key with a leading space: %q, want an unknown key with its suggestion", got)
+	}
+}
