@@ -1820,9 +1820,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if err := plotDirUsable("sweep merge", *plotTo); err != nil {
 		return err
 	}
-	if err := notAnInput("sweep merge", "csv", *csvOut, files...); err != nil {
-		return err
-	}
+	// --csv may name an input: every input is read before it is written,
+	// and the merged table holds its rows (shards gathered into one file
+	// as they arrive).
 	for i, f := range files {
 		for _, g := range files[:i] {
 			a, err1 := os.Stat(f)
@@ -1882,7 +1882,6 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		} else if !maps.Equal(t.Set, merged.Set) {
 			return fmt.Errorf("%s: run with %s, and %s with %s; want the shards of a sweep run with the same --set values", t.at.where("set"), setDesc(t.Set), files[0], setDesc(merged.Set))
 		}
-		merged.Partial = merged.Partial || t.Partial
 		// What an older gpusim's table lacks, for messages.
 		merged.old, merged.older, merged.tokenless = merged.old || t.old, merged.older || t.older, merged.tokenless || t.tokenless
 		for _, r := range t.Rows {
@@ -1920,8 +1919,10 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	// The points' warnings, as the whole sweep would print them.
 	warnPoints(stderr, merged, rows, idx)
-	if len(merged.Rows) < merged.Total {
-		merged.Partial = true
+	// Partial where points are missing, whatever the inputs said: a
+	// partial table merged with the points it lacked is complete.
+	merged.Partial = len(merged.Rows) < merged.Total
+	if merged.Partial {
 		fmt.Fprintf(stderr, "warning: the shards hold %d of %d points\n", len(merged.Rows), merged.Total)
 	}
 	if *csvOut != "" {
