@@ -1492,19 +1492,17 @@ func (n Node) ByteCount(sign Positive) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if s, _ := n.Scalar(); v >= 1<<62 {
-		// A count of bytes written out whole is read whole: as a float,
-		// 2^62 - 1 rounds to 2^62.
-		if i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && i >= 0 && i < 1<<62 {
-			return i, true
-		}
+	// A count of bytes written out whole is read whole: as a float,
+	// 2^53 + 1 reads as 2^53, and 2^62 - 1 as 2^62.
+	s, _ := n.Scalar()
+	if i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && i >= 0 && i < 1<<62 {
+		return i, true
 	}
 	if v >= 1<<62 {
-		s, _ := n.Scalar()
 		n.Errorf("%s is too large: sizes must be under 4 EiB", s)
 		return 0, false
 	}
-	if s, _ := n.Scalar(); v != math.Trunc(v) || v == 0 && nonzeroMantissa(s) {
+	if v != math.Trunc(v) || v == 0 && nonzeroMantissa(s) {
 		// (1e-400 GiB reads as 0, as a float: still not whole.)
 		n.Errorf("%s is not a whole number of bytes", s)
 		return 0, false
@@ -1539,6 +1537,11 @@ func VarRefs(s string) []string {
 	return out
 }
 
+func defined(vars map[string]string, name string) bool {
+	_, ok := vars[name]
+	return ok
+}
+
 // Substitute replaces every ${name} in the scalars below n (n included) with
 // vars[name], recording a problem, at the field, for each undefined name,
 // and marking in used (when not nil) each name it met. Keys are left alone.
@@ -1571,7 +1574,7 @@ func (n Node) Substitute(vars map[string]string, names []string, used map[string
 					// Not a name a var could have: advice to define it
 					// could not be followed.
 					msg := fmt.Sprintf("%s names no var: a var's name is ASCII letters, digits, '_', '-', '.', ':' and '#'", ref)
-					if t := strings.TrimSpace(name); t != name && ValidName(t) {
+					if t := strings.TrimSpace(name); t != name && ValidName(t) && defined(vars, t) {
 						msg += fmt.Sprintf(" (did you mean ${%s}?)", t)
 					} else if strings.Contains(name, "${") {
 						msg += " (vars are not replaced inside a reference)"

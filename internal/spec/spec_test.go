@@ -435,7 +435,8 @@ func TestClonesAreSubstitutedApart(t *testing.T) {
 }
 
 // A byte count written out whole is read exactly, up to 2^62 - 1: as a
-// float, 4611686018427387903 rounds to 2^62, which sizes must stay under;
+// float, 2^53 + 1 reads as 2^53, and 4611686018427387903 rounds to 2^62,
+// which sizes must stay under;
 // one too small for a float is no more whole than one that is not.
 func TestByteCountReadsWholeCountsExactly(t *testing.T) {
 	for _, c := range []struct {
@@ -444,6 +445,7 @@ func TestByteCountReadsWholeCountsExactly(t *testing.T) {
 		err  string
 	}{
 		{"4611686018427387903", 1<<62 - 1, ""},
+		{"9007199254740993", 1<<53 + 1, ""}, // a float reads 2^53
 		{"4611686018427387904", 0, "is too large: sizes must be under 4 EiB"},
 		{"4 EiB", 0, "is too large: sizes must be under 4 EiB"},
 		{"1 MiB", 1 << 20, ""},
