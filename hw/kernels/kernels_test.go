@@ -52,10 +52,7 @@ var (
 	reRegUse       = regexp.MustCompile(`%([A-Za-z_]+)(\d*)`)
 	reLabelDef     = regexp.MustCompile(`^(\$?[A-Za-z_][\w$]*):$`)
 	reBranch       = regexp.MustCompile(`\bbra(?:\.uni)?\s+(\$?[A-Za-z_][\w$]*)\s*;`)
-	// reTuning matches what may stand between an entry's parameters and
-	// its body: nothing, or performance-tuning directives (.maxnreg 32).
-	reTuning  = regexp.MustCompile(`^\s*(?:\.(?:maxnreg|maxntid|reqntid|minnctapersm)\s+\d+(?:\s*,\s*\d+)*\s*)*$`)
-	reLdParam = regexp.MustCompile(`\bld\.param\.(\w+)\s+%\w+\s*,\s*\[\s*([A-Za-z_$][\w$]*)\s*\]`)
+	reLdParam      = regexp.MustCompile(`\bld\.param\.(\w+)\s+%\w+\s*,\s*\[\s*([A-Za-z_$][\w$]*)\s*\]`)
 )
 
 func stripComments(src string) string {
@@ -90,7 +87,7 @@ func parseEntries(src string) ([]entry, []string) {
 		}
 		rest = rest[closeParen+1:]
 		open := strings.IndexByte(rest, '{')
-		if open < 0 || !reTuning.MatchString(rest[:open]) {
+		if open < 0 || strings.TrimSpace(rest[:open]) != "" {
 			errs = append(errs, fmt.Sprintf("%s: no body after parameter list", name))
 			continue
 		}
@@ -381,7 +378,6 @@ func TestLintCatches(t *testing.T) {
 		{"unbalanced brace", "\tret;\n}\n", "\tret;\n", "unbalanced {}"},
 		{"missing semicolon", "add.s64 \t%rd10, %rd10, %rd11;", "add.s64 \t%rd10, %rd10, %rd11", "not ended by ';'"},
 		{"header", ".target sm_70", ".target sm_90", "module header"},
-		{"bad tuning directive", ".maxnreg 32", ".maxnreg thirty-two", "no body after parameter list"},
 		{"no ret", "st.global.f32 \t[%rd7], %f18;\n\tret;", "st.global.f32 \t[%rd7], %f18;", "does not end with ret"},
 	}
 	for _, c := range cases {

@@ -23,12 +23,13 @@ func ptxas(t *testing.T) string {
 	return p
 }
 
-var reUsed = regexp.MustCompile(`Compiling entry function '(\w+)' for '(\w+)'[\s\S]*?Used (\d+) registers`)
+var reUsed = regexp.MustCompile(`Compiling entry function '(\w+)' for '(\w+)'[\s\S]*?(\d+) bytes spill stores[\s\S]*?Used (\d+) registers`)
 
 // TestPTXAssembles assembles the module with ptxas for Volta, Ampere and
-// Hopper, as the driver's JIT does on a GPU host, and checks that the
-// memory kernel keeps to 32 registers a thread (8 blocks of 256 threads an
-// SM: calibration's and the backend's launch).
+// Hopper, as the driver's JIT does on a GPU host, and checks that no
+// kernel spills and that the memory kernel keeps to 32 registers a thread
+// on Ampere and Hopper (8 blocks of 256 threads an SM: calibration's and
+// the backend's launch; Volta gets 40, see kernels.ptx).
 func TestPTXAssembles(t *testing.T) {
 	bin := ptxas(t)
 	src := filepath.Join(t.TempDir(), "kernels.ptx")
@@ -44,8 +45,11 @@ func TestPTXAssembles(t *testing.T) {
 		seen := map[string]bool{}
 		for _, m := range reUsed.FindAllStringSubmatch(string(out), -1) {
 			seen[m[1]] = true
-			if n, _ := strconv.Atoi(m[3]); m[1] == Copy && n > 32 {
+			if n, _ := strconv.Atoi(m[4]); m[1] == Copy && arch != "sm_70" && n > 32 {
 				t.Errorf("%s on %s: %d registers a thread, want at most 32", Copy, arch, n)
+			}
+			if m[3] != "0" {
+				t.Errorf("%s on %s: %s bytes of spill stores, want none (registers held to too few?)", m[1], arch, m[3])
 			}
 		}
 		for _, e := range []string{Spin, Copy, FMA} {
