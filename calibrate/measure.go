@@ -1244,7 +1244,11 @@ func (c *cal) kernels(i int) error {
 		return Summarize(xs).Median, nil
 	}
 	n16 := c.maxSz / kernels.CopyBytesPerElem
-	grid := uint32(g.sms * kernels.CopyBlocksPerSM)
+	perSM, err := drv.BlocksPerSM(g.copy, kernels.CopyBlock, 0)
+	if err != nil {
+		return fmt.Errorf("memory kernel on gpu%d: %w", i, err)
+	}
+	grid := uint32(g.sms * max(perSM, 1)) // as many as the GPU holds at once
 	t, err := timeIt(func() error {
 		return drv.Launch(g.copy, grid, kernels.CopyBlock, 0, s, hw.U64(uint64(g.b)), hw.U64(uint64(g.a)), hw.U64(n16))
 	})

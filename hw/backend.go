@@ -155,9 +155,12 @@ type gpuDev struct {
 	mod      Module
 	spin     Function
 	copy     Function // the memory kernel, where the program has memory kernels
-	sms      int
-	kernels  int       // kernel ops on this GPU: one slot each
-	slots    DevicePtr // each spin kernel's start and stop times (2 u64), then the probes'
+	// copyBlocks is the memory kernel's grid: as many blocks as the GPU
+	// holds at once.
+	copyBlocks int
+	sms        int
+	kernels    int       // kernel ops on this GPU: one slot each
+	slots      DevicePtr // each spin kernel's start and stop times (2 u64), then the probes'
 	// Host clock (ns) = GPU timer + offset, for a kernel's start and for
 	// its stop (integers: the timer reads about 1.7e18).
 	startOff, stopOff int64
@@ -564,6 +567,11 @@ func (b *backend) setup() error {
 			if d.copy, err = drv.ModuleFunction(d.mod, kernels.Copy); err != nil {
 				return err
 			}
+			// As many blocks as the GPU holds at once, as calibration's.
+			if d.copyBlocks, err = drv.BlocksPerSM(d.copy, kernels.CopyBlock, 0); err != nil {
+				return err
+			}
+			d.copyBlocks = max(d.copyBlocks, 1) * d.sms
 		}
 	}
 	// Peer access, both ways, where the topology routes copies peer to peer.
@@ -794,11 +802,11 @@ func (b *backend) launchSpin(g int, s Stream, ns uint64, slot DevicePtr) error {
 }
 
 // launchCopy launches the memory kernel on GPU g over n16 16-byte
-// elements of its buffers from byte off (from rd to wr), launched as
-// calibration's.
+// elements of its buffers from byte off (from rd to wr), on as many blocks
+// as the GPU holds at once, as calibration's.
 func (b *backend) launchCopy(g int, s Stream, off, n16 uint64) error {
 	d := &b.gpus[g]
-	return b.drv.Launch(d.copy, uint32(d.sms*kernels.CopyBlocksPerSM), kernels.CopyBlock, 0, s, U64(uint64(d.wr)+off), U64(uint64(d.rd)+off), U64(n16))
+	return b.drv.Launch(d.copy, uint32(d.copyBlocks), kernels.CopyBlock, 0, s, U64(uint64(d.wr)+off), U64(uint64(d.rd)+off), U64(n16))
 }
 
 // placeTimer places GPU g's timer (what spin kernels store) on the host

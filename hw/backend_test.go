@@ -970,9 +970,18 @@ threads:
       - repeat: {count: 5, ops: [{kernel: {id: m, stream: gpu0/s, bytes: 200 MiB}}]}
       - sync: {stream: gpu0/s}
 `)
-	f := &launches{Fake: NewFake(testConfig())}
+	cfg := testConfig()
+	cfg.BlocksPerSM = 6 // as an Ada SM holds 256-thread blocks
+	f := &launches{Fake: NewFake(cfg)}
 	if _, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{}); err != nil {
 		t.Fatal(err)
+	}
+	// Each on as many blocks as the GPU holds at once: 6 on each of 100 SMs.
+	for _, g := range f.grid {
+		if g != 600 {
+			t.Errorf("memory kernels on grids %v, want 600 blocks each", f.grid)
+			break
+		}
 	}
 	// Buffers of 256 MiB; 100 MiB each way a kernel: 0, 100 MiB, then 200
 	// MiB would pass the end, so 0 again.
@@ -987,8 +996,9 @@ threads:
 // and the bytes it moves each way.
 type launches struct {
 	*Fake
-	mu  sync.Mutex
-	mem [][2]uint64 // destination, bytes each way
+	mu   sync.Mutex
+	mem  [][2]uint64 // destination, bytes each way
+	grid []uint32
 }
 
 func (d *launches) Launch(fn Function, grid, block, shared uint32, s Stream, args ...Arg) error {
@@ -998,6 +1008,7 @@ func (d *launches) Launch(fn Function, grid, block, shared uint32, s Stream, arg
 	if name == kernels.Copy {
 		d.mu.Lock()
 		d.mem = append(d.mem, [2]uint64{args[0].Value, args[2].Value * kernels.CopyBytesPerElem})
+		d.grid = append(d.grid, grid)
 		d.mu.Unlock()
 	}
 	return d.Fake.Launch(fn, grid, block, shared, s, args...)

@@ -63,6 +63,7 @@ type cuda struct {
 	cuModuleGetFunction   uintptr // (CUfunction *f, CUmodule m, const char *name)
 	cuModuleUnload        uintptr // (CUmodule m)
 	cuFuncSetAttribute    uintptr // (CUfunction f, CUfunction_attribute a, int v)
+	cuOccupancy           uintptr // cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t shared)
 	cuLaunchKernel        uintptr // (CUfunction f, unsigned gx, gy, gz, bx, by, bz, shared, CUstream s, void **params, void **extra)
 	cuGetErrorName        uintptr // (CUresult code, const char **name)
 }
@@ -119,6 +120,7 @@ func (c *cuda) symbols() []struct {
 		{&c.cuModuleGetFunction, []string{"cuModuleGetFunction"}},
 		{&c.cuModuleUnload, []string{"cuModuleUnload"}},
 		{&c.cuFuncSetAttribute, []string{"cuFuncSetAttribute"}},
+		{&c.cuOccupancy, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}},
 		{&c.cuLaunchKernel, []string{"cuLaunchKernel"}},
 		{&c.cuGetErrorName, []string{"cuGetErrorName"}},
 	}
@@ -473,6 +475,12 @@ const funcAttrMaxDynamicShared = 8
 
 func (c *cuda) SetMaxDynamicShared(f Function, bytes int) error {
 	return c.err("cuFuncSetAttribute", ret(purego.SyscallN(c.cuFuncSetAttribute, uintptr(f), uintptr(funcAttrMaxDynamicShared), uintptr(int32(bytes)))))
+}
+
+func (c *cuda) BlocksPerSM(f Function, block, shared uint32) (int, error) {
+	var n int32
+	r := ret(purego.SyscallN(c.cuOccupancy, uintptr(unsafe.Pointer(&n)), uintptr(f), uintptr(int32(block)), uintptr(shared)))
+	return int(n), c.err("cuOccupancyMaxActiveBlocksPerMultiprocessor", r)
 }
 
 // launchArgs holds a launch's parameters and the array of pointers to them

@@ -197,6 +197,13 @@ func TestBindingCallsTheLibrary(t *testing.T) {
 	must(c.SetMaxDynamicShared(f, 100000))
 	wantGet("func_attr", funcAttrMaxDynamicShared)
 	wantGet("func_attr_value", 100000)
+	// The stand-in's SM holds 2048 threads: 8 blocks of 256 (the count
+	// comes back through the pointer).
+	if n, err := c.BlocksPerSM(f, 256, 0); err != nil || n != 8 {
+		t.Errorf("BlocksPerSM(256 threads) = %d, %v; want 8", n, err)
+	}
+	_, err = c.BlocksPerSM(f, 0, 0)
+	cudaCode(t, err, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 400, "CUDA_ERROR_INVALID_HANDLE")
 
 	// A launch: eleven arguments, five of them on the stack, and the
 	// parameters as an array of pointers to their values.

@@ -95,6 +95,10 @@ type Driver interface {
 	// SetMaxDynamicShared lets f be launched with up to bytes of dynamic
 	// shared memory (needed above 48 KiB).
 	SetMaxDynamicShared(f Function, bytes int) error
+	// BlocksPerSM is how many blocks of block threads, each with shared
+	// bytes of dynamic shared memory, of f an SM holds at once (its
+	// registers, threads and shared memory allow; cuOccupancy).
+	BlocksPerSM(f Function, block, shared uint32) (int, error)
 	// Launch runs f on grid blocks of block threads with shared bytes of
 	// dynamic shared memory; args are its parameters, each 4 or 8 bytes.
 	Launch(f Function, grid, block, shared uint32, s Stream, args ...Arg) error

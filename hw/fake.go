@@ -53,6 +53,9 @@ type FakeConfig struct {
 	MemoryBandwidth, FLOPS float64
 	// NoPeer makes CanAccessPeer say no.
 	NoPeer bool
+	// BlocksPerSM is how many copy-kernel blocks an SM holds (8 if zero:
+	// Hopper's 2048 threads in 256-thread blocks; Ada's 1536 hold 6).
+	BlocksPerSM int
 	// Slow adds host time to every call of the named function (a host
 	// thread held up in it), before the call takes effect.
 	Slow map[string]time.Duration
@@ -629,6 +632,23 @@ func (f *Fake) ModuleUnload(Module) error {
 		f.live["module"]--
 	}
 	return err
+}
+
+// BlocksPerSM is FakeConfig.BlocksPerSM (8 if zero) for the copy kernel,
+// and 1 for the others (a spin kernel holds an SM).
+func (f *Fake) BlocksPerSM(fn Function, block, shared uint32) (int, error) {
+	unlock, err := f.ctxLock("cuOccupancyMaxActiveBlocksPerMultiprocessor")
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	if f.funcs[fn].name != kernels.Copy {
+		return 1, nil
+	}
+	if f.cfg.BlocksPerSM > 0 {
+		return f.cfg.BlocksPerSM, nil
+	}
+	return 8, nil
 }
 
 func (f *Fake) SetMaxDynamicShared(Function, int) error {

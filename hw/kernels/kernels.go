@@ -32,7 +32,11 @@
 // one st.global.v4.u32) from src to dst, four elements a trip (four loads,
 // then four stores) while four are left. dst and src must be 16-byte aligned
 // and not overlap. Launch with [CopyBlock] threads per block and any grid
-// size. It moves [CopyBytesPerElem]*n16 bytes read plus the same written,
+// size; calibration's memory kernel and the hw backend's memory-bound
+// kernels give it as many blocks as the GPU holds at once (an SM's share,
+// cuOccupancyMaxActiveBlocksPerMultiprocessor, times the SMs: 8 an SM on
+// Hopper, 6 on Ada), so that enough loads are in flight to keep the memory
+// busy and no block waits for another to end. It moves [CopyBytesPerElem]*n16 bytes read plus the same written,
 // 32*n16 bytes of DRAM traffic in all, and does no FLOPs.
 //
 // [FMA] — gpusim_fma(out u64, iters u32): each thread keeps 8 independent
@@ -63,11 +67,6 @@ const (
 	SpinBlock = 32
 	// CopyBlock is the number of threads per block for [Copy].
 	CopyBlock = 256
-	// CopyBlocksPerSM is how many [Copy] blocks a launch over the whole GPU
-	// gives each SM: 8 x 256 threads, an H100 SM's most (2048), so that
-	// enough loads are in flight to keep the memory busy. Calibration's
-	// memory kernel and the hw backend's memory-bound kernels launch it so.
-	CopyBlocksPerSM = 8
 	// FMABlock is the number of threads per block for [FMA].
 	FMABlock = 256
 	// FMAFlopsPerIter is the FLOPs one [FMA] thread does per iteration:

@@ -365,6 +365,12 @@ CUresult cuFuncSetAttribute(CUfunction f, int a, int v) {
 	func_attr_value = v;
 	return f ? 0 : 400;
 }
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t shared) {
+	if (!current) return wrong_context();
+	if (!f || block <= 0) return 400;
+	*n = block > 1024 ? 0 : 2048 / block; // an SM of 2048 threads, as Hopper's
+	return 0;
+}
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream s, void **params, void **extra) {
 	if (!f) return 400;
