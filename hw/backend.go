@@ -1692,7 +1692,8 @@ func (b *backend) result() (*sim.Result, error) {
 		r := &res.Ops[i]
 		switch r.Kind {
 		case sim.OpKernel:
-			if b.timing[r.Thread][i-base[r.Thread]].mem {
+			tm := b.timing[r.Thread][i-base[r.Thread]]
+			if tm.mem {
 				// The memory kernel stores no times: as a copy.
 				r.Start = min(max(prevEnd[r.Stream], r.Issued), r.End)
 				break
@@ -1700,7 +1701,6 @@ func (b *backend) result() (*sim.Result, error) {
 			// The kernel's own times: the end event of a kernel issued to
 			// an idle stream runs late if the host thread was held up
 			// between the launch and the event's record.
-			tm := b.timing[r.Thread][i-base[r.Thread]]
 			d := &b.gpus[tm.dev]
 			t0 := binary.LittleEndian.Uint64(began[tm.dev][16*tm.slot:])
 			t1 := binary.LittleEndian.Uint64(began[tm.dev][16*tm.slot+8:])

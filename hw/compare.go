@@ -27,10 +27,10 @@ type OpError struct {
 	Timed bool
 	// Modelled marks the timed ops whose duration the model predicts:
 	// copies, and kernels the hw backend ran as memory kernels (their
-	// measured records carry the bytes moved). The other timed ops, host work and spin kernels, run on the
-	// hardware for the duration the prediction gives them: their error
-	// says how closely the hardware keeps a given duration, not how well
-	// the model predicts one.
+	// measured records carry the bytes moved). The other timed ops, host
+	// work and spin kernels, run on the hardware for the duration the
+	// prediction gives them: their error says how closely the hardware
+	// keeps a given duration, not how well the model predicts one.
 	Modelled bool
 }
 

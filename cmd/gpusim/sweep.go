@@ -1342,16 +1342,14 @@ func parseSweepCSV(name string, data []byte) (*sweepTable, error) {
 			if err != nil || math.IsNaN(x) || x < 0 || x > 1 {
 				return nil, t.fieldError(&r, 1+nv+3, "%q: %q is not a fraction; want %s", kv, v, sweepColWant["idle_per_gpu"])
 			}
-			if slices.ContainsFunc(r.GPUIdle, func(s gpuShare) bool { return s.GPU == g }) {
-				return nil, t.fieldError(&r, 1+nv+3, "%s twice; want %s, each GPU once", g, sweepColWant["idle_per_gpu"])
-			}
 			r.GPUIdle = append(r.GPUIdle, gpuShare{g, x})
 		}
-		if len(r.GPUIdle) == 0 && f[7] == "" {
-			return nil, t.fieldError(&r, 1+nv+3, "empty, for a point that ran; want %s, each GPU of its topology", sweepColWant["idle_per_gpu"])
+		r.Error = f[7]
+		if msg := idleListProblem(&r); msg != "" {
+			return nil, t.fieldError(&r, 1+nv+3, "%s", msg)
 		}
 		r.Link = f[4]
-		r.Bottleneck, r.Error = f[6], f[7]
+		r.Bottleneck = f[6]
 		for k, dst := range []**float64{&r.SamplesPerS, &r.TokensPerS, &r.MFU} {
 			if k := oldSweepCols + k; k < len(f) && f[k] != "" {
 				v, err := num(1+nv+k, f[k])
@@ -1471,24 +1469,36 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 		if len(r.Values) != len(t.Vars) {
 			return nil, t.fieldError(r, 1, "%d values; want %d, one for each var (%s)", len(r.Values), len(t.Vars), strings.Join(t.Vars, ", "))
 		}
-		for i, g := range r.GPUIdle {
+		for _, g := range r.GPUIdle {
 			// A name with a blank or an = could not be written to a CSV
 			// and read back as itself.
 			if g.GPU == "" || strings.ContainsRune(g.GPU, '=') || strings.IndexFunc(g.GPU, unicode.IsSpace) >= 0 || g.Idle < 0 || g.Idle > 1 {
 				return nil, t.fieldError(r, 1+len(t.Vars)+3, "%q=%s; want %s, a GPU's name without blanks or =", g.GPU, fmtF(g.Idle), sweepColWant["idle_per_gpu"])
 			}
-			if slices.ContainsFunc(r.GPUIdle[:i], func(s gpuShare) bool { return s.GPU == g.GPU }) {
-				return nil, t.fieldError(r, 1+len(t.Vars)+3, "%s twice; want %s, each GPU once", g.GPU, sweepColWant["idle_per_gpu"])
-			}
 		}
-		if len(r.GPUIdle) == 0 && r.Error == "" {
-			return nil, t.fieldError(r, 1+len(t.Vars)+3, "empty, for a point that ran; want %s, each GPU of its topology", sweepColWant["idle_per_gpu"])
+		if msg := idleListProblem(r); msg != "" {
+			return nil, t.fieldError(r, 1+len(t.Vars)+3, "%s", msg)
 		}
 		if r.Error == "" && r.ComputeMean == nil {
 			t.older = true // an older gpusim's
 		}
 	}
 	return &t, nil
+}
+
+// idleListProblem says what is wrong with a row's idle_per_gpu as a whole
+// (a GPU twice, or none for a point that ran), or "": the CSV and the JSON
+// reader check it alike.
+func idleListProblem(r *sweepRow) string {
+	for i, g := range r.GPUIdle {
+		if slices.ContainsFunc(r.GPUIdle[:i], func(s gpuShare) bool { return s.GPU == g.GPU }) {
+			return fmt.Sprintf("%s twice; want %s, each GPU once", g.GPU, sweepColWant["idle_per_gpu"])
+		}
+	}
+	if len(r.GPUIdle) == 0 && r.Error == "" {
+		return fmt.Sprintf("empty, for a point that ran; want %s, each GPU of its topology", sweepColWant["idle_per_gpu"])
+	}
+	return ""
 }
 
 // offsetPos is the line and column (in characters) of byte off of data.
