@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -427,6 +428,11 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 					continue
 				case !isMap:
 					if s, ok := x.Scalar(); ok {
+						if c, ok := ControlChar(s); ok {
+							x.Errorf("this value of %s holds a control character (%U): a sweep's values label its points in tables and messages; give printable text", k, c)
+							bad = true
+							continue
+						}
 						// A value twice would run its points twice, alike.
 						if j := slices.Index(sv.Values, s); j >= 0 {
 							x.Errorf("this value of %s is written %s, as the one at %s is: give each once", k, s, at(valueAt[j]))
@@ -474,10 +480,13 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 						good = false
 						continue
 					}
-					if gs, ok := gv.Scalar(); ok {
-						set[gk], nodes[gk] = gs, gv
-					} else {
+					if gs, ok := gv.Scalar(); !ok {
 						good = false
+					} else if c, ok := ControlChar(gs); ok {
+						gv.Errorf("this value of %s holds a control character (%U): a sweep's values label its points in tables and messages; give printable text", gk, c)
+						good = false
+					} else {
+						set[gk], nodes[gk] = gs, gv
 					}
 				}
 				switch {
@@ -2356,4 +2365,15 @@ func (b *builder) stream(n spec.Node) int {
 	b.streams[s] = idx
 	b.p.Streams = append(b.p.Streams, sim.Stream{GPU: b.m.Nodes[i].Index, Name: name})
 	return idx
+}
+
+// ControlChar returns the first control character of s (a tab or a line
+// break included).
+func ControlChar(s string) (rune, bool) {
+	for _, c := range s {
+		if unicode.IsControl(c) {
+			return c, true
+		}
+	}
+	return 0, false
 }

@@ -160,6 +160,10 @@ threads:
 		{"shape: [{shape: 1, n: 2, d: 1 us}, {shape: 2, n: 3, d: 1 us}]", "s.yaml:5:12: sweep.shape[0].shape: a group's vars cannot include the group itself (shape)"},
 		// A plain value twice, as a group's: its points would run twice.
 		{"n: [1, 2, 1]\n  d: [1 us]", "s.yaml:5:13: sweep.n[2]: this value of n is written 1, as the one at 5:7 is: give each once"},
+		// Values label points in tables and messages: no control
+		// characters, in a plain value or a group's.
+		{"n: [1, \"2\\a\"]\n  d: [1 us]", "s.yaml:5:10: sweep.n[1]: this value of n holds a control character (U+0007): a sweep's values label its points in tables and messages; give printable text"},
+		{"shape: [{n: 2, d: \"1 us\\t\"}]", "s.yaml:5:21: sweep.shape[0].d: this value of d holds a control character (U+0009): a sweep's values label its points in tables and messages; give printable text"},
 	} {
 		bad := strings.Replace(src, "  shape:\n    - {n: 2, d: 1 us}\n    - {d: 5 us, n: 4}\n", "  "+c.sweep+"\n", 1)
 		_, err := Load("s.yaml", []byte(bad), Options{})

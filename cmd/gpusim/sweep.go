@@ -1587,6 +1587,29 @@ func checkSweepRows(t *sweepTable) error {
 		}
 		seen[r.Index] = r
 		nv := len(t.Vars)
+		// gpusim writes no control characters (a sweep's values may not
+		// hold one): the table on the terminal would print them raw.
+		text := func(k int, v string) error {
+			if c, ok := scenarios.ControlChar(v); ok && c != '\t' {
+				return t.fieldError(r, k, "%q holds a control character (%U); want text as gpusim writes it, which holds none (was the row edited?)", v, c)
+			}
+			return nil
+		}
+		for j, v := range r.Values {
+			if err := text(1+j, v); err != nil {
+				return err
+			}
+		}
+		for i, v := range []string{r.Link, r.Bottleneck, r.Error, r.Topology} {
+			if err := text([]int{5, 7, 8, 13}[i]+nv, v); err != nil {
+				return err
+			}
+		}
+		for _, w := range r.Warnings {
+			if err := text(14+nv, w); err != nil {
+				return err
+			}
+		}
 		for _, c := range []struct {
 			k     int
 			v     float64

@@ -692,6 +692,13 @@ func TestSweepMergeRefusesCorruptRows(t *testing.T) {
 			`DIR/f.csv:5:5: column b: point 3's "2" and point 1's "3" (at DIR/f.csv:4:5) fit no sweep of 2 vars over 4 points together with the rows before this one; want the values gpusim sweep wrote (was one of the two edited, or are they of sweeps of other values?)` + "\n"},
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,,\n",
 			"DIR/f.csv:4:60: 12 fields" + want11},
+		// No control characters: the terminal's table would print them.
+		{"1,x\x1b[2J,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute-bound,\n",
+			`DIR/f.csv:4:3: column a: "x\x1b[2J" holds a control character (U+001B); want text as gpusim writes it, which holds none (was the row edited?)` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,compute\x00-bound,\n",
+			`DIR/f.csv:4:45: column bottleneck: "compute\x00-bound" holds a control character (U+0000); want text as gpusim writes it, which holds none (was the row edited?)` + "\n"},
+		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l,0.125,,\"a\rb\"\n",
+			`DIR/f.csv:4:46: column error: "a\rb" holds a control character (U+000D); want text as gpusim writes it, which holds none (was the row edited?)` + "\n"},
 		{"1,x,2,0.75,0.25,0.5,gpu0=0.5 gpu1=0,l\"ink,0.125,compute-bound,\n",
 			`DIR/f.csv:4:38: not CSV: bare " in non-quoted-field; want fields apart by commas, quoted ("...", a quote written "") where they hold a comma, a quote or a line break` + "\n"},
 	} {
