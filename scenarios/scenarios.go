@@ -2368,10 +2368,11 @@ func (b *builder) stream(n spec.Node) int {
 }
 
 // ControlChar returns the first control character of s (a tab or a line
-// break included).
+// break included), taking as such the line and paragraph separators and the
+// bidi controls too, which Unicode calls formats (Cf), not controls.
 func ControlChar(s string) (rune, bool) {
 	for _, c := range s {
-		if unicode.IsControl(c) {
+		if unicode.IsControl(c) || c == '\u2028' || c == '\u2029' || unicode.Is(unicode.Bidi_Control, c) {
 			return c, true
 		}
 	}

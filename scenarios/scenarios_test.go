@@ -163,6 +163,7 @@ threads:
 		// Values label points in tables and messages: no control
 		// characters, in a plain value or a group's.
 		{"n: [1, \"2\\a\"]\n  d: [1 us]", "s.yaml:5:10: sweep.n[1]: this value of n holds a control character (U+0007): a sweep's values label its points in tables and messages; give printable text"},
+		{"n: [1, \"2\\u202e\"]\n  d: [1 us]", "s.yaml:5:10: sweep.n[1]: this value of n holds a control character (U+202E): a sweep's values label its points in tables and messages; give printable text"},
 		{"shape: [{n: 2, d: \"1 us\\t\"}]", "s.yaml:5:21: sweep.shape[0].d: this value of d holds a control character (U+0009): a sweep's values label its points in tables and messages; give printable text"},
 	} {
 		bad := strings.Replace(src, "  shape:\n    - {n: 2, d: 1 us}\n    - {d: 5 us, n: 4}\n", "  "+c.sweep+"\n", 1)

@@ -37,8 +37,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gpusim/hw"
 	"gpusim/scenarios"
@@ -323,12 +321,7 @@ func (s setFlag) Set(v string) error {
 	// A newline or other control character would go into the summary,
 	// the CSV and the plots' titles as it is (batch=1<newline>GiB printed
 	// two lines).
-	if i := strings.IndexFunc(v, func(r rune) bool {
-		// Controls, and the line and paragraph separators and the bidi
-		// controls that are formats (Cf), not controls, to Unicode.
-		return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
-	}); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(v[i:])
+	if r, ok := scenarios.ControlChar(v); ok {
 		return fmt.Errorf("%q holds a control character (%q); a value is one line of text", v, r)
 	}
 	if old, dup := s[strings.TrimSpace(k)]; dup && old != val {
