@@ -166,10 +166,13 @@ func dodgeOffset(i, n int) float64 {
 const xRoom = 0.03
 
 // LogY puts p's y axis, as Lines drew it, on a log scale when every value
-// of series is positive and they span at least two decades (a sweep of
-// sizes from 1 MiB to 1 GiB, whose small points a linear axis flattens
-// onto zero), and reports whether it did.
-func LogY(p *plot.Plot, series []Series) bool {
+// of series is positive and the largest is at least span times the
+// smallest, and reports whether it did. A span of 100 (two decades) keeps
+// the small points of a sweep of sizes from 1 MiB to 1 GiB off the zero
+// a linear axis flattens them onto; over a log x axis a smaller span
+// draws a power law (throughput growing with the GPUs) as a straight
+// line, as a log-log plot does.
+func LogY(p *plot.Plot, series []Series, span float64) bool {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, y := range s.Y {
@@ -182,7 +185,7 @@ func LogY(p *plot.Plot, series []Series) bool {
 			lo, hi = math.Min(lo, y), math.Max(hi, y)
 		}
 	}
-	if !(hi >= 100*lo) {
+	if !(hi >= span*lo) {
 		return false
 	}
 	p.Y.Scale = plot.LogScale{}

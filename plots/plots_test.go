@@ -850,7 +850,7 @@ func TestLogYWhereValuesSpanDecades(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := plots.LogY(p, s); got != tc.want {
+		if got := plots.LogY(p, s, 100); got != tc.want {
 			t.Errorf("LogY(%v) = %v, want %v", tc.y, got, tc.want)
 		}
 		if _, isLog := p.Y.Scale.(plot.LogScale); isLog != tc.want {
@@ -1094,7 +1094,7 @@ func TestLogYAxisFillsThePicture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !plots.LogY(p, s) {
+	if !plots.LogY(p, s, 100) {
 		t.Fatal("not on a log axis")
 	}
 	var b bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -338,8 +339,10 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 			xs = append(xs, r.Values[0])
 		}
 	}
-	// Plain numbers go on a linear axis; anything else (sizes, names) is
-	// one tick per value, equally spaced, labelled as written.
+	// Plain numbers go on a numeric axis, and so do quantities of one kind
+	// (sizes, durations, ...: at their values in bytes, seconds, ...,
+	// labelled as written); anything else (names) is one tick per value,
+	// equally spaced, labelled as written.
 	numeric := true
 	xv := make([]float64, len(xs))
 	for i, s := range xs {
@@ -350,7 +353,13 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 		}
 		xv[i] = v
 	}
+	quantities := false
 	if !numeric {
+		xv, quantities = quantityValues(xs)
+		numeric = quantities
+	}
+	if !numeric {
+		xv = make([]float64, len(xs))
 		for i := range xv {
 			xv[i] = float64(i)
 		}
@@ -452,18 +461,64 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	if logX {
 		p.X.Label.Text += ", log scale"
 	}
-	if plots.LogY(p, series) {
+	// Over a log x axis, throughputs and times that grow or shrink with x
+	// (by 4 times or more) go on a log y axis too: a power law is then a
+	// straight line (linear scaling with the GPUs, time with the bytes).
+	// Shares (idle, MFU, utilization) only where they span two decades.
+	span := 100.0
+	if logX && (timeMetric(m.name) || m.name == "tokens_per_s" || m.name == "samples_per_s") {
+		span = 4
+	}
+	if plots.LogY(p, series, span) {
 		p.Y.Label.Text += ", log scale"
 	}
-	if numeric && len(xs) <= 16 {
-		// A tick at each swept value, as written in the scenario.
+	if numeric && (len(xs) <= 16 || quantities) {
+		// A tick at each swept value, as written in the scenario; of many
+		// quantities (whose values in bytes or seconds would make poor
+		// labels), at every so many in order, 16 at most.
+		order := make([]int, len(xs))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return xv[order[a]] < xv[order[b]] })
+		every := (len(xs) + 15) / 16
 		var ts []plot.Tick
-		for i, s := range xs {
-			ts = append(ts, plot.Tick{Value: xv[i], Label: strings.TrimSpace(s)})
+		for j, i := range order {
+			t := plot.Tick{Value: xv[i]}
+			if j%every == 0 {
+				t.Label = strings.TrimSpace(xs[i])
+			}
+			ts = append(ts, t)
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ts)
 	}
 	return p, nil
+}
+
+// quantityValues reads a sweep's values as quantities of one kind (sizes,
+// bandwidths, durations, FLOP counts or rates) in that kind's base unit,
+// and reports whether they all are, at least one with its unit.
+func quantityValues(xs []string) ([]float64, bool) {
+	unit := false
+	for _, s := range xs {
+		unit = unit || !units.Bare(s)
+	}
+	if !unit {
+		return nil, false
+	}
+kinds:
+	for k := units.Bytes; k <= units.FLOPRate; k++ {
+		v := make([]float64, len(xs))
+		for i, s := range xs {
+			x, err := units.Parse(s, k)
+			if err != nil || !finiteF(x) {
+				continue kinds
+			}
+			v[i] = x
+		}
+		return v, true
+	}
+	return nil, false
 }
 
 func finiteF(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot"
 )
 
 // TestGeometricSweepsGetALogAxis: powers of two, and decades, read best on
@@ -91,5 +96,78 @@ func TestNCCLTestsPlotOfNoSize(t *testing.T) {
 	}
 	if _, errb, code := runCmd(t, "nccl-tests", "--topology", "dgx-h100", "--op", "all_gather", "-b", "128", "-e", "128", "--plot", ag); code != 0 {
 		t.Errorf("all_gather of 128 bytes: exit %d: %s", code, errb)
+	}
+}
+
+// Sweep values with units are quantities of one kind, read in its base
+// unit; plain numbers, names, or kinds mixed are not.
+func TestQuantityValues(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []string
+		want []float64 // nil: not quantities
+	}{
+		{[]string{"1 MiB", "4MiB", "1 GiB"}, []float64{1 << 20, 4 << 20, 1 << 30}},
+		{[]string{"2 us", "5 us", "1 ms"}, []float64{2e-6, 5e-6, 1e-3}},
+		{[]string{"0", "1 KiB"}, []float64{0, 1024}}, // a bare 0 among sizes
+		{[]string{"25 GB/s", "400 Gb/s"}, []float64{25e9, 50e9}},
+		{[]string{"1", "2", "4"}, nil}, // no unit: plain numbers
+		{[]string{"1 MiB", "2 us"}, nil},
+		{[]string{"dgx-h100", "1 MiB"}, nil},
+	} {
+		got, ok := quantityValues(tc.xs)
+		same := len(got) == len(tc.want)
+		for i := 0; same && i < len(got); i++ {
+			same = math.Abs(got[i]-tc.want[i]) <= 1e-12*tc.want[i]
+		}
+		if ok != (tc.want != nil) || ok && !same {
+			t.Errorf("quantityValues(%q) = %v, %v; want %v", tc.xs, got, ok, tc.want)
+		}
+	}
+}
+
+// A sweep of sizes plots at the sizes, on a log axis labelled as the
+// scenario writes them, and its makespans, growing 16 times, on a log axis
+// too; idle shares growing as much stay linear (no two decades). A sweep
+// of names keeps equally spaced categories.
+func TestSweepPlotOfQuantities(t *testing.T) {
+	tab := &sweepTable{Scenario: "s", Vars: []string{"size"}, Total: 3, Rows: []sweepRow{
+		{Index: 0, Values: []string{"1 MiB"}, MakespanS: 1e-3, IdleMean: 0.01},
+		{Index: 1, Values: []string{"4 MiB"}, MakespanS: 4e-3, IdleMean: 0.04},
+		{Index: 2, Values: []string{"16 MiB"}, MakespanS: 16e-3, IdleMean: 0.16},
+	}}
+	p, err := sweepPlot(tab, "makespan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Scale.(plot.LogScale); !ok {
+		t.Errorf("x scale %T, want a log scale", p.X.Scale)
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); !ok {
+		t.Errorf("makespan: y scale %T, want a log scale", p.Y.Scale)
+	}
+	var got []string
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		got = append(got, fmt.Sprintf("%g=%s", tk.Value, tk.Label))
+	}
+	if want := []string{"1.048576e+06=1 MiB", "4.194304e+06=4 MiB", "1.6777216e+07=16 MiB"}; !slices.Equal(got, want) {
+		t.Errorf("x ticks %q, want %q", got, want)
+	}
+	if p, err = sweepPlot(tab, "idle_mean"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); ok {
+		t.Error("idle_mean growing 16 times: a log y axis, want a linear one")
+	}
+	for i, v := range []string{"a", "b", "c"} {
+		tab.Rows[i].Values[0] = v
+	}
+	if p, err = sweepPlot(tab, "makespan"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Scale.(plot.LogScale); ok {
+		t.Error("names on a log axis")
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); ok {
+		t.Error("names: makespan on a log y axis (x is not a log axis)")
 	}
 }
