@@ -171,3 +171,17 @@ func TestSweepPlotOfQuantities(t *testing.T) {
 		t.Error("names: makespan on a log y axis (x is not a log axis)")
 	}
 }
+
+// --trace may name a file in --plot's directory, which the run makes: the
+// trace was written first, into a directory not yet made.
+func TestTraceIntoThePlotDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, errb, code := runCmd(t, "run", "quickstart", "--plot", dir, "--trace", filepath.Join(dir, "trace.json")); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, f := range []string{"trace.json", "timeline.png", "utilization.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

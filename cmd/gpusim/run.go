@@ -112,6 +112,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if to.set {
 			end = to.t
 		}
+		if *plotTo != "" {
+			// Made first: the trace may go into it (--plot out --trace
+			// out/trace.json).
+			if err := plotDir(*plotTo); err != nil {
+				return err
+			}
+		}
 		if err := writeFileAtomic(*trace, func(w io.Writer) error { return sim.WriteTraceWindow(w, res, from.t, end) }); err != nil {
 			return err
 		}
