@@ -621,8 +621,20 @@ func (r *Result) BusiestLink() (l LinkStats, name string, ok bool) {
 }
 
 // Bottleneck names in words what bounds the run: the largest share of the
-// critical path, and the busiest link when it is nearly saturated.
+// critical path, and the busiest link when it is nearly saturated; or, of a
+// run a deadlock stopped, that it did.
 func (r *Result) Bottleneck() string {
+	stuck := 0
+	for i := range r.Ops {
+		if r.Ops[i].Unfinished {
+			stuck++
+		}
+	}
+	if stuck == 1 {
+		return "deadlock: 1 op can never finish"
+	} else if stuck > 1 {
+		return fmt.Sprintf("deadlock: %d ops can never finish", stuck)
+	}
 	shares := r.PathShares()
 	if len(shares) == 0 {
 		return "nothing ran"

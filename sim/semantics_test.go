@@ -978,6 +978,11 @@ threads:
 	if k := op(t, res, "k"); k.Unfinished {
 		t.Error("the finished kernel is marked unfinished")
 	}
+	// The JSON's bottleneck says what stopped the run, not what its
+	// critical path held up to then.
+	if b := res.Bottleneck(); b != "deadlock: 1 op can never finish" {
+		t.Errorf("bottleneck %q, want the deadlock of the one await", b)
+	}
 }
 
 // A thread stuck in a pageable copy's call behind a collective whose other
