@@ -43,6 +43,10 @@ type Options struct {
 	// uses the driver's own if it has one (the fake driver does), else
 	// SystemNUMA.
 	NUMA NUMA
+	// HostFree says how much host memory is free (ok false: not known);
+	// the run refuses copies whose host buffers would not fit in it. Nil
+	// checks nothing.
+	HostFree func() (free uint64, ok bool)
 }
 
 // Info is what a hardware run found out beside the result.
@@ -113,7 +117,7 @@ func Run(ctx context.Context, drv Driver, m *sim.Machine, p *sim.Program, opt Op
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer drv.SetCurrent(0) // the thread goes back to Go's pool with no context
-	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock, numa: NUMAFor(drv, opt.NUMA)}
+	b := &backend{drv: drv, m: m, p: p, clock: opt.Clock, numa: NUMAFor(drv, opt.NUMA), hostFree: opt.HostFree}
 	if b.clock == nil {
 		if c, ok := drv.(Clock); ok {
 			b.clock = c
@@ -191,7 +195,9 @@ type backend struct {
 	p     *sim.Program
 	clock Clock
 	numa  NUMA
-	info  *Info
+	// hostFree is Options.HostFree.
+	hostFree func() (uint64, bool)
+	info     *Info
 
 	gpus    []gpuDev
 	streams []Stream
@@ -324,6 +330,19 @@ func (h *hostNeed) merge(o hostNeed) {
 	for dir := range 2 {
 		h.pin[dir], h.page[dir] = max(h.pin[dir], o.pin[dir]), max(h.page[dir], o.page[dir])
 	}
+}
+
+// hostMargin is the host memory a run leaves free beside its copies'
+// buffers: for the simulator's run and the rest of the system.
+const hostMargin = 1 << 30
+
+// nodesNote says, of host buffers on n NUMA nodes, that each node has its
+// own.
+func nodesNote(n int) string {
+	if n > 1 {
+		return fmt.Sprintf(", on each of %d NUMA nodes", n)
+	}
+	return ""
 }
 
 // hostMem is the host memory the copies of one direction use.
@@ -616,6 +635,22 @@ func (b *backend) setup() error {
 			nodeNeeds[node] = &hostNeed{}
 		}
 		nodeNeeds[node].merge(nd)
+	}
+	// Pinned memory is never paged out, and the pageable buffers are
+	// touched whole: buffers larger than the memory free would bring the
+	// OOM killer, not an error.
+	if b.hostFree != nil {
+		var total, pinned uint64
+		for _, nd := range nodeNeeds {
+			for dir := range 2 {
+				total += nd.pin[dir] + nd.page[dir]
+				pinned += nd.pin[dir]
+			}
+		}
+		if free, ok := b.hostFree(); ok && total > 0 && total+hostMargin > free {
+			return fmt.Errorf("%s needs %s of host memory, %s for the buffers of its copies (the largest copy of each kind and direction%s; %s of it pinned) and %s left for the rest, but %s is free here: make its host copies smaller",
+				p.Name, bytesStr(total+hostMargin), bytesStr(total), nodesNote(len(nodeNeeds)), bytesStr(pinned), bytesStr(hostMargin), bytesStr(free))
+		}
 	}
 	b.host = map[int]*[2]hostMem{}
 	for _, node := range slices.Sorted(maps.Keys(nodeNeeds)) {

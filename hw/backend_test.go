@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1025,4 +1026,41 @@ func (d *launches) offsets() [][2]uint64 {
 		out[i][0] -= d.mem[0][0]
 	}
 	return out
+}
+
+// TestRunChecksFreeHostMemory: oneThread's host buffers are its largest
+// pinned copy each way, 1 MB up and 2 MB down (3,000,000 bytes, 2.9 MiB);
+// with the 1 GiB margin it needs 1,076,741,824 bytes of host memory. A
+// byte less is refused before anything is pinned; exactly that, or a free
+// memory not known, runs.
+func TestRunChecksFreeHostMemory(t *testing.T) {
+	const need = 3_000_000 + 1<<30
+	for _, tc := range []struct {
+		name  string
+		free  uint64
+		known bool
+		want  string
+	}{
+		{"short", need - 1, true, "t needs 1.0 GiB of host memory, 2.9 MiB for the buffers of its copies (the largest copy of each kind and direction; 2.9 MiB of it pinned) and 1.0 GiB left for the rest, but 1.0 GiB is free here: make its host copies smaller"},
+		{"exactly enough", need, true, ""},
+		{"not known", 0, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFake(testConfig())
+			sc := load(t, oneThread)
+			_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{HostFree: func() (uint64, bool) { return tc.free, tc.known }})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("error %v,\nwant %s", err, tc.want)
+			}
+			if live := f.Live(); len(live) > 0 {
+				t.Errorf("not freed: %v", live)
+			}
+			if tc.want != "" && slices.Contains(f.Calls(), "cuMemHostAlloc") {
+				t.Error("host memory pinned before the refusal")
+			}
+		})
+	}
 }

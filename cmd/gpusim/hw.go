@@ -139,7 +139,7 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 			err = before(ctx, drv, i)
 		}
 		if err == nil {
-			res, inf, err = hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{})
+			res, inf, err = hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{HostFree: freeMemory})
 		}
 		if err != nil {
 			var ce *hw.CUDAError
