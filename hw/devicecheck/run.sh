@@ -27,8 +27,10 @@
 #
 # The device half takes well under 8 minutes (about a minute on one H200).
 # It runs every step whatever the ones before did, each within a time limit
-# (a driver call that never returns costs that step, not the run), and
-# exits 1 if any failed (each step's exit status is in OUTDIR/log.txt).
+# (a driver call that never returns costs that step, not the run), but for
+# the steps after one that hung (stopped at its limit) and those past a
+# deadline (DEADLINE, 440 s after the start), which it skips; it exits 1 if
+# any failed or was skipped (each step's exit status is in OUTDIR/log.txt).
 #
 # With this workplace's device tool, which brings back at most 8 files from
 # $OUT: build here, then one call of
@@ -72,6 +74,11 @@ device)
 	# Per step: calibrate's budget is 4 minutes; a replay takes seconds.
 	calibrate_limit=${CALIBRATE_LIMIT:-300}
 	step_limit=${STEP_LIMIT:-120}
+	# The whole: within the device tool's 480 s, with room to pack. Steps
+	# past it are skipped, and so are all steps after one that hung (a
+	# wedged GPU would cost each of them its whole limit).
+	deadline=$(($(date +%s) + ${DEADLINE:-440}))
+	hung=""
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
 	case "$tarball" in
@@ -112,6 +119,17 @@ device)
 		# SIGTERM at the limit: gpusim frees the GPU and exits; KILL 10 s on.
 		local limit=$step_limit
 		[ "$name" = calibrate ] && limit=$calibrate_limit
+		local left=$((deadline - $(date +%s) - 10))
+		if [ -n "$hung" ] || [ $left -lt 10 ]; then
+			if [ -n "$hung" ]; then
+				echo "   skipped: $hung hung (stopped at its limit); a GPU that stopped answering would hold every step to its limit" | tee -a "$log"
+			else
+				echo "   skipped: past the run's deadline (DEADLINE, ${DEADLINE:-440} s after the start)" | tee -a "$log"
+			fi
+			failed=$((failed + 1))
+			return 125
+		fi
+		[ $limit -gt $left ] && limit=$left
 		if command -v timeout >/dev/null; then
 			timeout -k 10 "$limit" "$@" >"$out/$name.txt" 2>"$out/$name.err"
 		else
@@ -122,6 +140,11 @@ device)
 		124) echo "   stopped at its limit of $limit s" | tee -a "$log" ;;
 		137) echo "   killed 10 s after its limit of $limit s (it did not stop on TERM)" | tee -a "$log" ;;
 		esac
+		# A step stopped at its limit hung: a replay takes seconds, and
+		# calibrate's budget is well within its limit.
+		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			hung=$name
+		fi
 		local t1=$(date +%s%N)
 		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
@@ -135,11 +158,20 @@ device)
 		pack
 		return $rc
 	}
+	limited() { # limited SECONDS COMMAND...: where timeout exists
+		if command -v timeout >/dev/null; then
+			timeout -k 5 "$@"
+		else
+			shift
+			"$@"
+		fi
+	}
 	{
 		date -u
 		uname -a
-		nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max,clocks.max.sm,clocks.max.mem,memory.total --format=csv
-		nvidia-smi topo -m
+		# A driver that does not answer holds nvidia-smi: 30 s each.
+		limited 30 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max,clocks.max.sm,clocks.max.mem,memory.total --format=csv
+		limited 30 nvidia-smi topo -m
 		# NUMA nodes and their CPUs: where the backend and calibration
 		# place a host's threads and memory (docs/hardware.md).
 		echo "NUMA nodes with CPUs: $(cat /sys/devices/system/node/has_cpu 2>/dev/null || echo unknown); CPUs this process may use: $(nproc)"
@@ -148,6 +180,7 @@ device)
 		done
 		"$g" version
 	} >"$out/machine.txt" 2>&1
+	pack # the machine's description comes back whatever happens next
 	if [ "$g" = "$here/bin/gpusim" ]; then
 		step discover "$g" topo discover -o "$out/discovered.yaml" --name discovered
 	else
@@ -177,7 +210,7 @@ device)
 	for s in hw-copies hw-overlap hw-launch-bound hw-pageable hw-both-ways hw-memory; do
 		step "replay-$s" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --top 8 --plot "$out/plots-$s"
 		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
-		mv "$out/replay-$s-json.txt" "$out/replay-$s.json"
+		[ -e "$out/replay-$s-json.txt" ] && mv "$out/replay-$s-json.txt" "$out/replay-$s.json"
 	done
 	# On two sockets with four GPUs or more on the first (a DGX), those four
 	# fed from each socket's memory: the backend places cpu1's threads and
