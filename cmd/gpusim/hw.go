@@ -292,7 +292,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return writeReplayJSON(stdout, sc, c, pred.Machine.Hosts[0], *probe, info.HostNodes)
+		makespans := make([]sim.Time, len(runs))
+		for i, r := range runs {
+			makespans[i] = r.Makespan
+		}
+		return writeReplayJSON(stdout, sc, c, pred.Machine.Hosts[0], replayRuns{makespans, mid, probes}, info.HostNodes)
 	}
 	writeReplay(stdout, sc, c, *top)
 	return nil
@@ -360,7 +364,17 @@ func writeReplay(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, top int)
 	}
 }
 
-func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host sim.Host, probed bool, hostNodes []int) error {
+// replayRuns is what replay --json says of the runs on the GPUs: each
+// one's makespan (in the order they ran), which was compared, and the
+// host time per kernel op taken before each (--host-probe; nil without).
+type replayRuns struct {
+	makespans []sim.Time
+	compared  int
+	probes    []float64 // seconds
+}
+
+func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host sim.Host, runs replayRuns, hostNodes []int) error {
+	probed := runs.probes != nil
 	var b strings.Builder
 	num := func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -385,7 +399,26 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 	}
 	// Where the topology's hosts ran on this machine (NUMA nodes; only
 	// those placed: none on a machine of one node).
-	b.WriteString("],\"host_numa_nodes\":{")
+	// Every run's makespan, for the spread the hardware gave.
+	b.WriteString("],\"runs_makespan_ns\":[")
+	for i, m := range runs.makespans {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(m.NS())
+	}
+	fmt.Fprintf(&b, "],\"compared_run\":%d", runs.compared)
+	if probed {
+		b.WriteString(",\"probed_host_ns\":[")
+		for i, x := range runs.probes {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(sim.Time(math.Round(x * 1e12)).NS())
+		}
+		b.WriteString("]")
+	}
+	b.WriteString(",\"host_numa_nodes\":{")
 	sep := ""
 	for h, node := range hostNodes {
 		if node >= 0 {

@@ -169,3 +169,52 @@ func TestReplayKeepsProbeContext(t *testing.T) {
 		t.Errorf("still allocated after the command: %v", live)
 	}
 }
+
+// TestReplayJSONListsTheRuns: replay --json --repeat 3 gives every run's
+// makespan, the compared one the median of them and the measured
+// makespan; with --host-probe, the host time per kernel op taken before
+// each run (10 us on the slowed fake: 2 x 5 us), and none without.
+func TestReplayJSONListsTheRuns(t *testing.T) {
+	slowFake(t)
+	for _, probe := range []bool{false, true} {
+		args := []string{"replay", "hw-launch-bound", "--repeat", "3", "--json"}
+		if probe {
+			args = append(args, "--host-probe")
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var doc struct {
+			Measured  float64   `json:"measured_makespan_ns"`
+			Makespans []float64 `json:"runs_makespan_ns"`
+			Compared  int       `json:"compared_run"`
+			Probes    []float64 `json:"probed_host_ns"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if len(doc.Makespans) != 3 || doc.Compared < 0 || doc.Compared > 2 {
+			t.Fatalf("--host-probe %v: runs %v, compared %d; want 3 runs and one of them", probe, doc.Makespans, doc.Compared)
+		}
+		m := doc.Makespans[doc.Compared]
+		below, above := 0, 0
+		for i, x := range doc.Makespans {
+			if i != doc.Compared && x <= m {
+				below++
+			}
+			if i != doc.Compared && x >= m {
+				above++
+			}
+		}
+		if m != doc.Measured || below < 1 || above < 1 {
+			t.Errorf("--host-probe %v: compared run %d of %v (measured makespan %g): want the median, measured", probe, doc.Compared, doc.Makespans, doc.Measured)
+		}
+		switch {
+		case !probe && doc.Probes != nil:
+			t.Errorf("probes %v without --host-probe", doc.Probes)
+		case probe && (len(doc.Probes) != 3 || doc.Probes[0] != 10_000 || doc.Probes[2] != 10_000):
+			t.Errorf("probes %v, want 3 of 10000 ns", doc.Probes)
+		}
+	}
+}
