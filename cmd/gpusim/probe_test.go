@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -216,5 +217,47 @@ func TestReplayJSONListsTheRuns(t *testing.T) {
 		case probe && (len(doc.Probes) != 3 || doc.Probes[0] != 10_000 || doc.Probes[2] != 10_000):
 			t.Errorf("probes %v, want 3 of 10000 ns", doc.Probes)
 		}
+	}
+}
+
+// TestDeviceCheckSummary: hw/devicecheck/summarize.py reads the lines
+// replay prints (on the slowed fake, with --host-probe, 3 runs) into its
+// table row: the scenario, 200 timed ops, the makespan error and the
+// runs' spread as printed, and the probe. A change to replay's wording
+// that the script no longer reads fails here. Skips without python3.
+func TestDeviceCheckSummary(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	slowFake(t)
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run([]string{"replay", "hw-launch-bound", "--repeat", "3", "--host-probe"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	writeTemp(t, dir, "replay-hw-launch-bound-probed.txt", out.String())
+	writeTemp(t, dir, "replay-hw-launch-bound-probed.err", errb.String())
+	writeTemp(t, dir, "log.txt", "== calibrate: gpusim calibrate\n   exit 0 in 10 ms\n== replay-hw-launch-bound-probed: gpusim replay\n   exit 0 in 10 ms\n== replay-hw-queued: gpusim replay\n   skipped: past the run's deadline\n")
+	cmd := exec.Command(py, "../../hw/devicecheck/summarize.py", dir)
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("summarize.py: %v\n%s", err, got)
+	}
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want the header, its rule and 2 rows:\n%s", len(lines), got)
+	}
+	mk := regexp.MustCompile(`makespan error (\S+)\)`).FindStringSubmatch(out.String())
+	spread := regexp.MustCompile(`hw: 3 runs, makespans (.+) to (.+);`).FindStringSubmatch(errb.String())
+	if mk == nil || spread == nil {
+		t.Fatalf("replay printed no makespan error or spread:\n%s\n%s", out.String(), errb.String())
+	}
+	want := "| `hw-launch-bound-probed` | hw-launch-bound | 200 | "
+	if !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], " | - (0) | "+mk[1]+" | 3 runs: "+spread[1]+" to "+spread[2]+"; probed 10 us to 10 us a kernel op (topology: 2.7 us) |") {
+		t.Errorf("row\n%s\nwant it to start %q and hold the makespan error %s, the spread %s to %s and the probe", lines[2], want, mk[1], spread[1], spread[2])
+	}
+	if lines[3] != "| `hw-queued` | skipped | | | | | |" {
+		t.Errorf("skipped step's row %q", lines[3])
 	}
 }

@@ -37,7 +37,9 @@
 #   run(command: "hw/devicecheck/run.sh device /tmp/o $OUT/measured.tgz",
 #       carry: ["hw/devicecheck/bin"], timeout_s: 480)
 # and unpack measured.tgz into docs/measured/DATE-GPU/ (the tarball holds
-# everything written so far, even if the call is stopped at its limit).
+# everything written so far, even if the call is stopped at its limit);
+# `python3 hw/devicecheck/summarize.py docs/measured/DATE-GPU/o` prints its
+# replays as a table for the folder's README.
 # It never changes clocks, power or any other GPU setting. Commit what it
 # writes under docs/measured/DATE-GPU/.
 set -u
