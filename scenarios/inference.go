@@ -316,9 +316,18 @@ func (b *builder) inference(n, key spec.Node) {
 // V d each, split over the t GPUs of its group), of the KV cache (2 d
 // values a token a block, for b sequences of ctx tokens), and the gathered
 // logits (b V, fp32 as vLLM keeps them). Activations are left out.
+// gptPositions is the GPT-3 presets' learned position embeddings, one a
+// token of their 2048-token context (Brown et al. 2020, section 2.1).
+const gptPositions = 2048
+
 func (b *builder) inferenceMemory(where string, gpus []int, tensor int, layers int64, d, vocab, bt, ctx, elt float64) {
-	weights := (12*d*d*float64(layers) + 2*vocab*d) * elt / float64(tensor)
-	cache := 2 * float64(layers) * d * ctx * bt * elt / float64(tensor)
+	// The blocks' weights and the embedding, which the head shares (GPT's
+	// tied embedding), split by tensor; the 2048 positions' embeddings
+	// whole on each GPU (not vocabulary-parallel).
+	weights := ((12*d*d*float64(layers)+vocab*d)/float64(tensor) + gptPositions*d) * elt
+	// The cache holds every token but the last generated, which is
+	// sampled and never run through the blocks.
+	cache := 2 * float64(layers) * d * max(ctx-1, 0) * bt * elt / float64(tensor)
 	logits := bt * vocab * 4
 	for _, gpu := range gpus {
 		gm := b.sc.Topology.GPUModels[gpu]

@@ -257,10 +257,11 @@ func TestInferenceRefusals(t *testing.T) {
 	}
 }
 
-// TestInferenceMemoryWarning: gpt3-175b's weights (12 d^2 x 96 blocks and
-// 2 V d, d = 12288, in 2 bytes: 326.3 GiB), KV cache (2 x 96 d values a
-// token, 2,048 + 128 tokens of 1 sequence: 9.562 GiB) and logits (V in
-// fp32) on one 80 GiB GPU; and gpt3-125m's logits alone for 2^20
+// TestInferenceMemoryWarning: gpt3-175b's weights (12 d^2 x 96 blocks, the
+// embedding's V d, which the head shares, and 2048 positions' d, d =
+// 12288, in 2 bytes: 325.2 GiB), KV cache (2 x 96 d values a token, 2,048 +
+// 128 tokens of 1 sequence but the last, never cached: 9.558 GiB) and
+// logits (V in fp32) on one 80 GiB GPU; and gpt3-125m's logits alone for 2^20
 // sequences over 4 GPUs (V x 4 bytes each: 196.3 GiB).
 func TestInferenceMemoryWarning(t *testing.T) {
 	sc, err := loadOn(oneGPU, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-175b, prompt: 2048, tokens: 128}\n", 1e9)
@@ -269,8 +270,8 @@ func TestInferenceMemoryWarning(t *testing.T) {
 	}
 	const d, V = 12288.0, 50257.0
 	gib := float64(1 << 30)
-	weights := (12*d*d*96 + 2*V*d) * 2 / gib
-	cache := 2 * 96 * d * 2176 * 2 / gib
+	weights := (12*d*d*96 + V*d + 2048*d) * 2 / gib
+	cache := 2 * 96 * d * 2175 * 2 / gib
 	logits := V * 4 / gib
 	want := fmt.Sprintf("inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB, logits %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more GPUs, or GPUs with more memory", weights+cache+logits, weights, cache, logits)
 	if len(sc.Program.Warnings) != 1 || !strings.Contains(sc.Program.Warnings[0], want) {
