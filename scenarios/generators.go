@@ -338,8 +338,9 @@ type stageCount struct {
 // GPU, each step has accum micro-steps of:
 //
 //	a forward and a backward kernel per layer, each after an all-gather
-//	  and an event record and wait with zero3 (1 or 4 ops), and zero3's
-//	  rate limiter (stageCount.limits);
+//	  and an event record and wait with zero3 (1 or 4 ops; the last
+//	  layer's backward without them), and zero3's rate limiter
+//	  (stageCount.limits);
 //	with a data loader: an await, the batch's copy, an event record and
 //	  wait, and a signal (5 ops);
 //
@@ -394,6 +395,9 @@ func trainingThreadOps(steps, accum, moeLayers int64, c stageCount, sharding str
 		rounds = accum
 	}
 	micro := satAdd(satAdd(satMul(2*perLayer, c.layers), c.tpExtra), satMul(6, moeLayers))
+	if sharding == "zero3" && c.layers > 0 {
+		micro -= 3 // the last layer's weights stay gathered for its backward
+	}
 	micro = satAdd(micro, satAdd(c.recompute, c.limits))
 	if c.loader {
 		micro = satAdd(micro, 5)
@@ -783,6 +787,18 @@ func (b *builder) training(n, key spec.Node) {
 	}
 	elt := float64(dtype.Size())
 	gelt := float64(gradType.Size()) // a gradient's bytes
+	// A value sent between GPUs (an activation, its gradient, a gathered
+	// weight) and a preset's kept activations: in the dtype, but at least
+	// bf16. FP8 training runs its GEMMs in FP8 and keeps the rest in bf16:
+	// Transformer Engine's layers output bf16, and Megatron-LM gathers bf16
+	// parameters (unless --fp8-param-gather).
+	celt := max(elt, 2)
+	if preset {
+		// Korthikanti et al.'s activation bytes are 16-bit training's.
+		for i := range layers {
+			layers[i].activations *= celt / 2
+		}
+	}
 	tp := float64(tensor)
 	nr := len(gpus)
 	nst := int(pipe)
@@ -790,14 +806,14 @@ func (b *builder) training(n, key spec.Node) {
 	dp := perStage / int(tensor) // data-parallel ranks: a stage's tensor groups
 	moeLayers := int64(0)
 	if moe != nil {
-		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, zeroOpt, dp, batch, seq, elt); !ok {
+		if moeLayers, ok = b.moeLayers(moe, layers, preset, tensor, zero3, zeroOpt, dp, batch, seq, celt); !ok {
 			return
 		}
 	}
 	expertParams := 0.0
 	for _, l := range layers {
 		expertParams += l.expertParams
-		if ar := batch * (l.tpBytes + l.tpElems*elt); tensor > 1 && ar > 1e15 {
+		if ar := batch * (l.tpBytes + l.tpElems*celt); tensor > 1 && ar > 1e15 {
 			key.Errorf("layer %s's tensor-parallel all-reduces would move %s each, more than gpusim's limit of 1 PB: lower batch or seq", l.name, units.Format(ar, units.Bytes))
 			return
 		}
@@ -994,7 +1010,7 @@ func (b *builder) training(n, key spec.Node) {
 	// What a stage sends the next for a micro-batch, and back: a preset's
 	// s x d values a sample (split by tensor with sequence parallelism).
 	if pipeBytes < 0 && preset {
-		pipeBytes = seq * layers[len(layers)-2].d * elt // a block's: the last is the head
+		pipeBytes = seq * layers[len(layers)-2].d * celt // a block's: the last is the head
 		if seqPar {
 			pipeBytes /= tp
 		}
@@ -1074,7 +1090,7 @@ func (b *builder) training(n, key spec.Node) {
 				// Attention, then the tokens sent to their experts and back
 				// (all-to-alls on the compute stream: the next kernel needs
 				// them); the backward in reverse.
-				a2a := batch * l.a2aElems * elt
+				a2a := batch * l.a2aElems * celt
 				attn := func() bool { return kern(mp+"/"+what+"/"+l.name+"/attn", flops, bytes) }
 				experts := func() bool {
 					return kern(mp+"/"+what+"/"+l.name+"/experts", passes*batch*l.expertFlops, passes*(l.expertParams*elt+2*a2a))
@@ -1100,7 +1116,7 @@ func (b *builder) training(n, key spec.Node) {
 				allToAll("dispatch")
 				return attn()
 			}
-			ar := batch * (l.tpBytes + l.tpElems*elt)
+			ar := batch * (l.tpBytes + l.tpElems*celt)
 			blocks := []string{""}
 			switch {
 			case tensor > 1 && ar > 0 && l.tpBlocks == 2 && what == "bwd":
@@ -1181,7 +1197,7 @@ func (b *builder) training(n, key spec.Node) {
 						prev := fmt.Sprintf("%s/s%d/optimized", name, s-1)
 						g.op(&th, fmt.Sprintf("%s/fwd-limit/%d", mp, li), sim.Op{Kind: sim.OpEventWait, Stream: comm, Event: g.event(prev)})
 					}
-					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*elt), comm, k)
+					g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-fwd/%s%s", s, m, l.name, dpSuffix), dpPlan(models.AllGather, l.params/tp*celt), comm, k)
 					g.after(&th, fmt.Sprintf("%s/fwd-gathered/%d", mp, li), comm, compute)
 				}
 				if !pass(mp, "fwd", s, m, l, 1) {
@@ -1219,15 +1235,21 @@ func (b *builder) training(n, key spec.Node) {
 			// and none of it hid.)
 			gatherBwd := func(li int) {
 				id := fmt.Sprintf("%s/bwd-gathered/%d", mp, li)
-				g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, layers[li].name, dpSuffix), dpPlan(models.AllGather, layers[li].params/tp*elt), comm, k)
+				g.collOp(&th, fmt.Sprintf("train/s%d/m%d/gather-bwd/%s%s", s, m, layers[li].name, dpSuffix), dpPlan(models.AllGather, layers[li].params/tp*celt), comm, k)
 				g.op(&th, id+"/record", sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(id)})
 			}
-			if zero3 && lo[vs+1] > lo[vs] {
-				gatherBwd(lo[vs+1] - 1)
+			// The last layer's backward follows its forward at once: its
+			// weights are still gathered (FSDP does not reshard its root
+			// unit after the forward, nor DeepSpeed weights it reuses within
+			// stage3_max_reuse_distance), so the gathers start with the
+			// layer before it. (ZeRO-3 runs without pipeline stages: one
+			// virtual stage.)
+			if zero3 && lo[vs+1]-1 > lo[vs] {
+				gatherBwd(lo[vs+1] - 2)
 			}
 			for li := lo[vs+1] - 1; li >= lo[vs]; li-- {
 				l := layers[li]
-				if zero3 {
+				if zero3 && li < lo[vs+1]-1 {
 					if li-1 >= lo[vs] {
 						gatherBwd(li - 1)
 					}
@@ -1311,7 +1333,7 @@ func (b *builder) training(n, key spec.Node) {
 			for vs := st; vs < nv; vs += nst {
 				for bi := len(buckets[vs]) - 1; bi >= 0; bi-- {
 					b := bucketBase[vs] + bi
-					g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].params*elt), comm, k)
+					g.collOp(&th, fmt.Sprintf("train/s%d/gather%d%s", s, b, dpSuffix), dpPlan(models.AllGather, buckets[vs][bi].params*celt), comm, k)
 					if overlapGather {
 						g.op(&th, sp+"/gathered"+strconv.Itoa(b), sim.Op{Kind: sim.OpEventRecord, Stream: comm, Event: g.event(gatheredEvent(s, b))})
 					}
@@ -1495,6 +1517,9 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 		whole = min(whole, perParam)
 		perParam = whole + (perParam-whole)/dp
 	}
+	// A preset block's activations (Korthikanti et al.'s bytes are 16-bit
+	// training's) in the dtype, at least bf16.
+	as := max(elt, 2) / 2
 	chunks := (len(lo) - 1) / nst
 	perStage := len(gpus) / nst
 	worst, over := -1, 0
@@ -1511,9 +1536,9 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 				a := 0.0
 				switch {
 				case l.d > 0 && seqPar:
-					a = seq * l.d * 34 / tp
+					a = seq * l.d * 34 / tp * as
 				case l.d > 0:
-					a = seq * l.d * (10 + 24/tp)
+					a = seq * l.d * (10 + 24/tp) * as
 				case l.keep > 0:
 					a = l.keep / tp
 				default:
@@ -1531,9 +1556,9 @@ func (b *builder) trainingMemory(where string, gpus []int, layers []layer, lo []
 				most = max(most, a)
 				switch {
 				case l.d > 0 && seqPar:
-					*act += 2 * seq * l.d / tp
+					*act += 2 * seq * l.d / tp * as
 				case l.d > 0:
-					*act += 2 * seq * l.d
+					*act += 2 * seq * l.d * as
 				}
 			}
 		}

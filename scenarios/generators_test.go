@@ -465,9 +465,10 @@ training:
 `
 	res := runWith(t, fourGPUs, scen, nil)
 	kinds := collKindsOn(res, 0)
-	// Gathers before each layer's forward and backward; one bucket of
-	// gradients reduce-scattered.
-	if kinds["allgather"] != 6 || kinds["reducescatter"] != 1 || kinds["allreduce"] != 0 {
+	// Gathers before each layer's forward and backward but the last
+	// layer's backward, which follows its forward with its weights still
+	// gathered; one bucket of gradients reduce-scattered.
+	if kinds["allgather"] != 5 || kinds["reducescatter"] != 1 || kinds["allreduce"] != 0 {
 		t.Errorf("collectives on gpu0: %v", kinds)
 	}
 }
@@ -1046,7 +1047,8 @@ training:
 //   - per layer and pass an all-reduce after each of 2 blocks, and one for
 //     the embedding and head: 4 x 12 + 2 = 50, each 2 x 2048 x 768 bf16
 //     values, over gpu0-gpu1;
-//   - an all-gather of the layer's half before each pass (26), 12 d^2 / 2
+//   - an all-gather of the layer's half before each pass (25: the head's
+//     backward follows its forward, its weights still gathered), 12 d^2 / 2
 //     or 50257 d / 2 parameters of 2 bytes, over gpu0-gpu2;
 //   - the gradients, (12 x 12 d^2 + 50257 d) / 2 x 2 bytes, reduce-scattered
 //     in one bucket of under 1 GB over gpu0-gpu2;
@@ -1079,7 +1081,7 @@ training:
 	want := map[coll]int{
 		{"allreduce", int64(2 * 2048 * d * 2), "[0 1]"}:              50,
 		{"allgather", int64(block / 2 * 2), "[0 2]"}:                 24,
-		{"allgather", int64(head / 2 * 2), "[0 2]"}:                  2,
+		{"allgather", int64(head / 2 * 2), "[0 2]"}:                  1,
 		{"reducescatter", int64((12*block + head) / 2 * 2), "[0 2]"}: 1,
 	}
 	got := map[coll]int{}
@@ -1285,6 +1287,10 @@ func TestTrainingMemoryWarning(t *testing.T) {
 		{"model: gpt3-13b\n  sharding: zero2\n  recompute: full", ""},
 		// FP8 training keeps its weights and gradients in bf16: 7 bytes.
 		{"model: gpt3-13b\n  sharding: zero1\n  dtype: fp8", msgB(p13, 7, a13, "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero2 or zero3")},
+		// fp32 training keeps its blocks' activations in 4 bytes: twice
+		// the 34 s d of 16-bit training (the head's logits are fp32 in
+		// both).
+		{"model: gpt3-13b\n  dtype: fp32", msg(p13, 2*40*34*s*5140+head(5140, 1), "more tensor parallelism (tensor:), more pipeline stages (pipeline:), sharding: zero1, zero2 or zero3")},
 		// Tensor 2 leaves 2 replicas: ZeRO-2 keeps the bf16 weights and
 		// half of the other 14 bytes, 9 bytes for each of a GPU's half of
 		// the parameters (54 GiB), and 4 samples' activations (35 GiB).
@@ -2065,6 +2071,43 @@ func TestForcedChoicesOfferedLoad(t *testing.T) {
 		}
 		if !strings.Contains(msg, want) {
 			t.Errorf("%s %s/%s: %q; want it to offer what loads: %q", tc.topo, tc.algo, tc.proto, msg, want)
+		}
+	}
+}
+
+// TestTrainingSendsAtLeastBF16: what GPUs send each other (tensor-parallel
+// all-reduces of b s d values, pipeline activations, gathered weights) is
+// in the dtype but at least bf16: FP8 training computes its GEMMs in FP8
+// and keeps activations and weights in bf16. gpt3-125m (d 768, V 50257),
+// one sample of 128 tokens: a block's all-reduce is 128 x 768 values,
+// 196,608 bytes in bf16 and fp8, 393,216 in fp32; under ZeRO-1 over 4
+// GPUs the head's bucket, its V d weights, is gathered as 77,194,752 bytes
+// in bf16 and fp8.
+func TestTrainingSendsAtLeastBF16(t *testing.T) {
+	topo := strings.ReplaceAll(fourGPUs, "peak: {bf16: 1000 TFLOP/s}", "peak: {bf16: 1000 TFLOP/s, fp8: 2000 TFLOP/s, fp32: 100 TFLOP/s}")
+	collBytes := func(extra, prefix string) map[int64]bool {
+		t.Helper()
+		sc, err := loadOn(topo, "name: d\ntopology: topo.yaml\ntraining:\n  gpus: all\n  model: gpt3-125m\n  seq: 128\n  batch: 1\n  steps: 1\n  "+extra+"\n", 1e7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int64]bool{}
+		for _, op := range sc.Program.Threads[0].Ops {
+			if op.Kind == sim.OpCollective && strings.Contains(op.ID, prefix) {
+				got[op.Coll.Bytes] = true
+			}
+		}
+		return got
+	}
+	for dtype, want := range map[string]int64{"bf16": 196_608, "fp8": 196_608, "fp32": 393_216} {
+		got := collBytes("tensor: 2\n  dtype: "+dtype, "/L3/")
+		if len(got) != 1 || !got[want] {
+			t.Errorf("tensor 2, %s: a block's all-reduces move %v bytes, want %d", dtype, got, want)
+		}
+	}
+	for _, dtype := range []string{"bf16", "fp8"} {
+		if got := collBytes("sharding: zero1\n  dtype: "+dtype, "/gather"); !got[50257*768*2] {
+			t.Errorf("zero1, %s: gathers of %v bytes, want the head's 77,194,752 among them", dtype, got)
 		}
 	}
 }
