@@ -189,8 +189,9 @@ func scatterUnit(lo, hi float64) (string, float64) {
 
 // logTicks marks a logarithmic axis with labels that read as plain
 // numbers ("0.01", "2", "500", never "1e+03"): every power of ten over 3
-// to 7 decades, 1, 2 and 5 times each over 1 to 3, evenly spaced values
-// (NiceTicks) over less than a decade, and every second or third power of
+// to 7 decades, 1, 2 and 5 times each over 1 to 3, each of 1 to 9 times
+// each over less than a decade (evenly spaced values, NiceTicks, where that
+// gives fewer than 3), and every second or third power of
 // ten beyond 7 decades; unlabelled ticks mark the values between.
 type logTicks struct{}
 
@@ -200,12 +201,15 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return nil
 	}
 	decades := math.Log10(hi / lo)
-	if decades < 1 {
-		return NiceTicks{N: 5}.Ticks(lo, hi)
-	}
 	var labelled, minor []int // mantissas 1..9 of each power of ten
 	every := 1                // label every n-th power of ten
 	switch {
+	case decades < 1:
+		// Each mantissa, so that the low end, which a log axis stretches,
+		// has its labels too (evenly spaced values left the lowest 40% of
+		// 85 to 614 unlabelled); too few of them in a narrow range: evenly
+		// spaced values.
+		labelled = []int{1, 2, 3, 4, 5, 6, 7, 8, 9}
 	case decades < 3:
 		labelled, minor = []int{1, 2, 5}, []int{3, 4, 6, 7, 8, 9}
 	case decades <= 7:
@@ -237,6 +241,9 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				add(m, false)
 			}
 		}
+	}
+	if decades < 1 && len(ts) < 3 {
+		return NiceTicks{N: 5}.Ticks(lo, hi)
 	}
 	return ts
 }

@@ -199,8 +199,12 @@ func TestLogTicks(t *testing.T) {
 		{0.0016, 63, []string{"0.01", "0.1", "1", "10"}},
 		// 1.5 decades: 1, 2 and 5 times each.
 		{3, 100, []string{"5", "10", "20", "50", "100"}},
-		// Under a decade: evenly spaced round values.
-		{2, 9, []string{"2", "4", "6", "8"}},
+		// Under a decade: each of 1 to 9 times the power of ten, the low
+		// end, which the log axis stretches, labelled too.
+		{2, 9, []string{"2", "3", "4", "5", "6", "7", "8", "9"}},
+		{85, 614, []string{"90", "100", "200", "300", "400", "500", "600"}},
+		// Fewer than 3 of them: evenly spaced round values.
+		{410, 490, []string{"420", "440", "460", "480"}},
 		// 12 decades: every second power of ten.
 		{1e-6, 1e6, []string{"0.000001", "0.0001", "0.01", "1", "100", "10k", "1M"}},
 	} {

@@ -340,9 +340,10 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 		}
 	}
 	// Plain numbers go on a numeric axis, and so do quantities of one kind
-	// (sizes, durations, ...: at their values in bytes, seconds, ...,
-	// labelled as written); anything else (names) is one tick per value,
-	// equally spaced, labelled as written.
+	// that grow by factors (sizes, durations, ...: at their values in
+	// bytes, seconds, ..., on a log axis, labelled as written); anything
+	// else (names) is one tick per value, equally spaced, labelled as
+	// written.
 	numeric := true
 	xv := make([]float64, len(xs))
 	for i, s := range xs {
@@ -355,8 +356,13 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	}
 	quantities := false
 	if !numeric {
-		xv, quantities = quantityValues(xs)
-		numeric = quantities
+		// Quantities only where they grow by factors, on a log axis: on a
+		// linear one 0 B, 1 MiB and 16 MiB beside 1 GiB would print their
+		// labels over each other, and so would 1 MiB written twice (1 MiB,
+		// 1048576 B); as categories they stay apart.
+		if v, ok := quantityValues(xs); ok && geometric(v) {
+			xv, quantities, numeric = v, true, true
+		}
 	}
 	if !numeric {
 		xv = make([]float64, len(xs))

@@ -158,6 +158,28 @@ func TestSweepPlotOfQuantities(t *testing.T) {
 	if _, ok := p.Y.Scale.(plot.LogScale); ok {
 		t.Error("idle_mean growing 16 times: a log y axis, want a linear one")
 	}
+	// Sizes with a 0, or one size written twice, do not grow by factors:
+	// categories, whose labels stay apart.
+	for _, vs := range [][]string{{"0 B", "1 MiB", "1 GiB"}, {"1 MiB", "1048576 B", "1 GiB"}} {
+		for i, v := range vs {
+			tab.Rows[i].Values[0] = v
+		}
+		if p, err = sweepPlot(tab, "makespan"); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.X.Scale.(plot.LogScale); ok || p.X.Tick.Marker == nil {
+			t.Errorf("%q: x scale %T; want categories", vs, p.X.Scale)
+		}
+		var labels []string
+		for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+			if tk.Label != "" {
+				labels = append(labels, fmt.Sprintf("%g=%s", tk.Value, tk.Label))
+			}
+		}
+		if want := []string{"0=" + vs[0], "1=" + vs[1], "2=" + vs[2]}; !slices.Equal(labels, want) {
+			t.Errorf("%q: ticks %q, want %q", vs, labels, want)
+		}
+	}
 	for i, v := range []string{"a", "b", "c"} {
 		tab.Rows[i].Values[0] = v
 	}
