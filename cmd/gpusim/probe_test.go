@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,10 +222,15 @@ func TestReplayJSONListsTheRuns(t *testing.T) {
 }
 
 // TestDeviceCheckSummary: hw/devicecheck/summarize.py reads the lines
-// replay prints (on the slowed fake, with --host-probe, 3 runs) into its
-// table row: the scenario, 200 timed ops, the makespan error and the
-// runs' spread as printed, and the probe. A change to replay's wording
-// that the script no longer reads fails here. Skips without python3.
+// replay prints on the fake into its table rows: for hw-launch-bound
+// (slowed, with --host-probe, 3 runs: no op the model predicts) the
+// scenario, 200 timed ops, the makespan error and the runs' spread as
+// printed, and the probe; for hw-copies (every op a copy) and hw-overlap
+// (copies and spin kernels) the medians over the ops the model predicts
+// as printed. Steps that failed, were skipped or have no exit status get
+// no numbers. A change to replay's wording that the script no longer reads
+// fails here (log.txt is written here as run.sh writes it). Skips without
+// python3.
 func TestDeviceCheckSummary(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -232,32 +238,61 @@ func TestDeviceCheckSummary(t *testing.T) {
 	}
 	slowFake(t)
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	if code := run([]string{"replay", "hw-launch-bound", "--repeat", "3", "--host-probe"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	log := ""
+	printed := map[string]string{}
+	for _, c := range []struct{ step, scen string }{{"hw-launch-bound-probed", "hw-launch-bound"}, {"hw-copies", "hw-copies"}, {"hw-overlap", "hw-overlap"}} {
+		args := []string{"replay", c.scen, "--repeat", "3"}
+		if c.step == "hw-launch-bound-probed" {
+			args = append(args, "--host-probe")
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		writeTemp(t, dir, "replay-"+c.step+".txt", out.String())
+		writeTemp(t, dir, "replay-"+c.step+".err", errb.String())
+		log += "== replay-" + c.step + ": gpusim replay\n   exit 0 in 10 ms\n"
+		printed[c.step] = out.String() + errb.String()
 	}
-	writeTemp(t, dir, "replay-hw-launch-bound-probed.txt", out.String())
-	writeTemp(t, dir, "replay-hw-launch-bound-probed.err", errb.String())
-	writeTemp(t, dir, "log.txt", "== calibrate: gpusim calibrate\n   exit 0 in 10 ms\n== replay-hw-launch-bound-probed: gpusim replay\n   exit 0 in 10 ms\n== replay-hw-queued: gpusim replay\n   skipped: past the run's deadline\n")
-	cmd := exec.Command(py, "../../hw/devicecheck/summarize.py", dir)
-	got, err := cmd.Output()
+	// A failed step's output, and one the check was stopped in, are not
+	// results.
+	writeTemp(t, dir, "replay-hw-pageable.txt", printed["hw-copies"])
+	writeTemp(t, dir, "replay-hw-memory.txt", printed["hw-copies"])
+	log += "== replay-hw-pageable: gpusim replay\n   exit 1 in 10 ms\n== replay-hw-queued: gpusim replay\n   skipped: past the run's deadline\n== replay-hw-memory: gpusim replay\n"
+	writeTemp(t, dir, "log.txt", "== calibrate: gpusim calibrate\n   exit 0 in 10 ms\n"+log)
+	got, err := exec.Command(py, "../../hw/devicecheck/summarize.py", dir).Output()
 	if err != nil {
 		t.Fatalf("summarize.py: %v\n%s", err, got)
 	}
 	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want the header, its rule and 2 rows:\n%s", len(lines), got)
+	if len(lines) != 8 {
+		t.Fatalf("%d lines, want the header, its rule and 6 rows:\n%s", len(lines), got)
 	}
-	mk := regexp.MustCompile(`makespan error (\S+)\)`).FindStringSubmatch(out.String())
-	spread := regexp.MustCompile(`hw: 3 runs, makespans (.+) to (.+);`).FindStringSubmatch(errb.String())
-	if mk == nil || spread == nil {
-		t.Fatalf("replay printed no makespan error or spread:\n%s\n%s", out.String(), errb.String())
+	find := func(text, re string) []string {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("%q not in what replay printed:\n%s", re, text)
+		}
+		return m
 	}
-	want := "| `hw-launch-bound-probed` | hw-launch-bound | 200 | "
-	if !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], " | - (0) | "+mk[1]+" | 3 runs: "+spread[1]+" to "+spread[2]+"; probed 10 us to 10 us a kernel op (topology: 2.7 us) |") {
-		t.Errorf("row\n%s\nwant it to start %q and hold the makespan error %s, the spread %s to %s and the probe", lines[2], want, mk[1], spread[1], spread[2])
+	lb := printed["hw-launch-bound-probed"]
+	mk := find(lb, `makespan error (\S+)\)`)[1]
+	spread := find(lb, `hw: 3 runs, makespans (.+) to (.+);`)
+	if want := "| `hw-launch-bound-probed` | hw-launch-bound | 200 | "; !strings.HasPrefix(lines[2], want) || !strings.HasSuffix(lines[2], " | - (0) | "+mk+" | 3 runs: "+spread[1]+" to "+spread[2]+"; probed 10 us to 10 us a kernel op (topology: 2.7 us) |") {
+		t.Errorf("row\n%s\nwant it to start %q and end with the makespan error %s, the spread %s to %s and the probe", lines[2], want, mk, spread[1], spread[2])
 	}
-	if lines[3] != "| `hw-queued` | skipped | | | | | |" {
-		t.Errorf("skipped step's row %q", lines[3])
+	cp := find(printed["hw-copies"], `median \|error\| over (\d+) kernels, copies and host ops: (\S+)`)
+	if want := fmt.Sprintf("| `hw-copies` | hw-copies | %s | %s | %s (%s) | ", cp[1], cp[2], cp[2], cp[1]); !strings.HasPrefix(lines[3], want) {
+		t.Errorf("row\n%s\nwant it to start %q", lines[3], want)
+	}
+	ov := find(printed["hw-overlap"], `over the (\d+) copies and memory kernels, whose durations the model predicts: (\S+) `)
+	if want := fmt.Sprintf(" | %s (%s) | ", ov[2], ov[1]); !strings.HasPrefix(lines[4], "| `hw-overlap` | hw-overlap | ") || !strings.Contains(lines[4], want) {
+		t.Errorf("row\n%s\nwant hw-overlap's with %q", lines[4], want)
+	}
+	for i, want := range []string{"| `hw-pageable` | exit 1 | | | | | |", "| `hw-queued` | skipped | | | | | |", "| `hw-memory` | no exit status (the check was stopped in it?) | | | | | |"} {
+		if lines[5+i] != want {
+			t.Errorf("row %q, want %q", lines[5+i], want)
+		}
 	}
 }

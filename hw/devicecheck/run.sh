@@ -12,7 +12,8 @@
 #                                          root: discover, check the kernels
 #                                          (ptx-check), calibrate --quick,
 #                                          replay the single-GPU hardware
-#                                          scenarios; everything into OUTDIR,
+#                                          scenarios; everything into OUTDIR
+#                                          (a new or empty folder),
 #                                          and packed into TARBALL (.tgz) after
 #                                          every step, where given
 #   hw/devicecheck/run.sh rehearse OUTDIR [TARBALL]
@@ -79,8 +80,20 @@ device)
 	# The whole: within the device tool's 480 s, with room to pack. Steps
 	# past it are skipped, and so are all steps after one that hung (a
 	# wedged GPU would cost each of them its whole limit).
+	case "${DEADLINE:-440}" in
+	'' | *[!0-9]*)
+		echo "run.sh: DEADLINE=$DEADLINE: want whole seconds, such as 440" >&2
+		exit 2
+		;;
+	esac
 	deadline=$(($(date +%s) + ${DEADLINE:-440}))
 	hung=""
+	# An empty OUTDIR: files of an earlier run would pass for this one's
+	# (in the tarball, and in summarize.py's table).
+	if [ -d "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+		echo "run.sh: OUTDIR $out is not empty: give a new or empty folder (an earlier run's files would pass for this one's)" >&2
+		exit 2
+	fi
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
 	case "$tarball" in
@@ -131,23 +144,36 @@ device)
 			failed=$((failed + 1))
 			return 125
 		fi
-		[ $limit -gt $left ] && limit=$left
+		local cut=""
+		if [ $limit -gt $left ]; then
+			limit=$left
+			cut=" (cut to what was left before the deadline)"
+		fi
+		local limited=""
 		if command -v timeout >/dev/null; then
+			limited=1
 			timeout -k 10 "$limit" "$@" >"$out/$name.txt" 2>"$out/$name.err"
 		else
 			"$@" >"$out/$name.txt" 2>"$out/$name.err"
 		fi
 		local rc=$?
-		case $rc in
-		124) echo "   stopped at its limit of $limit s" | tee -a "$log" ;;
-		137) echo "   killed 10 s after its limit of $limit s (it did not stop on TERM)" | tee -a "$log" ;;
-		esac
-		# A step stopped at its limit hung: a replay takes seconds, and
-		# calibrate's budget is well within its limit.
-		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-			hung=$name
-		fi
 		local t1=$(date +%s%N)
+		# Stopped at its limit only if it ran that long: timeout passes on
+		# the command's own status, and the OOM killer's KILL is 137 too.
+		local ran=$(((t1 - t0) / 1000000000))
+		if [ -n "$limited" ] && [ $ran -ge $limit ] && { [ $rc -eq 124 ] || [ $rc -eq 137 ]; }; then
+			if [ $rc -eq 124 ]; then
+				echo "   stopped at its limit of $limit s$cut" | tee -a "$log"
+			else
+				echo "   killed 10 s after its limit of $limit s$cut (it did not stop on TERM)" | tee -a "$log"
+			fi
+			# It hung (a replay takes seconds, and calibrate's budget is
+			# well within its limit), unless the deadline cut its limit:
+			# the later steps are past the deadline anyway.
+			[ -z "$cut" ] && hung=$name
+		elif [ $rc -eq 137 ]; then
+			echo "   killed (signal 9) before any limit: out of memory?" | tee -a "$log"
+		fi
 		echo "   exit $rc in $(((t1 - t0) / 1000000)) ms" | tee -a "$log"
 		tail -n 5 "$out/$name.err" | sed 's/^/   /' | tee -a "$log"
 		if [ $rc -ne 0 ]; then

@@ -9,7 +9,7 @@ lines replay prints) and replay-STEP.err (the spread of the runs, the host
 probe): the median op error over all timed ops and over the modelled ones
 (copies and memory kernels), the makespan error, and the makespans of the
 runs. Steps that failed or were skipped are listed with their exit status
-from log.txt. The table is for docs/measured/DATE-GPU/README.md; check it
+from log.txt, without numbers. The table is for docs/measured/DATE-GPU/README.md; check it
 against the files before committing.
 """
 import os
@@ -28,7 +28,7 @@ SKIPPED = re.compile(r"^   skipped: (.*)$")
 
 def read(path):
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             return f.read().splitlines()
     except OSError:
         return []
@@ -58,11 +58,15 @@ def steps(out):
 
 
 def row(out, step, status):
+    # Numbers only of a step that ended well: a skipped one's files, or a
+    # stopped one's partial output, are not this run's results.
+    if status != "exit 0":
+        return "| `%s` | %s | | | | | |" % (step[len("replay-"):], status or "no exit status (the check was stopped in it?)")
     txt = read(os.path.join(out, step + ".txt"))
     err = read(os.path.join(out, step + ".err"))
     head = HEAD.match(txt[0]) if txt else None
     if not head:
-        return "| `%s` | %s | | | | | |" % (step[len("replay-"):], status or "no output")
+        return "| `%s` | %s | | | | | |" % (step[len("replay-"):], "exit 0, but no replay table in " + step + ".txt")
     scenario, _, pred, meas, mk = head.groups()
     timed = median = modelled = ""
     for line in txt[1:4]:
@@ -86,9 +90,7 @@ def row(out, step, status):
         if m:
             notes.append("probed %s to %s a kernel op (topology: %s)" % (m.group(1), m.group(2), m.group(4)))
     if not runs:
-        runs = "1 run: " + meas
-    if status and status != "exit 0":
-        notes.append(status)
+        runs = "1 run: " + meas if err else "(no %s.err)" % step
     return "| `%s` | %s | %s | %s | %s | %s | %s |" % (
         step[len("replay-"):], scenario, timed, median, modelled, mk,
         runs + ("; " + "; ".join(notes) if notes else ""))
