@@ -3,6 +3,7 @@ package hw
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -332,6 +333,11 @@ func (h *hostNeed) merge(o hostNeed) {
 	}
 }
 
+// ErrHostMemory is the error of a run whose copies' host buffers would not
+// fit in the host memory free: the machine's state, not the program's
+// fault.
+var ErrHostMemory = errors.New("not enough host memory")
+
 // hostMargin is the host memory a run leaves free beside its copies'
 // buffers: for the simulator's run and the rest of the system.
 const hostMargin = 1 << 30
@@ -648,8 +654,12 @@ func (b *backend) setup() error {
 			}
 		}
 		if free, ok := b.hostFree(); ok && total > 0 && total+hostMargin > free {
-			return fmt.Errorf("%s needs %s of host memory, %s for the buffers of its copies (the largest copy of each kind and direction%s; %s of it pinned) and %s left for the rest, but %s is free here: make its host copies smaller",
-				p.Name, bytesStr(total+hostMargin), bytesStr(total), nodesNote(len(nodeNeeds)), bytesStr(pinned), bytesStr(hostMargin), bytesStr(free))
+			need, have := bytesStr(total+hostMargin), bytesStr(free)
+			if need == have { // a few bytes short
+				need, have = fmt.Sprintf("%d bytes", total+hostMargin), fmt.Sprintf("%d bytes", free)
+			}
+			return fmt.Errorf("%w: %s needs %s, %s for the buffers of its copies (the largest copy of each kind and direction%s; %s of it pinned) and %s left for the rest, but %s is free here: run where more memory is free, or make its host copies smaller",
+				ErrHostMemory, p.Name, need, bytesStr(total), nodesNote(len(nodeNeeds)), bytesStr(pinned), bytesStr(hostMargin), have)
 		}
 	}
 	b.host = map[int]*[2]hostMem{}

@@ -1041,7 +1041,9 @@ func TestRunChecksFreeHostMemory(t *testing.T) {
 		known bool
 		want  string
 	}{
-		{"short", need - 1, true, "t needs 1.0 GiB of host memory, 2.9 MiB for the buffers of its copies (the largest copy of each kind and direction; 2.9 MiB of it pinned) and 1.0 GiB left for the rest, but 1.0 GiB is free here: make its host copies smaller"},
+		// A byte short: the sizes in bytes, which round alike.
+		{"short", need - 1, true, "not enough host memory: t needs 1076741824 bytes, 2.9 MiB for the buffers of its copies (the largest copy of each kind and direction; 2.9 MiB of it pinned) and 1.0 GiB left for the rest, but 1076741823 bytes is free here: run where more memory is free, or make its host copies smaller"},
+		{"far short", 512 << 20, true, "not enough host memory: t needs 1.0 GiB, 2.9 MiB for the buffers of its copies (the largest copy of each kind and direction; 2.9 MiB of it pinned) and 1.0 GiB left for the rest, but 512.0 MiB is free here: run where more memory is free, or make its host copies smaller"},
 		{"exactly enough", need, true, ""},
 		{"not known", 0, false, ""},
 	} {
@@ -1060,6 +1062,9 @@ func TestRunChecksFreeHostMemory(t *testing.T) {
 			}
 			if tc.want != "" && slices.Contains(f.Calls(), "cuMemHostAlloc") {
 				t.Error("host memory pinned before the refusal")
+			}
+			if tc.want != "" && !errors.Is(err, ErrHostMemory) {
+				t.Errorf("%v is not ErrHostMemory", err)
 			}
 		})
 	}

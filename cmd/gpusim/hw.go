@@ -139,14 +139,15 @@ func runOnGPUTimes(sc *scenarios.Scenario, n int, ready func() error, before fun
 			err = before(ctx, drv, i)
 		}
 		if err == nil {
-			res, inf, err = hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{HostFree: freeMemory})
+			res, inf, err = hw.Run(ctx, drv, sc.Topology.Machine, sc.Program, hw.Options{HostFree: freeHostMemory})
 		}
 		if err != nil {
 			var ce *hw.CUDAError
 			switch {
 			case errors.Is(err, context.Canceled):
 				return nil, nil, &failError{fmt.Errorf("%s: interrupted; everything allocated on the GPUs was freed", sc.File)}
-			case errors.As(err, &ce):
+			case errors.As(err, &ce), errors.Is(err, hw.ErrHostMemory):
+				// The machine's state, not the scenario's fault: exit 1.
 				return nil, nil, &failError{fmt.Errorf("%s: on the GPU: %w", sc.File, err)}
 			}
 			return nil, nil, fmt.Errorf("%s: on the GPU: %w", sc.File, err)

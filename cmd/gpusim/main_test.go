@@ -135,8 +135,16 @@ func TestGPUFailureExitStatus(t *testing.T) {
 			[]string{"calibrate", "--quick"}, exitFail, "cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (719)"},
 		{"more GPUs than the machine has", func(c *hw.FakeConfig) {},
 			[]string{"replay", gpu3}, exitInput, "the program uses gpu3 (GPU 3 of the topology) but this machine has 1 GPU(s)"},
+		// hw-copies' largest pinned copies, 256 MiB each way, and 1 GiB
+		// beside them do not fit in 1 GiB free: the machine's state.
+		{"host memory short", func(c *hw.FakeConfig) {},
+			[]string{"run", "hw-copies", "--backend", "hw"}, exitFail, "not enough host memory: hw-copies needs 1.5 GiB, 512.0 MiB for the buffers of its copies"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer func(o func() (uint64, bool)) { freeHostMemory = o }(freeHostMemory)
+			if tc.name == "host memory short" {
+				freeHostMemory = func() (uint64, bool) { return 1 << 30, true }
+			}
 			cfg := fakeGPU()
 			tc.cfg(&cfg)
 			openDriver = func() (hw.Driver, error) { return hw.NewFake(cfg), nil }

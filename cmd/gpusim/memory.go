@@ -33,6 +33,35 @@ var memoryCheckFloor uint64 = 256 << 20
 // limit on the address space (ulimit -v). ok is false where none is known
 // (other systems than Linux).
 var freeMemory = func() (free uint64, ok bool) {
+	free, ok = systemFree()
+	// Under a limit on the address space, the heap has half the room: Go
+	// maps its heap in 64 MiB arenas with its metadata beside them, a
+	// growing list holds its old and new arrays at once, and glibc
+	// reserves stacks and arenas for cgo's threads, all of which count
+	// against the limit (the full room, and three quarters of it, let runs
+	// and plans the checks passed die at the limit, "fatal error: out of
+	// memory").
+	if room, known := addressRoom(); known && (!ok || room/2 < free) {
+		free, ok = room/2, true
+	}
+	return free, ok
+}
+
+// freeHostMemory is the memory free for the hw backend's host buffers of
+// copies: as freeMemory, but with the whole room under a limit on the
+// address space (the buffers are mapped once, not grown as the heap is).
+var freeHostMemory = func() (free uint64, ok bool) {
+	free, ok = systemFree()
+	if room, known := addressRoom(); known && (!ok || room < free) {
+		free, ok = room, true
+	}
+	return free, ok
+}
+
+// systemFree is MemAvailable of /proc/meminfo, and below it the room left
+// under a cgroup v2 limit (memory.max less memory.current); ok is false
+// where neither is known.
+func systemFree() (free uint64, ok bool) {
 	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		for sc.Scan() {
@@ -70,16 +99,6 @@ var freeMemory = func() (free uint64, ok bool) {
 				free, ok = room, true
 			}
 		}
-	}
-	// Under a limit on the address space, the heap has half the room: Go
-	// maps its heap in 64 MiB arenas with its metadata beside them, a
-	// growing list holds its old and new arrays at once, and glibc
-	// reserves stacks and arenas for cgo's threads, all of which count
-	// against the limit (the full room, and three quarters of it, let runs
-	// and plans the checks passed die at the limit, "fatal error: out of
-	// memory").
-	if room, known := addressRoom(); known && (!ok || room/2 < free) {
-		free, ok = room/2, true
 	}
 	return free, ok
 }
