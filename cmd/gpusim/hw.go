@@ -398,8 +398,6 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 		fmt.Fprintf(&b, "\n  {\"id\":%q,\"kind\":%q,\"predicted_start_ns\":%s,\"predicted_ns\":%s,\"measured_start_ns\":%s,\"measured_ns\":%s,\"error\":%s,\"timed\":%t,\"modelled\":%t,\"predicted_host_ns\":%s,\"measured_host_ns\":%s}",
 			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed, e.Modelled, e.PredHost.NS(), e.MeasHost.NS())
 	}
-	// Where the topology's hosts ran on this machine (NUMA nodes; only
-	// those placed: none on a machine of one node).
 	// Every run's makespan, for the spread the hardware gave.
 	b.WriteString("],\"runs_makespan_ns\":[")
 	for i, m := range runs.makespans {
@@ -419,6 +417,8 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 		}
 		b.WriteString("]")
 	}
+	// Where the topology's hosts ran on this machine (NUMA nodes; only
+	// those placed: none on a machine of one node).
 	b.WriteString(",\"host_numa_nodes\":{")
 	sep := ""
 	for h, node := range hostNodes {

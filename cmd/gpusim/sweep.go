@@ -1491,6 +1491,9 @@ func parseSweepJSON(name string, data []byte) (*sweepTable, error) {
 // reader check it alike.
 func idleListProblem(r *sweepRow) string {
 	for i, g := range r.GPUIdle {
+		if c, ok := scenarios.ControlChar(g.GPU); ok {
+			return fmt.Sprintf("GPU %q holds a control character (%U); want %s, GPUs named as in their topology", g.GPU, c, sweepColWant["idle_per_gpu"])
+		}
 		if slices.ContainsFunc(r.GPUIdle[:i], func(s gpuShare) bool { return s.GPU == g.GPU }) {
 			return fmt.Sprintf("%s twice; want %s, each GPU once", g.GPU, sweepColWant["idle_per_gpu"])
 		}
@@ -1573,6 +1576,15 @@ func checkSweepRows(t *sweepTable) error {
 	if i, n, ok := parseShard(t.Shard); ok {
 		shardI, shardN = i, n
 	}
+	for _, x := range append([]string{t.Scenario}, t.Vars...) {
+		if c, ok := scenarios.ControlChar(x); ok {
+			where, what := t.at.where("vars"), "var"
+			if x == t.Scenario {
+				where, what = t.at.where("scenario"), "scenario"
+			}
+			return fmt.Errorf("%s: %s %q holds a control character (%U); want the name gpusim sweep wrote, which holds none (was the file edited?)", where, what, x, c)
+		}
+	}
 	seen := map[int]*sweepRow{}
 	for i := range t.Rows {
 		r := &t.Rows[i]
@@ -1589,8 +1601,9 @@ func checkSweepRows(t *sweepTable) error {
 		nv := len(t.Vars)
 		// gpusim writes no control characters (a sweep's values may not
 		// hold one): the table on the terminal would print them raw.
+		// A tab only in an error or a warning, which may quote a file.
 		text := func(k int, v string) error {
-			if c, ok := scenarios.ControlChar(v); ok && c != '\t' {
+			if c, ok := scenarios.ControlChar(v); ok && (c != '\t' || k != 8+nv && k != 14+nv) {
 				return t.fieldError(r, k, "%q holds a control character (%U); want text as gpusim writes it, which holds none (was the row edited?)", v, c)
 			}
 			return nil
