@@ -189,7 +189,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	fs.Var(set, "set", "override a scenario var: name=value (repeatable)")
 	topo := fs.String("topology", "", "predict on this topology `FILE` (a calibrated one) instead of the scenario's")
 	asJSON := fs.Bool("json", false, "print one JSON document: every op's predicted and measured times")
-	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured) and scatter.png into `DIR`")
+	plotTo := fs.String("plot", "", "write timelines.png (predicted above measured), scatter.png and replay.json (what --json prints) into `DIR`")
 	top := fs.Int("top", 5, "list the `N` ops with the largest error")
 	repeat := fs.Int("repeat", 1, "run on the GPUs `N` times and compare with the run of median makespan")
 	maxOps := fs.Int64("max-ops", scenarios.DefaultMaxOps, "refuse scenarios that expand to more than `N` ops")
@@ -287,17 +287,25 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %v", sc.File, err)
 	}
 	printWarnings(stderr, meas.Warnings)
+	makespans := make([]sim.Time, len(runs))
+	for i, r := range runs {
+		makespans[i] = r.Makespan
+	}
+	asJSONTo := func(w io.Writer) error {
+		return writeReplayJSON(w, sc, c, pred.Machine.Hosts[0], replayRuns{makespans, mid, probes}, info.HostNodes)
+	}
 	if *plotTo != "" {
 		if err := plotReplay(*plotTo, sc, pred, meas, c); err != nil {
 			return err
 		}
+		// Beside the plots, what --json prints: the numbers they show, of
+		// the same runs as the table.
+		if err := writeFileAtomic(filepath.Join(*plotTo, "replay.json"), asJSONTo); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
-		makespans := make([]sim.Time, len(runs))
-		for i, r := range runs {
-			makespans[i] = r.Makespan
-		}
-		return writeReplayJSON(stdout, sc, c, pred.Machine.Hosts[0], replayRuns{makespans, mid, probes}, info.HostNodes)
+		return asJSONTo(stdout)
 	}
 	writeReplay(stdout, sc, c, *top)
 	return nil

@@ -296,3 +296,36 @@ func TestDeviceCheckSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayPlotDir: replay --plot DIR draws timelines.png and scatter.png
+// and writes replay.json beside them, of the same runs as the table it
+// prints: its makespan error is the table's.
+func TestReplayPlotDir(t *testing.T) {
+	slowFake(t)
+	dir := filepath.Join(t.TempDir(), "plots")
+	var out, errb bytes.Buffer
+	if code := run([]string{"replay", "hw-overlap", "--repeat", "3", "--plot", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, f := range []string{"timelines.png", "scatter.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s: %v, %d bytes", f, err, len(b))
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "replay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Scenario string    `json:"scenario"`
+		Error    float64   `json:"makespan_error"`
+		Runs     []float64 `json:"runs_makespan_ns"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if want := fmt.Sprintf("(makespan error %+.1f%%)", 100*doc.Error); doc.Scenario != "hw-overlap" || len(doc.Runs) != 3 || !strings.Contains(out.String(), want) {
+		t.Errorf("replay.json of %q, %d runs, makespan error %g; want hw-overlap's 3 and the table's %s:\n%s", doc.Scenario, len(doc.Runs), doc.Error, want, out.String())
+	}
+}

@@ -236,9 +236,10 @@ device)
 	fi
 	[ -s "$cal" ] || cal=""
 	for s in hw-copies hw-overlap hw-launch-bound hw-pageable hw-both-ways hw-memory; do
+		# The table, the plots and replay.json (what --json prints), of
+		# the same 11 runs.
 		step "replay-$s" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --top 8 --plot "$out/plots-$s"
-		step "replay-$s-json" "$g" replay "$s" ${cal:+--topology "$cal"} --repeat 11 --json
-		[ -e "$out/replay-$s-json.txt" ] && mv "$out/replay-$s-json.txt" "$out/replay-$s.json"
+		[ -e "$out/plots-$s/replay.json" ] && mv "$out/plots-$s/replay.json" "$out/replay-$s.json"
 	done
 	# On two sockets with four GPUs or more on the first (a DGX), those four
 	# fed from each socket's memory: the backend places cpu1's threads and
