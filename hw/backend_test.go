@@ -582,17 +582,7 @@ func TestRunChecksFreeMemory(t *testing.T) {
 			cfg := testConfig()
 			cfg.FreeMemory = tc.free
 			f := NewFake(cfg)
-			sc := load(t, oneThread)
-			_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{})
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tc.want != "" && (err == nil || err.Error() != tc.want):
-				t.Errorf("error %v,\nwant %s", err, tc.want)
-			}
-			if live := f.Live(); len(live) > 0 {
-				t.Errorf("not freed: %v", live)
-			}
+			runOneThread(t, f, Options{}, tc.want)
 			if tc.want == "" {
 				return
 			}
@@ -608,6 +598,24 @@ func TestRunChecksFreeMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runOneThread runs oneThread on f, checks that it fails with want (or
+// runs, for "") and that everything was freed, and returns its error.
+func runOneThread(t *testing.T, f *Fake, opt Options, want string) error {
+	t.Helper()
+	sc := load(t, oneThread)
+	_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, opt)
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("error %v, want none", err)
+	case want != "" && (err == nil || err.Error() != want):
+		t.Errorf("error %v,\nwant %s", err, want)
+	}
+	if live := f.Live(); len(live) > 0 {
+		t.Errorf("not freed: %v", live)
+	}
+	return err
 }
 
 // allSyncs waits in each of the ways a program can: for a stream, for an
@@ -1049,17 +1057,7 @@ func TestRunChecksFreeHostMemory(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := NewFake(testConfig())
-			sc := load(t, oneThread)
-			_, _, err := Run(context.Background(), f, sc.Topology.Machine, sc.Program, Options{HostFree: func() (uint64, bool) { return tc.free, tc.known }})
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tc.want != "" && (err == nil || err.Error() != tc.want):
-				t.Errorf("error %v,\nwant %s", err, tc.want)
-			}
-			if live := f.Live(); len(live) > 0 {
-				t.Errorf("not freed: %v", live)
-			}
+			err := runOneThread(t, f, Options{HostFree: func() (uint64, bool) { return tc.free, tc.known }}, tc.want)
 			if tc.want != "" && slices.Contains(f.Calls(), "cuMemHostAlloc") {
 				t.Error("host memory pinned before the refusal")
 			}
