@@ -1130,7 +1130,20 @@ func (b *builder) training(n, key spec.Node) {
 				if split && seqPar {
 					tpColl(id+"/gather", models.AllGather, ar)
 				}
-				if !kern(mp+"/"+what+"/"+l.name+blk, flops/float64(len(blocks)), bytes/float64(len(blocks))) {
+				bf, bb := flops/float64(len(blocks)), bytes/float64(len(blocks))
+				if blk != "" && l.d > 0 {
+					// A preset block's MLP: 16 s d^2 FLOPs, 8 d^2 of its
+					// 12 d^2 weights and 21 of its 34 s d activation bytes
+					// (Korthikanti et al. 2022, section 4.1: 19 s d and
+					// its layer norm's 2); attention the rest, its 2 s^2 d
+					// causal products included.
+					mlpF, mlpB := passes*batch*16*l.d*l.d*seq/tp, passes*(l.params*2/3*elt+batch*l.activations*21/34)/tp
+					bf, bb = mlpF, mlpB
+					if blk == "/attn" {
+						bf, bb = flops-mlpF, bytes-mlpB
+					}
+				}
+				if !kern(mp+"/"+what+"/"+l.name+blk, bf, bb) {
 					return false
 				}
 				switch {

@@ -2111,3 +2111,29 @@ func TestTrainingSendsAtLeastBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestTensorParallelBlocksSplitByTheirWork: under tensor parallelism a
+// preset block's attention and MLP kernels each run their own FLOPs, not
+// half the layer's each. gpt3-125m (d 768), 128 tokens, tensor 2, at
+// 10^15 FLOP/s with memory that never bounds: the MLP's 16 s d^2 / 2 =
+// 603,979,776 FLOPs take 603.98 ns; attention's (8 s d^2 + 2 s^2 d) / 2 =
+// 314,572,800 (the causal half of its products) take 314.57 ns; backward
+// twice each.
+func TestTensorParallelBlocksSplitByTheirWork(t *testing.T) {
+	sc, err := loadOn(fourGPUs, "name: tp\ntopology: topo.yaml\ntraining:\n  gpus: all\n  tensor: 2\n  model: gpt3-125m\n  seq: 128\n  batch: 1\n  steps: 1\n", 1e7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]sim.Time{}
+	for _, op := range sc.Program.Threads[0].Ops {
+		if op.Kind == sim.OpKernel && strings.Contains(op.ID, "/L3/") {
+			got[op.ID[strings.LastIndex(op.ID, "/s0/")+4:]] = op.Duration
+		}
+	}
+	near := func(d sim.Time, ns float64) bool { return math.Abs(d.Seconds()*1e9-ns) < 0.01 }
+	for id, ns := range map[string]float64{"m0/fwd/L3/attn": 314.5728, "m0/fwd/L3/mlp": 603.979776, "m0/bwd/L3/attn": 629.1456, "m0/bwd/L3/mlp": 1207.959552} {
+		if d, ok := got[id]; !ok || !near(d, ns) {
+			t.Errorf("%s: %v (of %v), want %.4f ns", id, d, got, ns)
+		}
+	}
+}
