@@ -1091,7 +1091,14 @@ func (b *builder) training(n, key spec.Node) {
 				// (all-to-alls on the compute stream: the next kernel needs
 				// them); the backward in reverse.
 				a2a := batch * l.a2aElems * celt
-				attn := func() bool { return kern(mp+"/"+what+"/"+l.name+"/attn", flops, bytes) }
+				// Attention's activations, 13 of a preset block's 34 s d
+				// bytes (the MLP's 21 are the experts', in their
+				// all-to-alls' tokens).
+				attnBytes := bytes
+				if l.d > 0 {
+					attnBytes = passes * (l.params*elt + batch*l.activations*13/34) / tp
+				}
+				attn := func() bool { return kern(mp+"/"+what+"/"+l.name+"/attn", flops, attnBytes) }
 				experts := func() bool {
 					return kern(mp+"/"+what+"/"+l.name+"/experts", passes*batch*l.expertFlops, passes*(l.expertParams*elt+2*a2a))
 				}

@@ -2137,3 +2137,30 @@ func TestTensorParallelBlocksSplitByTheirWork(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEAttentionBytes: an MoE block's attention kernel moves its own
+// weights (the block's 12 d^2 less the MLP's 8 d^2) and attention's 13 of
+// the block's 34 s d activation bytes, the MLP's being the experts'.
+// gpt3-125m (d 768), 128 tokens, bf16, on memory of 10^15 B/s with
+// compute that never bounds: 2 x 4 x 768^2 + 13 x 128 x 768 = 5,996,544
+// bytes, 5.9965 ns forward.
+func TestMoEAttentionBytes(t *testing.T) {
+	topo := strings.ReplaceAll(fourGPUs, "peak: {bf16: 1000 TFLOP/s}", "peak: {bf16: 1000000000 TFLOP/s}")
+	sc, err := loadOn(topo, "name: moe\ntopology: topo.yaml\ntraining:\n  gpus: all\n  model: gpt3-125m\n  seq: 128\n  batch: 1\n  steps: 1\n  experts: {count: 4}\n", 1e7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, op := range sc.Program.Threads[0].Ops {
+		if op.Kind == sim.OpKernel && strings.HasSuffix(op.ID, "/m0/fwd/L0/attn") {
+			if ns := op.Duration.Seconds() * 1e9; math.Abs(ns-5.996544) > 0.001 {
+				t.Errorf("%s: %.4f ns, want 5.9965", op.ID, ns)
+			}
+			return
+		}
+		if op.Kind == sim.OpKernel {
+			ids = append(ids, op.ID)
+		}
+	}
+	t.Errorf("no forward attention kernel of L0 among %q", ids)
+}
