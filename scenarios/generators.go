@@ -625,6 +625,9 @@ func (b *builder) training(n, key spec.Node) {
 		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2, tensor); !ok {
 			return
 		}
+		if sx, given := tm.Get("seq"); preset && given && seq > gptPositions {
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training.seq: %g tokens, more than the GPT-3 presets' context of %d: they run as a model of the same shape with a longer context (attention's s^2 terms grow with it, and MFU counts them whole: it can pass 100%%)", sx.Pos(), seq, gptPositions))
+		}
 	} else {
 		return
 	}

@@ -100,6 +100,13 @@ func (b *builder) inference(n, key spec.Node) {
 	batch := intField("batch", 1, 1, 1<<20)
 	prompt := intField("prompt", 512, 1, 1<<24)
 	tokens := intField("tokens", 128, 1, 100000)
+	if ctx := prompt + tokens - 1; ctx > gptPositions {
+		where := key.Pos()
+		if x, ok := im.Get("prompt"); ok {
+			where = x.Pos()
+		}
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: inference: a context of %d tokens (the prompt and the tokens but the last), more than the GPT-3 presets' %d: they run as a model of the same shape with a longer context", where, ctx, gptPositions))
+	}
 	dtype, ok := dtypeField(im)
 	if !ok {
 		return

@@ -259,19 +259,19 @@ func TestInferenceRefusals(t *testing.T) {
 
 // TestInferenceMemoryWarning: gpt3-175b's weights (12 d^2 x 96 blocks, the
 // embedding's V d, which the head shares, and 2048 positions' d, d =
-// 12288, in 2 bytes: 325.2 GiB), KV cache (2 x 96 d values a token, 2,048 +
-// 128 tokens of 1 sequence but the last, never cached: 9.558 GiB) and
+// 12288, in 2 bytes: 325.2 GiB), KV cache (2 x 96 d values a token, 1,920 +
+// 128 tokens of 1 sequence but the last, never cached: 8.996 GiB) and
 // logits (V in fp32) on one 80 GiB GPU; and gpt3-125m's logits alone for 2^20
 // sequences over 4 GPUs (V x 4 bytes each: 196.3 GiB).
 func TestInferenceMemoryWarning(t *testing.T) {
-	sc, err := loadOn(oneGPU, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-175b, prompt: 2048, tokens: 128}\n", 1e9)
+	sc, err := loadOn(oneGPU, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-175b, prompt: 1920, tokens: 128}\n", 1e9)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const d, V = 12288.0, 50257.0
 	gib := float64(1 << 30)
 	weights := (12*d*d*96 + V*d + 2048*d) * 2 / gib
-	cache := 2 * 96 * d * 2175 * 2 / gib
+	cache := 2 * 96 * d * 2047 * 2 / gib
 	logits := V * 4 / gib
 	want := fmt.Sprintf("inference: a GPU needs about %.4g GiB (weights %.4g GiB, KV cache %.4g GiB, logits %.4g GiB), more than the 80 GiB of gpu0 (H100-SXM): it would not fit; try more GPUs, or GPUs with more memory", weights+cache+logits, weights, cache, logits)
 	if len(sc.Program.Warnings) != 1 || !strings.Contains(sc.Program.Warnings[0], want) {
@@ -333,5 +333,35 @@ func TestInferenceCausalAttention(t *testing.T) {
 	}
 	if found != len(want) {
 		t.Errorf("found %d of the ops %v", found, want)
+	}
+}
+
+// TestContextBeyondThePresets: the GPT-3 presets have a 2048-token context;
+// a training's seq or an inference's context (the prompt and the tokens
+// but the last) beyond it is warned of where it is written, and up to it
+// is not.
+func TestContextBeyondThePresets(t *testing.T) {
+	for _, c := range []struct{ block, want string }{
+		{"training: {gpus: all, model: gpt3-125m, seq: 4096}", "s.yaml:3:46: training.seq: 4096 tokens, more than the GPT-3 presets' context of 2048"},
+		{"training: {gpus: all, model: gpt3-125m, seq: 2048}", ""},
+		{"inference: {gpus: all, model: gpt3-125m, prompt: 2000, tokens: 50}", "s.yaml:3:50: inference: a context of 2049 tokens (the prompt and the tokens but the last), more than the GPT-3 presets' 2048"},
+		{"inference: {gpus: all, model: gpt3-125m, prompt: 2000, tokens: 49}", ""},
+	} {
+		sc, err := loadOn(fourGPUs, "name: x\ntopology: topo.yaml\n"+c.block+"\n", 1e7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range sc.Program.Warnings {
+			if strings.Contains(w, "2048") {
+				got = append(got, w)
+			}
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: warned %q", c.block, got)
+		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.want)):
+			t.Errorf("%s: warnings %q, want one starting %q", c.block, got, c.want)
+		}
 	}
 }

@@ -342,6 +342,10 @@ func workLine(wk *sim.Work, span sim.Time) string {
 	if mfu, ok := wk.MFU(span); ok {
 		gpus := plural(wk.GPUs, "the GPU's", "the %d GPUs'")
 		line += fmt.Sprintf("; MFU %.1f%% of %s %s %s peak", 100*mfu, gpus, units.Format(wk.PeakFLOPs, units.FLOPRate), wk.DType)
+		if mfu > 1 {
+			// Long sequences: the convention, not a faster GPU.
+			line += " (over 100%: the model FLOPs count attention's masked products whole, as PaLM's MFU does, and causal kernels skip them; docs/model.md)"
+		}
 	}
 	return line
 }

@@ -24,6 +24,8 @@ func TestWorkLine(t *testing.T) {
 		{&sim.Work{Steps: 1, Samples: 1, ModelFLOPs: 1e12, PeakFLOPs: 1e15, DType: "fp8", GPUs: 1}, "training: 1 step of 1 sample: 1 s a step, 1 samples/s; MFU 0.1% of the GPU's 1 PFLOP/s fp8 peak"},
 		{&sim.Work{Steps: 4, Samples: 4e6, ModelFLOPs: 1e12, GPUs: 1}, "training: 4 steps of 1000000 samples: 250 ms a step, 4M samples/s"},
 		{nil, ""},
+		// 3 PFLOP of model FLOPs in a second on 2 PFLOP/s: 150%, said why.
+		{&sim.Work{Steps: 1, Samples: 1, Tokens: 32768, ModelFLOPs: 3e15, PeakFLOPs: 2e15, DType: "bf16", GPUs: 2}, "training: 1 step of 1 sample: 1 s a step, 32.8k tokens/s; MFU 150.0% of the 2 GPUs' 2 PFLOP/s bf16 peak (over 100%: the model FLOPs count attention's masked products whole, as PaLM's MFU does, and causal kernels skip them; docs/model.md)"},
 	} {
 		if got := workLine(c.w, sim.Second); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
