@@ -145,6 +145,30 @@ var transformerPresets = map[string][2]int{ // layers, d_model
 	"gpt3-175b": {96, 12288},
 }
 
+// presetHeads is each preset's attention heads (Brown et al. 2020, Table
+// 2.1, n_heads): tensor parallelism splits them whole (Megatron-LM and vLLM
+// require tensor to divide them).
+var presetHeads = map[string]int{
+	"gpt3-125m": 12,
+	"gpt3-350m": 16,
+	"gpt3-1.3b": 24,
+	"gpt3-2.7b": 32,
+	"gpt3-6.7b": 32,
+	"gpt3-13b":  40,
+	"gpt3-175b": 96,
+}
+
+// headsProblem is why tensor cannot split preset name's heads over a
+// group of tensor GPUs out of gpus ("" if it can): the tensor degrees that
+// split both.
+func headsProblem(name string, tensor int64, gpus int) string {
+	h := presetHeads[name]
+	if h == 0 || tensor < 1 || int64(h)%tensor == 0 { // tensor < 1: refused already
+		return ""
+	}
+	return fmt.Sprintf("%d does not divide %s's %d attention heads, which tensor parallelism splits whole (Megatron-LM and vLLM refuse it); use one of %s", tensor, name, h, commonDivisors(gpus, h))
+}
+
 func presetNames() string {
 	return "gpt3-125m, gpt3-350m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b"
 }
@@ -624,6 +648,17 @@ func (b *builder) training(n, key spec.Node) {
 		// Each layer is at least two ops (forward and backward kernels).
 		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2, tensor); !ok {
 			return
+		}
+		if preset {
+			name, _ := x.Scalar()
+			if why := headsProblem(name, tensor, len(gpus)); why != "" {
+				if tx, given := tm.Get("tensor"); given {
+					tx.Errorf("%s", why)
+				} else {
+					x.Errorf("tensor %s", why)
+				}
+				return
+			}
 		}
 		if sx, given := tm.Get("seq"); preset && given && seq > gptPositions {
 			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: training.seq: %g tokens, more than the GPT-3 presets' context of %d: they run as a model of the same shape with a longer context (attention's s^2 terms grow with it, and MFU counts them whole: it can pass 100%%)", sx.Pos(), seq, gptPositions))

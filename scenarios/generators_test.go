@@ -2164,3 +2164,32 @@ func TestMoEAttentionBytes(t *testing.T) {
 	}
 	t.Errorf("no forward attention kernel of L0 among %q", ids)
 }
+
+// TestTensorSplitsHeadsWhole: tensor parallelism splits a preset's
+// attention heads whole (GPT-3 125M has 12, Brown et al. 2020 Table 2.1):
+// tensor 8 is refused for training and inference, with the degrees that
+// divide both the 8 GPUs and the heads, as is the default tensor of all
+// 8 GPUs for inference; tensor 4 runs.
+func TestTensorSplitsHeadsWhole(t *testing.T) {
+	var gpus, links strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&gpus, "  - {name: gpu%d, model: H100-SXM}\n", i)
+		fmt.Fprintf(&links, "  - {ends: [gpu%d, nvs], type: nvlink4, count: 18}\n  - {ends: [gpu%d, cpu0], type: pcie5x16}\n", i, i)
+	}
+	topo := "name: eight\nhosts: [{name: cpu0}]\ngpus:\n" + gpus.String() + "switches: [{name: nvs, kind: nvswitch}]\nlinks:\n" + links.String()
+	for _, c := range []struct{ block, want string }{
+		{"training: {gpus: all, model: gpt3-125m, tensor: 8}", "s.yaml:3:49: training.tensor: 8 does not divide gpt3-125m's 12 attention heads, which tensor parallelism splits whole (Megatron-LM and vLLM refuse it); use one of 1, 2, 4"},
+		{"inference: {gpus: all, model: gpt3-125m, tensor: 8}", "s.yaml:3:50: inference.tensor: 8 does not divide gpt3-125m's 12 attention heads, which tensor parallelism splits whole (Megatron-LM and vLLM refuse it); use one of 1, 2, 4"},
+		{"inference: {gpus: all, model: gpt3-125m}", "s.yaml:3:31: inference.model: with tensor: 8 (all the GPUs, the default), 8 does not divide gpt3-125m's 12 attention heads, which tensor parallelism splits whole (Megatron-LM and vLLM refuse it); use one of 1, 2, 4; give tensor:"},
+		{"training: {gpus: all, model: gpt3-125m, tensor: 4}", ""},
+		{"inference: {gpus: all, model: gpt3-125m, tensor: 4}", ""},
+	} {
+		_, err := loadOn(topo, "name: x\ntopology: topo.yaml\n"+c.block+"\n", 1e7)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.block, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: %v\nwant %s", c.block, err, c.want)
+		}
+	}
+}

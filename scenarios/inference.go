@@ -89,6 +89,14 @@ func (b *builder) inference(n, key spec.Node) {
 			x.Errorf("%d does not divide the %d GPUs serving into tensor-parallel groups; use one of %s", tensor, len(gpus), commonDivisors(len(gpus), len(gpus)))
 			return
 		}
+		if why := headsProblem(name, tensor, len(gpus)); ok && why != "" {
+			x.Errorf("%s", why)
+			return
+		}
+	} else if why := headsProblem(name, tensor, len(gpus)); why != "" {
+		// The default, all the GPUs.
+		mx.Errorf("with tensor: %d (all the GPUs, the default), %s; give tensor:", tensor, why)
+		return
 	}
 	intField := func(k string, def, lo, hi int64) int64 {
 		if x, ok := im.Get(k); ok {
