@@ -680,6 +680,13 @@ func (b *builder) training(n, key spec.Node) {
 	if !ok {
 		return
 	}
+	if dtype == models.INT8 {
+		// Integer GEMMs serve quantized models; no framework trains in
+		// them.
+		x, _ := tm.Get("dtype")
+		x.Errorf("int8 is for inference; a training computes in fp64, fp32, tf32, fp16, bf16 or fp8")
+		return
+	}
 	// The gradients' dtype, what their all-reduces and reduce-scatters
 	// move: the dtype's, but at least bf16 (FP8 training keeps and reduces
 	// its gradients in bf16: Transformer Engine, Megatron-LM). fp32 is

@@ -2193,3 +2193,12 @@ func TestTensorSplitsHeadsWhole(t *testing.T) {
 		}
 	}
 }
+
+// No framework trains in int8: a training's dtype: int8 is refused where
+// it is written.
+func TestTrainingRefusesInt8(t *testing.T) {
+	_, err := loadOn(fourGPUs, "name: x\ntopology: topo.yaml\ntraining: {gpus: all, model: gpt3-125m, dtype: int8}\n", 1e7)
+	if want := "s.yaml:3:48: training.dtype: int8 is for inference; a training computes in fp64, fp32, tf32, fp16, bf16 or fp8"; err == nil || err.Error() != want {
+		t.Errorf("%v\nwant %s", err, want)
+	}
+}
