@@ -300,6 +300,21 @@ func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Ti
 	return g.KernelOverhead + d, nil
 }
 
+// MemoryBound reports whether a kernel of flops in dtype moving bytes on g
+// is limited by its memory traffic rather than its FLOPs (KernelTime's
+// roofline, whose larger side sets the time; a tie is compute's).
+func MemoryBound(g GPU, flops float64, dtype DType, bytes float64) bool {
+	if !(bytes > 0) {
+		return false
+	}
+	tm := bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency)
+	peak, ok := g.Peak[dtype]
+	if !(flops > 0) || !ok {
+		return tm > 0
+	}
+	return tm > flops/float64(peak*g.ComputeEfficiency)
+}
+
 // ParseDType returns the dtype named s.
 func ParseDType(s string) (DType, bool) {
 	for _, d := range DTypes {

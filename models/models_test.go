@@ -66,6 +66,18 @@ func TestKernelTimeIsARoofline(t *testing.T) {
 			t.Errorf("KernelTime(%g FLOP, %g B, share %g) = %v, %v; want %v", tc.flops, tc.bytes, tc.share, got, err, tc.want)
 		}
 	}
+	// Which side sets the time: 50 GFLOP take 1 ms; 0.25 GB 0.5 ms, 1 GB 2 ms.
+	for _, tc := range []struct {
+		flops, bytes float64
+		want         bool
+	}{
+		{50e9, 0.25e9, false}, {50e9, 1e9, true}, {50e9, 0.5e9, false}, // a tie is compute's
+		{0, 1, true}, {1, 0, false}, {0, 0, false},
+	} {
+		if got := MemoryBound(g, tc.flops, FP16, tc.bytes); got != tc.want {
+			t.Errorf("MemoryBound(%g FLOP, %g B) = %v, want %v", tc.flops, tc.bytes, got, tc.want)
+		}
+	}
 	if _, err := KernelTime(g, 1, BF16, 0, 1); err == nil || !strings.Contains(err.Error(), "toy has no bf16 rate (it has: fp16)") {
 		t.Errorf("unsupported dtype: %v", err)
 	}

@@ -1038,7 +1038,7 @@ func (b *builder) training(n, key spec.Node) {
 			n.Errorf("%v", kernelErr(err))
 			return sim.Op{}, false
 		}
-		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare}, true
+		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare, MemoryBound: models.MemoryBound(gm(gpu), flops, dtype, bytes)}, true
 	}
 	// optimizer returns the op of an optimizer step over bytes of state.
 	optimizer := func(gpu, compute int, bytes float64) (sim.Op, bool) {
@@ -1050,7 +1050,7 @@ func (b *builder) training(n, key spec.Node) {
 			n.Errorf("%v", err)
 			return sim.Op{}, false
 		}
-		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare}, true
+		return sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: d, SMShare: kernelShare, MemoryBound: bytes > 0}, true
 	}
 	// What a stage sends the next for a micro-batch, and back: a preset's
 	// s x d values a sample (split by tensor with sequence parallelism).

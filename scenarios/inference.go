@@ -244,7 +244,7 @@ func (b *builder) inference(n, key spec.Node) {
 				if h := launchHost(launches, hostKernel, api); eager && h > 0 {
 					g.op(&th, id+"/host", sim.Op{Kind: sim.OpHost, Duration: h})
 				}
-				g.op(&th, id, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: dur, SMShare: 1})
+				g.op(&th, id, sim.Op{Kind: sim.OpKernel, Stream: compute, Duration: dur, SMShare: 1, MemoryBound: models.MemoryBound(gm, flops, dtype, bytes)})
 				return true
 			}
 			// collOp issues the rank's part of collective what (its host op

@@ -1691,6 +1691,7 @@ func (b *builder) op(kind string, n spec.Node, depth int) *tpl {
 					t.bad = true
 				}
 				op.Duration = d
+				op.MemoryBound = models.MemoryBound(b.sc.Topology.GPUModels[g], flops, dt, bytes)
 				if !hasFlops || flops == 0 {
 					// Memory traffic alone: the hw backend moves it.
 					op.Bytes = int64(math.Min(math.Round(bytes), 1<<62)) // past any GPU's memory: hw refuses it

@@ -851,3 +851,29 @@ links: [{ends: [gpu0, cpu0], type: pcie5x16}]
 		t.Errorf("13 unused vars: %d warnings, the last %q", n, sc.Warnings[n-1])
 	}
 }
+
+// A kernel given by the roofline is marked memory-bound when its bytes set
+// its time: 1 GB on an H100 (3.35 TB/s x 0.87: 343 us) against 1 TFLOP of
+// bf16 (989.5 TFLOP/s x 0.7: 1.44 ms) is not; 10 GB (3.43 ms) is; bytes
+// alone are; a duration is not.
+func TestKernelsMarkedMemoryBound(t *testing.T) {
+	sc, err := Load("s.yaml", []byte(`name: mb
+topology: dgx-h100
+threads:
+  - name: main
+    host: cpu0
+    ops:
+      - kernel: {id: a, stream: gpu0/s, flops: 1 TFLOP, dtype: bf16, bytes: 1 GB}
+      - kernel: {id: b, stream: gpu0/s, flops: 1 TFLOP, dtype: bf16, bytes: 10 GB}
+      - kernel: {id: c, stream: gpu0/s, bytes: 1 MB}
+      - kernel: {id: d, stream: gpu0/s, duration: 1 us}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, true, true, false} {
+		if op := sc.Program.Threads[0].Ops[i]; op.MemoryBound != want {
+			t.Errorf("%s: memory-bound %v, want %v", op.ID, op.MemoryBound, want)
+		}
+	}
+}

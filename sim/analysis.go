@@ -579,6 +579,9 @@ func pathCategory(r *Result, s PathStep, feeds []bool) string {
 	}
 	switch rec.Kind {
 	case OpKernel:
+		if rec.MemoryBound {
+			return "memory-bound kernels"
+		}
 		return "kernels"
 	case OpCollective:
 		return "communication"
@@ -642,6 +645,7 @@ func (r *Result) Bottleneck() string {
 	top := shares[0]
 	words := map[string]string{
 		"kernels":              "compute-bound",
+		"memory-bound kernels": "memory-bound",
 		"communication":        "communication-bound",
 		"host launch overhead": "launch-bound",
 		"host work":            "host-bound",

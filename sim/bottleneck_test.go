@@ -115,3 +115,30 @@ threads:
 		}
 	}
 }
+
+// Kernels whose memory traffic sets their time (as the roofline gives them)
+// make the run memory-bound, not compute-bound: 300 us of them against
+// 100 us of compute-bound ones.
+func TestBottleneckNamesMemoryBoundKernels(t *testing.T) {
+	topo := "name: one\nhosts: [{name: cpu0, api_overhead: 0 us}]\ngpus: [{name: gpu0, model: H100-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n"
+	res := simulate(t, topo, `
+name: decode
+threads:
+  - name: main
+    ops:
+      - kernel: {id: gemm, stream: gpu0/s, duration: 100 us}
+      - kernel: {id: read, stream: gpu0/s, duration: 300 us}
+`)
+	if got := res.Bottleneck(); got != "compute-bound: 100% of the critical path is kernels" {
+		t.Fatalf("without the mark: %q", got)
+	}
+	p := res.Program
+	p.Threads[0].Ops[1].MemoryBound = true
+	res, err := sim.Run(res.Machine, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Bottleneck(), "memory-bound: 75% of the critical path is memory-bound kernels"; got != want {
+		t.Errorf("bottleneck %q, want %q", got, want)
+	}
+}

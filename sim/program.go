@@ -78,6 +78,10 @@ type Op struct {
 	NoPeerAccess bool
 	// OneRank: see Coll.
 	OneRank bool
+	// MemoryBound marks a kernel whose Duration its memory traffic sets,
+	// not its FLOPs (the roofline's memory side; set by whoever computed
+	// Duration from both): the critical path calls it memory-bound.
+	MemoryBound bool
 	// Comm is a collective's communicator: 0 for the one of its GPUs (every
 	// collective over the same set of GPUs, in whatever order, shares it),
 	// k > 0 for Program.Comms[k-1]. A communicator runs its collectives

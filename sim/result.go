@@ -101,6 +101,8 @@ type OpRecord struct {
 	// Unfinished marks an op a deadlock left pending: its End (and its Start,
 	// if it never started) are the makespan.
 	Unfinished bool
+	// MemoryBound is a kernel's Op.MemoryBound.
+	MemoryBound bool
 }
 
 // GPUStats splits a GPU's time over the run.

@@ -774,6 +774,7 @@ func (t *threadState) newRecord(op *Op) int {
 	if t.prev < 0 {
 		rec.CauseKind = CauseNone
 	}
+	rec.MemoryBound = op.Kind == OpKernel && op.MemoryBound
 	switch op.Kind {
 	case OpKernel, OpCopy, OpEventRecord, OpEventWait:
 		rec.Stream = int32(op.Stream)
