@@ -1849,7 +1849,19 @@ func (b *builder) moeSpec(n spec.Node) (*moeSpec, bool) {
 		e.every = int(v)
 	}
 	if n.ErrCount() == 0 && e.topK > e.count {
-		n.Errorf("top_k %d is more than the %d experts", e.topK, e.count)
+		// At top_k where it is given (the default, 2, is more than one
+		// expert: at count).
+		where := n
+		if x, ok := em.Get("top_k"); ok {
+			where = x
+		} else if x, ok := em.Get("count"); ok {
+			where = x
+		}
+		experts := fmt.Sprintf("%d experts", e.count)
+		if e.count == 1 {
+			experts = "1 expert"
+		}
+		where.Errorf("top_k %d is more than the %s; want 1 to %d (each token goes to top_k of the experts)", e.topK, experts, e.count)
 	}
 	return e, n.ErrCount() == 0
 }

@@ -1212,7 +1212,9 @@ func TestMixtureOfExpertsErrors(t *testing.T) {
 		{"experts: {count: 8}\n  sharding: zero1", "gpt3-125m", "s.yaml:5:12: training.experts: experts with a sharded optimizer (sharding: zero1 or zero2) are not modelled"},
 		{"experts: {count: 6, parallel: 4}", "gpt3-125m", "s.yaml:5:33: training.experts.parallel: parallel 4 must divide both the 4 data-parallel ranks and the 6 experts; use one of 1, 2"},
 		{"experts: {count: 8}\n  batch: 1000000\n  seq: 1000000", "gpt3-125m", "s.yaml:5:12: training.experts: each all-to-all would send "},
-		{"experts: {count: 2, top_k: 3}", "gpt3-125m", "s.yaml:5:12: training.experts: top_k 3 is more than the 2 experts"},
+		{"experts: {count: 2, top_k: 3}", "gpt3-125m", "s.yaml:5:30: training.experts.top_k: top_k 3 is more than the 2 experts; want 1 to 2 (each token goes to top_k of the experts)"},
+		// The default top_k, 2, over one expert: at count.
+		{"experts: {count: 1}", "gpt3-125m", "s.yaml:5:20: training.experts.count: top_k 2 is more than the 1 expert; want 1 to 1 (each token goes to top_k of the experts)"},
 	} {
 		scen := "\nname: e\ntopology: topo.yaml\ntraining:\n  " + c.extra + "\n  gpus: all\n  model: " + c.model + "\n"
 		_, err := loadOn(fourGPUs, scen, 0)
