@@ -232,7 +232,7 @@ func checkSweepMetric(fs *flag.FlagSet, cmd, name, plotTo string) error {
 	return nil
 }
 
-// plotSweep writes DIR/sweep.png: the metric against the first swept var,
+// plotSweep writes DIR/sweep.png: the metric against the first swept var of more than one value,
 // one series per combination of the others.
 func plotSweep(dir string, t *sweepTable, metric string) error {
 	ok := 0
@@ -330,13 +330,31 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	if len(t.Vars) == 0 {
 		return nil, fmt.Errorf("%s: the sweep has no vars to plot against", t.Scenario)
 	}
-	// The x values, in the order of the sweep's first var.
+	// The x axis is the first var of more than one value among the rows
+	// (a var swept over one value, or a shard's, would make a single
+	// point of each series); the series, the values of the others that
+	// have more than one.
+	distinct := make([]map[string]bool, len(t.Vars))
+	for k := range t.Vars {
+		distinct[k] = map[string]bool{}
+		for _, r := range t.Rows {
+			distinct[k][r.Values[k]] = true
+		}
+	}
+	xk := 0
+	for k := range t.Vars {
+		if len(distinct[k]) > 1 {
+			xk = k
+			break
+		}
+	}
+	// The x values, in the order of the sweep's.
 	var xs []string
 	xi := map[string]int{}
 	for _, r := range t.Rows {
-		if _, ok := xi[r.Values[0]]; !ok {
-			xi[r.Values[0]] = len(xs)
-			xs = append(xs, r.Values[0])
+		if _, ok := xi[r.Values[xk]]; !ok {
+			xi[r.Values[xk]] = len(xs)
+			xs = append(xs, r.Values[xk])
 		}
 	}
 	// Plain numbers go on a numeric axis, and so do quantities of one kind
@@ -394,7 +412,10 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		var parts []string
-		for k := 1; k < len(t.Vars); k++ {
+		for k := range t.Vars {
+			if k == xk || len(distinct[k]) < 2 {
+				continue
+			}
 			parts = append(parts, t.Vars[k]+"="+r.Values[k])
 		}
 		key := strings.Join(parts, ", ")
@@ -412,7 +433,7 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 		if r.Error == "" {
 			y = m.value(r) * scale
 		}
-		series[n].X = append(series[n].X, xv[xi[r.Values[0]]])
+		series[n].X = append(series[n].X, xv[xi[r.Values[xk]]])
 		series[n].Y = append(series[n].Y, y)
 	}
 	ylabel := m.label
@@ -445,7 +466,7 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 	if topology != "" {
 		title += " on " + topology
 	}
-	title += ": " + m.title + " against " + t.Vars[0]
+	title += ": " + m.title + " against " + t.Vars[xk]
 	if t.Partial || len(t.Rows) < t.Total {
 		title += fmt.Sprintf(" (%d of %d points)", len(t.Rows), t.Total)
 	}
@@ -460,7 +481,7 @@ func sweepPlot(t *sweepTable, metric string) (*plot.Plot, error) {
 		ticks = xs
 	}
 	logX := numeric && geometric(xv)
-	p, err := plots.Lines(title, t.Vars[0], ylabel, series, logX, ticks)
+	p, err := plots.Lines(title, t.Vars[xk], ylabel, series, logX, ticks)
 	if err != nil {
 		return nil, err
 	}

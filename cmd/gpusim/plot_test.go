@@ -207,3 +207,20 @@ func TestTraceIntoThePlotDirectory(t *testing.T) {
 		}
 	}
 }
+
+// A sweep plot's x axis is the first var of more than one value: a var
+// swept over one value (machine here) would give each series a single
+// point.
+func TestSweepPlotSkipsVarsOfOneValue(t *testing.T) {
+	tab := &sweepTable{Scenario: "s", Vars: []string{"machine", "tp", "batch"}, Total: 4}
+	for i, v := range [][]string{{"h100", "1", "1"}, {"h100", "1", "32"}, {"h100", "2", "1"}, {"h100", "2", "32"}} {
+		tab.Rows = append(tab.Rows, sweepRow{Index: i, Values: v, MakespanS: float64(i + 1)})
+	}
+	p, err := sweepPlot(tab, "makespan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Label.Text != "tp" || p.Title.Text != "s: makespan against tp" {
+		t.Errorf("x axis %q, title %q; want tp", p.X.Label.Text, p.Title.Text)
+	}
+}

@@ -168,7 +168,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 	shard := fs.String("shard", "", "run only points i, i+n, i+2n, ... (`i/n`); default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shards")
 	shards := fs.Int("shards", 0, "the shard count when JOB_COMPLETION_INDEX gives the index (Kubernetes Indexed Jobs)")
 	resume := fs.Bool("resume", false, "keep the points already in --csv FILE and run only the missing ones")
-	plotTo := fs.String("plot", "", "write sweep.png into `DIR`: the metric against the first swept var, a series per value of the others")
+	plotTo := fs.String("plot", "", "write sweep.png into `DIR`: the metric against the first swept var of more than one value, a series per value of the others")
 	metric := fs.String("metric", "makespan", "the metric --plot draws: "+sweepMetricNames())
 	set := setFlag{}
 	fs.Var(set, "set", "override a var that is not swept: name=value (repeatable)")
