@@ -284,6 +284,24 @@ func TestNCCLTestsAverageIsPrintedWithCsG(t *testing.T) {
 	}
 }
 
+// More than 8 GPUs from one process (a server holds at most 8): the
+// header says one thread's launches set the small sizes' time, and how to
+// run a process a GPU; with 8, or with --procs, it does not.
+func TestNCCLTestsSaysOneThreadLaunchesMany(t *testing.T) {
+	tp := loadToy(t)
+	const hint = "# one thread launches on all 9 GPUs in turn: the host's launches set the small sizes' time; --procs 9 runs a process a GPU, as mpirun -np 9 does\n"
+	for _, tc := range []struct {
+		gpus, procs int
+		want        bool
+	}{{9, 1, true}, {8, 1, false}, {9, 9, false}} {
+		var buf bytes.Buffer
+		WriteNCCLTests(&buf, tp, NCCLTestsConfig{Op: "all_reduce", MinBytes: 8, MaxBytes: 8, Factor: 2, GPUs: tc.gpus, Procs: tc.procs}, nil)
+		if got := strings.Contains(buf.String(), "# one thread launches"); got != tc.want || tc.want && !strings.Contains(buf.String(), hint) {
+			t.Errorf("%d GPUs in %d processes: hint %v, want %v:\n%s", tc.gpus, tc.procs, got, tc.want, buf.String())
+		}
+	}
+}
+
 // p2p-test prints what the CUDA sample prints: the connectivity matrix
 // ("     D\D" and "%6d" per column, each row "%6d\t" then "%6d" per cell), then
 // each matrix with "   D\D" (or "   GPU", "   CPU") and "%6d " per column

@@ -317,6 +317,11 @@ func WriteNCCLTests(w io.Writer, t *topologies.Topology, cfg NCCLTestsConfig, ro
 		fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs in %d processes (predicted)\n", cfg.Op, t.Name, n, procs)
 	} else {
 		fmt.Fprintf(bw, "# gpusim nccl-tests: %s_perf on %s, %d GPUs (predicted)\n", cfg.Op, t.Name, n)
+		if n > 8 {
+			// More GPUs than a server holds, from one thread: its
+			// launches, one a GPU in turn, set the small sizes' time.
+			fmt.Fprintf(bw, "# one thread launches on all %d GPUs in turn: the host's launches set the small sizes' time; --procs %d runs a process a GPU, as mpirun -np %d does\n", n, n, n)
+		}
 	}
 	fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %s warmup iters: 1 iters: %d\n#\n", n/procs, cfg.MinBytes, cfg.MaxBytes, stepText(cfg), ncclIters)
 	fmt.Fprintln(bw, "#                                                              out-of-place                       in-place          ")
