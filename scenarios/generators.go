@@ -159,8 +159,8 @@ var presetHeads = map[string]int{
 }
 
 // headsProblem is why tensor cannot split preset name's heads over a
-// group of tensor GPUs out of gpus ("" if it can): the tensor degrees that
-// split both.
+// group of tensor GPUs out of gpus ("" if it can), with the tensor degrees
+// that divide both.
 func headsProblem(name string, tensor int64, gpus int) string {
 	h := presetHeads[name]
 	if h == 0 || tensor < 1 || int64(h)%tensor == 0 { // tensor < 1: refused already
@@ -649,14 +649,13 @@ func (b *builder) training(n, key spec.Node) {
 		if layers, nLayers, ok = b.model(x, seq, b.opt.MaxOps/2, tensor); !ok {
 			return
 		}
-		if preset {
+		// Said only when tensor's groups fit the GPUs and the stages (else
+		// tensor or pipeline said so); the degrees offered divide a
+		// stage's GPUs. (The default, 1, divides any heads.)
+		if tx, given := tm.Get("tensor"); preset && given && tensor >= 1 && pipe >= 1 && int64(len(gpus))%(tensor*pipe) == 0 {
 			name, _ := x.Scalar()
-			if why := headsProblem(name, tensor, len(gpus)); why != "" {
-				if tx, given := tm.Get("tensor"); given {
-					tx.Errorf("%s", why)
-				} else {
-					x.Errorf("tensor %s", why)
-				}
+			if why := headsProblem(name, tensor, len(gpus)/int(pipe)); why != "" {
+				tx.Errorf("%s", why)
 				return
 			}
 		}

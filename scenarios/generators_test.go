@@ -2184,6 +2184,10 @@ func TestTensorSplitsHeadsWhole(t *testing.T) {
 		{"inference: {gpus: all, model: gpt3-125m, tensor: 8}", "s.yaml:3:50: inference.tensor: 8 does not divide gpt3-125m's 12 attention heads, which tensor parallelism splits whole (Megatron-LM and vLLM refuse it); use one of 1, 2, 4"},
 		{"inference: {gpus: all, model: gpt3-125m}", "s.yaml:3:31: inference.model: with tensor: 8 (all the GPUs, the default), 8 does not divide gpt3-125m's 12 attention heads, which tensor parallelism splits whole (Megatron-LM and vLLM refuse it); use one of 1, 2, 4; give tensor:"},
 		{"training: {gpus: all, model: gpt3-125m, tensor: 4}", ""},
+		// Not divisible by the GPUs: that alone is said.
+		{"training: {gpus: all, model: gpt3-125m, tensor: 5}", "s.yaml:3:49: training.tensor: 5 does not divide the 8 GPUs training into tensor-parallel groups; use one of 1, 2, 4, 8"},
+		// Stages that do not fit: that alone is said.
+		{"training: {gpus: all, model: gpt3-125m, pipeline: 2, tensor: 8}", "s.yaml:3:51: training.pipeline: 2 stages of tensor-parallel groups of 8 do not divide the 8 GPUs training; use one of 1"},
 		{"inference: {gpus: all, model: gpt3-125m, tensor: 4}", ""},
 	} {
 		_, err := loadOn(topo, "name: x\ntopology: topo.yaml\n"+c.block+"\n", 1e7)

@@ -112,6 +112,8 @@ func (b *builder) inference(n, key spec.Node) {
 		where := key.Pos()
 		if x, ok := im.Get("prompt"); ok {
 			where = x.Pos()
+		} else if x, ok := im.Get("tokens"); ok {
+			where = x.Pos()
 		}
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: inference: a context of %d tokens (the prompt and the tokens but the last), more than the GPT-3 presets' %d: they run as a model of the same shape with a longer context", where, ctx, gptPositions))
 	}
@@ -192,12 +194,16 @@ func (b *builder) inference(n, key spec.Node) {
 	}
 	const vocab = 50257
 	elt := float64(dtype.Size())
+	// Activations, the KV cache and what GPUs send each other are at least
+	// bf16: FP8 and int8 serving quantizes the weights and their GEMMs,
+	// and keeps the rest in bf16 (as training does: generators.go, celt).
+	celt := max(elt, 2)
 	tp, bt, s := float64(tensor), float64(batch), float64(prompt)
-	if v := bt * s * d * elt; v > 1e15 {
+	if v := bt * s * d * celt; v > 1e15 {
 		key.Errorf("a prefill block's output (batch x prompt x d_model values) would be %s, more than gpusim's limit of 1 PB: lower batch or prompt", units.Format(v, units.Bytes))
 		return
 	}
-	b.inferenceMemory(key.Pos(), gpus, int(tensor), layers, d, vocab, bt, s+float64(tokens), elt)
+	b.inferenceMemory(key.Pos(), gpus, int(tensor), layers, d, vocab, bt, s+float64(tokens), elt, celt)
 	replicas := len(gpus) / int(tensor)
 	w := &sim.Work{Kind: "inference", Steps: int(tokens), Samples: float64(replicas) * bt, Tokens: float64(replicas) * bt * float64(tokens), DType: string(dtype), GPUs: len(gpus)}
 	b.p.Work = w
@@ -266,7 +272,7 @@ func (b *builder) inference(n, key spec.Node) {
 					g.op(&th, pre+"/engine", sim.Op{Kind: sim.OpHost, Duration: hostStep})
 				}
 				first := len(th.Ops)
-				act := bt * toks * d * elt // a block's input, or output
+				act := bt * toks * d * celt // a block's input, or output
 				// The embedding reads this GPU's share of the tokens'
 				// rows and the positions' and writes each, then the sum
 				// reads both and writes it: act (6 + 1/t); split over
@@ -281,9 +287,9 @@ func (b *builder) inference(n, key spec.Node) {
 				}
 				collOp(what+"/embed/all-reduce", models.AllReduce, act)
 				for l := int64(0); l < layers; l++ {
-					kv := bt * 2 * c * d * elt / tp // decode reads the cache
+					kv := bt * 2 * c * d * celt / tp // decode reads the cache
 					if what == "prefill" {
-						kv = bt * 2 * toks * d * elt / tp // prefill writes it
+						kv = bt * 2 * toks * d * celt / tp // prefill writes it
 					}
 					// The pass's tokens attend to c-toks+1 ... c tokens.
 					attended := toks * (2*c - toks + 1) / 2
@@ -296,10 +302,10 @@ func (b *builder) inference(n, key spec.Node) {
 					}
 					collOp(fmt.Sprintf("%s/L%d/mlp/all-reduce", what, l), models.AllReduce, act)
 				}
-				if !kern(pre+"/head", bt*2*vocab*d/tp, vocab*d*elt/tp+bt*(d+vocab/tp)*elt, headLaunches) {
+				if !kern(pre+"/head", bt*2*vocab*d/tp, vocab*d*elt/tp+bt*(d+vocab/tp)*celt, headLaunches) {
 					return false
 				}
-				collOp(what+"/logits", models.AllGather, bt*vocab*elt)
+				collOp(what+"/logits", models.AllGather, bt*vocab*celt)
 				if graphs && what != "prefill" {
 					th.Ops[first].GraphOps = len(th.Ops) - first
 				}
@@ -326,23 +332,25 @@ func (b *builder) inference(n, key spec.Node) {
 	}
 }
 
-// inferenceMemory warns, once, when a GPU would hold more than its memory:
-// its share of the weights (12 d^2 a block, the embedding's and the head's
-// V d each, split over the t GPUs of its group), of the KV cache (2 d
-// values a token a block, for b sequences of ctx tokens), and the gathered
-// logits (b V, fp32 as vLLM keeps them). Activations are left out.
 // gptPositions is the GPT-3 presets' learned position embeddings, one a
 // token of their 2048-token context (Brown et al. 2020, section 2.1).
 const gptPositions = 2048
 
-func (b *builder) inferenceMemory(where string, gpus []int, tensor int, layers int64, d, vocab, bt, ctx, elt float64) {
+// inferenceMemory warns, once, when a GPU would hold more than its memory:
+// its share of the weights (12 d^2 a block and the embedding's V d, which
+// the head shares, split over the t GPUs of its group, and the position
+// embeddings whole; in elt bytes), of the KV cache (2 d values a token a
+// block, for b sequences of ctx tokens but the last; in celt bytes), and
+// the gathered logits (b V, fp32 as vLLM keeps them). Activations are left
+// out.
+func (b *builder) inferenceMemory(where string, gpus []int, tensor int, layers int64, d, vocab, bt, ctx, elt, celt float64) {
 	// The blocks' weights and the embedding, which the head shares (GPT's
 	// tied embedding), split by tensor; the 2048 positions' embeddings
 	// whole on each GPU (not vocabulary-parallel).
 	weights := ((12*d*d*float64(layers)+vocab*d)/float64(tensor) + gptPositions*d) * elt
 	// The cache holds every token but the last generated, which is
 	// sampled and never run through the blocks.
-	cache := 2 * float64(layers) * d * max(ctx-1, 0) * bt * elt / float64(tensor)
+	cache := 2 * float64(layers) * d * max(ctx-1, 0) * bt * celt / float64(tensor)
 	logits := bt * vocab * 4
 	for _, gpu := range gpus {
 		gm := b.sc.Topology.GPUModels[gpu]

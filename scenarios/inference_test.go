@@ -346,6 +346,8 @@ func TestContextBeyondThePresets(t *testing.T) {
 		{"training: {gpus: all, model: gpt3-125m, seq: 2048}", ""},
 		{"inference: {gpus: all, model: gpt3-125m, prompt: 2000, tokens: 50}", "s.yaml:3:50: inference: a context of 2049 tokens (the prompt and the tokens but the last), more than the GPT-3 presets' 2048"},
 		{"inference: {gpus: all, model: gpt3-125m, prompt: 2000, tokens: 49}", ""},
+		// The default prompt, 512: at tokens.
+		{"inference: {gpus: all, model: gpt3-125m, tokens: 2000}", "s.yaml:3:50: inference: a context of 2511 tokens"},
 	} {
 		sc, err := loadOn(fourGPUs, "name: x\ntopology: topo.yaml\n"+c.block+"\n", 1e7)
 		if err != nil {
@@ -362,6 +364,29 @@ func TestContextBeyondThePresets(t *testing.T) {
 			t.Errorf("%s: warned %q", c.block, got)
 		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.want)):
 			t.Errorf("%s: warnings %q, want one starting %q", c.block, got, c.want)
+		}
+	}
+}
+
+// FP8 serving quantizes weights and GEMMs, not what GPUs send: a block's
+// all-reduce of one sequence's 128 prompt tokens is 128 x 768 values of
+// bf16, 196,608 bytes, and the logits' gather 50,257 x 2 = 100,514 bytes,
+// as in bf16.
+func TestInferenceSendsAtLeastBF16(t *testing.T) {
+	topo := strings.ReplaceAll(fourGPUs, "peak: {bf16: 1000 TFLOP/s}", "peak: {bf16: 1000 TFLOP/s, fp8: 2000 TFLOP/s}")
+	for _, dt := range []string{"bf16", "fp8"} {
+		sc, err := loadOn(topo, "name: x\ntopology: topo.yaml\ninference: {gpus: all, model: gpt3-125m, tensor: 2, prompt: 128, tokens: 1, dtype: "+dt+"}\n", 1e7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, op := range sc.Program.Threads[0].Ops {
+			if op.Kind == sim.OpCollective {
+				got[op.ID] = op.Coll.Bytes
+			}
+		}
+		if got["infer/r0/prefill/L0/attn/all-reduce"] != 196_608 || got["infer/r0/prefill/logits"] != 100_514 {
+			t.Errorf("%s: a block's all-reduce %d bytes, the logits %d; want 196608 and 100514 (of %v)", dt, got["infer/r0/prefill/L0/attn/all-reduce"], got["infer/r0/prefill/logits"], got)
 		}
 	}
 }

@@ -642,7 +642,25 @@ func (r *Result) Bottleneck() string {
 	if len(shares) == 0 {
 		return "nothing ran"
 	}
+	// Kernels are weighed together against the rest, then named by the
+	// larger of their kinds: split, a minority of communication came out
+	// on top of a majority of kernels.
+	var compute, memory float64
+	for _, s := range shares {
+		switch s.What {
+		case "kernels":
+			compute = s.Share
+		case "memory-bound kernels":
+			memory = s.Share
+		}
+	}
 	top := shares[0]
+	if k := compute + memory; k > 0 && (top.What == "kernels" || top.What == "memory-bound kernels" || k > top.Share) {
+		top = PathShare{"kernels", k}
+		if memory > compute {
+			top.What = "memory-bound kernels"
+		}
+	}
 	words := map[string]string{
 		"kernels":              "compute-bound",
 		"memory-bound kernels": "memory-bound",
@@ -664,6 +682,9 @@ func (r *Result) Bottleneck() string {
 		w = "copy-bound"
 	}
 	msg := fmt.Sprintf("%s: %.0f%% of the critical path is %s", w, 100*top.Share, top.What)
+	if compute > 0 && memory > 0 && (top.What == "kernels" || top.What == "memory-bound kernels") {
+		msg = fmt.Sprintf("%s: %.0f%% of the critical path is kernels, %.0f%% memory-bound ones", w, 100*top.Share, 100*memory)
+	}
 	lu := -1.0
 	l, name, ok := r.BusiestLink()
 	if ok {

@@ -118,7 +118,7 @@ threads:
 
 // Kernels whose memory traffic sets their time (as the roofline gives them)
 // make the run memory-bound, not compute-bound: 300 us of them against
-// 100 us of compute-bound ones.
+// 100 us of compute-bound ones; the share named is all the kernels'.
 func TestBottleneckNamesMemoryBoundKernels(t *testing.T) {
 	topo := "name: one\nhosts: [{name: cpu0, api_overhead: 0 us}]\ngpus: [{name: gpu0, model: H100-SXM, kernel_overhead: 0 us}]\nlinks: [{ends: [gpu0, cpu0], type: pcie5x16}]\n"
 	res := simulate(t, topo, `
@@ -138,7 +138,47 @@ threads:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Bottleneck(), "memory-bound: 75% of the critical path is memory-bound kernels"; got != want {
+	if got, want := res.Bottleneck(), "memory-bound: 100% of the critical path is kernels, 75% memory-bound ones"; got != want {
+		t.Errorf("bottleneck %q, want %q", got, want)
+	}
+	// The JSON says which kernels were.
+	var buf bytes.Buffer
+	if err := sim.WriteJSON(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Ops []struct {
+			ID          string `json:"id"`
+			MemoryBound bool   `json:"memory_bound"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for _, o := range doc.Ops {
+		marked[o.ID] = o.MemoryBound
+	}
+	if !marked["read"] || marked["gemm"] {
+		t.Errorf("memory_bound in the JSON: %v, want read's alone", marked)
+	}
+	// Kernels are weighed together: 60 us of them (half memory-bound)
+	// outweigh 50 us of host work, though each kind alone does not.
+	res = simulate(t, topo, `
+name: mixed
+threads:
+  - name: main
+    ops:
+      - host: {id: prep, duration: 50 us}
+      - kernel: {id: gemm, stream: gpu0/s, duration: 30 us}
+      - kernel: {id: read, stream: gpu0/s, duration: 30 us}
+`)
+	p = res.Program
+	p.Threads[0].Ops[2].MemoryBound = true
+	if res, err = sim.Run(res.Machine, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Bottleneck(), "compute-bound: 55% of the critical path is kernels, 27% memory-bound ones"; got != want {
 		t.Errorf("bottleneck %q, want %q", got, want)
 	}
 }

@@ -254,6 +254,10 @@ func WriteJSON(w io.Writer, res *Result) error {
 			j.key("unfinished", false)
 			j.raw("true")
 		}
+		if r.MemoryBound {
+			j.key("memory_bound", false)
+			j.raw("true")
+		}
 		if r.Kind == OpCopy {
 			j.key("bytes", false)
 			j.int(r.Bytes)

@@ -414,6 +414,9 @@ func (t *tw) slice(pid, tid int, start, end Time, prefix, name, cat string, r *O
 	if r.Unfinished {
 		b = append(b, `,"unfinished":true`...)
 	}
+	if r.MemoryBound {
+		b = append(b, `,"memory_bound":true`...)
+	}
 	b = append(b, `}}`...)
 	t.buf = b
 	t.bytes(b)
