@@ -282,17 +282,11 @@ func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Ti
 	if !(share > 0 && share <= 1) {
 		return 0, fmt.Errorf("SM share %g; want a fraction in (0, 1]", share)
 	}
-	var tc, tm float64
-	if flops > 0 {
-		peak, ok := g.Peak[dtype]
-		if !ok {
-			return 0, fmt.Errorf("%s has no %s rate (it has: %s)", g.Name, dtype, strings.Join(g.DTypeNames(), ", "))
-		}
-		tc = flops / float64(peak*g.ComputeEfficiency) / share
+	tc, tm, err := roofline(g, flops, dtype, bytes)
+	if err != nil {
+		return 0, err
 	}
-	if bytes > 0 {
-		tm = bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency) / share
-	}
+	tc, tm = tc/share, tm/share
 	d, ok := sim.FromSeconds(max(tc, tm))
 	if !ok || d > sim.MaxTime-g.KernelOverhead {
 		return 0, fmt.Errorf("kernel time %.3g s is past the simulator's range (at most %s): %w", max(tc, tm), sim.MaxTime, ErrKernelRange)
@@ -304,15 +298,25 @@ func KernelTime(g GPU, flops float64, dtype DType, bytes, share float64) (sim.Ti
 // is limited by its memory traffic rather than its FLOPs (KernelTime's
 // roofline, whose larger side sets the time; a tie is compute's).
 func MemoryBound(g GPU, flops float64, dtype DType, bytes float64) bool {
-	if !(bytes > 0) {
-		return false
+	tc, tm, err := roofline(g, flops, dtype, bytes)
+	return err == nil && tm > tc
+}
+
+// roofline is the time of a kernel's FLOPs and of its bytes on all of g's
+// SMs, in seconds (0 for none); an error for FLOPs in a dtype g has no
+// rate for.
+func roofline(g GPU, flops float64, dtype DType, bytes float64) (tc, tm float64, err error) {
+	if flops > 0 {
+		peak, ok := g.Peak[dtype]
+		if !ok {
+			return 0, 0, fmt.Errorf("%s has no %s rate (it has: %s)", g.Name, dtype, strings.Join(g.DTypeNames(), ", "))
+		}
+		tc = flops / float64(peak*g.ComputeEfficiency)
 	}
-	tm := bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency)
-	peak, ok := g.Peak[dtype]
-	if !(flops > 0) || !ok {
-		return tm > 0
+	if bytes > 0 {
+		tm = bytes / float64(g.MemoryBandwidth*g.MemoryEfficiency)
 	}
-	return tm > flops/float64(peak*g.ComputeEfficiency)
+	return tc, tm, nil
 }
 
 // ParseDType returns the dtype named s.

@@ -123,7 +123,9 @@ type layer struct {
 }
 
 // Transformer presets: the GPT-3 family (Brown et al. 2020, "Language Models
-// are Few-Shot Learners", Table 2.1: layers, d_model; 2048-token context,
+// are Few-Shot Learners", Table 2.1: layers, d_model, attention heads
+// (tensor parallelism splits them whole: Megatron-LM and vLLM require tensor
+// to divide them); 2048-token context,
 // 50257-token vocabulary). Per block: 12 d^2 parameters; forward FLOPs per
 // sample of s tokens 24 d^2 s (2 per parameter per token) plus 4 s^2 d for
 // attention, Q K^T and the scores times V (the model FLOPs; causal
@@ -135,34 +137,21 @@ type layer struct {
 // al. 2022, "Reducing Activation Recomputation", eq. 1, without the attention
 // scores that fused attention does not store). The LM head: V d parameters,
 // 2 V d s FLOPs.
-var transformerPresets = map[string][2]int{ // layers, d_model
-	"gpt3-125m": {12, 768},
-	"gpt3-350m": {24, 1024},
-	"gpt3-1.3b": {24, 2048},
-	"gpt3-2.7b": {32, 2560},
-	"gpt3-6.7b": {32, 4096},
-	"gpt3-13b":  {40, 5140},
-	"gpt3-175b": {96, 12288},
-}
-
-// presetHeads is each preset's attention heads (Brown et al. 2020, Table
-// 2.1, n_heads): tensor parallelism splits them whole (Megatron-LM and vLLM
-// require tensor to divide them).
-var presetHeads = map[string]int{
-	"gpt3-125m": 12,
-	"gpt3-350m": 16,
-	"gpt3-1.3b": 24,
-	"gpt3-2.7b": 32,
-	"gpt3-6.7b": 32,
-	"gpt3-13b":  40,
-	"gpt3-175b": 96,
+var transformerPresets = map[string][3]int{ // layers, d_model, heads
+	"gpt3-125m": {12, 768, 12},
+	"gpt3-350m": {24, 1024, 16},
+	"gpt3-1.3b": {24, 2048, 24},
+	"gpt3-2.7b": {32, 2560, 32},
+	"gpt3-6.7b": {32, 4096, 32},
+	"gpt3-13b":  {40, 5140, 40},
+	"gpt3-175b": {96, 12288, 96},
 }
 
 // headsProblem is why tensor cannot split preset name's heads over a
 // group of tensor GPUs out of gpus ("" if it can), with the tensor degrees
 // that divide both.
 func headsProblem(name string, tensor int64, gpus int) string {
-	h := presetHeads[name]
+	h := transformerPresets[name][2]
 	if h == 0 || tensor < 1 || int64(h)%tensor == 0 { // tensor < 1: refused already
 		return ""
 	}

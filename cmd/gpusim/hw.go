@@ -248,12 +248,12 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	var before func(context.Context, hw.Driver, int) error
 	var beforeGPUs []int
-	var probes []float64
+	var probes []sim.Time
 	if *probe {
 		beforeGPUs = []int{calibrate.HostOpDevice}
 		before = func(ctx context.Context, drv hw.Driver, i int) error {
-			x, err := calibrate.HostOpTime(ctx, drv, hw.Options{})
-			probes = append(probes, x)
+			x, err := calibrate.HostOpTime(ctx, drv, hw.Options{}) // seconds
+			probes = append(probes, sim.Time(math.Round(x*1e12)))
 			return err
 		}
 	}
@@ -274,11 +274,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if *probe {
 		// The compared run is predicted with the host time per op taken
 		// just before it.
-		ps := func(x float64) sim.Time { return sim.Time(math.Round(x * 1e12)) }
 		was := replayMachine(sc, 0).Hosts[0]
 		fmt.Fprintf(stderr, "hw: host time per kernel op before each run %s to %s; the compared run is predicted with the %s before it, where the topology has %s\n",
-			ps(slices.Min(probes)), ps(slices.Max(probes)), ps(probes[mid]), was.APIOverhead+was.TimingOverhead)
-		if pred, err = sim.Run(replayMachine(sc, ps(probes[mid])), sc.Program); err != nil {
+			slices.Min(probes), slices.Max(probes), probes[mid], was.APIOverhead+was.TimingOverhead)
+		if pred, err = sim.Run(replayMachine(sc, probes[mid]), sc.Program); err != nil {
 			return fmt.Errorf("%s: %v", sc.File, err)
 		}
 	}
@@ -379,7 +378,7 @@ func writeReplay(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, top int)
 type replayRuns struct {
 	makespans []sim.Time
 	compared  int
-	probes    []float64 // seconds
+	probes    []sim.Time
 }
 
 func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host sim.Host, runs replayRuns, hostNodes []int) error {
@@ -407,23 +406,21 @@ func writeReplayJSON(w io.Writer, sc *scenarios.Scenario, c *hw.Comparison, host
 			e.ID, e.Kind.String(), e.PredStart.NS(), e.PredDur.NS(), e.MeasStart.NS(), e.MeasDur.NS(), num(e.Rel), e.Timed, e.Modelled, e.PredHost.NS(), e.MeasHost.NS())
 	}
 	// Every run's makespan, for the spread the hardware gave.
-	b.WriteString("],\"runs_makespan_ns\":[")
-	for i, m := range runs.makespans {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString(m.NS())
-	}
-	fmt.Fprintf(&b, "],\"compared_run\":%d", runs.compared)
-	if probed {
-		b.WriteString(",\"probed_host_ns\":[")
-		for i, x := range runs.probes {
+	nsList := func(key string, ts []sim.Time) {
+		fmt.Fprintf(&b, ",%q:[", key)
+		for i, t := range ts {
 			if i > 0 {
 				b.WriteString(",")
 			}
-			b.WriteString(sim.Time(math.Round(x * 1e12)).NS())
+			b.WriteString(t.NS())
 		}
 		b.WriteString("]")
+	}
+	b.WriteString("]")
+	nsList("runs_makespan_ns", runs.makespans)
+	fmt.Fprintf(&b, ",\"compared_run\":%d", runs.compared)
+	if probed {
+		nsList("probed_host_ns", runs.probes)
 	}
 	// Where the topology's hosts ran on this machine (NUMA nodes; only
 	// those placed: none on a machine of one node).
