@@ -913,6 +913,21 @@ func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri in
 	for i := range last {
 		last[i] = -1
 	}
+	// A rank holds at most slots chunks it has received and not yet sent
+	// on: NCCL's buffers of each connection, NCCL_STEPS slots of
+	// bufferPayload[proto] / 8 bytes a channel (methods.md §3), the
+	// ring's channels together. A chunk enters a hop once the chunk slots
+	// before it has left the next hop, so the head of a chain cannot run
+	// ahead of its slowest hop by more than the buffers: a broadcast's
+	// root sends until about when the last rank receives, as NCCL's does.
+	// At least two, so that neighbouring hops still overlap where plan
+	// chunks are larger than NCCL's buffers.
+	slots := 2
+	if chans := math.Max(1, float64(p.chans)*p.share(ri)); chunk > 0 {
+		slots = max(slots, int(bufferPayload[proto]*chans/chunk))
+	}
+	// route[c] is chunk c's tasks in the order it crosses the hops.
+	route := make([][]int, k)
 	// Each hop's latency delays the first chunk through it (the pipeline
 	// fill); later chunks follow at the hop's bandwidth.
 	delay := func(c int) sim.Time {
@@ -923,25 +938,41 @@ func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri in
 	}
 	for c := 0; c < k; c++ {
 		dep := -1
+		// freed is the task after which the receiver of chunk c's next
+		// hop has a slot for it: chunk c-slots leaving the hop after.
+		freed := func() int {
+			if c < slots || len(route[c-slots]) <= len(route[c])+1 {
+				return -1
+			}
+			return route[c-slots][len(route[c])+1]
+		}
 		if up {
 			for h := n - 2; h >= 0; h-- {
 				t := sim.CollTask{From: order[h+1], To: order[h], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c), Reduce: true}
-				t.Deps = deps(dep, last[h])
+				t.Deps = deps(dep, last[h], freed())
 				dep = p.task(plan, t)
 				last[h] = dep
+				route[c] = append(route[c], dep)
 			}
 		}
 		if down {
 			for h := 0; h < n-1; h++ {
 				slot := n - 1 + h
 				t := sim.CollTask{From: order[h], To: order[h+1], Bytes: chunk, Wire: protoWire[proto], Bound: bound, Delay: delay(c)}
-				t.Deps = deps(dep, last[slot])
+				t.Deps = deps(dep, last[slot], freed())
 				dep = p.task(plan, t)
 				last[slot] = dep
+				route[c] = append(route[c], dep)
 			}
 		}
 	}
 }
+
+// bufferPayload is the data NCCL's buffers of one connection of one
+// channel hold, per protocol (LL, LL128, Simple): 512 KiB of LL lines
+// (half of them flags), 4,915,200 B of LL128 lines (120 of each 128 B
+// data) and 4 MiB, the defaults of computeBuffSizes (methods.md §3).
+var bufferPayload = [3]float64{512 << 10 / 2, 4915200 * 15 / 16, 4 << 20}
 
 func deps(ds ...int) []int {
 	var out []int

@@ -524,3 +524,46 @@ func TestLinkBytesOfCollectives(t *testing.T) {
 		}
 	}
 }
+
+// TestChainHeadWaitsForItsSlowestHop: a broadcast's root cannot send ahead
+// of the ranks after it by more than NCCL's buffers hold. Three GPUs in a
+// triangle of 100, 10 and 100 GB/s links: the planner's two rings (one
+// each way round) each take half the bytes through one 10 GB/s hop, which
+// sets the broadcast's time (512 MiB at no more than 10 GB/s: at least
+// 53 ms). The root's part used to end when it had sent everything over
+// its own 100 GB/s hops (a tenth of that); now it ends earlier than the
+// last rank's by what the receivers buffer: links between GPUs are NVLink
+// paths to the planner, 24 channels, 12 a ring, each with NCCL's 4 MiB
+// Simple buffers: 48 MiB, 5.03 ms at 10 GB/s, give or take a 2 MiB chunk
+// (0.21 ms) or two.
+func TestChainHeadWaitsForItsSlowestHop(t *testing.T) {
+	topo := `
+name: triangle
+hosts: [{name: cpu0, api_overhead: 0 us}]
+gpus: [{name: gpu0, model: H100-SXM}, {name: gpu1, model: H100-SXM}, {name: gpu2, model: H100-SXM}]
+links:
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu0], type: pcie5x16}
+  - {ends: [gpu2, cpu0], type: pcie5x16}
+  - {ends: [gpu0, gpu1], bandwidth: 100 GB/s}
+  - {ends: [gpu1, gpu2], bandwidth: 10 GB/s}
+  - {ends: [gpu2, gpu0], bandwidth: 100 GB/s}
+`
+	res := simulate(t, topo, `
+name: chain
+threads:
+  - name: main
+    ops:
+      - broadcast: {id: c, gpus: all, bytes: 1 GiB, stream: comm, root: gpu0, protocol: simple}
+`)
+	var last sim.Time
+	for _, g := range []string{"gpu1", "gpu2"} {
+		last = max(last, op(t, res, "c@"+g).End)
+	}
+	if last < 53*sim.Millisecond {
+		t.Fatalf("the last rank ends at %s, want at least 53 ms (512 MiB at 10 GB/s)", last)
+	}
+	if gap := last - op(t, res, "c@gpu0").End; gap < 4500*sim.Microsecond || gap > 5500*sim.Microsecond {
+		t.Errorf("the root's part ends %s before the last rank's, want 4.5-5.5 ms (48 MiB of buffers at 10 GB/s)", gap)
+	}
+}
