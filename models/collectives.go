@@ -101,7 +101,9 @@ func treeCorrectionFactor(proto int, bytes int64) float64 {
 		return 1
 	}
 	i := int(math.Floor(math.Log2(float64(bytes >> 6))))
-	if i < 0 || i >= 24 {
+	// NCCL corrects tree all-reduce below logSize 23 (512 MiB); its last
+	// column serves NVLS_Tree on Blackwell only (methods.md §1.5).
+	if i < 0 || i >= 23 {
 		return 1
 	}
 	return treeCorrection[proto][i]
@@ -674,8 +676,8 @@ func (p *planner) nsteps() int {
 func (p *planner) predict(algo string, proto int) float64 {
 	size := float64(p.spec.Bytes)
 	kind := p.spec.Kind
-	if proto == protoLL128 && !p.nvlink {
-		return -1 // NCCL enables LL128 over NVLink only
+	if proto == protoLL128 && !p.nvlink && (p.spec.Protocol == "" || p.spec.Protocol == "auto") {
+		return -1 // NCCL enables LL128 by default over NVLink only; NCCL_PROTO=LL128 forces it (methods.md §1.4)
 	}
 	switch algo {
 	case "ring":
@@ -756,8 +758,6 @@ func (p *planner) why(algos []string, protos []int) string {
 		return "algorithm direct runs all-to-all only"
 	case len(algos) == 1 && a == "ring" && kind == AllToAll:
 		return "all-to-all runs with algorithm direct"
-	case len(protos) == 1 && protos[0] == protoLL128:
-		return "protocol ll128 needs NVLink between the ranks (NCCL enables it over NVLink only)"
 	}
 	if !contains(Algorithms, a) {
 		return fmt.Sprintf("unknown algorithm %q; algorithms: %s", a, strings.Join(Algorithms, ", "))

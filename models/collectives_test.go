@@ -624,3 +624,27 @@ func TestPlanTaskLimit(t *testing.T) {
 		t.Errorf("limit %d: %v; want %q", n-1, err, want)
 	}
 }
+
+// TestLL128ForcedRunsOverPCIe: NCCL enables LL128 by default over NVLink
+// only, but NCCL_PROTO=LL128 runs it anywhere (methods.md §1.4): on a
+// PCIe box the tuner never picks it, and protocol ll128 is run as asked.
+func TestLL128ForcedRunsOverPCIe(t *testing.T) {
+	tp, err := topologies.LoadShipped("pcie-8x-4090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for _, size := range []int64{8, 1 << 16, 1 << 20, 1 << 24, 1 << 30} {
+		plan, err := models.BuildCollective(tp.Machine, tp.GPUModels, models.CollSpec{Kind: models.AllReduce, GPUs: gpus, Bytes: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Protocol == "ll128" {
+			t.Errorf("%d bytes: the tuner chose ll128 over PCIe", size)
+		}
+	}
+	plan, err := models.BuildCollective(tp.Machine, tp.GPUModels, models.CollSpec{Kind: models.AllReduce, GPUs: gpus, Bytes: 1 << 20, Protocol: "ll128"})
+	if err != nil || plan.Protocol != "ll128" {
+		t.Fatalf("forced ll128: %v, %v; want a plan with it", plan, err)
+	}
+}

@@ -90,3 +90,18 @@ func TestKernelTimeIsARoofline(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeCorrectionStopsAt512MiB: NCCL multiplies tree all-reduce
+// bandwidth by treeCorrectionFactor[p][log2(bytes/64)] only while that
+// index is below 23 (methods.md §1.5): 256 MiB (index 22) takes the
+// table's Simple .9, 512 MiB (index 23) and more none.
+func TestTreeCorrectionStopsAt512MiB(t *testing.T) {
+	for _, c := range []struct {
+		bytes int64
+		want  float64
+	}{{256 << 20, .9}, {512<<20 - 1, .9}, {512 << 20, 1}, {1 << 30, 1}, {1 << 40, 1}, {63, 1}, {64 * 16, .9}} {
+		if got := treeCorrectionFactor(protoSimple, c.bytes); got != c.want {
+			t.Errorf("Simple at %d bytes: %g, want %g", c.bytes, got, c.want)
+		}
+	}
+}

@@ -2011,7 +2011,6 @@ func TestForcedChoicesOfferedLoad(t *testing.T) {
 	}{
 		{"dgx-h100", zero2, "direct", "", "algorithm"},
 		{"pcie-8x-4090", zero2, "nvls", "", "algorithm"},
-		{"pcie-8x-4090", infer, "", "ll128", "protocol"},
 		{"pcie-8x-4090", zero2, "nvls", "ll128", "algorithm"},
 		{"dgx-h100", infer, "nvls", "ll", "algorithm"},
 	} {
