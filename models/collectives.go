@@ -320,8 +320,11 @@ func BuildCollective(m *sim.Machine, models []GPU, spec CollSpec) (plan *sim.Col
 		}
 	}()
 	if n == 1 {
-		// One rank: an out-of-place call still copies its buffer within the GPU.
-		plan.StartDelay = sim.Time(baseLatency["ring"][proto] * float64(sim.Microsecond))
+		// One rank out of place: NCCL copies the buffer within the GPU
+		// with cudaMemcpyAsync and runs no algorithm (ncclLaunchOneRank,
+		// enqueue.cc): a copy engine's fixed cost, no tuner's latency.
+		plan.Algorithm, plan.Protocol = "copy", "none"
+		plan.StartDelay = p.models[spec.GPUs[0]].CopyOverhead
 		p.task(plan, sim.CollTask{From: 0, To: 0, Bytes: float64(spec.Bytes), Wire: 1, Bound: math.Inf(1)})
 		return plan, nil
 	}
