@@ -600,6 +600,16 @@ func (p *planner) hwLat(algo string, proto int) sim.Time {
 	return sim.Time(t[algo][proto] * float64(sim.Microsecond))
 }
 
+// chainHopLat is a ring broadcast's or reduce's latency a hop: NCCL takes
+// the tree's entry for Simple and the ring's for LL and LL128 (methods.md
+// §1.3).
+func (p *planner) chainHopLat(proto int) sim.Time {
+	if proto == protoSimple {
+		return p.hwLat("tree", proto)
+	}
+	return p.hwLat("ring", proto)
+}
+
 func (p *planner) baseLat(algo string, proto int) sim.Time {
 	return sim.Time(baseLatency[algo][proto] * float64(sim.Microsecond))
 }
@@ -687,7 +697,11 @@ func (p *planner) predict(algo string, proto int) float64 {
 		if kind == AllToAll {
 			return -1
 		}
-		lat := p.baseLat("ring", proto) + sim.Time(p.nsteps())*p.hwLat("ring", proto)
+		hop := p.hwLat("ring", proto)
+		if kind == Broadcast || kind == Reduce {
+			hop = p.chainHopLat(proto)
+		}
+		lat := p.baseLat("ring", proto) + sim.Time(p.nsteps())*hop
 		return lat.Seconds() + size/(p.ringBusBW(proto)*p.busToAlg())
 	case "tree":
 		if kind != AllReduce {
@@ -893,6 +907,9 @@ func (p *planner) planOneChain(plan *sim.CollPlan, proto int, algo string, ri in
 		order = append(order[1:], order[0])
 	}
 	lat := p.hwLat(algo, proto)
+	if algo == "ring" {
+		lat = p.chainHopLat(proto)
+	}
 	bytes := int64(float64(p.spec.Bytes) * p.share(ri))
 	up := p.spec.Kind == Reduce || algo == "tree"
 	down := p.spec.Kind == Broadcast || algo == "tree"

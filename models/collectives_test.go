@@ -648,3 +648,26 @@ func TestLL128ForcedRunsOverPCIe(t *testing.T) {
 		t.Fatalf("forced ll128: %v, %v; want a plan with it", plan, err)
 	}
 }
+
+// TestChainHopLatency: NCCL charges a ring broadcast or reduce the tree's
+// hop latency under Simple and the ring's under LL and LL128 (methods.md
+// §1.3). Eight bytes broadcast between two GPUs on an NVSwitch, one hop:
+// Simple 8.4 us of base latency and 4.0 of the hop (the ring's would be
+// 3.4); LL 6.6 and 0.6; LL128 14.0 and 1.9. The bytes add under 1 ns.
+func TestChainHopLatency(t *testing.T) {
+	tp, err := topologies.Load("two-on-nvswitch.yaml", []byte(twoOnNVSwitch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		proto string
+		want  sim.Time
+	}{{"simple", 12400 * sim.Nanosecond}, {"ll", 7200 * sim.Nanosecond}, {"ll128", 15900 * sim.Nanosecond}} {
+		for _, kind := range []string{models.Broadcast, models.Reduce} {
+			got := collectiveTime(t, tp, models.CollSpec{Kind: kind, GPUs: []int{0, 1}, Bytes: 8, Protocol: c.proto})
+			if got < c.want || got > c.want+sim.Nanosecond {
+				t.Errorf("%s %s of 8 bytes: %s, want %s", kind, c.proto, got, c.want)
+			}
+		}
+	}
+}
