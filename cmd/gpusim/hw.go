@@ -728,7 +728,7 @@ func presetFor(device string) (preset, note string) {
 }
 
 // budgetFlag is calibrate's --budget: a Go duration (2m, 1m30s) or a time
-// as --from reads one (90 s, 1.5 min, a bare number of seconds), so that
+// as --from reads one (90 s, 1.5 min; a number needs its unit), so that
 // the commands read times alike.
 type budgetFlag struct{ d time.Duration }
 
@@ -742,6 +742,9 @@ func (b *budgetFlag) Set(s string) error {
 	v, err := units.Parse(s, units.Duration)
 	if err != nil || math.IsNaN(v) {
 		return fmt.Errorf("%q is not a duration: use a number and a unit, such as 2m, 90s or 1.5 min", s)
+	}
+	if err := noUnit(s); err != nil {
+		return err
 	}
 	if v > 1e6 {
 		return fmt.Errorf("%q is more than a calibration needs: give at most 1000000 s (11.6 days), such as 2m, 90s or 1.5 min", s)

@@ -61,7 +61,9 @@ func (f *timeFlag) Set(s string) error {
 	v, err := units.Parse(s, units.Duration)
 	switch {
 	case err != nil || math.IsNaN(v):
-		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s (a bare number is in seconds)", s)
+		return fmt.Errorf("%q is not a time: use a number and a unit, such as 250us, 1.5ms or 2s", s)
+	case noUnit(s) != nil:
+		return noUnit(s)
 	case v < 0:
 		return fmt.Errorf("%q is before the run's start: give a time from 0, such as 250us, 1.5ms or 2s", s)
 	case v*1e12 >= float64(sim.MaxTime):
@@ -70,6 +72,17 @@ func (f *timeFlag) Set(s string) error {
 		return fmt.Errorf("%q is past the longest time gpusim can simulate, %.0f s (%.1f days): give a time such as 250us, 1.5ms or 2s", s, math.Floor(sim.MaxTime.Seconds()), sim.MaxTime.Seconds()/86400)
 	}
 	f.t, f.set = sim.Time(math.Round(v*1e12)), true
+	return nil
+}
+
+// noUnit refuses a time flag's number without a unit (but 0), as a
+// scenario's durations are refused: it was read as seconds (--from 40
+// meant as ms drew from 40 s).
+func noUnit(s string) error {
+	n := strings.TrimSpace(s)
+	if v, err := strconv.ParseFloat(n, 64); err == nil && v != 0 {
+		return fmt.Errorf("%q has no unit: give one, such as %sus, %sms or %ss", s, n, n, n)
+	}
 	return nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+
+	"gpusim/sim"
 )
 
 // TestGeometricSweepsGetALogAxis: powers of two, and decades, read best on
@@ -49,18 +51,32 @@ func TestSetRefusesControlCharacters(t *testing.T) {
 	}
 }
 
-// calibrate's --budget reads Go durations and times as --from reads them.
+// calibrate's --budget reads Go durations and times as --from reads them;
+// neither takes a number without its unit (but 0), as a scenario's
+// durations do not: --from 40 meant as ms drew from 40 s.
 func TestBudgetReadsTimesAsTheOtherFlags(t *testing.T) {
-	for in, want := range map[string]time.Duration{"2m": 2 * time.Minute, "1m30s": 90 * time.Second, "1.5 min": 90 * time.Second, "90 s": 90 * time.Second, "10": 10 * time.Second, "250ms": 250 * time.Millisecond} {
+	for in, want := range map[string]time.Duration{"2m": 2 * time.Minute, "1m30s": 90 * time.Second, "1.5 min": 90 * time.Second, "90 s": 90 * time.Second, "250ms": 250 * time.Millisecond, "0": 0} {
 		var b budgetFlag
 		if err := b.Set(in); err != nil || b.d != want {
 			t.Errorf("--budget %s: %v, %v; want %v", in, b.d, err, want)
 		}
 	}
-	for _, in := range []string{"abc", "1e300 s", "NaN"} {
+	for _, in := range []string{"abc", "1e300 s", "NaN", "10", " 2.5 "} {
 		var b budgetFlag
 		if err := b.Set(in); err == nil {
 			t.Errorf("--budget %s accepted as %v", in, b.d)
+		}
+	}
+	for in, want := range map[string]sim.Time{"0": 0, "1.5ms": 1500 * sim.Microsecond, "40 us": 40 * sim.Microsecond} {
+		var f timeFlag
+		if err := f.Set(in); err != nil || f.t != want {
+			t.Errorf("--from %s: %v, %v; want %v", in, f.t, err, want)
+		}
+	}
+	for in, want := range map[string]string{"40": `"40" has no unit: give one, such as 40us, 40ms or 40s`, "0.05": `"0.05" has no unit: give one, such as 0.05us, 0.05ms or 0.05s`} {
+		var f timeFlag
+		if err := f.Set(in); err == nil || err.Error() != want {
+			t.Errorf("--from %s: %v; want %q", in, err, want)
 		}
 	}
 }
