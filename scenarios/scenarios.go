@@ -795,7 +795,9 @@ func (s *Source) load(d *spec.Doc, root spec.Node, opt Options) (sc *Scenario, e
 	}
 	if b.p.NumOps() > int(b.opt.MaxOps) {
 		top.Node().Errorf("the scenario expands to %d ops, more than the limit of %d; lower a count%s", b.p.NumOps(), b.opt.MaxOps, b.raise())
-	} else {
+	} else if d.Err() == nil {
+		// Ops that failed are not in the program: a semaphore only they
+		// use would read as unused.
 		b.checkSemaphores(semKeys)
 	}
 	if err := d.Err(); err != nil {
