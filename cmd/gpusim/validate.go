@@ -276,6 +276,16 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 		}
 		fmt.Fprintf(w, "  %-8s cores %s, api_overhead %s, sync_latency %s, graph_launch %s, memcpy %s, memory %s, p2p %s\n", h.Name, cores, api,
 			h.SyncLatency, h.GraphLaunch, units.Format(h.MemcpyBandwidth, units.Bandwidth), units.Format(h.MemoryBandwidth, units.Bandwidth), yesNo(m.Nodes[h.Node].P2P))
+		// What pageable and staged copies run at: a second line, so that
+		// the keys given are seen to take effect.
+		pageable := func(v float64) string {
+			if v <= 0 {
+				v = h.MemcpyBandwidth // unset: the memcpy rate
+			}
+			return units.Format(v, units.Bandwidth)
+		}
+		fmt.Fprintf(w, "           pageable h2d %s, d2h %s; staging %d x %s buffers, handoff %s, setup %s\n", pageable(h.PageableH2D), pageable(h.PageableD2H),
+			h.StagingBuffers, units.Format(float64(h.StagingChunk), units.Bytes), h.StagingHandoff, h.StagingSetup)
 	}
 	fmt.Fprintln(w, "\ngpus:")
 	for i, g := range m.GPUs {
@@ -310,6 +320,9 @@ func showTopology(w io.Writer, t *topologies.Topology) {
 			typ = fmt.Sprintf("%d x %s", t.LinkCounts[i], typ)
 		}
 		bw := units.Format(l.Bandwidth, units.Bandwidth)
+		if l.SMBandwidth > 0 && l.SMBandwidth != l.Bandwidth {
+			bw += " (kernels " + units.Format(l.SMBandwidth, units.Bandwidth) + ")"
+		}
 		if l.Duplex > 0 {
 			bw += ", " + units.Format(l.Duplex, units.Bandwidth) + " both ways"
 		}
