@@ -645,13 +645,22 @@ func (r *Result) Bottleneck() string {
 	// Kernels are weighed together against the rest, then named by the
 	// larger of their kinds: split, a minority of communication came out
 	// on top of a majority of kernels.
-	var compute, memory float64
+	// So are a pageable copy's staging through host memory and its DMAs,
+	// which the path lists apart.
+	var compute, memory, staging, pageable float64
+	var paged []string // the pageable shares' names
 	for _, s := range shares {
-		switch s.What {
-		case "kernels":
+		switch {
+		case s.What == "kernels":
 			compute = s.Share
-		case "memory-bound kernels":
+		case s.What == "memory-bound kernels":
 			memory = s.Share
+		case s.What == "pageable staging":
+			staging = s.Share
+			paged = append(paged, s.What)
+		case strings.HasPrefix(s.What, "pageable copies"):
+			pageable += s.Share
+			paged = append(paged, s.What)
 		}
 	}
 	top := shares[0]
@@ -659,6 +668,12 @@ func (r *Result) Bottleneck() string {
 		top = PathShare{"kernels", k}
 		if memory > compute {
 			top.What = "memory-bound kernels"
+		}
+	}
+	if p := staging + pageable; len(paged) > 1 && (slices.Contains(paged, top.What) || p > top.Share) {
+		top = PathShare{"pageable copies", p}
+		if dirs := slices.DeleteFunc(paged, func(s string) bool { return s == "pageable staging" }); len(dirs) == 1 {
+			top.What = dirs[0] // one direction: named
 		}
 	}
 	words := map[string]string{
@@ -682,8 +697,11 @@ func (r *Result) Bottleneck() string {
 		w = "copy-bound"
 	}
 	msg := fmt.Sprintf("%s: %.0f%% of the critical path is %s", w, 100*top.Share, top.What)
-	if compute > 0 && memory > 0 && (top.What == "kernels" || top.What == "memory-bound kernels") {
+	switch {
+	case compute > 0 && memory > 0 && (top.What == "kernels" || top.What == "memory-bound kernels"):
 		msg = fmt.Sprintf("%s: %.0f%% of the critical path is kernels, %.0f%% memory-bound ones", w, 100*top.Share, 100*memory)
+	case strings.HasPrefix(top.What, "pageable copies") && staging > 0:
+		msg = fmt.Sprintf("%s: %.0f%% of the critical path is %s, %.0f%% staging them through host memory", w, 100*top.Share, top.What, 100*staging)
 	}
 	lu := -1.0
 	l, name, ok := r.BusiestLink()

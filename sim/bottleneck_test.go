@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -180,5 +181,45 @@ threads:
 	}
 	if got, want := res.Bottleneck(), "compute-bound: 55% of the critical path is kernels, 27% memory-bound ones"; got != want {
 		t.Errorf("bottleneck %q, want %q", got, want)
+	}
+}
+
+// A pageable copy's staging and its DMAs, and pageable copies of both
+// directions, are weighed together, as kernels are: a 64 MiB pageable
+// copy in, a 20 ms kernel, a 64 MiB pageable copy out, one after another
+// on one stream. Each copy runs at the host's 5 GB/s memcpy (13.4 ms),
+// under a third of the path each; the kernel's 20 ms is the largest
+// single share (43%), but the copies together take more (57%).
+func TestPageableSharesAreWeighedTogether(t *testing.T) {
+	topo := strings.Replace(twoGPUs, bareHost, stagingHost, 1)
+	res := simulate(t, topo, `
+name: in-out
+threads:
+  - name: main
+    ops:
+      - copy: {id: in, from: cpu0, to: gpu0, bytes: 64 MiB, memory: pageable, stream: gpu0/s}
+      - kernel: {id: k, stream: gpu0/s, duration: 20 ms}
+      - copy: {id: out, from: gpu0, to: cpu0, bytes: 64 MiB, memory: pageable, stream: gpu0/s}
+      - sync: {stream: gpu0/s}
+`)
+	var kernels, paged, most float64
+	for _, s := range res.PathShares() {
+		switch {
+		case s.What == "kernels":
+			kernels = s.Share
+		case strings.HasPrefix(s.What, "pageable"):
+			paged += s.Share
+			most = max(most, s.Share)
+		}
+	}
+	if most > 0.34 {
+		t.Errorf("a pageable share of %.3f of the path, want each under a third", most)
+	}
+	if math.Abs(kernels-20/46.8) > 0.01 || math.Abs(paged-26.8/46.8) > 0.01 {
+		t.Fatalf("kernels %.3f, pageable copies %.3f of the path; want 0.43 and 0.57", kernels, paged)
+	}
+	want := fmt.Sprintf("staging-bound: %.0f%% of the critical path is pageable copies", 100*paged)
+	if got := res.Bottleneck(); !strings.HasPrefix(got, want) {
+		t.Errorf("bottleneck %q, want %q...", got, want)
 	}
 }
