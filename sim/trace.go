@@ -47,7 +47,16 @@ func WriteTraceWindow(w io.Writer, res *Result, from, to Time) error {
 	ceTid := func(e int) int { return 100000 + e }
 	t.raw(`{"displayTimeUnit":"ns","traceEvents":[`)
 	// Names and order of processes and tracks.
+	// A host draws its threads only: one that runs none has no process
+	// (an empty one in the trace).
+	threaded := make([]bool, len(m.Hosts))
+	for _, th := range p.Threads {
+		threaded[th.Host] = true
+	}
 	for i, h := range m.Hosts {
+		if !threaded[i] {
+			continue
+		}
 		t.meta("process_name", hostPid(i), 0, "host "+h.Name)
 		t.meta("process_sort_index", hostPid(i), 0, strconv.Itoa(i))
 	}

@@ -429,3 +429,46 @@ threads:
 		t.Errorf("legs start at %v: want the second after the first ends", start)
 	}
 }
+
+// A host that runs no thread has no process in the trace (it was an empty
+// one); the host whose thread runs has.
+func TestTraceLeavesOutHostsWithoutThreads(t *testing.T) {
+	topo := `
+name: two-sockets
+hosts: [{name: cpu0}, {name: cpu1}]
+gpus: [{name: gpu0, model: H100-SXM, host: cpu0}, {name: gpu1, model: H100-SXM, host: cpu1}]
+links:
+  - {ends: [gpu0, cpu0], type: pcie5x16}
+  - {ends: [gpu1, cpu1], type: pcie5x16}
+  - {ends: [cpu0, cpu1], type: upi}
+`
+	res := simulate(t, topo, `
+name: one-host
+threads:
+  - name: main
+    host: cpu1
+    ops:
+      - kernel: {id: k, stream: gpu0/s, duration: 10 us}
+`)
+	var buf bytes.Buffer
+	if err := sim.WriteTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	var processes []string
+	for _, e := range doc.TraceEvents {
+		var args struct{ Name string }
+		if e.Name == "process_name" && json.Unmarshal(e.Args, &args) == nil {
+			processes = append(processes, args.Name)
+		}
+	}
+	has := func(name string) bool { return strings.Contains(strings.Join(processes, "\n")+"\n", name+"\n") }
+	if !has("host cpu1") || has("host cpu0") || !has("gpu0 (H100-SXM)") {
+		t.Errorf("processes %q, want host cpu1, gpu0 and no host cpu0", processes)
+	}
+}
