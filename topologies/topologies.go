@@ -416,8 +416,9 @@ func build(root spec.Node) *Topology {
 			}
 			count := 1
 			if x, ok := lm.Get("count"); ok {
-				v, _ := x.Int(1, 1024)
-				count = int(v)
+				if v, ok := x.Int(1, 1024); ok {
+					count = int(v)
+				} // else said there; the bandwidths are read as one link's
 			}
 			preset := ""
 			var lt models.LinkType
